@@ -1,0 +1,243 @@
+// Package commitment computes, parses and checks commitment hash strings.
+//
+// A commitment hash string binds a document to its exact bytes. The only
+// algorithm that can be computed and checked is SHA-256, written as
+//
+//	sha256:<64 lowercase hex digits>
+//
+// which is always [Length] (71) characters long. The form
+// "poseidon2:<lowercase hex>" is recognised by [Parse] so that documents using
+// it can be read and reported, but computing or checking it returns
+// [ErrUnsupported].
+//
+// All functions are safe on arbitrary (untrusted) input and never panic.
+package commitment
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// Algorithm names the hash function of a commitment; it is the text before
+// the colon in a commitment string.
+type Algorithm string
+
+const (
+	// SHA256 is SHA-256 (FIPS 180-4) over the raw bytes. It is the only
+	// algorithm that can be computed and checked.
+	SHA256 Algorithm = "sha256"
+	// Poseidon2 is recognised when parsing but unsupported for computing or
+	// checking.
+	Poseidon2 Algorithm = "poseidon2"
+)
+
+// Length is the length in bytes of a sha256 commitment string:
+// len("sha256:") + 64 hex digits.
+const Length = 71
+
+// bufSize is the read buffer used when streaming into the hash.
+const bufSize = 1 << 20
+
+var (
+	// ErrMalformed reports a commitment string that is not well formed.
+	ErrMalformed = errors.New("commitment: malformed commitment hash")
+	// ErrUnsupported reports a recognised algorithm that cannot be computed
+	// or checked (poseidon2).
+	ErrUnsupported = errors.New("commitment: unsupported algorithm")
+	// ErrMismatch reports that data does not match the expected commitment.
+	ErrMismatch = errors.New("commitment: hash mismatch")
+)
+
+// Hash is a parsed or computed commitment: an algorithm and its digest.
+type Hash struct {
+	// Algorithm is the hash function that produced Digest.
+	Algorithm Algorithm
+	// Digest is the raw digest (32 bytes for SHA256).
+	Digest []byte
+}
+
+// String returns the commitment string "<algorithm>:<lowercase hex digest>".
+func (h Hash) String() string {
+	var b strings.Builder
+	b.Grow(len(h.Algorithm) + 1 + 2*len(h.Digest))
+	b.WriteString(string(h.Algorithm))
+	b.WriteByte(':')
+	b.WriteString(hex.EncodeToString(h.Digest))
+	return b.String()
+}
+
+// Sum returns the SHA-256 commitment of data.
+func Sum(data []byte) Hash {
+	d := sha256.Sum256(data)
+	return Hash{Algorithm: SHA256, Digest: d[:]}
+}
+
+// String returns the SHA-256 commitment string of data; it is
+// Sum(data).String().
+func String(data []byte) string {
+	return Sum(data).String()
+}
+
+// SumReader streams r into SHA-256 in constant memory and returns the
+// commitment and the number of bytes read. Read errors are wrapped.
+func SumReader(r io.Reader) (Hash, int64, error) {
+	if r == nil {
+		return Hash{}, 0, errors.New("commitment: nil reader")
+	}
+	h := sha256.New()
+	buf := make([]byte, bufSize)
+	// Hide any WriterTo (e.g. *os.File) so that io.CopyBuffer uses our 1 MiB
+	// buffer rather than a small internal one.
+	n, err := io.CopyBuffer(h, struct{ io.Reader }{r}, buf)
+	if err != nil {
+		return Hash{}, n, fmt.Errorf("commitment: read after %d bytes: %w", n, err)
+	}
+	return Hash{Algorithm: SHA256, Digest: h.Sum(nil)}, n, nil
+}
+
+// SumFile returns the SHA-256 commitment of the file at path and its size,
+// streaming it in constant memory.
+func SumFile(path string) (Hash, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Hash{}, 0, fmt.Errorf("commitment: %w", err)
+	}
+	defer f.Close()
+	h, n, err := SumReader(f)
+	if err != nil {
+		return Hash{}, n, fmt.Errorf("commitment: hash %s: %w", path, err)
+	}
+	return h, n, nil
+}
+
+// Parse parses a commitment string.
+//
+// "sha256:" must be followed by exactly 64 lowercase hex digits;
+// "poseidon2:" by a nonempty, even-length run of lowercase hex digits. Any
+// other form (missing or unknown prefix, wrong length, uppercase or non-hex
+// digits) returns an error wrapping [ErrMalformed] that names the problem.
+func Parse(s string) (Hash, error) {
+	if s == "" {
+		return Hash{}, fmt.Errorf("%w: empty string", ErrMalformed)
+	}
+	alg, digest, ok := strings.Cut(s, ":")
+	if !ok {
+		return Hash{}, fmt.Errorf("%w: %s: missing algorithm prefix (want \"sha256:<64 hex>\")", ErrMalformed, quote(s))
+	}
+	switch Algorithm(alg) {
+	case SHA256:
+		if len(digest) != 2*sha256.Size {
+			return Hash{}, fmt.Errorf("%w: %s: sha256 digest must be %d hex characters, got %d",
+				ErrMalformed, quote(s), 2*sha256.Size, len(digest))
+		}
+	case Poseidon2:
+		if digest == "" {
+			return Hash{}, fmt.Errorf("%w: %s: empty poseidon2 digest", ErrMalformed, quote(s))
+		}
+		if len(digest)%2 != 0 {
+			return Hash{}, fmt.Errorf("%w: %s: poseidon2 digest must have an even number of hex characters, got %d",
+				ErrMalformed, quote(s), len(digest))
+		}
+	default:
+		return Hash{}, fmt.Errorf("%w: %s: unknown algorithm %s (want \"sha256\")", ErrMalformed, quote(s), quote(alg))
+	}
+	if err := checkLowerHex(digest); err != nil {
+		return Hash{}, fmt.Errorf("%w: %s: %s digest %v", ErrMalformed, quote(s), alg, err)
+	}
+	raw, err := hex.DecodeString(digest)
+	if err != nil { // unreachable after checkLowerHex; kept for safety
+		return Hash{}, fmt.Errorf("%w: %s: %v", ErrMalformed, quote(s), err)
+	}
+	return Hash{Algorithm: Algorithm(alg), Digest: raw}, nil
+}
+
+// Validate reports whether s is a well-formed commitment string; it is Parse
+// with the result discarded.
+func Validate(s string) error {
+	_, err := Parse(s)
+	return err
+}
+
+// Equal reports whether a and b have the same algorithm and the same
+// nonempty digest. The digests are compared in constant time; hashes with an
+// empty digest (such as the zero Hash) never compare equal.
+func Equal(a, b Hash) bool {
+	if a.Algorithm != b.Algorithm || len(a.Digest) != len(b.Digest) || len(a.Digest) == 0 {
+		return false
+	}
+	return subtle.ConstantTimeCompare(a.Digest, b.Digest) == 1
+}
+
+// Check verifies that data matches the expected commitment string. It
+// returns an error wrapping [ErrMalformed] if expected does not parse,
+// [ErrUnsupported] for poseidon2, or [ErrMismatch] if the digest differs.
+func Check(expected string, data []byte) error {
+	want, err := parseCheckable(expected)
+	if err != nil {
+		return err
+	}
+	return compare(want, Sum(data))
+}
+
+// CheckReader is like [Check] but streams the data from r in constant
+// memory. The expected string is validated before anything is read.
+func CheckReader(expected string, r io.Reader) error {
+	want, err := parseCheckable(expected)
+	if err != nil {
+		return err
+	}
+	got, _, err := SumReader(r)
+	if err != nil {
+		return err
+	}
+	return compare(want, got)
+}
+
+func parseCheckable(expected string) (Hash, error) {
+	want, err := Parse(expected)
+	if err != nil {
+		return Hash{}, err
+	}
+	if want.Algorithm != SHA256 {
+		return Hash{}, fmt.Errorf("%w: %s cannot be checked", ErrUnsupported, want.Algorithm)
+	}
+	return want, nil
+}
+
+func compare(want, got Hash) error {
+	if !Equal(want, got) {
+		return fmt.Errorf("%w: expected %s, got %s", ErrMismatch, want, got)
+	}
+	return nil
+}
+
+// checkLowerHex returns an error describing the first character of s that is
+// not a lowercase hex digit.
+func checkLowerHex(s string) error {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case '0' <= c && c <= '9', 'a' <= c && c <= 'f':
+		case 'A' <= c && c <= 'F':
+			return fmt.Errorf("has uppercase character %q at position %d: hex must be lowercase", c, i)
+		default:
+			return fmt.Errorf("has non-hex character %q at position %d", c, i)
+		}
+	}
+	return nil
+}
+
+// quote quotes s for an error message, truncating long input.
+func quote(s string) string {
+	const max = 80
+	if len(s) > max {
+		return fmt.Sprintf("%q...", s[:max])
+	}
+	return fmt.Sprintf("%q", s)
+}
