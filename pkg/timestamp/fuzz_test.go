@@ -1,0 +1,71 @@
+package timestamp
+
+import (
+	"crypto/x509"
+	"math/big"
+	"testing"
+)
+
+// fuzzSeeds returns an authority, the digest its seed tokens time-stamp and
+// the seed corpus: a valid response, a bare token, a response without
+// certificate, a rejection and garbage.
+func fuzzSeeds(f *testing.F) (*Authority, []byte, *big.Int) {
+	a := memAuthority(f, AuthorityOptions{}, nil)
+	d := digestOf("fuzz")
+	nonce := big.NewInt(12345)
+	resp := respond(f, a, d, nonce, true)
+	f.Add(resp)
+	f.Add(tokenOf(f, resp))
+	f.Add(respond(f, a, d, nil, false))
+	rej, err := rejection(2, failBadAlg, "unsupported hash algorithm")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(rej)
+	f.Add([]byte("garbage"))
+	f.Add([]byte{})
+	f.Add([]byte{0x30, 0x80, 0x00, 0x00})
+	f.Add(resp[:len(resp)/3])
+	return a, d, nonce
+}
+
+// disablePanicRecovery lets the fuzzer see panics that Verify and
+// ParseResponse would otherwise turn into ErrMalformed.
+func disablePanicRecovery(f *testing.F) {
+	recoverPanics = false
+	f.Cleanup(func() { recoverPanics = true })
+}
+
+func FuzzVerify(f *testing.F) {
+	a, d, nonce := fuzzSeeds(f)
+	disablePanicRecovery(f)
+	opts := []VerifyOptions{
+		{Roots: []*x509.Certificate{a.Root()}, Nonce: nonce},
+		{Roots: []*x509.Certificate{a.Root()}, Intermediates: []*x509.Certificate{a.Certificate()}},
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, o := range opts {
+			info, err := Verify(data, d, o)
+			if err == nil && info == nil {
+				t.Fatal("nil Info without error")
+			}
+			if err != nil && (info != nil || !matchesSentinel(err)) {
+				t.Fatalf("error %q matches no sentinel (or Info returned)", err)
+			}
+		}
+	})
+}
+
+func FuzzParseResponse(f *testing.F) {
+	fuzzSeeds(f)
+	disablePanicRecovery(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		info, err := ParseResponse(data)
+		if err == nil && (info == nil || info.GenTime.IsZero() && info.SerialNumber == nil) {
+			t.Fatal("nil or empty Info without error")
+		}
+		if err != nil && (info != nil || !matchesSentinel(err)) {
+			t.Fatalf("error %q matches no sentinel (or Info returned)", err)
+		}
+	})
+}
