@@ -1,0 +1,309 @@
+package document
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"strings"
+	"sync"
+
+	"github.com/svc-gov/svc/pkg/canonical"
+)
+
+// maxErrors bounds how many schema problems one decode reports.
+const maxErrors = 20
+
+// maxSafeInteger is 2^53, the largest integer I-JSON represents exactly.
+const maxSafeInteger = 1 << 53
+
+// Decode decodes the parsed tree v into target (a pointer to a struct),
+// following the json tags of its fields. It is strict: unknown fields,
+// mistyped values, null where no pointer is, integers that are not exact
+// or exceed 2^53, and missing fields are errors. A field is required unless
+// its tag says omitempty. Errors name each field's path, e.g.
+// records[3].sequence, and match ErrSchema.
+func Decode(v *canonical.Value, target any) error {
+	rv := reflect.ValueOf(target)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() {
+		return fmt.Errorf("document: Decode needs a non-nil pointer, got %T", target)
+	}
+	d := &decoder{}
+	d.value(v, rv.Elem(), nil)
+	if len(d.errs) == 0 {
+		return nil
+	}
+	if d.dropped > 0 {
+		d.errs = append(d.errs, fmt.Errorf("%w: … and %d more problems", ErrSchema, d.dropped))
+	}
+	return errors.Join(d.errs...)
+}
+
+type decoder struct {
+	errs    []error
+	dropped int
+}
+
+// path is a field's location, built into a string only for an error.
+type path struct {
+	parent *path
+	name   string // member name, or "" for an array element
+	index  int
+}
+
+func (p *path) String() string {
+	if p == nil {
+		return "(document)"
+	}
+	var parts []string
+	for q := p; q != nil; q = q.parent {
+		if q.name == "" {
+			parts = append(parts, fmt.Sprintf("[%d]", q.index))
+		} else if q.parent == nil {
+			parts = append(parts, q.name)
+		} else {
+			parts = append(parts, "."+q.name)
+		}
+	}
+	var b strings.Builder
+	for i := len(parts) - 1; i >= 0; i-- {
+		b.WriteString(parts[i])
+	}
+	return b.String()
+}
+
+func (d *decoder) fail(p *path, format string, a ...any) {
+	if len(d.errs) >= maxErrors {
+		d.dropped++
+		return
+	}
+	d.errs = append(d.errs, fmt.Errorf("%w: %s: %s", ErrSchema, p, fmt.Sprintf(format, a...)))
+}
+
+func (d *decoder) typeError(v *canonical.Value, at *path, want string) {
+	d.fail(at, "is %s, want %s", describeValue(v), want)
+}
+
+func describeValue(v *canonical.Value) string {
+	switch v.Kind() {
+	case canonical.KindString:
+		s := v.Str()
+		if len(s) > 40 {
+			s = s[:40] + "…"
+		}
+		return fmt.Sprintf("the string %q", s)
+	case canonical.KindNumber:
+		t, _ := v.Number()
+		return "the number " + t
+	case canonical.KindBool:
+		return fmt.Sprintf("%v", v.Bool())
+	}
+	return "a JSON " + v.Kind().String()
+}
+
+var anyType = reflect.TypeFor[any]()
+
+func (d *decoder) value(v *canonical.Value, out reflect.Value, at *path) {
+	if out.Type() == anyType {
+		out.Set(reflect.ValueOf(toAny(v)))
+		return
+	}
+	switch out.Kind() {
+	case reflect.Pointer:
+		if v.Kind() == canonical.KindNull {
+			out.SetZero()
+			return
+		}
+		p := reflect.New(out.Type().Elem())
+		d.value(v, p.Elem(), at)
+		out.Set(p)
+	case reflect.String:
+		if v.Kind() != canonical.KindString {
+			d.typeError(v, at, "a string")
+			return
+		}
+		out.SetString(v.Str())
+	case reflect.Bool:
+		if v.Kind() != canonical.KindBool {
+			d.typeError(v, at, "true or false")
+			return
+		}
+		out.SetBool(v.Bool())
+	case reflect.Int, reflect.Int64, reflect.Int32:
+		if v.Kind() != canonical.KindNumber {
+			d.typeError(v, at, "an integer")
+			return
+		}
+		text, f := v.Number()
+		if f != math.Trunc(f) || math.Abs(f) > maxSafeInteger {
+			d.fail(at, "%s is not an integer between -2^53 and 2^53", text)
+			return
+		}
+		if out.OverflowInt(int64(f)) {
+			d.fail(at, "%s is out of range", text)
+			return
+		}
+		out.SetInt(int64(f))
+	case reflect.Float64:
+		if v.Kind() != canonical.KindNumber {
+			d.typeError(v, at, "a number")
+			return
+		}
+		_, f := v.Number()
+		out.SetFloat(f)
+	case reflect.Slice:
+		if v.Kind() == canonical.KindNull {
+			out.SetZero()
+			return
+		}
+		if v.Kind() != canonical.KindArray {
+			d.typeError(v, at, "an array")
+			return
+		}
+		n := v.Len()
+		s := reflect.MakeSlice(out.Type(), n, n)
+		for i := 0; i < n; i++ {
+			d.value(v.Index(i), s.Index(i), &path{parent: at, index: i})
+		}
+		out.Set(s)
+	case reflect.Map:
+		if out.Type().Key().Kind() != reflect.String {
+			panic("document: map keys must be strings")
+		}
+		if v.Kind() == canonical.KindNull {
+			out.SetZero()
+			return
+		}
+		if v.Kind() != canonical.KindObject {
+			d.typeError(v, at, "an object")
+			return
+		}
+		m := reflect.MakeMapWithSize(out.Type(), v.Len())
+		et := out.Type().Elem()
+		for i := 0; i < v.Len(); i++ {
+			name, mv := v.Member(i)
+			e := reflect.New(et).Elem()
+			d.value(mv, e, &path{parent: at, name: name})
+			m.SetMapIndex(reflect.ValueOf(name).Convert(out.Type().Key()), e)
+		}
+		out.Set(m)
+	case reflect.Struct:
+		if v.Kind() != canonical.KindObject {
+			d.typeError(v, at, "an object")
+			return
+		}
+		fields := fieldsOf(out.Type())
+		seen := make([]bool, len(fields.list))
+		for i := 0; i < v.Len(); i++ {
+			name, mv := v.Member(i)
+			idx, ok := fields.byName[name]
+			here := &path{parent: at, name: name}
+			if !ok {
+				d.fail(here, "unknown field")
+				continue
+			}
+			seen[idx] = true
+			f := fields.list[idx]
+			if mv.Kind() == canonical.KindNull && !f.nullable {
+				d.fail(here, "is null, want %s", kindName(f.typ))
+				continue
+			}
+			d.value(mv, out.Field(f.index), here)
+		}
+		for i, f := range fields.list {
+			if !seen[i] && f.required {
+				d.fail(&path{parent: at, name: f.name}, "missing required field")
+			}
+		}
+	default:
+		panic("document: unsupported field type " + out.Type().String())
+	}
+}
+
+func kindName(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int64, reflect.Int32:
+		return "an integer"
+	case reflect.Float64:
+		return "a number"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	}
+	return "a value"
+}
+
+// toAny converts a tree into the values encoding/json would produce.
+func toAny(v *canonical.Value) any {
+	switch v.Kind() {
+	case canonical.KindNull:
+		return nil
+	case canonical.KindBool:
+		return v.Bool()
+	case canonical.KindNumber:
+		_, f := v.Number()
+		return f
+	case canonical.KindString:
+		return v.Str()
+	case canonical.KindArray:
+		out := make([]any, v.Len())
+		for i := range out {
+			out[i] = toAny(v.Index(i))
+		}
+		return out
+	}
+	out := make(map[string]any, v.Len())
+	for i := 0; i < v.Len(); i++ {
+		name, mv := v.Member(i)
+		out[name] = toAny(mv)
+	}
+	return out
+}
+
+type fieldInfo struct {
+	name     string
+	index    int
+	typ      reflect.Type
+	required bool
+	nullable bool
+}
+
+type structFields struct {
+	list   []fieldInfo
+	byName map[string]int
+}
+
+var fieldCache sync.Map // reflect.Type -> *structFields
+
+func fieldsOf(t reflect.Type) *structFields {
+	if f, ok := fieldCache.Load(t); ok {
+		return f.(*structFields)
+	}
+	sf := &structFields{byName: map[string]int{}}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		tag := f.Tag.Get("json")
+		name, opts, _ := strings.Cut(tag, ",")
+		if name == "-" {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		k := f.Type.Kind()
+		sf.byName[name] = len(sf.list)
+		sf.list = append(sf.list, fieldInfo{
+			name: name, index: i, typ: f.Type,
+			required: !strings.Contains(opts, "omitempty"),
+			nullable: k == reflect.Pointer || k == reflect.Slice || k == reflect.Map || k == reflect.Interface,
+		})
+	}
+	fieldCache.Store(t, sf)
+	return sf
+}

@@ -1,0 +1,256 @@
+// Package profile defines signed per-operator drift profiles for ONNX
+// classifier models (SPEC 2.2): the type, validation, signing and offline
+// verification against a trust bundle.
+package profile
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/svc-gov/svc/pkg/canonical"
+	"github.com/svc-gov/svc/pkg/commitment"
+	"github.com/svc-gov/svc/pkg/document"
+	"github.com/svc-gov/svc/pkg/signing"
+)
+
+// Schema is the value of the schema field of a v1 profile.
+const Schema = "svc.profile/v1"
+
+// Operator classes a profile bounds.
+const (
+	Linear    = "Linear"
+	LayerNorm = "LayerNorm"
+	Softmax   = "Softmax"
+	GELU      = "GELU"
+	Dropout   = "Dropout"
+	Other     = "Other"
+)
+
+// OperatorClasses lists every operator class.
+var OperatorClasses = []string{Linear, LayerNorm, Softmax, GELU, Dropout, Other}
+
+// GPUClasses lists the hardware classes a profile can be calibrated for.
+var GPUClasses = []string{"cpu", "a10g", "a100", "h100"}
+
+// IDPattern matches profile ids: <publisher>/<model_class>-class/v<major>.<minor>.<patch>.
+var IDPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}/[a-z0-9][a-z0-9._-]{0,63}-class/v(0|[1-9][0-9]{0,5})\.(0|[1-9][0-9]{0,5})\.(0|[1-9][0-9]{0,5})$`)
+
+// Sentinel errors, matchable with errors.Is.
+var (
+	// ErrInvalid reports a profile whose fields break the v1 rules.
+	ErrInvalid = errors.New("invalid profile")
+	// ErrUnsigned reports a profile without a signature.
+	ErrUnsigned = errors.New("profile is not signed")
+)
+
+// Profile is a model drift profile. JSON names are the wire names.
+type Profile struct {
+	Schema               string            `json:"schema"`
+	ProfileID            string            `json:"profile_id"`
+	ModelClass           string            `json:"model_class"`
+	Architecture         string            `json:"architecture"`
+	CalibratedGPUClasses []string          `json:"calibrated_gpu_classes"`
+	CalibrationPasses    int64             `json:"calibration_passes"`
+	CalibrationDate      string            `json:"calibration_date"`
+	SafetyMargin         float64           `json:"safety_margin"`
+	Operators            map[string]Bounds `json:"operators"`
+	Models               []Model           `json:"models"`
+	SignedBy             string            `json:"signed_by,omitempty"`
+	SigningKeyID         string            `json:"signing_key_id,omitempty"`
+	ProfileSignature     string            `json:"profile_signature,omitempty"`
+}
+
+// Bounds are the drift thresholds of one operator class: the 99th, 99.9th
+// and 99.99th percentile of RMS-normalised drift, times the safety margin.
+type Bounds struct {
+	P99   float64 `json:"p99"`
+	P99_9 float64 `json:"p99_9"`
+	P9999 float64 `json:"p99_99"`
+}
+
+// Model is one model a profile covers.
+type Model struct {
+	ONNXModelHash  string           `json:"onnx_model_hash"`
+	HubModelID     string           `json:"hub_model_id,omitempty"`
+	OperatorCounts map[string]int64 `json:"operator_counts"`
+}
+
+// Trace modes that a model's operator_counts may name.
+var TraceModes = []string{"full", "production"}
+
+// Model returns the covered model with the given onnx_model_hash.
+func (p *Profile) Model(onnxModelHash string) (*Model, bool) {
+	for i := range p.Models {
+		if p.Models[i].ONNXModelHash == onnxModelHash {
+			return &p.Models[i], true
+		}
+	}
+	return nil, false
+}
+
+// CoversGPU reports whether gpuClass is among the calibrated GPU classes.
+func (p *Profile) CoversGPU(gpuClass string) bool {
+	return slices.Contains(p.CalibratedGPUClasses, gpuClass)
+}
+
+// Validate checks every field against the v1 rules and returns all problems
+// joined, each naming its field.
+func (p *Profile) Validate() error {
+	var errs []error
+	bad := func(field, format string, a ...any) {
+		errs = append(errs, fmt.Errorf("%w: %s: %s", ErrInvalid, field, fmt.Sprintf(format, a...)))
+	}
+	if p.Schema != Schema {
+		bad("schema", "is %q, want %q", p.Schema, Schema)
+	}
+	if !IDPattern.MatchString(p.ProfileID) {
+		bad("profile_id", "%q is not of the form <publisher>/<model_class>-class/v<major>.<minor>.<patch>", p.ProfileID)
+	}
+	if p.ModelClass == "" {
+		bad("model_class", "is empty")
+	}
+	if p.Architecture == "" {
+		bad("architecture", "is empty")
+	}
+	if len(p.CalibratedGPUClasses) == 0 {
+		bad("calibrated_gpu_classes", "is empty")
+	}
+	seen := map[string]bool{}
+	for _, g := range p.CalibratedGPUClasses {
+		if !slices.Contains(GPUClasses, g) {
+			bad("calibrated_gpu_classes", "%q is not one of %v", g, GPUClasses)
+		}
+		if seen[g] {
+			bad("calibrated_gpu_classes", "%q is listed twice", g)
+		}
+		seen[g] = true
+	}
+	if p.CalibrationPasses < 1 || p.CalibrationPasses > 1<<40 {
+		bad("calibration_passes", "is %d, want a positive count", p.CalibrationPasses)
+	}
+	if _, err := time.Parse("2006-01-02", p.CalibrationDate); err != nil {
+		bad("calibration_date", "%q is not a YYYY-MM-DD date", p.CalibrationDate)
+	}
+	if !(p.SafetyMargin >= 1 && p.SafetyMargin <= 1000) {
+		bad("safety_margin", "is %v, want a multiplier between 1 and 1000", p.SafetyMargin)
+	}
+	if len(p.Operators) == 0 {
+		bad("operators", "is empty")
+	}
+	for _, name := range sortedKeys(p.Operators) {
+		b := p.Operators[name]
+		field := "operators." + name
+		if !slices.Contains(OperatorClasses, name) {
+			bad(field, "unknown operator class, want one of %v", OperatorClasses)
+		}
+		for _, v := range []float64{b.P99, b.P99_9, b.P9999} {
+			if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+				bad(field, "thresholds must be finite and non-negative")
+				break
+			}
+		}
+		if !(b.P99 <= b.P99_9 && b.P99_9 <= b.P9999) {
+			bad(field, "thresholds must satisfy p99 <= p99_9 <= p99_99")
+		}
+	}
+	if len(p.Models) == 0 {
+		bad("models", "is empty: a profile covers at least one model")
+	}
+	hashes := map[string]bool{}
+	for i, m := range p.Models {
+		field := fmt.Sprintf("models[%d]", i)
+		if h, err := commitment.Parse(m.ONNXModelHash); err != nil || h.Algorithm != commitment.SHA256 {
+			bad(field+".onnx_model_hash", "%q is not a sha256:<64 hex> hash", m.ONNXModelHash)
+		}
+		if hashes[m.ONNXModelHash] {
+			bad(field+".onnx_model_hash", "model listed twice")
+		}
+		hashes[m.ONNXModelHash] = true
+		if len(m.OperatorCounts) == 0 {
+			bad(field+".operator_counts", "is empty")
+		}
+		for _, mode := range sortedKeys(m.OperatorCounts) {
+			if !slices.Contains(TraceModes, mode) {
+				bad(field+".operator_counts."+mode, "unknown trace mode, want one of %v", TraceModes)
+			}
+			if n := m.OperatorCounts[mode]; n < 1 || n > 1<<32 {
+				bad(field+".operator_counts."+mode, "is %d, want a positive count", n)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// signatureField is the one field outside the profile signature.
+const signatureField = "profile_signature"
+
+// SignedBytes returns the bytes a profile signature covers: RFC 8785
+// canonical JSON of the profile without profile_signature.
+func SignedBytes(doc []byte) ([]byte, error) { return document.SignedBytes(doc, signatureField) }
+
+// Sign validates p, then signs it with signer. signedBy is the locator of
+// the public key (host and path of the trust bundle).
+func Sign(p *Profile, signer *signing.Signer, signedBy string) error {
+	p.Schema = Schema
+	p.SignedBy = signedBy
+	p.SigningKeyID = signer.KeyID()
+	p.ProfileSignature = ""
+	if err := p.Validate(); err != nil {
+		return fmt.Errorf("sign profile: %w", err)
+	}
+	msg, err := document.MarshalSignedBytes(p, signatureField)
+	if err != nil {
+		return fmt.Errorf("sign profile: %w", err)
+	}
+	p.ProfileSignature = signing.FormatSignature(signer.Sign(msg))
+	return nil
+}
+
+// Parse decodes a profile strictly (no duplicate keys, no unknown, missing
+// or mistyped fields) and validates it. It does not check the signature.
+func Parse(doc []byte) (*Profile, error) {
+	p, _, err := parse(doc)
+	return p, err
+}
+
+func parse(doc []byte) (*Profile, *canonical.Value, error) {
+	var p Profile
+	tree, err := document.Parse(doc, &p)
+	if err != nil {
+		return nil, nil, fmt.Errorf("profile: %w", err)
+	}
+	if err := p.Validate(); err != nil {
+		return nil, nil, fmt.Errorf("profile: %w", err)
+	}
+	return &p, tree, nil
+}
+
+// Verify parses doc and checks its signature against the trust bundle.
+// Any change to any signed byte makes it fail.
+func Verify(doc []byte, trust *signing.Bundle) (*Profile, error) {
+	p, tree, err := parse(doc)
+	if err != nil {
+		return nil, err
+	}
+	if p.ProfileSignature == "" || p.SigningKeyID == "" {
+		return p, fmt.Errorf("profile %s: %w", p.ProfileID, ErrUnsigned)
+	}
+	if err := trust.Verify(p.SigningKeyID, tree.Canonical(signatureField), p.ProfileSignature); err != nil {
+		return p, fmt.Errorf("profile %s: %w", p.ProfileID, err)
+	}
+	return p, nil
+}

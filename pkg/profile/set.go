@@ -1,0 +1,72 @@
+package profile
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+)
+
+// ErrNotFound reports a profile id that a Set does not hold.
+var ErrNotFound = errors.New("profile not found")
+
+// Set is a collection of profile documents indexed by profile id, loaded
+// from files or a directory. It stores the raw signed bytes; verification
+// happens where a profile is used.
+type Set struct {
+	docs map[string][]byte
+}
+
+// NewSet returns an empty set.
+func NewSet() *Set { return &Set{docs: map[string][]byte{}} }
+
+// Add parses doc (without checking its signature) and adds it under its id.
+func (s *Set) Add(doc []byte) (string, error) {
+	p, err := Parse(doc)
+	if err != nil {
+		return "", err
+	}
+	s.docs[p.ProfileID] = doc
+	return p.ProfileID, nil
+}
+
+// AddFile reads and adds the profile at path.
+func (s *Set) AddFile(path string) (string, error) {
+	doc, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("read profile: %w", err)
+	}
+	id, err := s.Add(doc)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	return id, nil
+}
+
+// AddDir adds every *.json profile in dir. A missing directory adds
+// nothing; files that are not valid profiles are skipped and returned as
+// errors for the caller to report.
+func (s *Set) AddDir(dir string) []error {
+	paths, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	sort.Strings(paths)
+	var errs []error
+	for _, p := range paths {
+		if _, err := s.AddFile(p); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
+}
+
+// Profile returns the document with the given profile id.
+func (s *Set) Profile(id string) ([]byte, error) {
+	doc, ok := s.docs[id]
+	if !ok {
+		return nil, fmt.Errorf("%w: %s", ErrNotFound, id)
+	}
+	return doc, nil
+}
+
+// Len returns the number of profiles in the set.
+func (s *Set) Len() int { return len(s.docs) }
