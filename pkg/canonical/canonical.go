@@ -109,11 +109,12 @@ const (
 	kindObject
 )
 
-// value is a parsed JSON value.
-type value struct {
+// Value is a parsed JSON value: I-JSON checked, strings decoded, numbers in
+// their canonical form and object members in canonical (UTF-16) order.
+type Value struct {
 	kind    kind
 	text    []byte   // may alias the input
-	elems   []value  // kindArray
+	elems   []Value  // kindArray
 	members []member // kindObject
 }
 
@@ -121,7 +122,7 @@ type value struct {
 type member struct {
 	name   []byte // decoded name; may alias the input
 	offset int    // offset of the name's opening quote
-	val    value
+	val    Value
 }
 
 // parser is a recursive-descent JSON parser over a byte slice.
@@ -132,7 +133,7 @@ type parser struct {
 	// Scratch stacks for the children of the arrays and objects being
 	// parsed; each container copies its children out when it closes, which
 	// avoids growing one slice per container.
-	elems   []value
+	elems   []Value
 	members []member
 }
 
@@ -146,15 +147,15 @@ func (p *parser) syntax(off int, format string, args ...any) error {
 
 // parseText parses a whole JSON text: one value with optional surrounding
 // whitespace.
-func (p *parser) parseText() (value, error) {
+func (p *parser) parseText() (Value, error) {
 	p.skipSpace()
 	v, err := p.parseValue()
 	if err != nil {
-		return value{}, err
+		return Value{}, err
 	}
 	p.skipSpace()
 	if p.pos < len(p.data) {
-		return value{}, p.syntax(p.pos, "unexpected %s after top-level value", p.describe(p.pos))
+		return Value{}, p.syntax(p.pos, "unexpected %s after top-level value", p.describe(p.pos))
 	}
 	return v, nil
 }
@@ -182,9 +183,9 @@ func (p *parser) describe(off int) string {
 	return fmt.Sprintf("character %q", c)
 }
 
-func (p *parser) parseValue() (value, error) {
+func (p *parser) parseValue() (Value, error) {
 	if p.pos >= len(p.data) {
-		return value{}, p.syntax(p.pos, "unexpected end of input, expected a value")
+		return Value{}, p.syntax(p.pos, "unexpected end of input, expected a value")
 	}
 	switch c := p.data[p.pos]; {
 	case c == '{':
@@ -193,7 +194,7 @@ func (p *parser) parseValue() (value, error) {
 		return p.parseArray()
 	case c == '"':
 		s, err := p.parseString()
-		return value{kind: kindString, text: s}, err
+		return Value{kind: kindString, text: s}, err
 	case c == '-' || ('0' <= c && c <= '9'):
 		return p.parseNumber()
 	case c == 't':
@@ -203,15 +204,15 @@ func (p *parser) parseValue() (value, error) {
 	case c == 'n':
 		return p.parseLiteral("null")
 	default:
-		return value{}, p.syntax(p.pos, "unexpected %s, expected a value", p.describe(p.pos))
+		return Value{}, p.syntax(p.pos, "unexpected %s, expected a value", p.describe(p.pos))
 	}
 }
 
-func (p *parser) parseLiteral(lit string) (value, error) {
+func (p *parser) parseLiteral(lit string) (Value, error) {
 	if !bytes.HasPrefix(p.data[p.pos:], []byte(lit)) {
-		return value{}, p.syntax(p.pos, "invalid literal, expected %q", lit)
+		return Value{}, p.syntax(p.pos, "invalid literal, expected %q", lit)
 	}
-	v := value{kind: kindLiteral, text: p.data[p.pos : p.pos+len(lit)]}
+	v := Value{kind: kindLiteral, text: p.data[p.pos : p.pos+len(lit)]}
 	p.pos += len(lit)
 	return v, nil
 }
@@ -224,12 +225,12 @@ func (p *parser) enter() error {
 	return nil
 }
 
-func (p *parser) parseArray() (value, error) {
+func (p *parser) parseArray() (Value, error) {
 	if err := p.enter(); err != nil {
-		return value{}, err
+		return Value{}, err
 	}
 	p.pos++ // '['
-	v := value{kind: kindArray}
+	v := Value{kind: kindArray}
 	p.skipSpace()
 	if p.pos < len(p.data) && p.data[p.pos] == ']' {
 		p.pos++
@@ -241,12 +242,12 @@ func (p *parser) parseArray() (value, error) {
 		p.skipSpace()
 		elem, err := p.parseValue()
 		if err != nil {
-			return value{}, err
+			return Value{}, err
 		}
 		p.elems = append(p.elems, elem)
 		p.skipSpace()
 		if p.pos >= len(p.data) {
-			return value{}, p.syntax(p.pos, "unexpected end of input in array")
+			return Value{}, p.syntax(p.pos, "unexpected end of input in array")
 		}
 		switch p.data[p.pos] {
 		case ',':
@@ -259,17 +260,17 @@ func (p *parser) parseArray() (value, error) {
 			p.elems = p.elems[:base]
 			return v, nil
 		default:
-			return value{}, p.syntax(p.pos, "unexpected %s in array, expected ',' or ']'", p.describe(p.pos))
+			return Value{}, p.syntax(p.pos, "unexpected %s in array, expected ',' or ']'", p.describe(p.pos))
 		}
 	}
 }
 
-func (p *parser) parseObject() (value, error) {
+func (p *parser) parseObject() (Value, error) {
 	if err := p.enter(); err != nil {
-		return value{}, err
+		return Value{}, err
 	}
 	p.pos++ // '{'
-	v := value{kind: kindObject}
+	v := Value{kind: kindObject}
 	p.skipSpace()
 	if p.pos < len(p.data) && p.data[p.pos] == '}' {
 		p.pos++
@@ -280,27 +281,27 @@ func (p *parser) parseObject() (value, error) {
 	for {
 		p.skipSpace()
 		if p.pos >= len(p.data) || p.data[p.pos] != '"' {
-			return value{}, p.syntax(p.pos, "unexpected %s in object, expected a string key", p.describe(p.pos))
+			return Value{}, p.syntax(p.pos, "unexpected %s in object, expected a string key", p.describe(p.pos))
 		}
 		off := p.pos
 		name, err := p.parseString()
 		if err != nil {
-			return value{}, err
+			return Value{}, err
 		}
 		p.skipSpace()
 		if p.pos >= len(p.data) || p.data[p.pos] != ':' {
-			return value{}, p.syntax(p.pos, "unexpected %s after object key, expected ':'", p.describe(p.pos))
+			return Value{}, p.syntax(p.pos, "unexpected %s after object key, expected ':'", p.describe(p.pos))
 		}
 		p.pos++
 		p.skipSpace()
 		val, err := p.parseValue()
 		if err != nil {
-			return value{}, err
+			return Value{}, err
 		}
 		p.members = append(p.members, member{name: name, offset: off, val: val})
 		p.skipSpace()
 		if p.pos >= len(p.data) {
-			return value{}, p.syntax(p.pos, "unexpected end of input in object")
+			return Value{}, p.syntax(p.pos, "unexpected end of input in object")
 		}
 		switch p.data[p.pos] {
 		case ',':
@@ -312,11 +313,11 @@ func (p *parser) parseObject() (value, error) {
 			clear(p.members[base:])
 			p.members = p.members[:base]
 			if err := p.sortMembers(v.members); err != nil {
-				return value{}, err
+				return Value{}, err
 			}
 			return v, nil
 		default:
-			return value{}, p.syntax(p.pos, "unexpected %s in object, expected ',' or '}'", p.describe(p.pos))
+			return Value{}, p.syntax(p.pos, "unexpected %s in object, expected ',' or '}'", p.describe(p.pos))
 		}
 	}
 }
@@ -525,7 +526,7 @@ func (p *parser) hex4() (rune, bool) {
 // parseNumber parses a number per the RFC 8259 grammar
 // -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? and returns its canonical
 // form.
-func (p *parser) parseNumber() (value, error) {
+func (p *parser) parseNumber() (Value, error) {
 	start := p.pos
 	d := p.data
 	i := p.pos
@@ -541,13 +542,13 @@ func (p *parser) parseNumber() (value, error) {
 			i++
 		}
 	default:
-		return value{}, p.syntax(i, "invalid number: expected digit")
+		return Value{}, p.syntax(i, "invalid number: expected digit")
 	}
 	if i < len(d) && d[i] == '.' {
 		simple = false
 		i++
 		if i >= len(d) || d[i] < '0' || d[i] > '9' {
-			return value{}, p.syntax(i, "invalid number: expected digit after decimal point")
+			return Value{}, p.syntax(i, "invalid number: expected digit after decimal point")
 		}
 		for i < len(d) && '0' <= d[i] && d[i] <= '9' {
 			i++
@@ -560,7 +561,7 @@ func (p *parser) parseNumber() (value, error) {
 			i++
 		}
 		if i >= len(d) || d[i] < '0' || d[i] > '9' {
-			return value{}, p.syntax(i, "invalid number: expected digit in exponent")
+			return Value{}, p.syntax(i, "invalid number: expected digit in exponent")
 		}
 		for i < len(d) && '0' <= d[i] && d[i] <= '9' {
 			i++
@@ -572,15 +573,15 @@ func (p *parser) parseNumber() (value, error) {
 	// except negative zero.
 	if simple && len(raw) <= 15 {
 		if string(raw) == "-0" {
-			return value{kind: kindNumber, text: raw[1:]}, nil
+			return Value{kind: kindNumber, text: raw[1:]}, nil
 		}
-		return value{kind: kindNumber, text: raw}, nil
+		return Value{kind: kindNumber, text: raw}, nil
 	}
 	f, err := strconv.ParseFloat(string(raw), 64)
 	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
-		return value{}, p.fail(start, ErrNumber, "number %s is not a finite IEEE-754 double", quoteShort(string(raw)))
+		return Value{}, p.fail(start, ErrNumber, "number %s is not a finite IEEE-754 double", quoteShort(string(raw)))
 	}
-	return value{kind: kindNumber, text: AppendNumber(nil, f)}, nil
+	return Value{kind: kindNumber, text: AppendNumber(nil, f)}, nil
 }
 
 // AppendNumber appends the ECMAScript (ES6 Number.prototype.toString)
@@ -645,7 +646,7 @@ func AppendNumber(dst []byte, f float64) []byte {
 }
 
 // appendValue appends the canonical serialisation of v.
-func appendValue(dst []byte, v *value) []byte {
+func appendValue(dst []byte, v *Value) []byte {
 	switch v.kind {
 	case kindLiteral, kindNumber:
 		return append(dst, v.text...)

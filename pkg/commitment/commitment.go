@@ -221,17 +221,24 @@ func compare(want, got Hash) error {
 // not a lowercase hex digit.
 func checkLowerHex(s string) error {
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case '0' <= c && c <= '9', 'a' <= c && c <= 'f':
-		case 'A' <= c && c <= 'F':
-			return fmt.Errorf("has uppercase character %q at position %d: hex must be lowercase", c, i)
-		default:
+		if !isLowerHex[s[i]] {
+			c := s[i]
+			if 'A' <= c && c <= 'F' {
+				return fmt.Errorf("has uppercase character %q at position %d: hex must be lowercase", c, i)
+			}
 			return fmt.Errorf("has non-hex character %q at position %d", c, i)
 		}
 	}
 	return nil
 }
+
+// isLowerHex marks the bytes 0-9 and a-f.
+var isLowerHex = func() (t [256]bool) {
+	for _, c := range "0123456789abcdef" {
+		t[c] = true
+	}
+	return t
+}()
 
 // quote quotes s for an error message, truncating long input.
 func quote(s string) string {
