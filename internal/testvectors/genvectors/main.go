@@ -1,0 +1,24 @@
+// Command genvectors regenerates svc's test vectors:
+//
+//	go run ./internal/testvectors/genvectors testdata/vectors
+//
+// Key material under keys/ is kept when present; documents are rewritten.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/svc-gov/svc/internal/testvectors"
+)
+
+func main() {
+	if len(os.Args) != 2 {
+		fmt.Fprintln(os.Stderr, "usage: genvectors DIR")
+		os.Exit(2)
+	}
+	if err := testvectors.Generate(os.Args[1]); err != nil {
+		fmt.Fprintln(os.Stderr, "genvectors:", err)
+		os.Exit(1)
+	}
+}

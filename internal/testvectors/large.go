@@ -1,0 +1,85 @@
+package testvectors
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/svc-gov/svc/pkg/commitment"
+	"github.com/svc-gov/svc/pkg/document"
+	"github.com/svc-gov/svc/pkg/signing"
+	"github.com/svc-gov/svc/pkg/timestamp"
+	"github.com/svc-gov/svc/pkg/vpec"
+)
+
+// Large is a generated VPEC with n records and the trust bundle that verifies it.
+type Large struct {
+	Doc        []byte
+	Trust      *signing.Bundle
+	VPECPath   string
+	BundlePath string
+}
+
+// LargeVPEC issues a sealed VPEC of n realistic records under fresh keys and
+// a fresh TSA created in dir, and writes vpec.json and trust-bundle.pem there.
+// Benchmarks use it.
+func LargeVPEC(dir string, n int) (*Large, error) {
+	_, priv, err := signing.GenerateKey()
+	if err != nil {
+		return nil, err
+	}
+	signer, err := signing.NewSigner(priv)
+	if err != nil {
+		return nil, err
+	}
+	tsa, err := timestamp.InitAuthority(filepath.Join(dir, "tsa"), timestamp.AuthorityOptions{})
+	if err != nil {
+		return nil, err
+	}
+	trust := signing.NewBundle()
+	trust.AddKey(signer.PublicKey())
+	trust.AddRoot(tsa.Root())
+	checks := []string{"pii_detection", "toxicity", "prompt_injection", "policy_check", "bias_detection"}
+	results := []vpec.CheckResult{vpec.ResultPass, vpec.ResultPass, vpec.ResultPass, vpec.ResultFail, vpec.ResultSkipped}
+	start := time.Now().Add(-time.Hour)
+	recs := make([]vpec.Record, n)
+	for i := range recs {
+		recs[i] = vpec.Record{
+			RecordID:            fmt.Sprintf("rec_00000000-0000-4000-8000-%012d", i+1),
+			Sequence:            int64(i + 1),
+			Check:               checks[i%len(checks)],
+			ManifestID:          commitment.String([]byte(checks[i%len(checks)])),
+			CheckResult:         results[i%len(results)],
+			ProofLevel:          vpec.Execution,
+			CommitmentAlgorithm: "sha256",
+			CommitmentHash:      commitment.String([]byte(fmt.Sprintf("input %d", i))),
+			OutputCommitment:    commitment.String([]byte(fmt.Sprintf("output %d", i))),
+			Visibility:          vpec.Opaque,
+			RecordedAt:          vpec.FormatTime(start.Add(time.Duration(i) * time.Millisecond)),
+			Details:             map[string]any{"model": "pii-detector-v3", "threshold": 0.8},
+		}
+	}
+	v := &vpec.VPEC{VPECID: vpec.NewID("vpec_"), RunID: vpec.NewID("run_"), WorkflowID: "bench", OrgID: "org_bench",
+		Environment: vpec.Production, APIKeyID: "pk_live_bench", Records: recs, IssuedAt: vpec.FormatTime(time.Now())}
+	if _, err := vpec.Chain(vpec.Genesis(v.RunID), v.Records); err != nil {
+		return nil, err
+	}
+	jcs, err := vpec.RecordsJCS(v.Records)
+	if err != nil {
+		return nil, err
+	}
+	vpec.Finish(v, jcs)
+	if err := vpec.Seal(v, signer, tsa); err != nil {
+		return nil, err
+	}
+	doc, err := document.MarshalIndent(v)
+	if err != nil {
+		return nil, err
+	}
+	l := &Large{Doc: doc, Trust: trust, VPECPath: filepath.Join(dir, "vpec.json"), BundlePath: filepath.Join(dir, "trust-bundle.pem")}
+	if err := os.WriteFile(l.VPECPath, doc, 0o644); err != nil {
+		return nil, err
+	}
+	return l, os.WriteFile(l.BundlePath, trust.Marshal(), 0o644)
+}

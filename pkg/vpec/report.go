@@ -1,0 +1,114 @@
+package vpec
+
+// Status is the outcome of one verification check.
+type Status string
+
+// Check statuses. Warn means checked and authentic but not clean (gaps, or a
+// chain break the document itself declares); it does not make a VPEC invalid.
+const (
+	Pass          Status = "pass"
+	Fail          Status = "fail"
+	Warn          Status = "warn"
+	NotApplicable Status = "not_applicable"
+)
+
+// CheckName names a verification check. Names are stable: scripts match them
+// in the JSON report.
+type CheckName string
+
+// Verification checks, in the order they run and are reported.
+const (
+	CheckSchema    CheckName = "schema"
+	CheckSignature CheckName = "signature"
+	CheckChain     CheckName = "chain"
+	CheckMerkle    CheckName = "merkle_root"
+	CheckZK        CheckName = "zk_proofs"
+	CheckTimestamp CheckName = "timestamp"
+	CheckGaps      CheckName = "gaps"
+	CheckSummary   CheckName = "summary"
+	CheckReviews   CheckName = "reviews"
+	CheckProfile   CheckName = "profile"
+)
+
+// Check is the result of one named verification check.
+type Check struct {
+	Name    CheckName `json:"name"`
+	Status  Status    `json:"status"`
+	Message string    `json:"message"`
+	// Code is the verdict reason a failure gives, e.g. "PROFILE MISMATCH".
+	Code string `json:"code,omitempty"`
+	// Details lists every individual problem or observation.
+	Details []string `json:"details,omitempty"`
+	// MissingTrust is set when the check could not run for want of trust
+	// material (a trust root, a TSA root, a profile).
+	MissingTrust bool `json:"missing_trust,omitempty"`
+}
+
+// Report is the result of verifying one VPEC. Valid is true only when every
+// check passed, warned or did not apply.
+type Report struct {
+	ReportSchema    string     `json:"report_schema"`
+	Valid           bool       `json:"valid"`
+	Verdict         string     `json:"verdict"`
+	VPECID          string     `json:"vpec_id,omitempty"`
+	RunID           string     `json:"run_id,omitempty"`
+	WorkflowID      string     `json:"workflow_id,omitempty"`
+	OrgID           string     `json:"org_id,omitempty"`
+	Environment     string     `json:"environment,omitempty"`
+	IssuedAt        string     `json:"issued_at,omitempty"`
+	TimestampedAt   string     `json:"timestamped_at,omitempty"`
+	SigningKeyID    string     `json:"signing_key_id,omitempty"`
+	ProofLevelFloor ProofLevel `json:"proof_level_floor,omitempty"`
+	IsClean         bool       `json:"is_clean"`
+	Records         int        `json:"records"`
+	Gaps            int        `json:"gaps"`
+	Checks          []Check    `json:"checks"`
+}
+
+// ReportSchema versions the JSON report.
+const ReportSchema = "svc.verify-report/v1"
+
+// Check returns the named check, or nil.
+func (r *Report) Check(name CheckName) *Check {
+	for i := range r.Checks {
+		if r.Checks[i].Name == name {
+			return &r.Checks[i]
+		}
+	}
+	return nil
+}
+
+// FirstFailure returns the first failed check, or nil.
+func (r *Report) FirstFailure() *Check {
+	for i := range r.Checks {
+		if r.Checks[i].Status == Fail {
+			return &r.Checks[i]
+		}
+	}
+	return nil
+}
+
+// MissingTrust reports whether some check failed only because trust
+// material was missing.
+func (r *Report) MissingTrust() bool {
+	for _, c := range r.Checks {
+		if c.Status == Fail && c.MissingTrust {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *Report) finish() {
+	r.ReportSchema = ReportSchema
+	f := r.FirstFailure()
+	r.Valid = f == nil
+	switch {
+	case f == nil:
+		r.Verdict = "VALID"
+	case f.MissingTrust:
+		r.Verdict = "UNVERIFIED — " + f.Code
+	default:
+		r.Verdict = "INVALID — " + f.Code
+	}
+}

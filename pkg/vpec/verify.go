@@ -1,0 +1,774 @@
+package vpec
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/svc-gov/svc/pkg/canonical"
+	"github.com/svc-gov/svc/pkg/commitment"
+	"github.com/svc-gov/svc/pkg/document"
+	"github.com/svc-gov/svc/pkg/profile"
+	"github.com/svc-gov/svc/pkg/signing"
+	"github.com/svc-gov/svc/pkg/timestamp"
+)
+
+// MaxTimestampSkew is how far the RFC 3161 time may lie from issued_at.
+const MaxTimestampSkew = 15 * time.Minute
+
+// ProfileSource finds model profiles by profile id. It returns the raw
+// signed document; the verifier checks its signature itself.
+type ProfileSource interface {
+	Profile(profileID string) ([]byte, error)
+}
+
+// ErrProfileNotFound is returned by a ProfileSource without the profile.
+var ErrProfileNotFound = profile.ErrNotFound
+
+// Options configure Verify.
+type Options struct {
+	// Trust holds the service keys and TSA roots. Required.
+	Trust *signing.Bundle
+	// Profiles resolves profile ids of Bounded Inference records. May be nil.
+	Profiles ProfileSource
+}
+
+// parsed is a VPEC decoded with the raw bytes of each record kept for the
+// chain, which covers the bytes as issued.
+type parsed struct {
+	v          VPEC
+	raw        []byte
+	recordJCS  [][]byte
+	signedJCS  []byte
+	signature  []byte
+	tsToken    []byte
+	schemaErrs []string
+	breaks     []ChainBreak
+}
+
+// Verify checks a VPEC document offline and reports every check by name.
+// It never panics and never reports VALID for anything it did not check.
+func Verify(doc []byte, opts Options) *Report {
+	r := &Report{}
+	p := parse(doc)
+	r.fill(&p.v)
+	if len(p.schemaErrs) > 0 {
+		r.Checks = append(r.Checks, Check{Name: CheckSchema, Status: Fail, Code: "SCHEMA ERROR",
+			Message: "schema invalid: " + p.schemaErrs[0], Details: p.schemaErrs})
+		for _, n := range []CheckName{CheckSignature, CheckChain, CheckMerkle, CheckZK, CheckTimestamp, CheckGaps, CheckSummary, CheckReviews, CheckProfile} {
+			r.Checks = append(r.Checks, Check{Name: n, Status: NotApplicable, Message: "not checked: the document does not match the v1 schema"})
+		}
+		r.finish()
+		return r
+	}
+	r.Checks = append(r.Checks, Check{Name: CheckSchema, Status: Pass, Message: fmt.Sprintf("schema valid (%s, %d records)", Schema, len(p.v.Records))})
+	// The signature hashes the whole document: let it run on another core
+	// while the other checks run.
+	sigc := make(chan Check, 1)
+	go func() { sigc <- checkSignature(p, opts.Trust) }()
+	rest := []Check{
+		checkChain(p),
+		checkMerkle(p),
+		checkZK(p),
+		checkTimestamp(p, opts.Trust, r),
+		checkGaps(p),
+		checkSummary(p),
+		checkReviews(p, opts.Trust),
+		checkProfiles(p, opts),
+	}
+	r.Checks = append(append(r.Checks, <-sigc), rest...)
+	r.finish()
+	return r
+}
+
+func (r *Report) fill(v *VPEC) {
+	r.VPECID, r.RunID, r.WorkflowID, r.OrgID = v.VPECID, v.RunID, v.WorkflowID, v.OrgID
+	r.Environment, r.IssuedAt, r.SigningKeyID = string(v.Environment), v.IssuedAt, v.SigningKeyID
+	r.ProofLevelFloor, r.IsClean = v.ProofLevelFloor, v.IsClean
+	r.Records, r.Gaps = len(v.Records), len(v.Gaps)
+}
+
+var (
+	idPattern    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
+	keyIDPattern = regexp.MustCompile(`^[0-9a-f]{16}$`)
+)
+
+func parse(doc []byte) (p parsed) {
+	p.raw = doc
+	bad := func(format string, a ...any) { p.schemaErrs = append(p.schemaErrs, fmt.Sprintf(format, a...)) }
+	if len(doc) > document.MaxSize {
+		bad("document is %d bytes, larger than the %d byte limit", len(doc), document.MaxSize)
+		return p
+	}
+	tree, err := canonical.Parse(doc)
+	if err != nil {
+		bad("%v", err)
+		return p
+	}
+	// The canonical bytes (signature coverage, chain input) only need the
+	// tree: compute them on another core while the tree is decoded.
+	encoded := make(chan struct{})
+	go func() {
+		defer close(encoded)
+		p.encode(tree)
+	}()
+	err = document.Decode(tree, &p.v)
+	<-encoded
+	if err != nil {
+		for _, e := range strings.Split(err.Error(), "\n") {
+			bad("%s", strings.TrimPrefix(e, "schema: "))
+		}
+		return p
+	}
+	v := &p.v
+	if v.Schema != Schema {
+		bad("schema is %q, want %q (this verifier reads v1 VPECs)", v.Schema, Schema)
+	}
+	prefixed := func(field, val, prefix string) {
+		if !strings.HasPrefix(val, prefix) || !idPattern.MatchString(val) {
+			bad("%s %q must be %s followed by an id", field, val, prefix)
+		}
+	}
+	prefixed("vpec_id", v.VPECID, "vpec_")
+	prefixed("run_id", v.RunID, "run_")
+	if !idPattern.MatchString(v.WorkflowID) {
+		bad("workflow_id %q must be 1-128 characters of letters, digits and ._:-", v.WorkflowID)
+	}
+	if !idPattern.MatchString(v.OrgID) {
+		bad("org_id %q must be 1-128 characters of letters, digits and ._:-", v.OrgID)
+	}
+	timeField := func(field, val string) {
+		if _, err := time.Parse(time.RFC3339Nano, val); err != nil {
+			bad("%s %q is not an RFC 3339 time", field, val)
+		}
+	}
+	timeField("issued_at", v.IssuedAt)
+	if v.Environment != Sandbox && v.Environment != Production {
+		bad("environment %q must be sandbox or production", v.Environment)
+	}
+	if _, ok := EnvironmentOf(v.APIKeyID); !ok || !idPattern.MatchString(v.APIKeyID) {
+		bad("api_key_id %q must start with %s or %s", v.APIKeyID, SandboxKeyPrefix, ProductionKeyPrefix)
+	}
+	if !v.ProofLevelFloor.Valid() {
+		bad("proof_level_floor %q is not a proof level %v", v.ProofLevelFloor, ProofLevels)
+	}
+	for k, n := range v.ProofLevelBreakdown {
+		if !ProofLevel(k).Valid() {
+			bad("proof_level_breakdown key %q is not a proof level", k)
+		}
+		if n < 0 || n > 1<<53 {
+			bad("proof_level_breakdown.%s is out of range", k)
+		}
+	}
+	share := func(field string, f float64) {
+		if math.IsNaN(f) || f < 0 || f > 1 {
+			bad("%s is %v, want a share between 0 and 1", field, f)
+		}
+	}
+	share("provable_surface", v.ProvableSurface)
+	for k, f := range v.ProvableSurfaceBreakdown {
+		share("provable_surface_breakdown."+k, f)
+	}
+	for _, n := range []int64{v.TotalChecksRun, v.ChecksPassed, v.ChecksFailed} {
+		if n < 0 || n > 1<<53 {
+			bad("check counts must be between 0 and 2^53")
+			break
+		}
+	}
+	for i, g := range v.Gaps {
+		f := fmt.Sprintf("gaps[%d]", i)
+		if !idPattern.MatchString(g.GapID) {
+			bad("%s.gap_id %q is not an id", f, g.GapID)
+		}
+		if !idPattern.MatchString(g.GapType) {
+			bad("%s.gap_type %q is not a gap type", f, g.GapType)
+		}
+		if !g.Severity.Valid() {
+			bad("%s.severity %q is not one of %v", f, g.Severity, Severities)
+		} else if want, ok := GapSeverity[g.GapType]; ok && want != g.Severity {
+			bad("%s.severity of a %s gap is %s, not %s", f, g.GapType, want, g.Severity)
+		}
+		timeField(f+".timestamp", g.Timestamp)
+	}
+	if _, err := ParseHash(v.MerkleRoot); err != nil {
+		bad("merkle_root: %v", err)
+	}
+	if !keyIDPattern.MatchString(v.SigningKeyID) {
+		bad("signing_key_id %q must be 16 lowercase hex characters", v.SigningKeyID)
+	}
+	sig, err := signing.ParseSignature(v.Signature)
+	if err != nil {
+		bad("signature: %v", err)
+	}
+	p.signature = sig
+	tok, err := base64.StdEncoding.Strict().DecodeString(v.TimestampRFC3161)
+	if err != nil || len(tok) == 0 {
+		bad("timestamp_rfc3161 must be the base64 DER of an RFC 3161 response")
+	}
+	p.tsToken = tok
+	ids := map[string]bool{}
+	var prevSeq int64
+	for i := range v.Records {
+		parseRecord(&v.Records[i], i, bad)
+		rec := &v.Records[i]
+		if ids[rec.RecordID] {
+			bad("records[%d].record_id %q appears twice", i, rec.RecordID)
+		}
+		ids[rec.RecordID] = true
+		if rec.Sequence <= prevSeq {
+			bad("records[%d].sequence %d does not increase (previous %d)", i, rec.Sequence, prevSeq)
+		}
+		prevSeq = rec.Sequence
+	}
+	if len(p.schemaErrs) > 0 {
+		return p
+	}
+	p.breaks = VerifyChain(v.RunID, v.Records, p.recordJCS)
+	return p
+}
+
+// encode computes the signed bytes and each record's chain input from the
+// tree, the two halves in parallel.
+func (p *parsed) encode(tree *canonical.Value) {
+	if tree.Kind() != canonical.KindObject {
+		return
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		p.signedJCS = tree.AppendCanonical(make([]byte, 0, len(p.raw)), unsignedFields...)
+	}()
+	if recs := tree.Get("records"); recs != nil && recs.Kind() == canonical.KindArray {
+		// One buffer for every record; each record's bytes are a window of it.
+		buf := make([]byte, 0, len(p.raw))
+		p.recordJCS = make([][]byte, recs.Len())
+		for i := range p.recordJCS {
+			start := len(buf)
+			buf = recs.Index(i).AppendCanonical(buf, "chain_hash")
+			p.recordJCS[i] = buf[start:len(buf):len(buf)]
+		}
+	}
+	<-done
+}
+
+var stageParts = []string{"", "pre_conditions", "inference", "post_conditions"}
+
+func parseRecord(r *Record, i int, bad func(string, ...any)) {
+	f := fmt.Sprintf("records[%d]", i)
+	if !strings.HasPrefix(r.RecordID, "rec_") || !idPattern.MatchString(r.RecordID) {
+		bad("%s.record_id %q must be rec_ followed by an id", f, r.RecordID)
+	}
+	if r.Sequence < 1 || r.Sequence > 1<<53 {
+		bad("%s.sequence %d must be between 1 and 2^53", f, r.Sequence)
+	}
+	if r.Check == "" || len(r.Check) > 256 {
+		bad("%s.check must be 1-256 characters", f)
+	}
+	if r.ManifestID == "" || len(r.ManifestID) > 256 {
+		bad("%s.manifest_id must be 1-256 characters", f)
+	}
+	if !r.CheckResult.Valid() {
+		bad("%s.check_result %q is not one of %v", f, r.CheckResult, CheckResults)
+	}
+	if !r.ProofLevel.Valid() {
+		bad("%s.proof_level %q is not one of %v", f, r.ProofLevel, ProofLevels)
+	}
+	if !r.Visibility.Valid() {
+		bad("%s.visibility %q is not one of %v", f, r.Visibility, Visibilities)
+	}
+	h, err := commitment.Parse(r.CommitmentHash)
+	if err != nil {
+		bad("%s.commitment_hash: %v", f, err)
+	} else if string(h.Algorithm) != r.CommitmentAlgorithm {
+		bad("%s.commitment_algorithm %q does not match the commitment hash (%s)", f, r.CommitmentAlgorithm, h.Algorithm)
+	}
+	if r.OutputCommitment != "" {
+		if _, err := commitment.Parse(r.OutputCommitment); err != nil {
+			bad("%s.output_commitment: %v", f, err)
+		}
+	}
+	if _, err := time.Parse(time.RFC3339Nano, r.RecordedAt); err != nil {
+		bad("%s.recorded_at %q is not an RFC 3339 time", f, r.RecordedAt)
+	}
+	if r.StageType != "" && r.StageType != StageBoundCommittedInference && r.StageType != StageOpenSourceML {
+		bad("%s.stage_type %q is not %s or %s", f, r.StageType, StageBoundCommittedInference, StageOpenSourceML)
+	}
+	if !slices.Contains(stageParts, r.StagePart) {
+		bad("%s.stage_part %q is not one of pre_conditions, inference, post_conditions", f, r.StagePart)
+	}
+	if (r.ProofLevel == Witnessed) != (r.Review != nil) {
+		bad("%s: a review block goes with proof_level witnessed and only with it", f)
+	}
+	if (r.ProofLevel == OperatorBound) != (r.BoundedInference != nil) {
+		bad("%s: a bounded_inference block goes with proof_level operator_bound and only with it", f)
+	}
+	if bi := r.BoundedInference; bi != nil {
+		if !profile.IDPattern.MatchString(bi.ProfileID) {
+			bad("%s.bounded_inference.profile_id %q is not a profile id", f, bi.ProfileID)
+		}
+		if !slices.Contains(GPUClasses, bi.GPUClass) {
+			bad("%s.bounded_inference.gpu_class %q is not one of %v", f, bi.GPUClass, GPUClasses)
+		}
+		if _, err := ParseHash(bi.ONNXModelHash); err != nil {
+			bad("%s.bounded_inference.onnx_model_hash: %v", f, err)
+		}
+		if bi.TraceMode != TraceFull && bi.TraceMode != TraceProduction {
+			bad("%s.bounded_inference.trace_mode %q is not full or production", f, bi.TraceMode)
+		}
+		if bi.OperatorCount < 1 || bi.OperatorCount > 1<<32 {
+			bad("%s.bounded_inference.operator_count %d is out of range", f, bi.OperatorCount)
+		}
+		if _, err := ParseHash(bi.MerkleRoot); err != nil {
+			bad("%s.bounded_inference.merkle_root: %v", f, err)
+		}
+	}
+	if rv := r.Review; rv != nil {
+		if !idPattern.MatchString(rv.SessionID) {
+			bad("%s.review.session_id %q is not an id", f, rv.SessionID)
+		}
+		if rv.MinDurationSeconds < 0 || rv.MinDurationSeconds > 1<<40 {
+			bad("%s.review.min_duration_seconds is out of range", f)
+		}
+		for name, h := range map[string]string{"display_content_hash": rv.DisplayContentHash, "rationale_hash": rv.RationaleHash} {
+			if h != "" {
+				if _, err := commitment.Parse(h); err != nil {
+					bad("%s.review.%s: %v", f, name, err)
+				}
+			}
+		}
+	}
+}
+
+func checkSignature(p parsed, trust *signing.Bundle) Check {
+	c := Check{Name: CheckSignature}
+	if trust == nil {
+		return fail(c, "TRUST ROOT MISSING", "signature not checked: no trust bundle given", true)
+	}
+	if err := trust.Verify(p.v.SigningKeyID, p.signedJCS, p.v.Signature); err != nil {
+		if errors.Is(err, signing.ErrUnknownKey) {
+			return fail(c, "UNKNOWN SIGNING KEY", fmt.Sprintf("signature by key %s, which the trust bundle does not hold", p.v.SigningKeyID), false)
+		}
+		return fail(c, "SIGNATURE INVALID", fmt.Sprintf("signature invalid: the signed fields were changed after signing or the signature is not by key %s", p.v.SigningKeyID), false)
+	}
+	c.Status, c.Message = Pass, fmt.Sprintf("signature valid (Ed25519, key %s)", p.v.SigningKeyID)
+	return c
+}
+
+func fail(c Check, code, msg string, missingTrust bool) Check {
+	c.Status, c.Code, c.Message, c.MissingTrust = Fail, code, msg, missingTrust
+	return c
+}
+
+// declaredBreak reports whether gaps account for a chain break: a
+// sequence_missing gap for every absent sequence number, or a chain_break
+// gap at the record whose chain hash fails.
+func declaredBreak(gaps []Gap, b ChainBreak) bool {
+	has := func(typ string, seq int64) bool {
+		for _, g := range gaps {
+			if g.GapType == typ && g.Sequence != nil && *g.Sequence == seq {
+				return true
+			}
+		}
+		return false
+	}
+	if has(GapChainBreak, b.Sequence) {
+		return true
+	}
+	if b.MissingFrom == 0 || b.MissingTo-b.MissingFrom > 1<<20 {
+		return false
+	}
+	for s := b.MissingFrom; s <= b.MissingTo; s++ {
+		if !has(GapSequenceMissing, s) {
+			return false
+		}
+	}
+	return true
+}
+
+func checkChain(p parsed) Check {
+	c := Check{Name: CheckChain}
+	breaks := p.breaks
+	if len(breaks) == 0 {
+		if !p.v.ChainIntact {
+			return fail(c, "CHAIN MISMATCH", "chain_intact is false, but the chain recomputes intact from genesis", false)
+		}
+		c.Status, c.Message = Pass, fmt.Sprintf("chain intact (%d records from genesis)", len(p.v.Records))
+		return c
+	}
+	undeclared := 0
+	for _, b := range breaks {
+		c.Details = append(c.Details, fmt.Sprintf("sequence %d: %s", b.Sequence, b.Reason))
+		if !declaredBreak(p.v.Gaps, b) {
+			undeclared++
+		}
+	}
+	if p.v.ChainIntact || undeclared > 0 {
+		return fail(c, "CHAIN BROKEN", fmt.Sprintf("chain broken at sequence %d: %s", breaks[0].Sequence, breaks[0].Reason), false)
+	}
+	c.Status, c.Message = Warn, fmt.Sprintf("chain not intact: %d break(s), each declared as a governance gap", len(breaks))
+	return c
+}
+
+func checkMerkle(p parsed) Check {
+	c := Check{Name: CheckMerkle}
+	if got := MerkleRoot(p.v.Records); got != p.v.MerkleRoot {
+		return fail(c, "MERKLE ROOT MISMATCH", fmt.Sprintf("merkle_root %s does not match the records' commitments (recomputed %s)", shortHash(p.v.MerkleRoot), shortHash(got)), false)
+	}
+	c.Status, c.Message = Pass, fmt.Sprintf("merkle root matches %d commitments", len(p.v.Records))
+	return c
+}
+
+func checkZK(p parsed) Check {
+	c := Check{Name: CheckZK}
+	var claims []string
+	for _, r := range p.v.Records {
+		if r.ProofLevel == VerifiableInference {
+			claims = append(claims, fmt.Sprintf("sequence %d (%s)", r.Sequence, r.Check))
+		}
+	}
+	if len(claims) > 0 {
+		c.Details = claims
+		return fail(c, "ZK PROOF UNVERIFIABLE", fmt.Sprintf("%d record(s) claim verifiable_inference, but v1 VPECs carry no zero-knowledge proof this verifier can check", len(claims)), false)
+	}
+	c.Status, c.Message = NotApplicable, "ZK proofs: none present"
+	return c
+}
+
+func checkTimestamp(p parsed, trust *signing.Bundle, r *Report) Check {
+	c := Check{Name: CheckTimestamp}
+	if trust == nil || len(trust.Roots()) == 0 {
+		return fail(c, "TSA ROOT MISSING", "timestamp not checked: the trust bundle holds no timestamp authority root certificate", true)
+	}
+	info, err := timestamp.Verify(p.tsToken, TimestampImprint(p.signature), timestamp.VerifyOptions{Roots: trust.Roots()})
+	if err != nil {
+		code := "TIMESTAMP INVALID"
+		switch {
+		case errors.Is(err, timestamp.ErrUntrustedTSA):
+			code = "UNTRUSTED TIMESTAMP AUTHORITY"
+		case errors.Is(err, timestamp.ErrImprintMismatch):
+			code = "TIMESTAMP NOT OVER SIGNATURE"
+		}
+		return fail(c, code, fmt.Sprintf("timestamp not authentic: %v", err), false)
+	}
+	r.TimestampedAt = FormatTime(info.GenTime)
+	issued, _ := time.Parse(time.RFC3339Nano, p.v.IssuedAt)
+	if d := info.GenTime.Sub(issued); d > MaxTimestampSkew || d < -MaxTimestampSkew {
+		return fail(c, "TIMESTAMP TIME MISMATCH", fmt.Sprintf("timestamp time %s is %s away from issued_at %s (at most %s allowed)", FormatTime(info.GenTime), d.Round(time.Second), p.v.IssuedAt, MaxTimestampSkew), false)
+	}
+	c.Status = Pass
+	c.Message = fmt.Sprintf("timestamp authentic (RFC 3161, %s, %s)", FormatTime(info.GenTime), info.Signer.Subject.CommonName)
+	return c
+}
+
+func checkGaps(p parsed) Check {
+	c := Check{Name: CheckGaps}
+	if len(p.v.Gaps) == 0 {
+		c.Status, c.Message = Pass, "no governance gaps"
+		return c
+	}
+	var parts []string
+	for _, g := range p.v.Gaps {
+		d := fmt.Sprintf("%s (%s)", g.GapType, g.Severity)
+		if g.Check != nil {
+			d += " check " + *g.Check
+		}
+		if g.Sequence != nil {
+			d += fmt.Sprintf(" sequence %d", *g.Sequence)
+		}
+		c.Details = append(c.Details, d)
+		parts = append(parts, g.GapType)
+	}
+	c.Status, c.Message = Warn, fmt.Sprintf("%d governance gap(s): %s", len(p.v.Gaps), strings.Join(parts, ", "))
+	return c
+}
+
+func checkSummary(p parsed) Check {
+	c := Check{Name: CheckSummary}
+	v := &p.v
+	chainIntact := len(p.breaks) == 0
+	want := Summarize(v.Records, v.Gaps, chainIntact)
+	mismatch := func(field string, got, exp any) {
+		c.Details = append(c.Details, fmt.Sprintf("%s is %v, the records give %v", field, got, exp))
+	}
+	if v.ProofLevelFloor != want.ProofLevelFloor {
+		mismatch("proof_level_floor", v.ProofLevelFloor, want.ProofLevelFloor)
+	}
+	if v.TotalChecksRun != want.TotalChecksRun {
+		mismatch("total_checks_run", v.TotalChecksRun, want.TotalChecksRun)
+	}
+	if v.ChecksPassed != want.ChecksPassed {
+		mismatch("checks_passed", v.ChecksPassed, want.ChecksPassed)
+	}
+	if v.ChecksFailed != want.ChecksFailed {
+		mismatch("checks_failed", v.ChecksFailed, want.ChecksFailed)
+	}
+	if !mapsEqual(v.ProofLevelBreakdown, want.ProofLevelBreakdown) {
+		mismatch("proof_level_breakdown", formatMap(v.ProofLevelBreakdown), formatMap(want.ProofLevelBreakdown))
+	}
+	if v.ProvableSurface != want.ProvableSurface {
+		mismatch("provable_surface", v.ProvableSurface, want.ProvableSurface)
+	}
+	if !mapsEqual(v.ProvableSurfaceBreakdown, want.ProvableSurfaceBreakdown) {
+		mismatch("provable_surface_breakdown", formatMap(v.ProvableSurfaceBreakdown), formatMap(want.ProvableSurfaceBreakdown))
+	}
+	if v.IsClean != want.IsClean {
+		mismatch("is_clean", v.IsClean, want.IsClean)
+	}
+	if env, _ := EnvironmentOf(v.APIKeyID); env != v.Environment {
+		c.Details = append(c.Details, fmt.Sprintf("environment is %s, but api_key_id %s selects %s", v.Environment, v.APIKeyID, env))
+	}
+	if len(c.Details) > 0 {
+		return fail(c, "SUMMARY MISMATCH", "summary inconsistent with records: "+c.Details[0], false)
+	}
+	c.Status, c.Message = Pass, fmt.Sprintf("summary consistent (%d checks, %d passed, %d failed, %s environment)", v.TotalChecksRun, v.ChecksPassed, v.ChecksFailed, v.Environment)
+	return c
+}
+
+func mapsEqual[V comparable](a, b map[string]V) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+func formatMap[V any](m map[string]V) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s=%v", k, m[k])
+	}
+	return "{" + strings.Join(parts, " ") + "}"
+}
+
+// ReviewStatement returns the bytes a human reviewer signs for a record:
+// JCS of the review statement (see docs/FORMATS.md).
+func ReviewStatement(runID string, r *Record) ([]byte, error) {
+	st := map[string]any{
+		"type":            "svc.review/v1",
+		"run_id":          runID,
+		"check":           r.Check,
+		"manifest_id":     r.ManifestID,
+		"check_result":    r.CheckResult,
+		"commitment_hash": r.CommitmentHash,
+	}
+	if r.Review != nil {
+		st["session_id"] = r.Review.SessionID
+		if r.Review.DisplayContentHash != "" {
+			st["display_content_hash"] = r.Review.DisplayContentHash
+		}
+		if r.Review.RationaleHash != "" {
+			st["rationale_hash"] = r.Review.RationaleHash
+		}
+	}
+	return document.MarshalSignedBytes(st)
+}
+
+// CheckOpenImprint is the SHA-256 digest the check-open timestamp is over.
+func CheckOpenImprint(sessionID string) []byte {
+	d := sha256.Sum256([]byte("svc.check-open.v1:" + sessionID))
+	return d[:]
+}
+
+// CheckCloseImprint is the SHA-256 digest the check-close timestamp is over.
+func CheckCloseImprint(sessionID, commitmentHash string) []byte {
+	d := sha256.Sum256([]byte("svc.check-close.v1:" + sessionID + ":" + commitmentHash))
+	return d[:]
+}
+
+func checkReviews(p parsed, trust *signing.Bundle) Check {
+	c := Check{Name: CheckReviews}
+	n := 0
+	for i := range p.v.Records {
+		r := &p.v.Records[i]
+		if r.Review == nil {
+			continue
+		}
+		n++
+		if err := verifyReview(p.v.RunID, r, trust); err != nil {
+			c.Details = append(c.Details, fmt.Sprintf("sequence %d (%s): %v", r.Sequence, r.Check, err))
+		}
+	}
+	if n == 0 {
+		c.Status, c.Message = NotApplicable, "witnessed reviews: none present"
+		return c
+	}
+	if len(c.Details) > 0 {
+		return fail(c, "REVIEW INVALID", "witnessed review invalid: "+c.Details[0], trust == nil || len(trust.Roots()) == 0)
+	}
+	c.Status, c.Message = Pass, fmt.Sprintf("%d witnessed review(s) valid (reviewer signature, open and close timestamps, minimum duration)", n)
+	return c
+}
+
+func verifyReview(runID string, r *Record, trust *signing.Bundle) error {
+	rv := r.Review
+	der, err := base64.StdEncoding.Strict().DecodeString(rv.ReviewerPublicKey)
+	if err != nil {
+		return fmt.Errorf("reviewer_public_key is not base64 SPKI DER")
+	}
+	pub, err := signing.ParsePublicKeyDER(der)
+	if err != nil {
+		return fmt.Errorf("reviewer_public_key: %w", err)
+	}
+	if id := signing.KeyID(pub); id != rv.ReviewerKeyID {
+		return fmt.Errorf("reviewer_key_id %s does not match the reviewer public key (id %s)", rv.ReviewerKeyID, id)
+	}
+	sig, err := signing.ParseSignature(rv.ReviewerSignature)
+	if err != nil {
+		return fmt.Errorf("reviewer_signature: %w", err)
+	}
+	msg, err := ReviewStatement(runID, r)
+	if err != nil {
+		return err
+	}
+	if err := signing.Verify(pub, msg, sig); err != nil {
+		return fmt.Errorf("reviewer signature: %w", err)
+	}
+	if trust == nil || len(trust.Roots()) == 0 {
+		return fmt.Errorf("review timestamps not checked: the trust bundle holds no timestamp authority root")
+	}
+	open, err := verifyTST(rv.CheckOpenTST, CheckOpenImprint(rv.SessionID), trust)
+	if err != nil {
+		return fmt.Errorf("check_open_tst: %w", err)
+	}
+	cl, err := verifyTST(rv.CheckCloseTST, CheckCloseImprint(rv.SessionID, r.CommitmentHash), trust)
+	if err != nil {
+		return fmt.Errorf("check_close_tst: %w", err)
+	}
+	if d := cl.Sub(open); d < time.Duration(rv.MinDurationSeconds)*time.Second {
+		return fmt.Errorf("review lasted %s, less than its minimum of %ds", d.Round(time.Millisecond), rv.MinDurationSeconds)
+	}
+	return nil
+}
+
+func verifyTST(b64 string, digest []byte, trust *signing.Bundle) (time.Time, error) {
+	der, err := base64.StdEncoding.Strict().DecodeString(b64)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("not base64")
+	}
+	info, err := timestamp.Verify(der, digest, timestamp.VerifyOptions{Roots: trust.Roots()})
+	if err != nil {
+		return time.Time{}, err
+	}
+	return info.GenTime, nil
+}
+
+func checkProfiles(p parsed, opts Options) Check {
+	c := Check{Name: CheckProfile}
+	type key struct{ id, gpu string }
+	var seen []key
+	cache := map[string]*profile.Profile{}
+	missing, invalid := false, false
+	var mismatchGPU string
+	for i := range p.v.Records {
+		r := &p.v.Records[i]
+		bi := r.BoundedInference
+		if bi == nil {
+			continue
+		}
+		if k := (key{bi.ProfileID, bi.GPUClass}); !slices.Contains(seen, k) {
+			seen = append(seen, k)
+		}
+		prof, ok := cache[bi.ProfileID]
+		if !ok {
+			var err error
+			prof, err = resolveProfile(bi.ProfileID, opts)
+			if err != nil {
+				c.Details = append(c.Details, fmt.Sprintf("sequence %d: profile %s: %v", r.Sequence, bi.ProfileID, err))
+				if errors.Is(err, ErrProfileNotFound) {
+					missing = true
+				} else {
+					invalid = true
+				}
+				cache[bi.ProfileID] = nil
+				continue
+			}
+			cache[bi.ProfileID] = prof
+		}
+		if prof == nil {
+			continue
+		}
+		if !prof.CoversGPU(bi.GPUClass) {
+			c.Details = append(c.Details, fmt.Sprintf("sequence %d: gpu_class %s is not among %s's calibrated classes %v", r.Sequence, bi.GPUClass, prof.ProfileID, prof.CalibratedGPUClasses))
+			mismatchGPU = bi.GPUClass
+			continue
+		}
+		m, ok := prof.Model(bi.ONNXModelHash)
+		if !ok {
+			c.Details = append(c.Details, fmt.Sprintf("sequence %d: model %s is not covered by profile %s", r.Sequence, shortHash(bi.ONNXModelHash), prof.ProfileID))
+			continue
+		}
+		if want, ok := m.OperatorCounts[bi.TraceMode]; !ok || want != bi.OperatorCount {
+			c.Details = append(c.Details, fmt.Sprintf("sequence %d: operator_count %d in %s mode, profile %s gives %d for this model", r.Sequence, bi.OperatorCount, bi.TraceMode, prof.ProfileID, want))
+		}
+	}
+	if len(seen) == 0 {
+		c.Status, c.Message = NotApplicable, "profile: no Bounded Inference records"
+		return c
+	}
+	var names []string
+	for _, k := range seen {
+		names = append(names, k.id+" · "+k.gpu)
+	}
+	if len(c.Details) > 0 {
+		code := "PROFILE MISMATCH"
+		if invalid {
+			code = "PROFILE INVALID"
+		}
+		if mismatchGPU != "" {
+			code = "PROFILE MISMATCH (gpu_class " + mismatchGPU + ")"
+		}
+		if missing && len(c.Details) == countMissing(c.Details) {
+			return fail(c, "PROFILE NOT AVAILABLE", "profile not checked: "+c.Details[0]+"; pass it with --profile or put it in the profile directory", true)
+		}
+		return fail(c, code, "profile inconsistent: "+c.Details[0], false)
+	}
+	c.Status, c.Message = Pass, "profile consistent ("+strings.Join(names, "; ")+")"
+	return c
+}
+
+func countMissing(details []string) int {
+	n := 0
+	for _, d := range details {
+		if strings.Contains(d, ErrProfileNotFound.Error()) {
+			n++
+		}
+	}
+	return n
+}
+
+func resolveProfile(id string, opts Options) (*profile.Profile, error) {
+	if opts.Profiles == nil {
+		return nil, ErrProfileNotFound
+	}
+	doc, err := opts.Profiles.Profile(id)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Trust == nil {
+		return nil, fmt.Errorf("%w: no trust bundle to check its signature", ErrProfileNotFound)
+	}
+	prof, err := profile.Verify(doc, opts.Trust)
+	if err != nil {
+		return nil, err
+	}
+	if prof.ProfileID != id {
+		return nil, fmt.Errorf("source returned profile %s", prof.ProfileID)
+	}
+	return prof, nil
+}
