@@ -1,0 +1,218 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/svc-gov/svc/pkg/signing"
+	"github.com/svc-gov/svc/pkg/timestamp"
+)
+
+var errNotExist = fs.ErrNotExist
+
+// Key file names written by keygen.
+const (
+	SigningKeyFile   = "signing-key.pem"
+	PublicKeyFile    = "signing-key.pub.pem"
+	TrustBundleFile  = "trust-bundle.pem"
+	defaultKeyDir    = "svc-keys"
+	defaultTSADir    = "svc-tsa"
+	privateKeyMode   = 0o600
+	publicFileMode   = 0o644
+	privateDirectory = 0o700
+)
+
+type keygenOptions struct {
+	dir    string
+	tsaDir string
+	output string
+}
+
+// keygenResult is the JSON result of keygen.
+type keygenResult struct {
+	KeyID       string `json:"key_id"`
+	PrivateKey  string `json:"private_key"`
+	PublicKey   string `json:"public_key"`
+	TrustBundle string `json:"trust_bundle"`
+	TSARoots    int    `json:"tsa_roots"`
+}
+
+func (a *app) keygenCmd() *cobra.Command {
+	o := &keygenOptions{}
+	cmd := &cobra.Command{
+		Use:   "keygen",
+		Short: "Create a service signing key and its trust bundle",
+		Long: `Create an Ed25519 service signing key (PKCS#8 PEM, mode 0600), its public
+key (SPKI PEM) and a trust bundle holding the public key and, with
+--tsa-dir, the root certificate of a timestamp authority made by
+'svc tsa init'. Existing keys are never overwritten.
+
+The files are what openssl reads: 'openssl pkey -in signing-key.pem -pubout'
+prints the public key.`,
+		Example: `  svc tsa init --dir svc-tsa
+  svc keygen --dir svc-keys --tsa-dir svc-tsa`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return a.runKeygen(o) },
+	}
+	cmd.Flags().StringVar(&o.dir, "dir", defaultKeyDir, "directory to write the key files to")
+	cmd.Flags().StringVar(&o.tsaDir, "tsa-dir", "", "include the root certificate of the timestamp authority in this directory")
+	addOutputFlag(cmd, &o.output)
+	return cmd
+}
+
+func (a *app) runKeygen(o *keygenOptions) error {
+	if err := checkOutput(o.output); err != nil {
+		return err
+	}
+	keyPath := filepath.Join(o.dir, SigningKeyFile)
+	if _, err := os.Stat(keyPath); err == nil {
+		return errorf(ExitUsage, "choose another --dir, or remove the old key if you really mean to replace it", "%s already exists; refusing to overwrite a signing key", keyPath)
+	}
+	bundle := signing.NewBundle()
+	if o.tsaDir != "" {
+		tsa, err := timestamp.LoadAuthority(o.tsaDir)
+		if err != nil {
+			return &Error{Code: ExitTrust, Err: err, Hint: "create one with 'svc tsa init --dir " + o.tsaDir + "'"}
+		}
+		bundle.AddRoot(tsa.Root())
+	}
+	pub, priv, err := signing.GenerateKey()
+	if err != nil {
+		return &Error{Code: ExitFailure, Err: err}
+	}
+	bundle.AddKey(pub)
+	privPEM, err := signing.MarshalPrivateKeyPEM(priv)
+	if err != nil {
+		return &Error{Code: ExitFailure, Err: err}
+	}
+	pubPEM, err := signing.MarshalPublicKeyPEM(pub)
+	if err != nil {
+		return &Error{Code: ExitFailure, Err: err}
+	}
+	if err := os.MkdirAll(o.dir, privateDirectory); err != nil {
+		return &Error{Code: ExitFailure, Err: fmt.Errorf("create key directory: %w", err)}
+	}
+	files := []struct {
+		name string
+		data []byte
+		mode os.FileMode
+	}{
+		{SigningKeyFile, privPEM, privateKeyMode},
+		{PublicKeyFile, pubPEM, publicFileMode},
+		{TrustBundleFile, bundle.Marshal(), publicFileMode},
+	}
+	for _, f := range files {
+		if err := WriteFileAtomic(filepath.Join(o.dir, f.name), f.data, f.mode); err != nil {
+			return &Error{Code: ExitFailure, Err: err}
+		}
+	}
+	res := keygenResult{
+		KeyID:       signing.KeyID(pub),
+		PrivateKey:  keyPath,
+		PublicKey:   filepath.Join(o.dir, PublicKeyFile),
+		TrustBundle: filepath.Join(o.dir, TrustBundleFile),
+		TSARoots:    len(bundle.Roots()),
+	}
+	if o.output == outputJSON {
+		return a.writeJSON(res)
+	}
+	w := a.streams.Out
+	fmt.Fprintf(w, "key id:       %s\n", res.KeyID)
+	fmt.Fprintf(w, "private key:  %s (keep it secret)\n", res.PrivateKey)
+	fmt.Fprintf(w, "public key:   %s\n", res.PublicKey)
+	fmt.Fprintf(w, "trust bundle: %s (%d TSA root certificate(s))\n", res.TrustBundle, res.TSARoots)
+	if res.TSARoots == 0 {
+		fmt.Fprintf(a.streams.Err, "%s: hint: the bundle has no TSA root, so timestamps cannot be verified with it; rerun with --tsa-dir after 'svc tsa init'\n", a.name)
+	}
+	return nil
+}
+
+// WriteFileAtomic writes data to path through a temporary file in the same
+// directory and a rename, so a reader never sees a half-written file.
+// It refuses to replace an existing file.
+func WriteFileAtomic(path string, data []byte, mode os.FileMode) error {
+	if _, err := os.Lstat(path); err == nil {
+		return fmt.Errorf("write %s: %w", path, fs.ErrExist)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if err := tmp.Chmod(mode); err == nil {
+		if _, err = tmp.Write(data); err == nil {
+			err = tmp.Sync()
+		}
+	}
+	if cerr := tmp.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Link(tmp.Name(), path); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("write %s: %w", path, fs.ErrExist)
+		}
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+type tsaInitOptions struct {
+	dir    string
+	name   string
+	output string
+}
+
+func (a *app) tsaCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "tsa",
+		Short: "Manage a built-in RFC 3161 timestamp authority",
+	}
+	o := &tsaInitOptions{}
+	initCmd := &cobra.Command{
+		Use:   "init",
+		Short: "Create a timestamp authority: ECDSA P-256 root and TSA certificate",
+		Long: `Create a built-in RFC 3161 timestamp authority in a directory: a self-signed
+ECDSA P-256 root certificate (root.pem), a TSA certificate signed by it
+with the critical timeStamping extended key usage (tsa.pem), and the TSA
+private key (tsa-key.pem, mode 0600). An existing authority is never
+overwritten. Add root.pem to a trust bundle with 'svc keygen --tsa-dir'.`,
+		Example: `  svc tsa init --dir svc-tsa --name "Example Corp TSA"`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(o.output); err != nil {
+				return err
+			}
+			tsa, err := timestamp.InitAuthority(o.dir, timestamp.AuthorityOptions{Name: o.name})
+			if err != nil {
+				if errors.Is(err, fs.ErrExist) {
+					return &Error{Code: ExitUsage, Err: err, Hint: "an authority already exists there; choose another --dir"}
+				}
+				return &Error{Code: ExitFailure, Err: err}
+			}
+			res := map[string]string{
+				"dir":         o.dir,
+				"root":        tsa.Root().Subject.CommonName,
+				"certificate": tsa.Certificate().Subject.CommonName,
+				"not_after":   tsa.Certificate().NotAfter.UTC().Format("2006-01-02"),
+			}
+			if o.output == outputJSON {
+				return a.writeJSON(res)
+			}
+			fmt.Fprintf(a.streams.Out, "timestamp authority created in %s\n  root:        %s\n  certificate: %s (valid until %s)\n", o.dir, res["root"], res["certificate"], res["not_after"])
+			return nil
+		},
+	}
+	initCmd.Flags().StringVar(&o.dir, "dir", defaultTSADir, "directory to create the authority in")
+	initCmd.Flags().StringVar(&o.name, "name", "", "common name prefix of the certificates (default \"svc built-in TSA\")")
+	addOutputFlag(initCmd, &o.output)
+	cmd.AddCommand(initCmd)
+	return cmd
+}

@@ -1,0 +1,330 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/svc-gov/svc/pkg/document"
+	"github.com/svc-gov/svc/pkg/profile"
+	"github.com/svc-gov/svc/pkg/signing"
+	"github.com/svc-gov/svc/pkg/vpec"
+)
+
+const trustHint = "pass --trust-root bundle.pem (or set SVC_TRUST_ROOT); an operator prints it with 'svc serve trust-bundle', and a service publishes it at /.well-known/svc/trust-bundle.pem"
+
+// trustOptions is the flag group for trust material.
+type trustOptions struct {
+	trustRoot string
+}
+
+func (o *trustOptions) add(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&o.trustRoot, "trust-root", "", "trust bundle PEM: service public keys and TSA root certificates (env SVC_TRUST_ROOT)")
+}
+
+func (o *trustOptions) load() (*signing.Bundle, error) {
+	if o.trustRoot == "" {
+		return nil, errorf(ExitTrust, trustHint, "no trust root given")
+	}
+	b, err := signing.LoadBundle(o.trustRoot)
+	if err != nil {
+		return nil, &Error{Code: ExitTrust, Err: err, Hint: "the trust bundle must be a PEM file of PUBLIC KEY (Ed25519) and CERTIFICATE blocks; " + trustHint}
+	}
+	if len(b.KeyIDs()) == 0 {
+		return nil, errorf(ExitTrust, "add the service's PUBLIC KEY block to the bundle", "trust bundle %s holds no Ed25519 public key", o.trustRoot)
+	}
+	return b, nil
+}
+
+// readInput reads a document from path, or standard input when path is "-".
+func (a *app) readInput(path, what string) ([]byte, error) {
+	var data []byte
+	var err error
+	if path == "-" {
+		data, err = io.ReadAll(io.LimitReader(a.streams.In, document.MaxSize+1))
+	} else {
+		data, err = os.ReadFile(path)
+	}
+	if err != nil {
+		return nil, &Error{Code: ExitUsage, Err: fmt.Errorf("read %s: %w", what, err), Hint: "check the path; use - to read standard input"}
+	}
+	return data, nil
+}
+
+type verifyOptions struct {
+	trust        trustOptions
+	profiles     []string
+	profileDir   string
+	output       string
+	requireClean bool
+}
+
+func defaultProfileDir() string {
+	if dir, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(dir, "svc", "profiles")
+	}
+	return ""
+}
+
+func (a *app) verifyCmd() *cobra.Command {
+	o := &verifyOptions{}
+	cmd := &cobra.Command{
+		Use:   "verify <vpec.json>",
+		Short: "Verify a VPEC offline",
+		Long: `Verify a VPEC offline: schema, Ed25519 signature by a key in the trust
+bundle, hash chain from genesis, Merkle root, RFC 3161 timestamp, gaps,
+summary counts, witnessed reviews and, for Bounded Inference records, the
+signed model profile. Every check is reported by name; the last line is
+the verdict.
+
+Exit codes: 0 VALID, 1 INVALID, 2 usage or unreadable input,
+3 trust material (trust bundle, TSA root, profile) missing or unusable.`,
+		Example: `  svc verify vpec.json --trust-root trust-bundle.pem
+  svc verify vpec.json --trust-root trust-bundle.pem --profile profile.json
+  svc verify - --trust-root trust-bundle.pem --output json < vpec.json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return a.runVerify(o, args[0]) },
+	}
+	o.trust.add(cmd)
+	cmd.Flags().StringArrayVar(&o.profiles, "profile", nil, "signed model profile JSON for Bounded Inference records (repeatable)")
+	cmd.Flags().StringVar(&o.profileDir, "profile-dir", "", "directory of cached signed profiles (default: svc/profiles in the user cache directory; env SVC_PROFILE_DIR)")
+	cmd.Flags().BoolVar(&o.requireClean, "require-clean", false, "treat governance gaps and declared chain breaks as invalid (exit 1)")
+	addOutputFlag(cmd, &o.output)
+	return cmd
+}
+
+func (a *app) runVerify(o *verifyOptions, path string) error {
+	if err := checkOutput(o.output); err != nil {
+		return err
+	}
+	doc, err := a.readInput(path, "VPEC")
+	if err != nil {
+		return err
+	}
+	trust, err := o.trust.load()
+	if err != nil {
+		return err
+	}
+	set := profile.NewSet()
+	if o.profileDir == "" {
+		o.profileDir = defaultProfileDir()
+	}
+	if o.profileDir != "" {
+		for _, err := range set.AddDir(o.profileDir) {
+			fmt.Fprintf(a.streams.Err, "%s: warning: skipping cached profile: %v\n", a.name, err)
+		}
+	}
+	// Profiles named on the command line win over cached ones.
+	for _, p := range o.profiles {
+		if _, err := set.AddFile(p); err != nil {
+			return &Error{Code: ExitTrust, Err: err, Hint: "--profile takes a signed model profile JSON file"}
+		}
+	}
+	// Verification allocates a parse tree a few times the document's size
+	// and drops it at exit: trade memory for fewer collections.
+	defer debug.SetGCPercent(debug.SetGCPercent(400))
+	report := vpec.Verify(doc, vpec.Options{Trust: trust, Profiles: set})
+	code := ExitValid
+	switch {
+	case report.Valid && o.requireClean && !report.IsClean:
+		code = ExitInvalid
+		report.Verdict = "INVALID — NOT CLEAN (--require-clean)"
+		report.Valid = false
+	case report.Valid:
+	case report.MissingTrust():
+		code = ExitTrust
+	default:
+		code = ExitInvalid
+	}
+	if o.output == outputJSON {
+		if err := a.writeJSON(report); err != nil {
+			return err
+		}
+	} else {
+		a.printReport(report)
+	}
+	if code != ExitValid {
+		return exitError{code}
+	}
+	return nil
+}
+
+func (a *app) writeJSON(v any) error {
+	b, err := document.MarshalIndent(v)
+	if err != nil {
+		return &Error{Code: ExitFailure, Err: err}
+	}
+	if _, err := a.streams.Out.Write(b); err != nil {
+		return &Error{Code: ExitFailure, Err: fmt.Errorf("write output: %w", err)}
+	}
+	return nil
+}
+
+// mark returns the status marker: symbols with color on a TTY, words otherwise.
+func (a *app) mark(st vpec.Status) string {
+	p := a.palette()
+	if !a.streams.ColorOut() {
+		switch st {
+		case vpec.Pass:
+			return "[ok]  "
+		case vpec.Fail:
+			return "[FAIL]"
+		case vpec.Warn:
+			return "[warn]"
+		default:
+			return "[n/a] "
+		}
+	}
+	switch st {
+	case vpec.Pass:
+		return p.green("✓")
+	case vpec.Fail:
+		return p.red("✗")
+	case vpec.Warn:
+		return p.yellow("!")
+	default:
+		return p.dim("–")
+	}
+}
+
+func (a *app) printReport(r *vpec.Report) {
+	p := a.palette()
+	w := a.streams.Out
+	if r.VPECID != "" {
+		fmt.Fprintf(w, "VPEC %s\n", p.bold(r.VPECID))
+		fmt.Fprintf(w, "  run %s · workflow %s · org %s · %s\n", r.RunID, r.WorkflowID, r.OrgID, r.Environment)
+	}
+	for _, c := range r.Checks {
+		fmt.Fprintf(w, "  %s %s\n", a.mark(c.Status), c.Message)
+		if (c.Status == vpec.Fail || c.Status == vpec.Warn) && !(len(c.Details) == 1 && strings.HasSuffix(c.Message, c.Details[0])) {
+			for i, d := range c.Details {
+				if i == 10 {
+					fmt.Fprintf(w, "        … and %d more\n", len(c.Details)-10)
+					break
+				}
+				fmt.Fprintf(w, "        %s\n", d)
+			}
+		}
+	}
+	if r.ProofLevelFloor != "" && r.Check(vpec.CheckSchema).Status == vpec.Pass {
+		fmt.Fprintf(w, "  proof_level_floor: %s\n", p.bold(r.ProofLevelFloor))
+	}
+	verdict := r.Verdict
+	switch {
+	case r.Valid && r.IsClean:
+		verdict = p.green(verdict)
+	case r.Valid:
+		verdict = p.yellow(verdict + " (not clean: see gaps)")
+	default:
+		verdict = p.red(verdict)
+	}
+	fmt.Fprintln(w, verdict)
+}
+
+type verifyProfileOptions struct {
+	trust  trustOptions
+	output string
+}
+
+// profileReport is the JSON result of verify-profile.
+type profileReport struct {
+	Valid                bool     `json:"valid"`
+	Verdict              string   `json:"verdict"`
+	ProfileID            string   `json:"profile_id,omitempty"`
+	ModelClass           string   `json:"model_class,omitempty"`
+	CalibratedGPUClasses []string `json:"calibrated_gpu_classes,omitempty"`
+	Models               int      `json:"models"`
+	SigningKeyID         string   `json:"signing_key_id,omitempty"`
+	Error                string   `json:"error,omitempty"`
+}
+
+func (a *app) verifyProfileCmd() *cobra.Command {
+	o := &verifyProfileOptions{}
+	cmd := &cobra.Command{
+		Use:   "verify-profile <profile.json>",
+		Short: "Verify a model drift profile's signature offline",
+		Long: `Verify a signed model drift profile offline: strict schema, field rules,
+and the Ed25519 signature by a key in the trust bundle. Any change to a
+signed field makes it fail.
+
+Exit codes: 0 VALID, 1 INVALID, 2 usage or unreadable input,
+3 trust bundle missing or unusable.`,
+		Example: `  svc verify-profile profile.json --trust-root trust-bundle.pem`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(o.output); err != nil {
+				return err
+			}
+			doc, err := a.readInput(args[0], "profile")
+			if err != nil {
+				return err
+			}
+			trust, err := o.trust.load()
+			if err != nil {
+				return err
+			}
+			prof, verr := profile.Verify(doc, trust)
+			rep := profileReport{Valid: verr == nil, Verdict: "VALID"}
+			if prof != nil {
+				rep.ProfileID, rep.ModelClass, rep.CalibratedGPUClasses = prof.ProfileID, prof.ModelClass, prof.CalibratedGPUClasses
+				rep.Models, rep.SigningKeyID = len(prof.Models), prof.SigningKeyID
+			}
+			if verr != nil {
+				rep.Error = verr.Error()
+				rep.Verdict = "INVALID — " + profileCode(verr)
+			}
+			if o.output == outputJSON {
+				if err := a.writeJSON(rep); err != nil {
+					return err
+				}
+			} else {
+				a.printProfileReport(rep, verr)
+			}
+			if verr != nil {
+				return exitError{ExitInvalid}
+			}
+			return nil
+		},
+	}
+	o.trust.add(cmd)
+	addOutputFlag(cmd, &o.output)
+	return cmd
+}
+
+func profileCode(err error) string {
+	switch {
+	case errors.Is(err, signing.ErrUnknownKey):
+		return "UNKNOWN SIGNING KEY"
+	case errors.Is(err, signing.ErrBadSignature):
+		return "SIGNATURE INVALID"
+	case errors.Is(err, profile.ErrUnsigned):
+		return "UNSIGNED"
+	default:
+		return "SCHEMA ERROR"
+	}
+}
+
+func (a *app) printProfileReport(r profileReport, err error) {
+	p := a.palette()
+	w := a.streams.Out
+	if r.ProfileID != "" {
+		fmt.Fprintf(w, "profile %s\n", p.bold(r.ProfileID))
+		fmt.Fprintf(w, "  model class %s · GPU classes %s · %d model(s)\n", r.ModelClass, strings.Join(r.CalibratedGPUClasses, ", "), r.Models)
+	}
+	if err == nil {
+		fmt.Fprintf(w, "  %s schema valid\n", a.mark(vpec.Pass))
+		fmt.Fprintf(w, "  %s signature valid (Ed25519, key %s)\n", a.mark(vpec.Pass), r.SigningKeyID)
+		fmt.Fprintln(w, p.green(r.Verdict))
+		return
+	}
+	for _, line := range strings.Split(err.Error(), "\n") {
+		fmt.Fprintf(w, "  %s %s\n", a.mark(vpec.Fail), line)
+	}
+	fmt.Fprintln(w, p.red(r.Verdict))
+}
