@@ -14,13 +14,13 @@ import (
 // maxErrors bounds how many schema problems one decode reports.
 const maxErrors = 20
 
-// maxSafeInteger is 2^53, the largest integer I-JSON represents exactly.
-const maxSafeInteger = 1 << 53
+// maxSafeInteger is 2^53-1, the largest integer I-JSON allows.
+const maxSafeInteger = 1<<53 - 1
 
 // Decode decodes the parsed tree v into target (a pointer to a struct),
 // following the json tags of its fields. It is strict: unknown fields,
 // mistyped values, null where no pointer is, integers that are not exact
-// or exceed 2^53, and missing fields are errors. A field is required unless
+// or exceed 2^53-1, and missing fields are errors. A field is required unless
 // its tag says omitempty. Errors name each field's path, e.g.
 // records[3].sequence, and match ErrSchema.
 func Decode(v *canonical.Value, target any) error {
@@ -136,7 +136,7 @@ func (d *decoder) value(v *canonical.Value, out reflect.Value, at *path) {
 		}
 		text, f := v.Number()
 		if f != math.Trunc(f) || math.Abs(f) > maxSafeInteger {
-			d.fail(at, "%s is not an integer between -2^53 and 2^53", text)
+			d.fail(at, "%s is not an integer between -(2^53-1) and 2^53-1", text)
 			return
 		}
 		if out.OverflowInt(int64(f)) {
