@@ -96,9 +96,24 @@ func (r *Report) fill(v *VPEC) {
 }
 
 var (
-	idPattern    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
 	keyIDPattern = regexp.MustCompile(`^[0-9a-f]{16}$`)
 )
+
+// validID reports whether s is 1-128 characters of letters, digits and
+// ._:- starting with a letter or digit (the rule for every id in a VPEC).
+func validID(s string) bool {
+	if len(s) == 0 || len(s) > 128 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		alnum := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+		if !alnum && (i == 0 || (c != '.' && c != '_' && c != ':' && c != '-')) {
+			return false
+		}
+	}
+	return true
+}
 
 func parse(doc []byte) (p parsed) {
 	p.raw = doc
@@ -132,16 +147,16 @@ func parse(doc []byte) (p parsed) {
 		bad("schema is %q, want %q (this verifier reads v1 VPECs)", v.Schema, Schema)
 	}
 	prefixed := func(field, val, prefix string) {
-		if !strings.HasPrefix(val, prefix) || !idPattern.MatchString(val) {
+		if !strings.HasPrefix(val, prefix) || !validID(val) {
 			bad("%s %q must be %s followed by an id", field, val, prefix)
 		}
 	}
 	prefixed("vpec_id", v.VPECID, "vpec_")
 	prefixed("run_id", v.RunID, "run_")
-	if !idPattern.MatchString(v.WorkflowID) {
+	if !validID(v.WorkflowID) {
 		bad("workflow_id %q must be 1-128 characters of letters, digits and ._:-", v.WorkflowID)
 	}
-	if !idPattern.MatchString(v.OrgID) {
+	if !validID(v.OrgID) {
 		bad("org_id %q must be 1-128 characters of letters, digits and ._:-", v.OrgID)
 	}
 	timeField := func(field, val string) {
@@ -153,7 +168,7 @@ func parse(doc []byte) (p parsed) {
 	if v.Environment != Sandbox && v.Environment != Production {
 		bad("environment %q must be sandbox or production", v.Environment)
 	}
-	if _, ok := EnvironmentOf(v.APIKeyID); !ok || !idPattern.MatchString(v.APIKeyID) {
+	if _, ok := EnvironmentOf(v.APIKeyID); !ok || !validID(v.APIKeyID) {
 		bad("api_key_id %q must start with %s or %s", v.APIKeyID, SandboxKeyPrefix, ProductionKeyPrefix)
 	}
 	if !v.ProofLevelFloor.Valid() {
@@ -184,10 +199,10 @@ func parse(doc []byte) (p parsed) {
 	}
 	for i, g := range v.Gaps {
 		f := fmt.Sprintf("gaps[%d]", i)
-		if !idPattern.MatchString(g.GapID) {
+		if !validID(g.GapID) {
 			bad("%s.gap_id %q is not an id", f, g.GapID)
 		}
-		if !idPattern.MatchString(g.GapType) {
+		if !validID(g.GapType) {
 			bad("%s.gap_type %q is not a gap type", f, g.GapType)
 		}
 		if !g.Severity.Valid() {
@@ -262,7 +277,7 @@ var stageParts = []string{"", "pre_conditions", "inference", "post_conditions"}
 
 func parseRecord(r *Record, i int, bad func(string, ...any)) {
 	f := fmt.Sprintf("records[%d]", i)
-	if !strings.HasPrefix(r.RecordID, "rec_") || !idPattern.MatchString(r.RecordID) {
+	if !strings.HasPrefix(r.RecordID, "rec_") || !validID(r.RecordID) {
 		bad("%s.record_id %q must be rec_ followed by an id", f, r.RecordID)
 	}
 	if r.Sequence < 1 || r.Sequence > 1<<53 {
@@ -330,7 +345,7 @@ func parseRecord(r *Record, i int, bad func(string, ...any)) {
 		}
 	}
 	if rv := r.Review; rv != nil {
-		if !idPattern.MatchString(rv.SessionID) {
+		if !validID(rv.SessionID) {
 			bad("%s.review.session_id %q is not an id", f, rv.SessionID)
 		}
 		if rv.MinDurationSeconds < 0 || rv.MinDurationSeconds > 1<<40 {
