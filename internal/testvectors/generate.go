@@ -605,6 +605,31 @@ func (g *gen) invalid() error {
 		return err
 	}
 
+	nullGaps := clone(base)
+	nullGaps.Gaps = nil // marshals as "gaps": null
+	if err := g.resign(nullGaps); err != nil {
+		return err
+	}
+	if err := g.badVPEC("null-gaps-resigned", "gaps is null instead of an array, re-signed", []string{"schema"}, "INVALID — SCHEMA ERROR", nullGaps); err != nil {
+		return err
+	}
+	badHash := clone(base)
+	badHash.Records[1].ChainHash = "not-a-hash"
+	if err := g.resign(badHash); err != nil {
+		return err
+	}
+	if err := g.badVPEC("malformed-chain-hash-resigned", "record 2's chain_hash is not a hash, re-signed", []string{"schema"}, "INVALID — SCHEMA ERROR", badHash); err != nil {
+		return err
+	}
+	localTime := clone(base)
+	localTime.IssuedAt = g.clk.now().In(time.FixedZone("CET", 3600)).Format(time.RFC3339)
+	if err := g.resign(localTime); err != nil {
+		return err
+	}
+	if err := g.badVPEC("non-utc-time-resigned", "issued_at carries a +01:00 offset instead of UTC, re-signed", []string{"schema"}, "INVALID — SCHEMA ERROR", localTime); err != nil {
+		return err
+	}
+
 	// Properly built documents that fail on trust.
 	wrongKey := clone(base)
 	if err := vpec.Seal(wrongKey, g.other, g.tsa); err != nil {
@@ -650,6 +675,13 @@ func (g *gen) invalid() error {
 		return err
 	}
 	if err := g.badVPEC("tampered-profile", "valid VPEC checked against a profile whose thresholds were changed after signing", []string{"profile"}, "INVALID — PROFILE INVALID", bi, "profile/invalid-tampered-threshold.json"); err != nil {
+		return err
+	}
+	tamperedBI, err := mutateJSON(bi, func(m map[string]any) { m["workflow_id"] = "other" })
+	if err != nil {
+		return err
+	}
+	if err := g.bad("tampered-without-profile", "workflow_id changed and no profile given: a real failure outranks missing trust material", []string{"signature", "profile"}, "INVALID — SIGNATURE INVALID", tamperedBI); err != nil {
 		return err
 	}
 	if err := g.badVPEC("profile-unavailable", "valid Bounded Inference VPEC verified without its profile", []string{"profile"}, "UNVERIFIED — PROFILE NOT AVAILABLE", bi); err != nil {

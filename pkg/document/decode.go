@@ -301,7 +301,7 @@ func fieldsOf(t reflect.Type) *structFields {
 		sf.list = append(sf.list, fieldInfo{
 			name: name, index: i, typ: f.Type,
 			required: !strings.Contains(opts, "omitempty"),
-			nullable: k == reflect.Pointer || k == reflect.Slice || k == reflect.Map || k == reflect.Interface,
+			nullable: k == reflect.Pointer || k == reflect.Interface,
 		})
 	}
 	fieldCache.Store(t, sf)

@@ -95,7 +95,10 @@ func VerifyChain(runID string, records []Record, recordJCS [][]byte) []ChainBrea
 		r := &records[i]
 		got, err := ParseHash(r.ChainHash)
 		if err != nil {
+			// Nothing after this record can be linked to it: the next
+			// record is checked against a value that cannot match.
 			breaks = append(breaks, ChainBreak{Sequence: r.Sequence, Reason: fmt.Sprintf("chain_hash: %v", err)})
+			prev, prevSeq = [32]byte{}, r.Sequence
 			continue
 		}
 		if want := prevSeq + 1; r.Sequence != want {

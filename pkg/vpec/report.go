@@ -88,20 +88,43 @@ func (r *Report) FirstFailure() *Check {
 	return nil
 }
 
-// MissingTrust reports whether some check failed only because trust
-// material was missing.
+// MissingTrust reports whether the report is incomplete rather than
+// invalid: checks failed, and each only for want of trust material.
 func (r *Report) MissingTrust() bool {
+	failed := false
 	for _, c := range r.Checks {
-		if c.Status == Fail && c.MissingTrust {
-			return true
+		if c.Status == Fail {
+			if !c.MissingTrust {
+				return false
+			}
+			failed = true
 		}
 	}
-	return false
+	return failed
+}
+
+// verdictCheck returns the failure the verdict names: the first real
+// failure, else the first check that lacked trust material, else nil.
+func (r *Report) verdictCheck() *Check {
+	var trust *Check
+	for i := range r.Checks {
+		c := &r.Checks[i]
+		if c.Status != Fail {
+			continue
+		}
+		if !c.MissingTrust {
+			return c
+		}
+		if trust == nil {
+			trust = c
+		}
+	}
+	return trust
 }
 
 func (r *Report) finish() {
 	r.ReportSchema = ReportSchema
-	f := r.FirstFailure()
+	f := r.verdictCheck()
 	r.Valid = f == nil
 	switch {
 	case f == nil:

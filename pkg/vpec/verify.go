@@ -99,6 +99,15 @@ var (
 	keyIDPattern = regexp.MustCompile(`^[0-9a-f]{16}$`)
 )
 
+// validTime reports whether s is an RFC 3339 time in UTC ("Z").
+func validTime(s string) bool {
+	if !strings.HasSuffix(s, "Z") {
+		return false
+	}
+	_, err := time.Parse(time.RFC3339Nano, s)
+	return err == nil
+}
+
 // validID reports whether s is 1-128 characters of letters, digits and
 // ._:- starting with a letter or digit (the rule for every id in a VPEC).
 func validID(s string) bool {
@@ -160,8 +169,8 @@ func parse(doc []byte) (p parsed) {
 		bad("org_id %q must be 1-128 characters of letters, digits and ._:-", v.OrgID)
 	}
 	timeField := func(field, val string) {
-		if _, err := time.Parse(time.RFC3339Nano, val); err != nil {
-			bad("%s %q is not an RFC 3339 time", field, val)
+		if !validTime(val) {
+			bad("%s %q is not an RFC 3339 UTC time (…Z)", field, val)
 		}
 	}
 	timeField("issued_at", v.IssuedAt)
@@ -178,8 +187,8 @@ func parse(doc []byte) (p parsed) {
 		if !ProofLevel(k).Valid() {
 			bad("proof_level_breakdown key %q is not a proof level", k)
 		}
-		if n < 0 || n > 1<<53 {
-			bad("proof_level_breakdown.%s is out of range", k)
+		if n < 0 {
+			bad("proof_level_breakdown.%s is negative", k)
 		}
 	}
 	share := func(field string, f float64) {
@@ -192,8 +201,8 @@ func parse(doc []byte) (p parsed) {
 		share("provable_surface_breakdown."+k, f)
 	}
 	for _, n := range []int64{v.TotalChecksRun, v.ChecksPassed, v.ChecksFailed} {
-		if n < 0 || n > 1<<53 {
-			bad("check counts must be between 0 and 2^53")
+		if n < 0 {
+			bad("check counts must not be negative")
 			break
 		}
 	}
@@ -280,8 +289,8 @@ func parseRecord(r *Record, i int, bad func(string, ...any)) {
 	if !strings.HasPrefix(r.RecordID, "rec_") || !validID(r.RecordID) {
 		bad("%s.record_id %q must be rec_ followed by an id", f, r.RecordID)
 	}
-	if r.Sequence < 1 || r.Sequence > 1<<53 {
-		bad("%s.sequence %d must be between 1 and 2^53", f, r.Sequence)
+	if r.Sequence < 1 {
+		bad("%s.sequence %d must be at least 1", f, r.Sequence)
 	}
 	if r.Check == "" || len(r.Check) > 256 {
 		bad("%s.check must be 1-256 characters", f)
@@ -309,8 +318,11 @@ func parseRecord(r *Record, i int, bad func(string, ...any)) {
 			bad("%s.output_commitment: %v", f, err)
 		}
 	}
-	if _, err := time.Parse(time.RFC3339Nano, r.RecordedAt); err != nil {
-		bad("%s.recorded_at %q is not an RFC 3339 time", f, r.RecordedAt)
+	if !validTime(r.RecordedAt) {
+		bad("%s.recorded_at %q is not an RFC 3339 UTC time (…Z)", f, r.RecordedAt)
+	}
+	if _, err := ParseHash(r.ChainHash); err != nil {
+		bad("%s.chain_hash: %v", f, err)
 	}
 	if r.StageType != "" && r.StageType != StageBoundCommittedInference && r.StageType != StageOpenSourceML {
 		bad("%s.stage_type %q is not %s or %s", f, r.StageType, StageBoundCommittedInference, StageOpenSourceML)
