@@ -9,11 +9,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/svc-gov/svc/internal/fsutil"
 	"github.com/svc-gov/svc/pkg/signing"
 	"github.com/svc-gov/svc/pkg/timestamp"
 )
-
-var errNotExist = fs.ErrNotExist
 
 // Key file names written by keygen.
 const (
@@ -107,7 +106,7 @@ func (a *app) runKeygen(o *keygenOptions) error {
 		{TrustBundleFile, bundle.Marshal(), publicFileMode},
 	}
 	for _, f := range files {
-		if err := WriteFileAtomic(filepath.Join(o.dir, f.name), f.data, f.mode); err != nil {
+		if err := fsutil.WriteNew(filepath.Join(o.dir, f.name), f.data, f.mode); err != nil {
 			return &Error{Code: ExitFailure, Err: err}
 		}
 	}
@@ -128,38 +127,6 @@ func (a *app) runKeygen(o *keygenOptions) error {
 	fmt.Fprintf(w, "trust bundle: %s (%d TSA root certificate(s))\n", res.TrustBundle, res.TSARoots)
 	if res.TSARoots == 0 {
 		fmt.Fprintf(a.streams.Err, "%s: hint: the bundle has no TSA root, so timestamps cannot be verified with it; rerun with --tsa-dir after 'svc tsa init'\n", a.name)
-	}
-	return nil
-}
-
-// WriteFileAtomic writes data to path through a temporary file in the same
-// directory and a rename, so a reader never sees a half-written file.
-// It refuses to replace an existing file.
-func WriteFileAtomic(path string, data []byte, mode os.FileMode) error {
-	if _, err := os.Lstat(path); err == nil {
-		return fmt.Errorf("write %s: %w", path, fs.ErrExist)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(mode); err == nil {
-		if _, err = tmp.Write(data); err == nil {
-			err = tmp.Sync()
-		}
-	}
-	if cerr := tmp.Close(); err == nil && cerr != nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Link(tmp.Name(), path); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return fmt.Errorf("write %s: %w", path, fs.ErrExist)
-		}
-		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
 }

@@ -16,6 +16,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/svc-gov/svc/internal/fsutil"
 )
 
 // File names of a persisted authority inside its directory.
@@ -363,69 +365,11 @@ func (a *Authority) save(dir string) error {
 		{KeyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600},
 	}
 	for _, f := range files {
-		if err := writeFileNoClobber(dir, f.name, f.data, f.perm); err != nil {
+		if err := fsutil.WriteNew(filepath.Join(dir, f.name), f.data, f.perm); err != nil {
 			return err
 		}
 	}
-	return syncDir(dir)
-}
-
-// writeFileNoClobber atomically creates dir/name with data: it writes and
-// syncs a temporary file in dir, then hard-links it to its final name (which
-// fails if the name exists) or, on file systems without hard links, renames
-// it after checking that the name is free.
-func writeFileNoClobber(dir, name string, data []byte, perm fs.FileMode) (err error) {
-	final := filepath.Join(dir, name)
-	tmp, err := os.CreateTemp(dir, "."+name+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("timestamp: write %s: %w", final, err)
-	}
-	tmpName := tmp.Name()
-	defer func() {
-		_ = os.Remove(tmpName)
-	}()
-	if err := tmp.Chmod(perm); err != nil {
-		_ = tmp.Close()
-		return fmt.Errorf("timestamp: write %s: %w", final, err)
-	}
-	if _, err := tmp.Write(data); err != nil {
-		_ = tmp.Close()
-		return fmt.Errorf("timestamp: write %s: %w", final, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		_ = tmp.Close()
-		return fmt.Errorf("timestamp: write %s: %w", final, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("timestamp: write %s: %w", final, err)
-	}
-	linkErr := os.Link(tmpName, final)
-	if linkErr == nil {
-		return nil
-	}
-	if errors.Is(linkErr, fs.ErrExist) {
-		return fmt.Errorf("timestamp: refusing to overwrite %s: %w", final, fs.ErrExist)
-	}
-	if _, err := os.Lstat(final); err == nil {
-		return fmt.Errorf("timestamp: refusing to overwrite %s: %w", final, fs.ErrExist)
-	}
-	if err := os.Rename(tmpName, final); err != nil {
-		return fmt.Errorf("timestamp: write %s: %w", final, err)
-	}
-	return nil
-}
-
-// syncDir flushes directory entries so that renamed files survive a crash.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("timestamp: sync authority directory: %w", err)
-	}
-	defer d.Close()
-	// Some platforms and file systems cannot sync a directory; the files
-	// themselves are already synced, so that is not fatal.
-	_ = d.Sync()
-	return nil
+	return fsutil.SyncDir(dir)
 }
 
 const loadFix = "restore it from a backup, or initialise a new authority in an empty directory (tokens issued by the old authority stay verifiable with its root certificate)"

@@ -153,23 +153,6 @@ func TestInitRefusesPartialDirectory(t *testing.T) {
 	}
 }
 
-func TestWriteFileNoClobber(t *testing.T) {
-	dir := t.TempDir()
-	if err := writeFileNoClobber(dir, "f", []byte("one"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := writeFileNoClobber(dir, "f", []byte("two"), 0o600); !errors.Is(err, fs.ErrExist) {
-		t.Fatalf("second write: %v, want fs.ErrExist", err)
-	}
-	if got, _ := os.ReadFile(filepath.Join(dir, "f")); string(got) != "one" {
-		t.Fatalf("content %q", got)
-	}
-	entries, _ := os.ReadDir(dir)
-	if len(entries) != 1 {
-		t.Fatalf("temporary files left behind: %v", entries)
-	}
-}
-
 func TestAuthorityOptions(t *testing.T) {
 	clock := &fakeClock{t: time.Date(2031, 5, 6, 7, 8, 9, 500_000_000, time.UTC)}
 	policy := asn1.ObjectIdentifier{1, 3, 6, 1, 4, 1, 32473, 99}

@@ -1,0 +1,71 @@
+// Package fsutil writes files so that nothing is ever half-written or
+// silently replaced: key material and documents are created whole or not
+// at all.
+package fsutil
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// WriteNew atomically creates path with data and mode perm. The data goes
+// to a temporary file in the same directory, is synced, and is then linked
+// into place, so a reader never sees a partial file and a crash leaves
+// either nothing or the whole file. It refuses to replace an existing file:
+// the error then wraps fs.ErrExist. Where hard links are not supported it
+// falls back to a rename after checking that path does not exist.
+func WriteNew(path string, data []byte, perm fs.FileMode) error {
+	dir, name := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	tmp, err := os.CreateTemp(dir, "."+name+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmpName := tmp.Name()
+	defer os.Remove(tmpName)
+	err = tmp.Chmod(perm)
+	if err == nil {
+		_, err = tmp.Write(data)
+	}
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	linkErr := os.Link(tmpName, path)
+	if linkErr == nil {
+		return nil
+	}
+	if errors.Is(linkErr, fs.ErrExist) {
+		return fmt.Errorf("refusing to overwrite %s: %w", path, fs.ErrExist)
+	}
+	if _, err := os.Lstat(path); err == nil {
+		return fmt.Errorf("refusing to overwrite %s: %w", path, fs.ErrExist)
+	}
+	if err := os.Rename(tmpName, path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// SyncDir flushes a directory's entries so that files linked or renamed
+// into it survive a crash. File systems that cannot sync a directory are
+// not an error: the files themselves are already synced.
+func SyncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("sync directory: %w", err)
+	}
+	defer d.Close()
+	_ = d.Sync()
+	return nil
+}
