@@ -46,11 +46,15 @@ func SystemStreams() *Streams {
 	}
 }
 
-// ColorOut reports whether stdout gets color and marks: a TTY, and NO_COLOR
-// unset (https://no-color.org), and TERM not "dumb".
+// ColorOut reports whether stdout gets color: a TTY, NO_COLOR unset
+// (https://no-color.org) and TERM not "dumb".
 func (s *Streams) ColorOut() bool {
 	return s.OutIsTTY && s.Getenv("NO_COLOR") == "" && s.Getenv("TERM") != "dumb"
 }
+
+// MarksOut reports whether stdout gets status symbols (✓ ✗ ! –) rather than
+// words: a TTY and TERM not "dumb". Scripts reading a pipe get words.
+func (s *Streams) MarksOut() bool { return s.OutIsTTY && s.Getenv("TERM") != "dumb" }
 
 // Error is a command failure with an exit code and an optional hint.
 type Error struct {

@@ -170,7 +170,7 @@ func (a *app) writeJSON(v any) error {
 // mark returns the status marker: symbols with color on a TTY, words otherwise.
 func (a *app) mark(st vpec.Status) string {
 	p := a.palette()
-	if !a.streams.ColorOut() {
+	if !a.streams.MarksOut() {
 		switch st {
 		case vpec.Pass:
 			return "[ok]  "

@@ -1,0 +1,43 @@
+package cli_test
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/svc-gov/svc/pkg/cli"
+)
+
+// On a terminal the report uses symbols, and colour unless NO_COLOR is set;
+// through a pipe it uses words and no escape sequences.
+func TestTerminalOutput(t *testing.T) {
+	cases := []struct {
+		name             string
+		tty              bool
+		env              map[string]string
+		marks, ansiColor bool
+	}{
+		{"pipe", false, nil, false, false},
+		{"tty", true, nil, true, true},
+		{"tty NO_COLOR", true, map[string]string{"NO_COLOR": "1"}, true, false},
+		{"tty TERM=dumb", true, map[string]string{"TERM": "dumb"}, false, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			s := &cli.Streams{In: strings.NewReader(""), Out: &out, Err: &errb, OutIsTTY: c.tty, ErrIsTTY: c.tty,
+				Getenv: func(k string) string { return c.env[k] }}
+			code := cli.VerifyMain([]string{"verify", vectorsDir + "/vpec/valid/clean.json", "--trust-root", vectorsDir + "/keys/trust-bundle.pem"}, s)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errb.String())
+			}
+			got := out.String()
+			if strings.Contains(got, "✓") != c.marks || strings.Contains(got, "[ok]") == c.marks {
+				t.Errorf("marks=%v, output:\n%s", c.marks, got)
+			}
+			if strings.Contains(got, "\x1b[") != c.ansiColor {
+				t.Errorf("colour=%v, output:\n%q", c.ansiColor, got)
+			}
+		})
+	}
+}
