@@ -1,0 +1,59 @@
+// Package migrate loads the versioned SQL migrations that the store
+// backends embed. A migration is a file named NNNN_name.sql; versions start
+// at 1 and have no gaps, so a database's schema version is simply the
+// highest version recorded in its schema_migrations table.
+package migrate
+
+import (
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Migration is one schema change.
+type Migration struct {
+	Version int    // from the file name: 0001_init.sql is version 1
+	Name    string // the file name without the version and extension: "init"
+	SQL     string // the statements, run in one transaction
+}
+
+// Load reads every *.sql file in dir of fsys, ordered by version. It fails
+// on a badly named file, a duplicate version or a gap, so a mistake in the
+// migrations directory stops the service at Open rather than leaving a
+// half-migrated database.
+func Load(fsys fs.FS, dir string) ([]Migration, error) {
+	entries, err := fs.ReadDir(fsys, dir)
+	if err != nil {
+		return nil, fmt.Errorf("migrations: %w", err)
+	}
+	var ms []Migration
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".sql") {
+			continue
+		}
+		base := strings.TrimSuffix(e.Name(), ".sql")
+		num, name, ok := strings.Cut(base, "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil || v < 1 || name == "" {
+			return nil, fmt.Errorf("migrations: %s: want a name like 0001_init.sql", e.Name())
+		}
+		body, err := fs.ReadFile(fsys, path.Join(dir, e.Name()))
+		if err != nil {
+			return nil, fmt.Errorf("migrations: %w", err)
+		}
+		ms = append(ms, Migration{Version: v, Name: name, SQL: string(body)})
+	}
+	sort.Slice(ms, func(i, j int) bool { return ms[i].Version < ms[j].Version })
+	for i, m := range ms {
+		if m.Version != i+1 {
+			return nil, fmt.Errorf("migrations: version %d (%s) found where %d was expected: versions must run 1, 2, 3... without gaps or duplicates", m.Version, m.Name, i+1)
+		}
+	}
+	if len(ms) == 0 {
+		return nil, fmt.Errorf("migrations: none in %s", dir)
+	}
+	return ms, nil
+}

@@ -1,0 +1,710 @@
+// Package sqlite implements store.Store on an embedded SQLite database
+// (modernc.org/sqlite: pure Go, no cgo).
+//
+// # Connections
+//
+// A DB holds two connection pools on the same file:
+//
+//   - a writer pool of exactly one connection. Every write goes through it,
+//     so writers inside one process queue in Go (honouring their contexts)
+//     instead of contending for SQLite's lock. Its transactions start with
+//     BEGIN IMMEDIATE, which takes the write lock before the first read:
+//     a transaction never has to upgrade a read lock, the one case where
+//     SQLite returns SQLITE_BUSY at once without waiting.
+//   - a reader pool of several query_only connections. In WAL mode readers
+//     never block the writer and the writer never blocks readers.
+//
+// Several processes may open the same file (svc admin beside svc serve):
+// between processes the write lock is SQLite's own, and busy_timeout (5 s)
+// makes a writer wait for another process's transaction to commit rather
+// than fail.
+//
+// # Durability
+//
+// The database is in WAL mode with synchronous=FULL: the WAL is fsynced on
+// every commit, so every write is durable when its method returns, as the
+// store.Store contract requires. (With synchronous=NORMAL, the usual WAL
+// setting, the last commits before a power loss can be rolled back:
+// acknowledged records and issued VPECs would vanish.) foreign_keys is on.
+//
+// # Representation
+//
+// Timestamps are stored as UTC text in the fixed-width layout
+// 2006-01-02T15:04:05.000000000Z: nanoseconds are kept, and text order is
+// time order. Bodies are BLOBs holding the exact bytes given.
+//
+// # Migrations
+//
+// The schema is versioned by the embedded migrations/NNNN_name.sql files and
+// the schema_migrations table. Open applies the missing ones in order, one
+// transaction each, under the write lock, so two processes opening a new
+// file at once apply each migration exactly once. Open refuses a database
+// whose schema is newer than this binary knows.
+package sqlite
+
+import (
+	"bytes"
+	"context"
+	"crypto/subtle"
+	"database/sql"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/svc-gov/svc/pkg/store"
+	"github.com/svc-gov/svc/pkg/store/internal/migrate"
+)
+
+//go:embed migrations/*.sql
+var migrationsFS embed.FS
+
+// BusyTimeout is how long a write waits for another process's write
+// transaction before failing with SQLITE_BUSY.
+const BusyTimeout = 5 * time.Second
+
+// timeLayout is the stored form of every timestamp (always UTC).
+const timeLayout = "2006-01-02T15:04:05.000000000Z07:00"
+
+// DB is a store.Store on one SQLite file. It is safe for concurrent use.
+type DB struct {
+	path      string
+	w         *sql.DB // exactly one connection; BEGIN IMMEDIATE transactions
+	r         *sql.DB // query_only connections
+	closeOnce sync.Once
+	closeErr  error
+}
+
+var _ store.Store = (*DB)(nil)
+
+// Open opens (creating it if needed) the SQLite database at path, sets WAL
+// mode, synchronous=FULL, foreign keys and the busy timeout, and applies any
+// missing migrations. path is a file name; ":memory:" is refused (the two
+// pools would see two different databases).
+func Open(ctx context.Context, path string) (*DB, error) {
+	if path == "" || path == ":memory:" || strings.HasPrefix(path, "file:") {
+		return nil, fmt.Errorf("sqlite: open %q: want the path of a database file", path)
+	}
+	if strings.ContainsRune(path, '?') {
+		return nil, fmt.Errorf("sqlite: open %q: the path may not contain '?'", path)
+	}
+	common := url.Values{}
+	common.Set("_busy_timeout", fmt.Sprint(BusyTimeout.Milliseconds()))
+	common.Set("_foreign_keys", "1")
+
+	wq := url.Values{}
+	for k, v := range common {
+		wq[k] = v
+	}
+	wq.Set("_synchronous", "FULL")
+	wq.Set("_txlock", "immediate")
+	w, err := sql.Open("sqlite", path+"?"+wq.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	w.SetConnMaxIdleTime(0)
+
+	db := &DB{path: path, w: w}
+	if err := w.PingContext(ctx); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("sqlite: open %s: connect: %w", path, err)
+	}
+	mode, err := setWAL(ctx, w)
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("sqlite: open %s: set WAL mode: %w", path, err)
+	}
+	if !strings.EqualFold(mode, "wal") {
+		w.Close()
+		return nil, fmt.Errorf("sqlite: open %s: journal_mode is %q, want wal (is the file on a filesystem without shared memory?)", path, mode)
+	}
+	if err := db.migrate(ctx); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+
+	rq := url.Values{}
+	for k, v := range common {
+		rq[k] = v
+	}
+	rq.Set("_query_only", "1")
+	r, err := sql.Open("sqlite", path+"?"+rq.Encode())
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	n := max(4, runtime.GOMAXPROCS(0))
+	r.SetMaxOpenConns(n)
+	r.SetMaxIdleConns(n)
+	if err := r.PingContext(ctx); err != nil {
+		r.Close()
+		w.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	db.r = r
+	return db, nil
+}
+
+// setWAL puts the database in WAL mode (a persistent property of the
+// file: connections opened later find it so) and returns the mode now in
+// force. Switching a new file to WAL needs an exclusive lock, and SQLite
+// reports SQLITE_BUSY at once, without waiting busy_timeout, when another
+// process is opening the same new file at that moment: retry until
+// BusyTimeout.
+func setWAL(ctx context.Context, w *sql.DB) (string, error) {
+	deadline := time.Now().Add(BusyTimeout)
+	for wait := time.Millisecond; ; wait = min(2*wait, 50*time.Millisecond) {
+		var mode string
+		err := w.QueryRowContext(ctx, "PRAGMA journal_mode = WAL").Scan(&mode)
+		var se *sqlite.Error
+		if err == nil || !errors.As(err, &se) || se.Code()&0xff != sqlite3.SQLITE_BUSY || time.Now().After(deadline) {
+			return mode, err
+		}
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(wait):
+		}
+	}
+}
+
+// Path returns the database file name given to Open.
+func (db *DB) Path() string { return db.path }
+
+// SchemaVersion returns the highest migration version applied to the
+// database (0 for none).
+func (db *DB) SchemaVersion(ctx context.Context) (int, error) {
+	var v int
+	err := db.r.QueryRowContext(ctx, "SELECT coalesce(max(version), 0) FROM schema_migrations").Scan(&v)
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: schema version: %w", err)
+	}
+	return v, nil
+}
+
+// migrate applies the missing migrations, one transaction each. Each
+// transaction starts with BEGIN IMMEDIATE (the write lock), then reads the
+// current version, so concurrent Opens of the same file, in this process or
+// another, serialise and apply every migration once.
+func (db *DB) migrate(ctx context.Context) error {
+	ms, err := migrate.Load(migrationsFS, "migrations")
+	if err != nil {
+		return err
+	}
+	for {
+		done, err := db.migrateStep(ctx, ms)
+		if err != nil || done {
+			return err
+		}
+	}
+}
+
+func (db *DB) migrateStep(ctx context.Context, ms []migrate.Migration) (done bool, err error) {
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return false, fmt.Errorf("migrate: %w", err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version    INTEGER NOT NULL PRIMARY KEY,
+		name       TEXT NOT NULL,
+		applied_at TEXT NOT NULL
+	) STRICT`); err != nil {
+		return false, fmt.Errorf("migrate: create schema_migrations: %w", err)
+	}
+	var cur int
+	if err := tx.QueryRowContext(ctx, "SELECT coalesce(max(version), 0) FROM schema_migrations").Scan(&cur); err != nil {
+		return false, fmt.Errorf("migrate: read version: %w", err)
+	}
+	switch {
+	case cur > len(ms):
+		return false, fmt.Errorf("migrate: the database schema is at version %d but this binary knows only up to %d: upgrade svc", cur, len(ms))
+	case cur == len(ms):
+		return true, tx.Commit()
+	}
+	m := ms[cur]
+	if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
+		return false, fmt.Errorf("migrate: %04d_%s: %w", m.Version, m.Name, err)
+	}
+	if _, err := tx.ExecContext(ctx, "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+		m.Version, m.Name, fmtTime(time.Now())); err != nil {
+		return false, fmt.Errorf("migrate: record %04d_%s: %w", m.Version, m.Name, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return false, fmt.Errorf("migrate: commit %04d_%s: %w", m.Version, m.Name, err)
+	}
+	return false, nil
+}
+
+// Close closes both pools. Calling it again returns the first result.
+func (db *DB) Close() error {
+	db.closeOnce.Do(func() {
+		var errs []error
+		if db.r != nil {
+			errs = append(errs, db.r.Close())
+		}
+		errs = append(errs, db.w.Close())
+		if err := errors.Join(errs...); err != nil {
+			db.closeErr = fmt.Errorf("sqlite: close: %w", err)
+		}
+	})
+	return db.closeErr
+}
+
+// Ping checks that the database file can be read and written to.
+func (db *DB) Ping(ctx context.Context) error {
+	if err := db.r.PingContext(ctx); err != nil {
+		return fmt.Errorf("sqlite: ping: %w", err)
+	}
+	var one int
+	if err := db.r.QueryRowContext(ctx, "SELECT 1 FROM schema_migrations LIMIT 1").Scan(&one); err != nil {
+		return fmt.Errorf("sqlite: ping: %w", err)
+	}
+	if err := db.w.PingContext(ctx); err != nil {
+		return fmt.Errorf("sqlite: ping: %w", err)
+	}
+	return nil
+}
+
+// CreateOrg implements store.Store.
+func (db *DB) CreateOrg(ctx context.Context, o store.Org) error {
+	_, err := db.w.ExecContext(ctx, "INSERT INTO orgs (id, name, tier, created_at) VALUES (?, ?, ?, ?)",
+		o.ID, o.Name, o.Tier, fmtTime(o.CreatedAt))
+	if err != nil {
+		return fmt.Errorf("sqlite: create org %s (%s): %w", o.ID, o.Name, mapErr(err))
+	}
+	return nil
+}
+
+const orgCols = "id, name, tier, created_at"
+
+func scanOrg(row interface{ Scan(...any) error }) (store.Org, error) {
+	var o store.Org
+	var created string
+	if err := row.Scan(&o.ID, &o.Name, &o.Tier, &created); err != nil {
+		return store.Org{}, err
+	}
+	var err error
+	o.CreatedAt, err = parseTime(created)
+	return o, err
+}
+
+// OrgByName implements store.Store.
+func (db *DB) OrgByName(ctx context.Context, name string) (store.Org, error) {
+	o, err := scanOrg(db.r.QueryRowContext(ctx, "SELECT "+orgCols+" FROM orgs WHERE name = ?", name))
+	if err != nil {
+		return store.Org{}, fmt.Errorf("sqlite: org named %q: %w", name, mapErr(err))
+	}
+	return o, nil
+}
+
+// OrgByID implements store.Store.
+func (db *DB) OrgByID(ctx context.Context, id string) (store.Org, error) {
+	o, err := scanOrg(db.r.QueryRowContext(ctx, "SELECT "+orgCols+" FROM orgs WHERE id = ?", id))
+	if err != nil {
+		return store.Org{}, fmt.Errorf("sqlite: org %s: %w", id, mapErr(err))
+	}
+	return o, nil
+}
+
+// CreateAPIKey implements store.Store. A key of an unknown organisation
+// gives store.ErrNotFound.
+func (db *DB) CreateAPIKey(ctx context.Context, k store.APIKey) error {
+	_, err := db.w.ExecContext(ctx, "INSERT INTO api_keys (id, org_id, environment, hash, created_at) VALUES (?, ?, ?, ?, ?)",
+		k.ID, k.OrgID, k.Environment, nonNil(k.Hash), fmtTime(k.CreatedAt))
+	if err != nil {
+		return fmt.Errorf("sqlite: create api key %s of org %s: %w", k.ID, k.OrgID, mapErr(err))
+	}
+	return nil
+}
+
+// APIKeyByHash implements store.Store.
+func (db *DB) APIKeyByHash(ctx context.Context, hash []byte) (store.APIKey, error) {
+	var k store.APIKey
+	var created string
+	err := db.r.QueryRowContext(ctx, "SELECT id, org_id, environment, hash, created_at FROM api_keys WHERE hash = ?", nonNil(hash)).
+		Scan(&k.ID, &k.OrgID, &k.Environment, &k.Hash, &created)
+	if err == nil && subtle.ConstantTimeCompare(k.Hash, hash) != 1 {
+		err = sql.ErrNoRows
+	}
+	if err == nil {
+		k.CreatedAt, err = parseTime(created)
+	}
+	if err != nil {
+		return store.APIKey{}, fmt.Errorf("sqlite: api key by hash: %w", mapErr(err))
+	}
+	return k, nil
+}
+
+// CreateRun implements store.Store. The run is stored open whatever r's
+// Sealed, ClosedAt and VPECID say; a run of an unknown organisation gives
+// store.ErrNotFound.
+func (db *DB) CreateRun(ctx context.Context, r store.Run) error {
+	_, err := db.w.ExecContext(ctx, `INSERT INTO runs (id, org_id, workflow_id, surface_id, policy_pack_id,
+		policy_snapshot_hash, process_context_hash, environment, api_key_id, sealed, opened_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)`,
+		r.ID, r.OrgID, r.WorkflowID, r.SurfaceID, r.PolicyPackID, r.PolicySnapshotHash,
+		r.ProcessContextHash, r.Environment, r.APIKeyID, fmtTime(r.OpenedAt))
+	if err != nil {
+		return fmt.Errorf("sqlite: create run %s of org %s: %w", r.ID, r.OrgID, mapErr(err))
+	}
+	return nil
+}
+
+// Run implements store.Store.
+func (db *DB) Run(ctx context.Context, orgID, runID string) (store.Run, error) {
+	var r store.Run
+	var opened string
+	var closed, vpecID sql.NullString
+	err := db.r.QueryRowContext(ctx, `SELECT id, org_id, workflow_id, surface_id, policy_pack_id,
+		policy_snapshot_hash, process_context_hash, environment, api_key_id, sealed, opened_at, closed_at, vpec_id
+		FROM runs WHERE id = ? AND org_id = ?`, runID, orgID).
+		Scan(&r.ID, &r.OrgID, &r.WorkflowID, &r.SurfaceID, &r.PolicyPackID, &r.PolicySnapshotHash,
+			&r.ProcessContextHash, &r.Environment, &r.APIKeyID, &r.Sealed, &opened, &closed, &vpecID)
+	if err == nil {
+		r.OpenedAt, err = parseTime(opened)
+	}
+	if err == nil && closed.Valid {
+		r.ClosedAt, err = parseTime(closed.String)
+	}
+	if err != nil {
+		return store.Run{}, fmt.Errorf("sqlite: run %s of org %s: %w", runID, orgID, mapErr(err))
+	}
+	r.VPECID = vpecID.String
+	return r, nil
+}
+
+// lockOpenRun checks, inside a write transaction, that the run exists in
+// the organisation and is open.
+func lockOpenRun(ctx context.Context, tx *sql.Tx, orgID, runID string) error {
+	var sealed bool
+	if err := tx.QueryRowContext(ctx, "SELECT sealed FROM runs WHERE id = ? AND org_id = ?", runID, orgID).Scan(&sealed); err != nil {
+		return mapErr(err)
+	}
+	if sealed {
+		return store.ErrSealed
+	}
+	return nil
+}
+
+// AppendRecord implements store.Store. A record is a duplicate when the
+// stored record with its id has the same sequence, chain hash and body; any
+// other difference is store.ErrConflict. The run is checked first: a sealed
+// run gives store.ErrSealed even for a duplicate.
+func (db *DB) AppendRecord(ctx context.Context, orgID string, rec store.Record) (duplicate bool, err error) {
+	dup, err := db.appendRecord(ctx, orgID, rec)
+	if err != nil {
+		return false, fmt.Errorf("sqlite: append record %s (sequence %d) to run %s of org %s: %w",
+			rec.RecordID, rec.Sequence, rec.RunID, orgID, err)
+	}
+	return dup, nil
+}
+
+func (db *DB) appendRecord(ctx context.Context, orgID string, rec store.Record) (bool, error) {
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return false, err
+	}
+	defer tx.Rollback()
+	if err := lockOpenRun(ctx, tx, orgID, rec.RunID); err != nil {
+		return false, err
+	}
+	res, err := tx.ExecContext(ctx, `INSERT INTO records (run_id, sequence, record_id, chain_hash, body)
+		VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+		rec.RunID, rec.Sequence, rec.RecordID, rec.ChainHash, nonNil(rec.Body))
+	if err != nil {
+		return false, mapErr(err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return false, err
+	} else if n == 1 {
+		return false, tx.Commit()
+	}
+	// The record id or the sequence is taken. Nothing was written.
+	var seq int64
+	var chain string
+	var body []byte
+	err = tx.QueryRowContext(ctx, "SELECT sequence, chain_hash, body FROM records WHERE run_id = ? AND record_id = ?",
+		rec.RunID, rec.RecordID).Scan(&seq, &chain, &body)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return false, fmt.Errorf("sequence %d holds another record: %w", rec.Sequence, store.ErrConflict)
+	case err != nil:
+		return false, err
+	case seq != rec.Sequence || chain != rec.ChainHash || !bytes.Equal(body, rec.Body):
+		return false, fmt.Errorf("a different record with this id is stored at sequence %d: %w", seq, store.ErrConflict)
+	}
+	return true, nil
+}
+
+const recordCols = "run_id, sequence, record_id, chain_hash, body"
+
+func scanRecord(row interface{ Scan(...any) error }) (store.Record, error) {
+	var r store.Record
+	err := row.Scan(&r.RunID, &r.Sequence, &r.RecordID, &r.ChainHash, &r.Body)
+	return r, err
+}
+
+// RecordBySequence implements store.Store.
+func (db *DB) RecordBySequence(ctx context.Context, runID string, seq int64) (store.Record, error) {
+	r, err := scanRecord(db.r.QueryRowContext(ctx, "SELECT "+recordCols+" FROM records WHERE run_id = ? AND sequence = ?", runID, seq))
+	if err != nil {
+		return store.Record{}, fmt.Errorf("sqlite: record %d of run %s: %w", seq, runID, mapErr(err))
+	}
+	return r, nil
+}
+
+// Records implements store.Store. An unknown run has no records: the
+// result is empty, not an error.
+func (db *DB) Records(ctx context.Context, runID string) ([]store.Record, error) {
+	rows, err := db.r.QueryContext(ctx, "SELECT "+recordCols+" FROM records WHERE run_id = ? ORDER BY sequence", runID)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: records of run %s: %w", runID, err)
+	}
+	defer rows.Close()
+	out := []store.Record{}
+	for rows.Next() {
+		r, err := scanRecord(rows)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: records of run %s: %w", runID, err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: records of run %s: %w", runID, err)
+	}
+	return out, nil
+}
+
+// SealRun implements store.Store. v.RunID and v.OrgID, when set, must name
+// runID and orgID; the VPEC is stored with runID and orgID. A VPEC id that
+// is already taken gives store.ErrExists and leaves the run open.
+func (db *DB) SealRun(ctx context.Context, orgID, runID string, v store.VPEC) error {
+	if err := db.sealRun(ctx, orgID, runID, v); err != nil {
+		return fmt.Errorf("sqlite: seal run %s of org %s with vpec %s: %w", runID, orgID, v.ID, err)
+	}
+	return nil
+}
+
+func (db *DB) sealRun(ctx context.Context, orgID, runID string, v store.VPEC) error {
+	if err := checkVPEC(orgID, runID, v); err != nil {
+		return err
+	}
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := lockOpenRun(ctx, tx, orgID, runID); err != nil {
+		return err
+	}
+	issued := fmtTime(v.IssuedAt)
+	if _, err := tx.ExecContext(ctx, "INSERT INTO vpecs (id, run_id, org_id, issued_at, body) VALUES (?, ?, ?, ?, ?)",
+		v.ID, runID, orgID, issued, nonNil(v.Body)); err != nil {
+		return mapErr(err)
+	}
+	if _, err := tx.ExecContext(ctx, "UPDATE runs SET sealed = 1, closed_at = ?, vpec_id = ? WHERE id = ?",
+		issued, v.ID, runID); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+func checkVPEC(orgID, runID string, v store.VPEC) error {
+	if v.RunID != "" && v.RunID != runID {
+		return fmt.Errorf("the vpec names run %s", v.RunID)
+	}
+	if v.OrgID != "" && v.OrgID != orgID {
+		return fmt.Errorf("the vpec names org %s", v.OrgID)
+	}
+	return nil
+}
+
+// VPEC implements store.Store.
+func (db *DB) VPEC(ctx context.Context, orgID, vpecID string) (store.VPEC, error) {
+	var v store.VPEC
+	var issued string
+	err := db.r.QueryRowContext(ctx, "SELECT id, run_id, org_id, issued_at, body FROM vpecs WHERE id = ? AND org_id = ?", vpecID, orgID).
+		Scan(&v.ID, &v.RunID, &v.OrgID, &issued, &v.Body)
+	if err == nil {
+		v.IssuedAt, err = parseTime(issued)
+	}
+	if err != nil {
+		return store.VPEC{}, fmt.Errorf("sqlite: vpec %s of org %s: %w", vpecID, orgID, mapErr(err))
+	}
+	return v, nil
+}
+
+// PutManifest implements store.Store. A manifest of an unknown
+// organisation gives store.ErrNotFound.
+func (db *DB) PutManifest(ctx context.Context, m store.Manifest) (created bool, err error) {
+	res, err := db.w.ExecContext(ctx, `INSERT INTO manifests (org_id, id, name, body, created_at)
+		VALUES (?, ?, ?, ?, ?) ON CONFLICT (org_id, id) DO NOTHING`,
+		m.OrgID, m.ID, m.Name, nonNil(m.Body), fmtTime(m.CreatedAt))
+	if err != nil {
+		return false, fmt.Errorf("sqlite: put manifest %s of org %s: %w", m.ID, m.OrgID, mapErr(err))
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("sqlite: put manifest %s of org %s: %w", m.ID, m.OrgID, err)
+	}
+	return n == 1, nil
+}
+
+// Manifest implements store.Store.
+func (db *DB) Manifest(ctx context.Context, orgID, id string) (store.Manifest, error) {
+	var m store.Manifest
+	var created string
+	err := db.r.QueryRowContext(ctx, "SELECT org_id, id, name, body, created_at FROM manifests WHERE org_id = ? AND id = ?", orgID, id).
+		Scan(&m.OrgID, &m.ID, &m.Name, &m.Body, &created)
+	if err == nil {
+		m.CreatedAt, err = parseTime(created)
+	}
+	if err != nil {
+		return store.Manifest{}, fmt.Errorf("sqlite: manifest %s of org %s: %w", id, orgID, mapErr(err))
+	}
+	return m, nil
+}
+
+// PutProfile implements store.Store. ProfileByModelHash answers with the
+// covering profile of latest PublishedAt (the last published on a tie), so
+// publishing a profile with an older PublishedAt does not take a model
+// over from a newer one.
+func (db *DB) PutProfile(ctx context.Context, p store.Profile) error {
+	if err := db.putProfile(ctx, p); err != nil {
+		return fmt.Errorf("sqlite: put profile %s: %w", p.ID, err)
+	}
+	return nil
+}
+
+func (db *DB) putProfile(ctx context.Context, p store.Profile) error {
+	hashes := p.ModelHashes
+	if hashes == nil {
+		hashes = []string{}
+	}
+	list, err := json.Marshal(hashes)
+	if err != nil {
+		return err
+	}
+	published := fmtTime(p.PublishedAt)
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, "INSERT INTO profiles (id, model_hashes, body, published_at) VALUES (?, ?, ?, ?)",
+		p.ID, string(list), nonNil(p.Body), published); err != nil {
+		return mapErr(err)
+	}
+	for _, h := range hashes {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO profile_models (model_hash, profile_id, published_at)
+			VALUES (?, ?, ?) ON CONFLICT DO NOTHING`, h, p.ID, published); err != nil {
+			return mapErr(err)
+		}
+	}
+	return tx.Commit()
+}
+
+const profileCols = "id, model_hashes, body, published_at"
+
+func scanProfile(row interface{ Scan(...any) error }) (store.Profile, error) {
+	var p store.Profile
+	var list, published string
+	if err := row.Scan(&p.ID, &list, &p.Body, &published); err != nil {
+		return store.Profile{}, err
+	}
+	if err := json.Unmarshal([]byte(list), &p.ModelHashes); err != nil {
+		return store.Profile{}, fmt.Errorf("model hashes of profile %s: %w", p.ID, err)
+	}
+	var err error
+	p.PublishedAt, err = parseTime(published)
+	return p, err
+}
+
+// Profiles implements store.Store.
+func (db *DB) Profiles(ctx context.Context) ([]store.Profile, error) {
+	rows, err := db.r.QueryContext(ctx, "SELECT "+profileCols+" FROM profiles ORDER BY id")
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: profiles: %w", err)
+	}
+	defer rows.Close()
+	out := []store.Profile{}
+	for rows.Next() {
+		p, err := scanProfile(rows)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: profiles: %w", err)
+		}
+		out = append(out, p)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: profiles: %w", err)
+	}
+	return out, nil
+}
+
+// ProfileByID implements store.Store.
+func (db *DB) ProfileByID(ctx context.Context, id string) (store.Profile, error) {
+	p, err := scanProfile(db.r.QueryRowContext(ctx, "SELECT "+profileCols+" FROM profiles WHERE id = ?", id))
+	if err != nil {
+		return store.Profile{}, fmt.Errorf("sqlite: profile %s: %w", id, mapErr(err))
+	}
+	return p, nil
+}
+
+// ProfileByModelHash implements store.Store.
+func (db *DB) ProfileByModelHash(ctx context.Context, modelHash string) (store.Profile, error) {
+	p, err := scanProfile(db.r.QueryRowContext(ctx, `SELECT p.id, p.model_hashes, p.body, p.published_at
+		FROM profile_models m JOIN profiles p ON p.id = m.profile_id
+		WHERE m.model_hash = ? ORDER BY m.published_at DESC, m.seq DESC LIMIT 1`, modelHash))
+	if err != nil {
+		return store.Profile{}, fmt.Errorf("sqlite: profile of model %s: %w", modelHash, mapErr(err))
+	}
+	return p, nil
+}
+
+func fmtTime(t time.Time) string { return t.UTC().Format(timeLayout) }
+
+func parseTime(s string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("stored time %q: %w", s, err)
+	}
+	return t.UTC(), nil
+}
+
+// nonNil keeps a nil slice from being stored as NULL in a NOT NULL column.
+func nonNil(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}
+
+// mapErr turns "no rows" and constraint violations into the store's
+// sentinels, keeping the driver's message.
+func mapErr(err error) error {
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.ErrNotFound
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() {
+		case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
+			return fmt.Errorf("%w (%v)", store.ErrExists, err)
+		case sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
+			return fmt.Errorf("%w: the organisation or run it refers to does not exist (%v)", store.ErrNotFound, err)
+		}
+	}
+	return err
+}

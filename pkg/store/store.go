@@ -1,0 +1,155 @@
+// Package store persists the service's state: organisations, API keys,
+// runs, records, issued VPECs, manifests and published profiles. One
+// interface, two implementations: SQLite (embedded, the default) and
+// PostgreSQL (several servers sharing one database). Both pass the same
+// conformance suite (storetest).
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Sentinel errors, matchable with errors.Is.
+var (
+	// ErrNotFound: no such row (in the caller's organisation).
+	ErrNotFound = errors.New("not found")
+	// ErrExists: a row with the same unique key already exists.
+	ErrExists = errors.New("already exists")
+	// ErrSealed: the run is sealed; nothing more can be recorded or closed.
+	ErrSealed = errors.New("run is sealed")
+	// ErrConflict: a different record already holds this sequence number or record id.
+	ErrConflict = errors.New("conflicting record")
+)
+
+// Org is an organisation: the unit every resource is scoped to.
+type Org struct {
+	ID        string
+	Name      string
+	Tier      string // "standard" or "enterprise"
+	CreatedAt time.Time
+}
+
+// APIKey is a stored API key. The key itself is never stored: only its
+// SHA-256 hash, looked up by hash and compared in constant time.
+type APIKey struct {
+	ID          string // public id: prefix + first 12 hex of the hash, e.g. pk_live_9c1e4b7a2f30
+	OrgID       string
+	Environment string // "sandbox" or "production"
+	Hash        []byte // SHA-256 of the full key
+	CreatedAt   time.Time
+}
+
+// Run is a stored run.
+type Run struct {
+	ID                 string
+	OrgID              string
+	WorkflowID         string
+	SurfaceID          string
+	PolicyPackID       string
+	PolicySnapshotHash string
+	ProcessContextHash string
+	Environment        string
+	APIKeyID           string
+	Sealed             bool
+	OpenedAt           time.Time
+	ClosedAt           time.Time // zero while open
+	VPECID             string    // set when sealed
+}
+
+// Record is a stored record: the canonical JSON of the vpec.Record exactly
+// as accepted (chain hash included) plus the columns needed to query it.
+type Record struct {
+	RunID     string
+	RecordID  string
+	Sequence  int64
+	ChainHash string
+	Body      []byte // canonical JSON of the vpec.Record
+}
+
+// VPEC is an issued credential.
+type VPEC struct {
+	ID       string
+	RunID    string
+	OrgID    string
+	IssuedAt time.Time
+	Body     []byte // the VPEC JSON as issued
+}
+
+// Manifest is a registered check manifest, content-addressed.
+type Manifest struct {
+	OrgID     string
+	ID        string // sha256:<hex> of the canonical manifest
+	Name      string
+	Body      []byte // canonical JSON
+	CreatedAt time.Time
+}
+
+// Profile is a published, signed model profile.
+type Profile struct {
+	ID          string   // profile_id
+	ModelHashes []string // onnx_model_hash of every model it covers
+	Body        []byte   // the signed profile JSON
+	PublishedAt time.Time
+}
+
+// Store is the persistence interface. Every method is safe for concurrent
+// use, including from several processes sharing one database; every write
+// is durable when the method returns.
+type Store interface {
+	// CreateOrg adds an organisation; ErrExists if the name is taken.
+	CreateOrg(ctx context.Context, o Org) error
+	// OrgByName and OrgByID find an organisation; ErrNotFound if absent.
+	OrgByName(ctx context.Context, name string) (Org, error)
+	OrgByID(ctx context.Context, id string) (Org, error)
+
+	// CreateAPIKey stores a key; ErrExists if its id or hash is taken.
+	CreateAPIKey(ctx context.Context, k APIKey) error
+	// APIKeyByHash finds a key by the SHA-256 of its secret; ErrNotFound if absent.
+	APIKeyByHash(ctx context.Context, hash []byte) (APIKey, error)
+
+	// CreateRun adds an open run; ErrExists if the id is taken.
+	CreateRun(ctx context.Context, r Run) error
+	// Run returns a run of the organisation; ErrNotFound if absent or another org's.
+	Run(ctx context.Context, orgID, runID string) (Run, error)
+
+	// AppendRecord stores a record in an open run of the organisation, in one
+	// transaction. If a record with the same record id and identical body is
+	// already stored it returns duplicate=true and changes nothing; a
+	// different record with that id or that sequence gives ErrConflict; a
+	// sealed run gives ErrSealed; an unknown run ErrNotFound.
+	AppendRecord(ctx context.Context, orgID string, rec Record) (duplicate bool, err error)
+	// RecordBySequence returns one record of a run; ErrNotFound if absent.
+	RecordBySequence(ctx context.Context, runID string, seq int64) (Record, error)
+	// Records returns every record of a run ordered by sequence.
+	Records(ctx context.Context, runID string) ([]Record, error)
+
+	// SealRun marks an open run sealed and stores its VPEC, in one
+	// transaction; ErrSealed if it was already sealed (by any process).
+	SealRun(ctx context.Context, orgID, runID string, v VPEC) error
+	// VPEC returns an issued VPEC of the organisation; ErrNotFound otherwise.
+	VPEC(ctx context.Context, orgID, vpecID string) (VPEC, error)
+
+	// PutManifest stores a manifest; created=false if the organisation
+	// already had that manifest id (idempotent).
+	PutManifest(ctx context.Context, m Manifest) (created bool, err error)
+	// Manifest returns a manifest of the organisation; ErrNotFound otherwise.
+	Manifest(ctx context.Context, orgID, id string) (Manifest, error)
+
+	// PutProfile publishes a profile, replacing the model index entries of
+	// the models it covers; ErrExists if the profile id is already published
+	// (profiles are immutable: a new version gets a new id).
+	PutProfile(ctx context.Context, p Profile) error
+	// Profiles lists published profiles ordered by profile id.
+	Profiles(ctx context.Context) ([]Profile, error)
+	// ProfileByID and ProfileByModelHash find a profile; ErrNotFound if absent.
+	// ProfileByModelHash returns the most recently published profile covering the model.
+	ProfileByID(ctx context.Context, id string) (Profile, error)
+	ProfileByModelHash(ctx context.Context, modelHash string) (Profile, error)
+
+	// Ping checks the database is reachable (readiness).
+	Ping(ctx context.Context) error
+	// Close releases the database.
+	Close() error
+}
