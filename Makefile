@@ -6,7 +6,7 @@ BIN := bin
 VECTORS := testdata/vectors
 FUZZTIME ?= 5s
 
-.PHONY: help setup build demo test unit fuzz lint docs vectors bench bench-hash release-check clean
+.PHONY: help setup build demo test unit fuzz lint docs vectors bench bench-hash bench-ingest release-check clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -23,8 +23,12 @@ demo: setup build ## verify the shipped VPECs and profile offline, then show a f
 
 test: setup lint unit fuzz ## everything CI runs
 
-unit: ## go test ./... (unit, interop, testscript, by-hand recipe)
-	$(GO) test -count=1 ./...
+unit: ## go test ./... with a throwaway PostgreSQL server for the PostgreSQL store tests
+	@set -e; \
+	dsn=$$(scripts/postgres.sh start | sed -n 's/^SVC_TEST_POSTGRES_DSN=//p'); \
+	test -n "$$dsn" || { echo "unit: PostgreSQL did not start (scripts/postgres.sh start)"; exit 1; }; \
+	trap 'scripts/postgres.sh stop >/dev/null 2>&1' EXIT; \
+	SVC_TEST_POSTGRES_DSN="$$dsn" $(GO) test -count=1 ./...
 
 fuzz: ## run every fuzz target briefly (FUZZTIME=5s each)
 	@FUZZTIME=$(FUZZTIME) scripts/fuzz.sh
@@ -44,6 +48,9 @@ bench: ## Go benchmarks of the verifier, hashing, Merkle and timestamps
 
 bench-hash: build ## svc-verify hash vs openssl dgst -sha256 on a 1 GiB file
 	SVC_VERIFY=$(BIN)/svc-verify scripts/bench-hash.sh
+
+bench-ingest: ## record ingest and close against svc serve on loopback (BACKEND=sqlite|postgres)
+	scripts/bench-ingest.sh
 
 release-check: ## validate .goreleaser.yaml (needs goreleaser on PATH)
 	goreleaser check

@@ -201,6 +201,8 @@ profiles offline.`, s)
 		a.hashCmd(),
 		a.keygenCmd(),
 		a.tsaCmd(),
+		a.serveCmd(),
+		a.adminCmd(),
 		a.versionCmd(),
 	)
 	return root

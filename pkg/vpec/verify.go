@@ -240,7 +240,7 @@ func parse(doc []byte) (p parsed) {
 	ids := map[string]bool{}
 	var prevSeq int64
 	for i := range v.Records {
-		parseRecord(&v.Records[i], i, bad)
+		checkRecord(&v.Records[i], fmt.Sprintf("records[%d]", i), bad)
 		rec := &v.Records[i]
 		if ids[rec.RecordID] {
 			bad("records[%d].record_id %q appears twice", i, rec.RecordID)
@@ -284,8 +284,21 @@ func (p *parsed) encode(tree *canonical.Value) {
 
 var stageParts = []string{"", "pre_conditions", "inference", "post_conditions"}
 
-func parseRecord(r *Record, i int, bad func(string, ...any)) {
-	f := fmt.Sprintf("records[%d]", i)
+// Validate checks a record's fields against the v1 rules (formats, enums,
+// which blocks go with which proof level) and returns every problem found,
+// joined, each naming its field. It does not check the chain.
+func (r *Record) Validate() error {
+	var errs []error
+	checkRecord(r, "record", func(format string, a ...any) {
+		errs = append(errs, fmt.Errorf("%w: %s", ErrInvalidRecord, fmt.Sprintf(format, a...)))
+	})
+	return errors.Join(errs...)
+}
+
+// ErrInvalidRecord reports a record that breaks the v1 rules.
+var ErrInvalidRecord = errors.New("invalid record")
+
+func checkRecord(r *Record, f string, bad func(string, ...any)) {
 	if !strings.HasPrefix(r.RecordID, "rec_") || !validID(r.RecordID) {
 		bad("%s.record_id %q must be rec_ followed by an id", f, r.RecordID)
 	}
@@ -640,6 +653,17 @@ func checkReviews(p parsed, trust *signing.Bundle) Check {
 	}
 	c.Status, c.Message = Pass, fmt.Sprintf("%d witnessed review(s) valid (reviewer signature, open and close timestamps, minimum duration)", n)
 	return c
+}
+
+// VerifyReview checks the witnessed-review evidence of a record of run
+// runID: the reviewer's Ed25519 signature over the review statement, both
+// RFC 3161 timestamps against the trust bundle's TSA roots, and that the
+// review lasted at least its minimum duration.
+func VerifyReview(runID string, r *Record, trust *signing.Bundle) error {
+	if r.Review == nil {
+		return fmt.Errorf("record has no review block")
+	}
+	return verifyReview(runID, r, trust)
 }
 
 func verifyReview(runID string, r *Record, trust *signing.Bundle) error {

@@ -1,0 +1,56 @@
+// Command ingestbench measures record ingest against a running service:
+// throughput and latency percentiles of acknowledged records, then the time
+// to close a run of -close-records records.
+//
+//	go run ./internal/loadgen/ingestbench -url http://127.0.0.1:8080 -key pk_live_... -runs 32 -records 500
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/svc-gov/svc/internal/loadgen"
+)
+
+func main() {
+	url := flag.String("url", "http://127.0.0.1:8080", "service base URL")
+	key := flag.String("key", os.Getenv("SVC_API_KEY"), "API key (default $SVC_API_KEY)")
+	runs := flag.Int("runs", 32, "runs recorded in parallel")
+	records := flag.Int("records", 500, "records per run")
+	closeRecords := flag.Int("close-records", 10000, "records of the run whose close is timed (0 to skip)")
+	flag.Parse()
+	if *key == "" {
+		fmt.Fprintln(os.Stderr, "ingestbench: -key or SVC_API_KEY is required")
+		os.Exit(2)
+	}
+	ctx := context.Background()
+	res := loadgen.Drive(ctx, loadgen.Config{URL: *url, Key: *key, Runs: *runs, RecordsPerRun: *records})
+	fmt.Printf("ingest: %d records acknowledged in %.2fs over %d parallel runs: %.0f records/s; latency p50 %.2f ms, p99 %.2f ms, max %.2f ms; errors %d\n",
+		res.Acked(), res.Elapsed.Seconds(), *runs, res.Throughput(),
+		ms(res.Percentile(50)), ms(res.Percentile(99)), ms(res.Percentile(100)), res.Errors)
+	if res.FirstErr != nil {
+		fmt.Println("first error:", res.FirstErr)
+	}
+	if *closeRecords > 0 {
+		big := loadgen.Drive(ctx, loadgen.Config{URL: *url, Key: *key, Runs: 1, RecordsPerRun: *closeRecords})
+		if big.Acked() != *closeRecords {
+			fmt.Fprintf(os.Stderr, "ingestbench: only %d of %d records acknowledged: %v\n", big.Acked(), *closeRecords, big.FirstErr)
+			os.Exit(1)
+		}
+		doc, d, err := loadgen.Close(ctx, http.DefaultClient, *url, *key, big.Runs[0].ID)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "ingestbench:", err)
+			os.Exit(1)
+		}
+		fmt.Printf("close: %d-record run sealed in %.0f ms (VPEC %d bytes)\n", *closeRecords, ms(d), len(doc))
+	}
+	if res.Errors > 0 {
+		os.Exit(1)
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -1,0 +1,190 @@
+// Package loadgen drives a running service over HTTP: parallel runs, each
+// recording chained records, with every acknowledgement and its latency
+// kept. The ingest benchmark and the crash test use it.
+package loadgen
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/svc-gov/svc/pkg/api"
+	"github.com/svc-gov/svc/pkg/commitment"
+	"github.com/svc-gov/svc/pkg/vpec"
+)
+
+// Config describes a load.
+type Config struct {
+	URL           string // base URL, e.g. http://127.0.0.1:8080
+	Key           string // API key
+	Runs          int    // runs driven in parallel (one worker each)
+	RecordsPerRun int    // records per run; 0 means until ctx ends
+	HTTP          *http.Client
+}
+
+// Run is one run's outcome.
+type Run struct {
+	ID    string
+	Acked []string // record ids acknowledged (2xx), in sequence order
+}
+
+// Result is the outcome of a load.
+type Result struct {
+	Runs      []*Run
+	Latencies []time.Duration // of acknowledged records
+	Elapsed   time.Duration
+	Errors    int // requests that failed (connection errors or non-2xx)
+	FirstErr  error
+}
+
+// Acked counts acknowledged records.
+func (r *Result) Acked() int { return len(r.Latencies) }
+
+// Throughput is acknowledged records per second.
+func (r *Result) Throughput() float64 { return float64(r.Acked()) / r.Elapsed.Seconds() }
+
+// Percentile returns the p-th percentile (0-100) latency.
+func (r *Result) Percentile(p float64) time.Duration {
+	if len(r.Latencies) == 0 {
+		return 0
+	}
+	l := slices.Clone(r.Latencies)
+	slices.Sort(l)
+	i := int(p / 100 * float64(len(l)-1))
+	return l[i]
+}
+
+// Drive runs the load until every run has its records or ctx ends.
+func Drive(ctx context.Context, cfg Config) *Result {
+	hc := cfg.HTTP
+	if hc == nil {
+		hc = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: cfg.Runs + 4}}
+	}
+	res := &Result{}
+	var mu sync.Mutex
+	fail := func(err error) {
+		mu.Lock()
+		res.Errors++
+		if res.FirstErr == nil {
+			res.FirstErr = err
+		}
+		mu.Unlock()
+	}
+	start := time.Now()
+	var wg sync.WaitGroup
+	for w := 0; w < cfg.Runs; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			var run api.Run
+			if err := post(ctx, hc, cfg, "/api/v1/runs", api.OpenRunRequest{WorkflowID: fmt.Sprintf("load-%d", w)}, &run); err != nil {
+				fail(err)
+				return
+			}
+			out := &Run{ID: run.RunID}
+			mu.Lock()
+			res.Runs = append(res.Runs, out)
+			mu.Unlock()
+			prev := vpec.Genesis(run.RunID)
+			for seq := int64(1); cfg.RecordsPerRun == 0 || seq <= int64(cfg.RecordsPerRun); seq++ {
+				if ctx.Err() != nil {
+					return
+				}
+				rec := Record(run.RunID, seq)
+				recs := []vpec.Record{rec}
+				if _, err := vpec.Chain(prev, recs); err != nil {
+					fail(err)
+					return
+				}
+				t0 := time.Now()
+				var rr api.RecordResult
+				if err := post(ctx, hc, cfg, "/api/v1/runs/"+run.RunID+"/records", recs[0], &rr); err != nil {
+					if ctx.Err() == nil {
+						fail(err)
+					}
+					return // the chain cannot go on past an unacknowledged record
+				}
+				d := time.Since(t0)
+				prev, _ = vpec.ParseHash(recs[0].ChainHash)
+				mu.Lock()
+				out.Acked = append(out.Acked, rec.RecordID)
+				res.Latencies = append(res.Latencies, d)
+				mu.Unlock()
+			}
+		}(w)
+	}
+	wg.Wait()
+	res.Elapsed = time.Since(start)
+	return res
+}
+
+// Record returns a realistic record for sequence seq of a run (chain hash
+// not yet set).
+func Record(runID string, seq int64) vpec.Record {
+	checks := []string{"pii_detection", "toxicity", "prompt_injection", "policy_check"}
+	return vpec.Record{
+		RecordID: vpec.NewID("rec_"), Sequence: seq, Check: checks[seq%4],
+		ManifestID: commitment.String([]byte(checks[seq%4])), CheckResult: vpec.ResultPass,
+		ProofLevel: vpec.Execution, CommitmentAlgorithm: "sha256",
+		CommitmentHash:   commitment.String([]byte(fmt.Sprint(runID, seq))),
+		OutputCommitment: commitment.String([]byte(fmt.Sprint("out", runID, seq))),
+		Visibility:       vpec.Opaque, RecordedAt: vpec.FormatTime(time.Now()),
+		Details: map[string]any{"model": "pii-detector-v3", "threshold": 0.8},
+	}
+}
+
+func post(ctx context.Context, hc *http.Client, cfg Config, path string, body, out any) error {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, cfg.URL+path, bytes.NewReader(b))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+cfg.Key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("POST %s: %d %s", path, resp.StatusCode, bytes.TrimSpace(data))
+	}
+	return json.Unmarshal(data, out)
+}
+
+// Close closes a run and returns the VPEC bytes and how long it took.
+func Close(ctx context.Context, hc *http.Client, url, key, runID string) ([]byte, time.Duration, error) {
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url+"/api/v1/runs/"+runID+"/close", nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	t0 := time.Now()
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	d := time.Since(t0)
+	if err != nil {
+		return nil, d, err
+	}
+	if resp.StatusCode != 200 {
+		return nil, d, fmt.Errorf("close %s: %d %s", runID, resp.StatusCode, bytes.TrimSpace(data))
+	}
+	return data, d, nil
+}

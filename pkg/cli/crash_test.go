@@ -1,0 +1,110 @@
+package cli_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/svc-gov/svc/internal/loadgen"
+	"github.com/svc-gov/svc/pkg/signing"
+	"github.com/svc-gov/svc/pkg/vpec"
+)
+
+// startServe starts `svc serve` on a free loopback port and returns its
+// base URL and the process.
+func startServe(t *testing.T, dataDir string, extra ...string) (string, *exec.Cmd) {
+	t.Helper()
+	addrFile := filepath.Join(t.TempDir(), "addr")
+	args := append([]string{"serve", "--data-dir", dataDir, "--addr", "127.0.0.1:0", "--addr-file", addrFile, "--log-format", "json"}, extra...)
+	cmd := exec.Command("svc", args...)
+	logf, err := os.Create(filepath.Join(t.TempDir(), "serve.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait(); logf.Close() })
+	for i := 0; i < 200; i++ {
+		if b, err := os.ReadFile(addrFile); err == nil && len(b) > 0 {
+			return "http://" + strings.TrimSpace(string(b)), cmd
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	t.Fatal("svc serve did not start")
+	return "", nil
+}
+
+func svcOut(t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := exec.Command("svc", args...).Output()
+	if err != nil {
+		t.Fatalf("svc %s: %v", strings.Join(args, " "), err)
+	}
+	return string(out)
+}
+
+// TestCrashKeepsAcknowledgedRecords kills the server with SIGKILL under a
+// load of records, restarts it, and checks that every acknowledged record
+// is in the run's VPEC and that the VPEC verifies.
+func TestCrashKeepsAcknowledgedRecords(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash test skipped with -short")
+	}
+	data := t.TempDir()
+	svcOut(t, "admin", "org", "create", "crash", "--data-dir", data)
+	var key struct {
+		APIKey string `json:"api_key"`
+	}
+	json.Unmarshal([]byte(svcOut(t, "admin", "key", "create", "--org", "crash", "--live", "--data-dir", data, "--output", "json")), &key)
+	trust, err := signing.ParseBundle([]byte(svcOut(t, "serve", "trust-bundle", "--data-dir", data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	url, proc := startServe(t, data)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan *loadgen.Result)
+	go func() { done <- loadgen.Drive(ctx, loadgen.Config{URL: url, Key: key.APIKey, Runs: 8}) }()
+	time.Sleep(1500 * time.Millisecond)
+	if err := proc.Process.Kill(); err != nil { // SIGKILL: no shutdown, no flush
+		t.Fatal(err)
+	}
+	proc.Wait()
+	cancel()
+	res := <-done
+	if res.Acked() < 50 {
+		t.Fatalf("only %d records acknowledged before the kill (errors %d: %v)", res.Acked(), res.Errors, res.FirstErr)
+	}
+	t.Logf("%d records acknowledged in %d runs before SIGKILL", res.Acked(), len(res.Runs))
+
+	url, _ = startServe(t, data)
+	for _, run := range res.Runs {
+		doc, _, err := loadgen.Close(context.Background(), http.DefaultClient, url, key.APIKey, run.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep := vpec.Verify(doc, vpec.Options{Trust: trust})
+		if !rep.Valid || !rep.IsClean {
+			t.Fatalf("run %s after restart: %s (clean %v)", run.ID, rep.Verdict, rep.IsClean)
+		}
+		var v vpec.VPEC
+		json.Unmarshal(doc, &v)
+		have := map[string]bool{}
+		for _, r := range v.Records {
+			have[r.RecordID] = true
+		}
+		for _, id := range run.Acked {
+			if !have[id] {
+				t.Fatalf("run %s: acknowledged record %s lost in the crash", run.ID, id)
+			}
+		}
+	}
+}

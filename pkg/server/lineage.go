@@ -1,0 +1,164 @@
+package server
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/svc-gov/svc/pkg/api"
+	"github.com/svc-gov/svc/pkg/canonical"
+	"github.com/svc-gov/svc/pkg/commitment"
+	"github.com/svc-gov/svc/pkg/document"
+	"github.com/svc-gov/svc/pkg/signing"
+	"github.com/svc-gov/svc/pkg/store"
+	"github.com/svc-gov/svc/pkg/vpec"
+)
+
+// LineageType is the type field of a lineage token's payload.
+const LineageType = "svc.lineage/v1"
+
+// Lineage is the signed payload of a delegation lineage token: a handoff of
+// a run at a precise point of its chain to another process or agent.
+type Lineage struct {
+	Type           string `json:"type"`
+	RunID          string `json:"run_id"`
+	OrgID          string `json:"org_id"`
+	LastSequence   int64  `json:"last_sequence"`
+	LastChainHash  string `json:"last_chain_hash"`
+	DelegationHash string `json:"delegation_hash"`
+	IssuedAt       string `json:"issued_at"`
+	ExpiresAt      string `json:"expires_at"`
+	KeyID          string `json:"key_id"`
+}
+
+// Errors of lineage tokens, matchable with errors.Is.
+var (
+	ErrLineageForged   = errors.New("lineage token signature does not verify")
+	ErrLineageExpired  = errors.New("lineage token expired")
+	ErrLineageMismatch = errors.New("lineage token does not match the run")
+)
+
+// SignLineage returns the token "<base64url payload>.<base64url signature>".
+func SignLineage(l Lineage, signer *signing.Signer) (string, error) {
+	l.Type, l.KeyID = LineageType, signer.KeyID()
+	payload, err := canonical.Marshal(l)
+	if err != nil {
+		return "", err
+	}
+	enc := base64.RawURLEncoding
+	return enc.EncodeToString(payload) + "." + enc.EncodeToString(signer.Sign(payload)), nil
+}
+
+// ParseLineage checks a token's signature against the trust bundle and its
+// expiry at now, and returns its payload.
+func ParseLineage(token string, trust *signing.Bundle, now time.Time) (*Lineage, error) {
+	p64, s64, ok := strings.Cut(token, ".")
+	enc := base64.RawURLEncoding
+	payload, err1 := enc.DecodeString(p64)
+	sig, err2 := enc.DecodeString(s64)
+	if !ok || err1 != nil || err2 != nil {
+		return nil, fmt.Errorf("%w: not <payload>.<signature> in base64url", ErrLineageForged)
+	}
+	var l Lineage
+	tree, err := document.Parse(payload, &l)
+	if err != nil || l.Type != LineageType || string(tree.Canonical()) != string(payload) {
+		return nil, fmt.Errorf("%w: payload is not a canonical %s document", ErrLineageForged, LineageType)
+	}
+	if err := trust.Verify(l.KeyID, payload, signing.FormatSignature(sig)); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrLineageForged, err)
+	}
+	exp, err := time.Parse(time.RFC3339Nano, l.ExpiresAt)
+	if err != nil {
+		return nil, fmt.Errorf("%w: expires_at %q", ErrLineageForged, l.ExpiresAt)
+	}
+	if !now.Before(exp) {
+		return nil, fmt.Errorf("%w at %s", ErrLineageExpired, l.ExpiresAt)
+	}
+	return &l, nil
+}
+
+// DelegationRequest is the body of POST /api/v1/runs/{run_id}/delegations.
+type DelegationRequest struct {
+	Delegation map[string]any `json:"delegation"`
+}
+
+// DelegationResult is the answer: the token and what it binds.
+type DelegationResult struct {
+	LineageToken   string `json:"lineage_token"`
+	RunID          string `json:"run_id"`
+	LastSequence   int64  `json:"last_sequence"`
+	LastChainHash  string `json:"last_chain_hash"`
+	DelegationHash string `json:"delegation_hash"`
+	ExpiresAt      string `json:"expires_at"`
+}
+
+// ResumeRequest is the body of POST /api/v1/runs/resume.
+type ResumeRequest struct {
+	LineageToken string `json:"lineage_token"`
+}
+
+func (s *Server) delegate(w http.ResponseWriter, r *http.Request) {
+	run, err := s.openRunOf(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	var req DelegationRequest
+	tree, err := s.decode(r, &req)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	view := s.runView(r, run)
+	now := s.cfg.Now().UTC()
+	l := Lineage{
+		RunID: run.ID, OrgID: run.OrgID, LastSequence: view.LastSequence, LastChainHash: view.LastChainHash,
+		DelegationHash: commitment.String(tree.Get("delegation").Canonical()),
+		IssuedAt:       vpec.FormatTime(now), ExpiresAt: vpec.FormatTime(now.Add(s.cfg.LineageTTL)),
+	}
+	tok, err := SignLineage(l, s.cfg.Signer)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, DelegationResult{LineageToken: tok, RunID: run.ID, LastSequence: l.LastSequence,
+		LastChainHash: l.LastChainHash, DelegationHash: l.DelegationHash, ExpiresAt: l.ExpiresAt})
+}
+
+func (s *Server) resume(w http.ResponseWriter, r *http.Request) {
+	var req ResumeRequest
+	if _, err := s.decode(r, &req); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	bad := func(err error) {
+		s.fail(w, r, &httpError{http.StatusUnprocessableEntity, api.CodeTokenInvalid, err.Error(), "lineage_token"})
+	}
+	l, err := ParseLineage(req.LineageToken, s.cfg.Trust, s.cfg.Now())
+	if err != nil {
+		bad(err)
+		return
+	}
+	if l.OrgID != caller(r).OrgID {
+		bad(fmt.Errorf("%w: issued to another organisation", ErrLineageMismatch))
+		return
+	}
+	run, err := s.cfg.Store.Run(r.Context(), l.OrgID, l.RunID)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if run.Sealed {
+		s.fail(w, r, store.ErrSealed)
+		return
+	}
+	view := s.runView(r, run)
+	if view.LastSequence != l.LastSequence || view.LastChainHash != l.LastChainHash {
+		bad(fmt.Errorf("%w: the token binds sequence %d, the run is at sequence %d", ErrLineageMismatch, l.LastSequence, view.LastSequence))
+		return
+	}
+	writeJSON(w, http.StatusOK, view)
+}

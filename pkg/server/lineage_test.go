@@ -1,0 +1,93 @@
+package server_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/svc-gov/svc/pkg/api"
+	"github.com/svc-gov/svc/pkg/server"
+	"github.com/svc-gov/svc/pkg/signing"
+)
+
+func TestDelegationLineage(t *testing.T) {
+	e := newEnv(t)
+	run := e.open(e.keyA)
+	recs := chain(run.RunID, 3)
+	for _, r := range recs[:2] {
+		e.do("POST", "/api/v1/runs/"+run.RunID+"/records", e.keyA, r, nil)
+	}
+	var del server.DelegationResult
+	if code, body := e.do("POST", "/api/v1/runs/"+run.RunID+"/delegations", e.keyA, map[string]any{"delegation": map[string]any{"to": "agent-7", "scope": []string{"summarise"}}}, &del); code != 201 {
+		t.Fatalf("delegate: %d %s", code, body)
+	}
+	if del.LastSequence != 2 || del.LastChainHash != recs[1].ChainHash {
+		t.Fatalf("token binds %+v", del)
+	}
+	// The delegate resumes the same run and continues the same chain.
+	var resumed api.Run
+	if code, body := e.do("POST", "/api/v1/runs/resume", e.keyA, server.ResumeRequest{LineageToken: del.LineageToken}, &resumed); code != 200 || resumed.RunID != run.RunID || resumed.LastChainHash != recs[1].ChainHash {
+		t.Fatalf("resume: %d %s", code, body)
+	}
+	// Forged: payload changed; another org; then mismatched once the run moves on.
+	p, sig, _ := strings.Cut(del.LineageToken, ".")
+	forged := p[:len(p)-2] + "AA." + sig
+	cases := []struct {
+		name, token, key string
+	}{
+		{"forged", forged, e.keyA},
+		{"garbage", "not-a-token", e.keyA},
+		{"other org", del.LineageToken, e.keyB},
+	}
+	for _, c := range cases {
+		var eb api.ErrorBody
+		if code, _ := e.do("POST", "/api/v1/runs/resume", c.key, server.ResumeRequest{LineageToken: c.token}, &eb); code != 422 || eb.Error.Code != api.CodeTokenInvalid {
+			t.Errorf("%s: %d %+v", c.name, code, eb)
+		}
+	}
+	e.do("POST", "/api/v1/runs/"+run.RunID+"/records", e.keyA, recs[2], nil)
+	var eb api.ErrorBody
+	if code, _ := e.do("POST", "/api/v1/runs/resume", e.keyA, server.ResumeRequest{LineageToken: del.LineageToken}, &eb); code != 422 || !strings.Contains(eb.Error.Message, "does not match") {
+		t.Errorf("stale token: %d %+v", code, eb)
+	}
+}
+
+func TestLineageExpiry(t *testing.T) {
+	_, priv, _ := signing.GenerateKey()
+	s, _ := signing.NewSigner(priv)
+	trust := signing.NewBundle()
+	trust.AddKey(s.PublicKey())
+	now := time.Now()
+	tok, err := server.SignLineage(server.Lineage{RunID: "run_x", OrgID: "org_a", LastChainHash: "sha256:" + strings.Repeat("0", 64), DelegationHash: "sha256:" + strings.Repeat("1", 64), IssuedAt: now.Format(time.RFC3339), ExpiresAt: now.Add(time.Hour).UTC().Format(time.RFC3339)}, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := server.ParseLineage(tok, trust, now); err != nil {
+		t.Fatalf("fresh token: %v", err)
+	}
+	if _, err := server.ParseLineage(tok, trust, now.Add(2*time.Hour)); err == nil || !strings.Contains(err.Error(), "expired") {
+		t.Fatalf("expired token: %v", err)
+	}
+	if _, err := server.ParseLineage(tok, signing.NewBundle(), now); err == nil {
+		t.Fatal("token verified without its key")
+	}
+}
+
+func TestSandboxRateLimit(t *testing.T) {
+	e := newEnv(t)
+	limited := 0
+	for i := 0; i < 60; i++ {
+		code, _ := e.do("GET", "/api/v1/registry/profiles", e.keyA, nil, nil)
+		if code == 429 {
+			limited++
+		}
+	}
+	if limited == 0 {
+		t.Fatal("60 rapid sandbox requests were never limited (burst 40)")
+	}
+	for i := 0; i < 60; i++ {
+		if code, _ := e.do("GET", "/api/v1/registry/profiles", e.keyB, nil, nil); code != 200 {
+			t.Fatalf("production key limited: %d", code)
+		}
+	}
+}

@@ -1,0 +1,286 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+
+	"github.com/svc-gov/svc/pkg/api"
+	"github.com/svc-gov/svc/pkg/canonical"
+	"github.com/svc-gov/svc/pkg/commitment"
+	"github.com/svc-gov/svc/pkg/document"
+	"github.com/svc-gov/svc/pkg/store"
+	"github.com/svc-gov/svc/pkg/vpec"
+)
+
+// maxGapsPerBreak bounds the sequence_missing gaps one break produces.
+const maxGapsPerBreak = 1000
+
+func validWorkflowID(s string) bool {
+	if s == "" || len(s) > 128 {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == ':' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *Server) openRun(w http.ResponseWriter, r *http.Request) {
+	var req api.OpenRunRequest
+	if _, err := s.decode(r, &req); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if req.WorkflowID == "" {
+		req.WorkflowID = "default"
+	}
+	if !validWorkflowID(req.WorkflowID) {
+		s.fail(w, r, badRequest("workflow_id", "workflow_id %q must be 1-128 letters, digits or ._:-", req.WorkflowID))
+		return
+	}
+	if req.ProcessContextHash != "" {
+		if err := commitment.Validate(req.ProcessContextHash); err != nil {
+			s.fail(w, r, badRequest("process_context_hash", "process_context_hash: %v", err))
+			return
+		}
+	}
+	key := caller(r)
+	policy := append([]string(nil), req.Policy...)
+	sort.Strings(policy)
+	snapshot, err := canonical.Marshal(map[string]any{"policy": policy, "policy_pack_id": req.PolicyPackID})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	run := store.Run{
+		ID: vpec.NewID("run_"), OrgID: key.OrgID, WorkflowID: req.WorkflowID, SurfaceID: req.SurfaceID,
+		PolicyPackID: req.PolicyPackID, PolicySnapshotHash: commitment.String(snapshot),
+		ProcessContextHash: req.ProcessContextHash, Environment: key.Environment, APIKeyID: key.ID,
+		OpenedAt: s.cfg.Now().UTC(),
+	}
+	if err := s.cfg.Store.CreateRun(r.Context(), run); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.log.Info("run opened", "run_id", run.ID, "org_id", run.OrgID, "workflow_id", run.WorkflowID)
+	writeJSON(w, http.StatusCreated, s.runView(r, run))
+}
+
+// runView is the API form of a stored run, with its chain position.
+func (s *Server) runView(r *http.Request, run store.Run) api.Run {
+	out := api.Run{
+		RunID: run.ID, WorkflowID: run.WorkflowID, OrgID: run.OrgID, SurfaceID: run.SurfaceID,
+		PolicyPackID: run.PolicyPackID, PolicySnapshotHash: run.PolicySnapshotHash,
+		ProcessContextHash: run.ProcessContextHash, Environment: vpec.Environment(run.Environment),
+		Status: api.RunOpen, OpenedAt: vpec.FormatTime(run.OpenedAt), VPECID: run.VPECID,
+		LastChainHash: vpec.FormatHash(vpec.Genesis(run.ID)),
+	}
+	if run.Sealed {
+		out.Status, out.ClosedAt = api.RunSealed, vpec.FormatTime(run.ClosedAt)
+	}
+	if recs, err := s.cfg.Store.Records(r.Context(), run.ID); err == nil && len(recs) > 0 {
+		last := recs[len(recs)-1]
+		out.RecordCount, out.LastSequence, out.LastChainHash = int64(len(recs)), last.Sequence, last.ChainHash
+	}
+	return out
+}
+
+func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
+	run, err := s.cfg.Store.Run(r.Context(), caller(r).OrgID, r.PathValue("run_id"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, s.runView(r, run))
+}
+
+// openRunOf loads the caller's run named in the path and requires it open.
+func (s *Server) openRunOf(r *http.Request) (store.Run, error) {
+	run, err := s.cfg.Store.Run(r.Context(), caller(r).OrgID, r.PathValue("run_id"))
+	if err == nil && run.Sealed {
+		err = store.ErrSealed
+	}
+	return run, err
+}
+
+func (s *Server) record(w http.ResponseWriter, r *http.Request) {
+	key := caller(r)
+	run, err := s.openRunOf(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	var rec vpec.Record
+	tree, err := s.decode(r, &rec)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if err := s.checkRecord(r, run, &rec, tree); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	dup, err := s.cfg.Store.AppendRecord(r.Context(), key.OrgID, store.Record{
+		RunID: run.ID, RecordID: rec.RecordID, Sequence: rec.Sequence, ChainHash: rec.ChainHash, Body: tree.Canonical(),
+	})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	res := api.RecordResult{
+		RecordID: rec.RecordID, Sequence: rec.Sequence, CommitmentHash: rec.CommitmentHash,
+		CommitmentAlgorithm: rec.CommitmentAlgorithm, ProofLevel: rec.ProofLevel, RecordedAt: rec.RecordedAt,
+		ChainHash: rec.ChainHash, Duplicate: dup,
+	}
+	if rec.OutputCommitment != "" {
+		oc := rec.OutputCommitment
+		res.OutputCommitment = &oc
+	}
+	status := http.StatusCreated
+	if dup {
+		status = http.StatusOK
+	}
+	writeJSON(w, status, res)
+}
+
+// checkRecord validates a record against the v1 rules, the proof level it
+// claims, and the chain stored so far.
+func (s *Server) checkRecord(r *http.Request, run store.Run, rec *vpec.Record, tree *canonical.Value) error {
+	if err := rec.Validate(); err != nil {
+		msg := strings.ReplaceAll(err.Error(), "invalid record: ", "")
+		return badRequest(recordField(msg), "%s", strings.ReplaceAll(msg, "\n", "; "))
+	}
+	switch rec.ProofLevel {
+	case vpec.VerifiableInference:
+		return &httpError{http.StatusUnprocessableEntity, api.CodeBadRequest, "proof_level verifiable_inference needs a zero-knowledge proof, which API v1 does not accept", "proof_level"}
+	case vpec.Witnessed:
+		if err := vpec.VerifyReview(run.ID, rec, s.cfg.Trust); err != nil {
+			code := api.CodeInvalidSignature
+			if strings.Contains(err.Error(), "less than its minimum") {
+				code = api.CodeReviewTooShort
+			}
+			return &httpError{http.StatusUnprocessableEntity, code, "witnessed review rejected: " + err.Error(), "review"}
+		}
+	}
+	// The chain: follow from genesis or from the stored predecessor. A
+	// missing predecessor (a record still queued at the client) is accepted
+	// here and becomes a gap at close if it never arrives.
+	prev := vpec.Genesis(run.ID)
+	if rec.Sequence > 1 {
+		p, err := s.cfg.Store.RecordBySequence(r.Context(), run.ID, rec.Sequence-1)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			return nil
+		case err != nil:
+			return err
+		}
+		if prev, err = vpec.ParseHash(p.ChainHash); err != nil {
+			return fmt.Errorf("stored chain hash of sequence %d: %w", p.Sequence, err)
+		}
+	}
+	want := vpec.FormatHash(vpec.NextChainHash(prev, tree.Canonical("chain_hash")))
+	if rec.ChainHash != want {
+		return &httpError{http.StatusUnprocessableEntity, api.CodeChainMismatch,
+			fmt.Sprintf("chain_hash of sequence %d does not follow from the stored chain: expected %s (SHA-256 of the previous chain hash and the record's canonical JSON without chain_hash)", rec.Sequence, want), "chain_hash"}
+	}
+	return nil
+}
+
+func recordField(msg string) string {
+	if f, ok := strings.CutPrefix(msg, "record."); ok {
+		if i := strings.IndexAny(f, " :"); i > 0 {
+			return f[:i]
+		}
+	}
+	return ""
+}
+
+func (s *Server) closeRun(w http.ResponseWriter, r *http.Request) {
+	key := caller(r)
+	run, err := s.openRunOf(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	v, err := s.issue(r, run)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	body, err := document.MarshalIndent(v)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	issued := s.cfg.Now().UTC()
+	if err := s.cfg.Store.SealRun(r.Context(), key.OrgID, run.ID, store.VPEC{ID: v.VPECID, RunID: run.ID, OrgID: key.OrgID, IssuedAt: issued, Body: body}); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.log.Info("run closed", "run_id", run.ID, "vpec_id", v.VPECID, "records", v.TotalChecksRun, "gaps", len(v.Gaps), "chain_intact", v.ChainIntact)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	w.Write(body)
+}
+
+// issue builds and seals the VPEC of a run from its stored records.
+func (s *Server) issue(r *http.Request, run store.Run) (*vpec.VPEC, error) {
+	stored, err := s.cfg.Store.Records(r.Context(), run.ID)
+	if err != nil {
+		return nil, err
+	}
+	v := &vpec.VPEC{
+		VPECID: vpec.NewID("vpec_"), RunID: run.ID, WorkflowID: run.WorkflowID, OrgID: run.OrgID,
+		Environment: vpec.Environment(run.Environment), APIKeyID: run.APIKeyID,
+		Records: make([]vpec.Record, len(stored)), Gaps: []vpec.Gap{},
+	}
+	jcs := make([][]byte, len(stored))
+	for i, sr := range stored {
+		tree, err := document.Parse(sr.Body, &v.Records[i])
+		if err != nil {
+			return nil, fmt.Errorf("stored record %d of %s: %w", sr.Sequence, run.ID, err)
+		}
+		jcs[i] = tree.Canonical("chain_hash")
+	}
+	now := s.cfg.Now().UTC()
+	stamp := vpec.FormatTime(now)
+	for _, b := range vpec.VerifyChain(run.ID, v.Records, jcs) {
+		if b.MissingFrom > 0 {
+			for seq := b.MissingFrom; seq <= b.MissingTo && seq < b.MissingFrom+maxGapsPerBreak; seq++ {
+				sq := seq
+				v.Gaps = append(v.Gaps, vpec.Gap{GapID: vpec.NewID("gap_"), GapType: vpec.GapSequenceMissing, Severity: vpec.High, Sequence: &sq, Timestamp: stamp})
+			}
+			continue
+		}
+		sq := b.Sequence
+		v.Gaps = append(v.Gaps, vpec.Gap{GapID: vpec.NewID("gap_"), GapType: vpec.GapChainBreak, Severity: vpec.Critical, Sequence: &sq, Timestamp: stamp})
+	}
+	for i := range v.Records {
+		rec := &v.Records[i]
+		if rec.StageType == vpec.StageOpenSourceML {
+			check, sq := rec.Check, rec.Sequence
+			v.Gaps = append(v.Gaps, vpec.Gap{GapID: vpec.NewID("gap_"), GapType: vpec.GapModelProfileMissing, Severity: vpec.Medium, Check: &check, Sequence: &sq, Timestamp: stamp})
+		}
+	}
+	v.IssuedAt = stamp
+	vpec.Finish(v, jcs)
+	if err := vpec.Seal(v, s.cfg.Signer, s.cfg.Timestamper); err != nil {
+		return nil, &httpError{http.StatusBadGateway, api.CodeTimestampFailed, "could not seal the VPEC: " + err.Error(), ""}
+	}
+	return v, nil
+}
+
+func (s *Server) getVPEC(w http.ResponseWriter, r *http.Request) {
+	v, err := s.cfg.Store.VPEC(r.Context(), caller(r).OrgID, r.PathValue("vpec_id"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(v.Body)
+}

@@ -1,0 +1,359 @@
+// Package server is the Governance Proof Service: the HTTP API v1 over a
+// store, signing VPECs with the service key and timestamping them with an
+// RFC 3161 authority. docs/API.md documents the endpoints.
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/svc-gov/svc/pkg/api"
+	"github.com/svc-gov/svc/pkg/canonical"
+	"github.com/svc-gov/svc/pkg/document"
+	"github.com/svc-gov/svc/pkg/signing"
+	"github.com/svc-gov/svc/pkg/store"
+	"github.com/svc-gov/svc/pkg/vpec"
+)
+
+// DefaultMaxBodyBytes bounds request bodies unless Config says otherwise.
+const DefaultMaxBodyBytes = 1 << 20
+
+// Config configures a Server.
+type Config struct {
+	// Store persists everything. Required.
+	Store store.Store
+	// Signer signs VPECs and profiles. Required.
+	Signer *signing.Signer
+	// Timestamper obtains RFC 3161 tokens (the built-in authority or
+	// external ones). Required.
+	Timestamper vpec.Timestamper
+	// Trust is the bundle published at /.well-known/svc/trust-bundle.pem
+	// and used to check review timestamps. Required.
+	Trust *signing.Bundle
+	// Logger receives structured logs; nil discards them.
+	Logger *slog.Logger
+	// MaxBodyBytes bounds request bodies (default 1 MiB); larger get 413.
+	MaxBodyBytes int64
+	// Version is reported by /healthz.
+	Version string
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// SandboxLimit rate-limits each sandbox (pk_sb_) key; the zero value
+	// means DefaultSandboxLimit, a negative PerSecond means no limit.
+	// Production keys are not rate-limited.
+	SandboxLimit RateLimit
+	// LineageTTL is how long a delegation lineage token stays valid
+	// (default 24 h).
+	LineageTTL time.Duration
+}
+
+// Server serves the API. Create it with New.
+type Server struct {
+	cfg      Config
+	log      *slog.Logger
+	mux      *http.ServeMux
+	patterns []string
+	sandbox  *limiter
+	keys     keyCache
+}
+
+// keyCache remembers API keys found by hash for keyCacheTTL, sparing a
+// database read per request. Keys are immutable once created.
+type keyCache struct {
+	mu sync.Mutex
+	m  map[string]cachedKey
+}
+
+type cachedKey struct {
+	key     store.APIKey
+	expires time.Time
+}
+
+const keyCacheTTL = 30 * time.Second
+
+func (c *keyCache) get(hash []byte, now time.Time) (store.APIKey, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[string(hash)]
+	if !ok || now.After(e.expires) {
+		return store.APIKey{}, false
+	}
+	return e.key, true
+}
+
+func (c *keyCache) put(k store.APIKey, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) > 10000 {
+		c.m = map[string]cachedKey{}
+	}
+	c.m[string(k.Hash)] = cachedKey{k, now.Add(keyCacheTTL)}
+}
+
+// New checks cfg and builds the server's routes.
+func New(cfg Config) (*Server, error) {
+	switch {
+	case cfg.Store == nil:
+		return nil, errors.New("server: Config.Store is required")
+	case cfg.Signer == nil:
+		return nil, errors.New("server: Config.Signer is required")
+	case cfg.Timestamper == nil:
+		return nil, errors.New("server: Config.Timestamper is required")
+	case cfg.Trust == nil:
+		return nil, errors.New("server: Config.Trust is required")
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if cfg.SandboxLimit == (RateLimit{}) {
+		cfg.SandboxLimit = DefaultSandboxLimit
+	}
+	if cfg.LineageTTL <= 0 {
+		cfg.LineageTTL = 24 * time.Hour
+	}
+	s := &Server{cfg: cfg, log: log, mux: http.NewServeMux(), sandbox: newLimiter(cfg.SandboxLimit, cfg.Now)}
+	s.routes()
+	return s, nil
+}
+
+// Routes lists every route as a "METHOD /path" pattern, for the API
+// document test.
+func (s *Server) Routes() []string { return append([]string(nil), s.patterns...) }
+
+func (s *Server) handle(pattern string, h http.HandlerFunc) {
+	s.mux.HandleFunc(pattern, h)
+	s.patterns = append(s.patterns, pattern)
+}
+
+func (s *Server) routes() {
+	s.handle("GET /healthz", s.healthz)
+	s.handle("GET /readyz", s.readyz)
+	s.handle("GET "+api.TrustBundlePath, s.trustBundle)
+	s.handle("POST /api/v1/runs", s.auth(s.openRun))
+	s.handle("GET /api/v1/runs/{run_id}", s.auth(s.getRun))
+	s.handle("POST /api/v1/runs/{run_id}/records", s.auth(s.record))
+	s.handle("POST /api/v1/runs/{run_id}/close", s.auth(s.closeRun))
+	s.handle("POST /api/v1/runs/{run_id}/delegations", s.auth(s.delegate))
+	s.handle("POST /api/v1/runs/resume", s.auth(s.resume))
+	s.handle("GET /api/v1/vpecs/{vpec_id}", s.auth(s.getVPEC))
+	s.handle("POST /api/v1/manifests", s.auth(s.registerManifest))
+	s.handle("GET /api/v1/manifests/{manifest_id}", s.auth(s.getManifest))
+	s.handle("GET /api/v1/registry/profiles", s.auth(s.profiles))
+	s.handle("GET /api/v1/registry/lookup", s.auth(s.lookup))
+}
+
+// ServeHTTP logs each request and dispatches it.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := s.cfg.Now()
+	rw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+	defer func() {
+		if v := recover(); v != nil {
+			s.log.Error("panic serving request", "method", r.Method, "path", r.URL.Path, "panic", fmt.Sprint(v))
+			if !rw.wrote {
+				writeError(rw, http.StatusInternalServerError, api.CodeInternal, "internal error", "")
+			}
+		}
+		s.log.Info("request", "method", r.Method, "path", r.URL.Path, "status", rw.status, "duration_ms", float64(s.cfg.Now().Sub(start).Microseconds())/1000)
+	}()
+	if _, pattern := s.mux.Handler(r); pattern == "" {
+		writeError(rw, http.StatusNotFound, api.CodeNotFound, fmt.Sprintf("no endpoint %s %s; see docs/API.md", r.Method, r.URL.Path), "")
+		return
+	}
+	s.mux.ServeHTTP(rw, r)
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	wrote  bool
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.status, w.wrote = code, true
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	w.wrote = true
+	return w.ResponseWriter.Write(b)
+}
+
+// --- responses -----------------------------------------------------------------
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := document.Marshal(v)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, api.CodeInternal, "encode response", "")
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(append(b, '\n'))
+}
+
+func writeError(w http.ResponseWriter, status int, code, msg, field string) {
+	b, _ := json.Marshal(api.ErrorBody{Error: api.Error{Code: code, Message: msg, Field: field}})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(append(b, '\n'))
+}
+
+// httpError is an error with the response it maps to.
+type httpError struct {
+	status int
+	code   string
+	msg    string
+	field  string
+}
+
+func (e *httpError) Error() string { return e.msg }
+
+func badRequest(field, format string, a ...any) *httpError {
+	return &httpError{http.StatusBadRequest, api.CodeBadRequest, fmt.Sprintf(format, a...), field}
+}
+
+// fail writes err: an *httpError as itself, store sentinels as their
+// status, anything else as a logged 500.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	var he *httpError
+	switch {
+	case errors.As(err, &he):
+		writeError(w, he.status, he.code, he.msg, he.field)
+	case errors.Is(err, store.ErrNotFound):
+		writeError(w, http.StatusNotFound, api.CodeNotFound, "not found", "")
+	case errors.Is(err, store.ErrSealed):
+		writeError(w, http.StatusConflict, api.CodeRunSealed, "the run is sealed: it was closed and its VPEC issued; open a new run", "")
+	case errors.Is(err, store.ErrConflict):
+		writeError(w, http.StatusConflict, api.CodeSequenceConflict, "a different record already holds this record_id or sequence", "")
+	case errors.Is(err, context.Canceled):
+		writeError(w, 499, api.CodeInternal, "request cancelled", "")
+	default:
+		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "error", err.Error())
+		writeError(w, http.StatusInternalServerError, api.CodeInternal, "internal error; the service log has the details", "")
+	}
+}
+
+// decode reads a JSON body strictly into v: application/json, at most
+// MaxBodyBytes, no duplicate, unknown or mistyped fields. It returns the
+// parsed tree for canonical encoding.
+func (s *Server) decode(r *http.Request, v any) (*canonical.Value, error) {
+	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
+		return nil, &httpError{http.StatusUnsupportedMediaType, api.CodeUnsupportedMedia, "send the body as Content-Type: application/json", ""}
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, s.cfg.MaxBodyBytes+1))
+	if err != nil {
+		return nil, badRequest("", "read body: %v", err)
+	}
+	if int64(len(body)) > s.cfg.MaxBodyBytes {
+		return nil, &httpError{http.StatusRequestEntityTooLarge, api.CodePayloadTooLarge, fmt.Sprintf("body larger than %d bytes", s.cfg.MaxBodyBytes), ""}
+	}
+	tree, err := document.Parse(body, v)
+	if err != nil {
+		return nil, badRequest(schemaField(err), "%s", strings.ReplaceAll(strings.TrimPrefix(err.Error(), "schema: "), "\nschema: ", "; "))
+	}
+	return tree, nil
+}
+
+// schemaField extracts the field path from a document schema error.
+func schemaField(err error) string {
+	msg := strings.TrimPrefix(strings.SplitN(err.Error(), "\n", 2)[0], "schema: ")
+	if i := strings.Index(msg, ": "); i > 0 && !strings.HasPrefix(msg, "canonical") && !strings.Contains(msg[:i], " ") {
+		return msg[:i]
+	}
+	return ""
+}
+
+// --- auth -----------------------------------------------------------------------
+
+type ctxKey int
+
+const keyCtx ctxKey = 0
+
+// caller is the authenticated API key.
+func caller(r *http.Request) store.APIKey { return r.Context().Value(keyCtx).(store.APIKey) }
+
+// HashKey returns the SHA-256 of an API key, the only form it is stored in.
+func HashKey(key string) []byte {
+	h := sha256.Sum256([]byte(key))
+	return h[:]
+}
+
+func (s *Server) auth(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok || tok == "" {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="svc"`)
+			writeError(w, http.StatusUnauthorized, api.CodeUnauthorized, "send Authorization: Bearer <API key> (pk_sb_... or pk_live_...)", "")
+			return
+		}
+		if _, ok := vpec.EnvironmentOf(tok); !ok {
+			writeError(w, http.StatusUnauthorized, api.CodeUnauthorized, "API keys start with pk_sb_ (sandbox) or pk_live_ (production)", "")
+			return
+		}
+		h := HashKey(tok)
+		now := s.cfg.Now()
+		k, ok := s.keys.get(h, now)
+		var err error
+		if !ok {
+			if k, err = s.cfg.Store.APIKeyByHash(r.Context(), h); err == nil {
+				s.keys.put(k, now)
+			}
+		}
+		if err != nil || subtle.ConstantTimeCompare(k.Hash, h) != 1 {
+			if err != nil && !errors.Is(err, store.ErrNotFound) {
+				s.fail(w, r, err)
+				return
+			}
+			writeError(w, http.StatusUnauthorized, api.CodeUnauthorized, "unknown API key", "")
+			return
+		}
+		if k.Environment == string(vpec.Sandbox) {
+			if ok, wait := s.sandbox.allow(k.ID); !ok {
+				secs := int(wait/time.Second) + 1
+				w.Header().Set("Retry-After", fmt.Sprint(secs))
+				writeError(w, http.StatusTooManyRequests, api.CodeRateLimited,
+					fmt.Sprintf("sandbox keys are limited to %.0f requests/s (burst %d); retry after %d s or use a pk_live_ key", s.cfg.SandboxLimit.PerSecond, s.cfg.SandboxLimit.Burst, secs), "")
+				return
+			}
+		}
+		next(w, r.WithContext(context.WithValue(r.Context(), keyCtx, k)))
+	}
+}
+
+// --- health and trust -------------------------------------------------------------
+
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, api.Health{Status: "ok", Version: s.cfg.Version})
+}
+
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	if err := s.cfg.Store.Ping(ctx); err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, api.Health{Status: "unavailable", Detail: "database: " + err.Error()})
+		return
+	}
+	writeJSON(w, http.StatusOK, api.Health{Status: "ready", Version: s.cfg.Version})
+}
+
+func (s *Server) trustBundle(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/x-pem-file")
+	w.Write(s.cfg.Trust.Marshal())
+}
