@@ -105,4 +105,3 @@ func (s *Server) lookup(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, api.Lookup{Found: true, ProfileID: p.ProfileID, ModelClass: p.ModelClass,
 		Architecture: p.Architecture, ProfileSignature: p.ProfileSignature, SignedBy: p.SignedBy})
 }
-
