@@ -74,7 +74,7 @@ def record_fields: ["record_id", "sequence", "check", "manifest_id", "check_resu
   "commitment_algorithm", "commitment_hash", "visibility", "recorded_at", "chain_hash"];
 def record($i):
   "records[\($i)]" as $r
-  | fields($r; record_fields; ["output_commitment", "stage_type", "stage_part", "details", "review", "bounded_inference"]),
+  | fields($r; record_fields; ["output_commitment", "onnx_model_hash", "stage_type", "stage_part", "details", "review", "bounded_inference"]),
     check("\($r).record_id"; .record_id | id and startswith("rec_")),
     check("\($r).sequence"; .sequence | int(1; 9007199254740991)),
     check("\($r).check"; .check | type == "string" and length > 0 and utf8bytelength <= 256),
@@ -87,6 +87,7 @@ def record($i):
     check("\($r).commitment_algorithm"; (.commitment_hash | type == "string") and
       .commitment_algorithm == (.commitment_hash | split(":")[0])),
     check("\($r).output_commitment"; member("output_commitment"; . == "" or commitment)),
+    check("\($r).onnx_model_hash"; member("onnx_model_hash"; type == "string" and test("^sha256:[0-9a-f]{64}$"))),
     check("\($r).recorded_at"; .recorded_at | time),
     check("\($r).stage_type"; member("stage_type"; oneof(["", "bound_committed_inference", "open_source_ml"]))),
     check("\($r).stage_part"; member("stage_part"; oneof(["", "pre_conditions", "inference", "post_conditions"]))),

@@ -184,6 +184,7 @@ type Record struct {
 	CommitmentAlgorithm string            `json:"commitment_algorithm"`
 	CommitmentHash      string            `json:"commitment_hash"`
 	OutputCommitment    string            `json:"output_commitment,omitempty"`
+	ONNXModelHash       string            `json:"onnx_model_hash,omitempty"`
 	Visibility          Visibility        `json:"visibility"`
 	RecordedAt          string            `json:"recorded_at"`
 	StageType           string            `json:"stage_type,omitempty"`

@@ -331,6 +331,11 @@ func checkRecord(r *Record, f string, bad func(string, ...any)) {
 			bad("%s.output_commitment: %v", f, err)
 		}
 	}
+	if r.ONNXModelHash != "" {
+		if _, err := ParseHash(r.ONNXModelHash); err != nil {
+			bad("%s.onnx_model_hash: %v", f, err)
+		}
+	}
 	if !validTime(r.RecordedAt) {
 		bad("%s.recorded_at %q is not an RFC 3339 UTC time (…Z)", f, r.RecordedAt)
 	}
