@@ -74,7 +74,7 @@ def record_fields: ["record_id", "sequence", "check", "manifest_id", "check_resu
   "commitment_algorithm", "commitment_hash", "visibility", "recorded_at", "chain_hash"];
 def record($i):
   "records[\($i)]" as $r
-  | fields($r; record_fields; ["output_commitment", "onnx_model_hash", "stage_type", "stage_part", "details", "review", "bounded_inference"]),
+  | fields($r; record_fields; ["output_commitment", "onnx_model_hash", "stage_type", "stage_part", "details", "review", "check_session", "bounded_inference"]),
     check("\($r).record_id"; .record_id | id and startswith("rec_")),
     check("\($r).sequence"; .sequence | int(1; 9007199254740991)),
     check("\($r).check"; .check | type == "string" and length > 0 and utf8bytelength <= 256),
@@ -109,6 +109,12 @@ def record($i):
       check("\($r).review.min_duration_seconds"; .min_duration_seconds | int(0; 1099511627776)),
       check("\($r).review.display_content_hash"; member("display_content_hash"; . == "" or commitment)),
       check("\($r).review.rationale_hash"; member("rationale_hash"; . == "" or commitment))),
+    check("\($r): check_session and review do not go together"; .check_session == null or .review == null),
+    (.check_session | select(. != null) |
+      fields("\($r).check_session"; ["session_id", "check_open_tst", "check_close_tst"]; []),
+      check("\($r).check_session.session_id"; .session_id | id),
+      check("\($r).check_session.check_open_tst"; .check_open_tst | type == "string"),
+      check("\($r).check_session.check_close_tst"; .check_close_tst | type == "string")),
     (.bounded_inference | select(. != null) |
       fields("\($r).bounded_inference"; ["profile_id", "gpu_class", "onnx_model_hash", "trace_mode",
         "operator_count", "merkle_root"]; []),
@@ -383,7 +389,22 @@ for i in $(field '.records | to_entries[] | select(.value.review != null) | .key
     fail 1 "reviews: record $seq: the review lasted $(jq -n "$tst_time - $opened") s, less than min_duration_seconds"
   reviews=$((reviews + 1))
 done
-if [ "$reviews" -eq 0 ]; then ok "reviews: none present"; else ok "reviews: $reviews witnessed review(s) valid"; fi
+sessions=0
+for i in $(field '.records | to_entries[] | select(.value.check_session != null) | .key'); do
+  r=".records[$i].check_session"
+  seq=$(field ".records[$i].sequence")
+  session=$(field "$r.session_id")
+  verify_tst check_open_tst "$(field "$r.check_open_tst")" \
+    "$(printf '%s' "svc.check-open.v1:$session" | sha256_hex)"
+  opened=$tst_time
+  verify_tst check_close_tst "$(field "$r.check_close_tst")" \
+    "$(printf '%s' "svc.check-close.v1:$session:$(field ".records[$i].commitment_hash")" | sha256_hex)"
+  jq -n -e --argjson o "$opened" --argjson c "$tst_time" '$c >= $o' >/dev/null ||
+    fail 1 "reviews: record $seq: the check session closed before it opened"
+  sessions=$((sessions + 1))
+done
+if [ $((reviews + sessions)) -eq 0 ]; then ok "reviews: none present"
+else ok "reviews: $reviews witnessed review(s) and $sessions check session(s) valid"; fi
 
 # Step 13: Bounded Inference records against their signed model profiles.
 JCS_JQ='

@@ -339,7 +339,7 @@ func (g *gen) valid() error {
 	if err := g.write("vpec/valid/witnessed.json", wv); err != nil {
 		return err
 	}
-	g.add(Vector{Name: "witnessed", Kind: "vpec", File: "vpec/valid/witnessed.json", Description: "a human review signed with Ed25519, open and close timestamps 30 s apart (minimum 10 s)", Valid: true, Exit: 0})
+	g.add(Vector{Name: "witnessed", Kind: "vpec", File: "vpec/valid/witnessed.json", Description: "a check run in a timestamped check session, and a human review signed with Ed25519, open and close timestamps 30 s apart (minimum 10 s)", Valid: true, Exit: 0})
 
 	bv, err := g.bounded("run_00000000-0000-4000-8000-0000000000b1", "cpu")
 	if err != nil {
@@ -354,6 +354,18 @@ func (g *gen) valid() error {
 
 func (g *gen) witnessed(runID string, lasted time.Duration, minSeconds int64) (*vpec.VPEC, error) {
 	recs := g.cleanRecords()[:2]
+	// The first check ran inside a check session.
+	checkSession := "chk_00000000-0000-4000-8000-0000000c4ec1"
+	cOpen, err := g.tsa.Timestamp(vpec.CheckOpenImprint(checkSession))
+	if err != nil {
+		return nil, err
+	}
+	cClose, err := g.tsa.Timestamp(vpec.CheckCloseImprint(checkSession, recs[0].CommitmentHash))
+	if err != nil {
+		return nil, err
+	}
+	recs[0].CheckSession = &vpec.CheckSession{SessionID: checkSession,
+		CheckOpenTST: base64.StdEncoding.EncodeToString(cOpen), CheckCloseTST: base64.StdEncoding.EncodeToString(cClose)}
 	session := "chk_00000000-0000-4000-8000-00000000e71e"
 	openTok, err := g.tsa.Timestamp(vpec.CheckOpenImprint(session))
 	if err != nil {

@@ -191,6 +191,7 @@ type Record struct {
 	StagePart           string            `json:"stage_part,omitempty"`
 	Details             map[string]any    `json:"details,omitempty"`
 	Review              *Review           `json:"review,omitempty"`
+	CheckSession        *CheckSession     `json:"check_session,omitempty"`
 	BoundedInference    *BoundedInference `json:"bounded_inference,omitempty"`
 	ChainHash           string            `json:"chain_hash"`
 }
@@ -207,6 +208,15 @@ type Review struct {
 	MinDurationSeconds int64  `json:"min_duration_seconds"`
 	CheckOpenTST       string `json:"check_open_tst"`
 	CheckCloseTST      string `json:"check_close_tst"`
+}
+
+// CheckSession is the evidence of a check that ran inside a session the
+// service opened: RFC 3161 timestamps of when it opened and when it closed
+// on the record's input. (Witnessed records carry theirs in Review.)
+type CheckSession struct {
+	SessionID     string `json:"session_id"`
+	CheckOpenTST  string `json:"check_open_tst"`
+	CheckCloseTST string `json:"check_close_tst"`
 }
 
 // BoundedInference is the operator-trace evidence of an operator_bound record.

@@ -374,6 +374,14 @@ func checkRecord(r *Record, f string, bad func(string, ...any)) {
 			bad("%s.bounded_inference.merkle_root: %v", f, err)
 		}
 	}
+	if cs := r.CheckSession; cs != nil {
+		if r.Review != nil {
+			bad("%s: check_session and review do not go together (a review carries its own session)", f)
+		}
+		if !validID(cs.SessionID) {
+			bad("%s.check_session.session_id %q is not an id", f, cs.SessionID)
+		}
+	}
 	if rv := r.Review; rv != nil {
 		if !validID(rv.SessionID) {
 			bad("%s.review.session_id %q is not an id", f, rv.SessionID)
@@ -638,26 +646,65 @@ func CheckCloseImprint(sessionID, commitmentHash string) []byte {
 
 func checkReviews(p parsed, trust *signing.Bundle) Check {
 	c := Check{Name: CheckReviews}
-	n := 0
+	reviews, sessions := 0, 0
 	for i := range p.v.Records {
 		r := &p.v.Records[i]
-		if r.Review == nil {
+		var err error
+		switch {
+		case r.Review != nil:
+			reviews++
+			err = verifyReview(p.v.RunID, r, trust)
+		case r.CheckSession != nil:
+			sessions++
+			err = verifyCheckSession(r, trust)
+		default:
 			continue
 		}
-		n++
-		if err := verifyReview(p.v.RunID, r, trust); err != nil {
+		if err != nil {
 			c.Details = append(c.Details, fmt.Sprintf("sequence %d (%s): %v", r.Sequence, r.Check, err))
 		}
 	}
-	if n == 0 {
+	if reviews+sessions == 0 {
 		c.Status, c.Message = NotApplicable, "witnessed reviews: none present"
 		return c
 	}
 	if len(c.Details) > 0 {
-		return fail(c, "REVIEW INVALID", "witnessed review invalid: "+c.Details[0], trust == nil || len(trust.Roots()) == 0)
+		return fail(c, "REVIEW INVALID", "witnessed review or check session invalid: "+c.Details[0], trust == nil || len(trust.Roots()) == 0)
 	}
-	c.Status, c.Message = Pass, fmt.Sprintf("%d witnessed review(s) valid (reviewer signature, open and close timestamps, minimum duration)", n)
+	c.Status = Pass
+	c.Message = fmt.Sprintf("%d witnessed review(s) valid (reviewer signature, open and close timestamps, minimum duration)", reviews)
+	if sessions > 0 {
+		c.Message = fmt.Sprintf("%d witnessed review(s) and %d check session(s) valid (signatures and open and close timestamps)", reviews, sessions)
+	}
 	return c
+}
+
+// VerifyCheckSession checks the open and close timestamps of a record's
+// check session against the trust bundle's TSA roots.
+func VerifyCheckSession(r *Record, trust *signing.Bundle) error {
+	if r.CheckSession == nil {
+		return fmt.Errorf("record has no check_session block")
+	}
+	return verifyCheckSession(r, trust)
+}
+
+func verifyCheckSession(r *Record, trust *signing.Bundle) error {
+	cs := r.CheckSession
+	if trust == nil || len(trust.Roots()) == 0 {
+		return fmt.Errorf("check session timestamps not checked: the trust bundle holds no timestamp authority root")
+	}
+	open, err := verifyTST(cs.CheckOpenTST, CheckOpenImprint(cs.SessionID), trust)
+	if err != nil {
+		return fmt.Errorf("check_session.check_open_tst: %w", err)
+	}
+	cl, err := verifyTST(cs.CheckCloseTST, CheckCloseImprint(cs.SessionID, r.CommitmentHash), trust)
+	if err != nil {
+		return fmt.Errorf("check_session.check_close_tst: %w", err)
+	}
+	if cl.Before(open) {
+		return fmt.Errorf("the check session closed before it opened")
+	}
+	return nil
 }
 
 // VerifyReview checks the witnessed-review evidence of a record of run
