@@ -94,9 +94,55 @@ type Profile struct {
 	PublishedAt time.Time
 }
 
+// ReviewerKey is a human reviewer's Ed25519 public key registered by an
+// organisation; witnessed records must be signed by a registered key.
+type ReviewerKey struct {
+	OrgID     string
+	KeyID     string // signing.KeyID of the key
+	PublicKey []byte // SPKI DER
+	Name      string
+	CreatedAt time.Time
+}
+
+// Session is a check or review session opened before its record: it holds
+// the RFC 3161 check-open token, and once closed the check-close token.
+type Session struct {
+	ID                 string
+	OrgID              string
+	RunID              string
+	Kind               string // "check" or "review"
+	Check              string
+	ManifestID         string
+	ReviewerKeyID      string // reviews only
+	MinDurationSeconds int64
+	OpenedAt           time.Time
+	OpenTST            []byte    // DER TimeStampResp over the check-open imprint
+	ClosedAt           time.Time // zero while open
+	CommitmentHash     string    // set at close: the input the session closed on
+	CloseTST           []byte    // set at close
+}
+
+// CalibrationRequest is a request to calibrate a drift profile for a model.
+type CalibrationRequest struct {
+	ID                  string // cal_req_<uuid>
+	OrgID               string
+	ModelHash           string // onnx_model_hash
+	ModelDescription    string
+	HubModelID          string
+	GPUClasses          []string
+	NotifyEmail         string
+	Status              string // queued, in_progress, published, rejected
+	EstimatedCompletion string // "7d" or "48h"
+	ProfileID           string // set when published
+	Note                string // reason when rejected
+	CreatedAt           time.Time
+	UpdatedAt           time.Time
+}
+
 // Store is the persistence interface. Every method is safe for concurrent
 // use, including from several processes sharing one database; every write
-// is durable when the method returns.
+// is durable when the method returns. An error from a cancelled context
+// does not prove that nothing was written (as with a lost response).
 type Store interface {
 	// CreateOrg adds an organisation; ErrExists if the name is taken.
 	CreateOrg(ctx context.Context, o Org) error
@@ -147,6 +193,35 @@ type Store interface {
 	// ProfileByModelHash returns the most recently published profile covering the model.
 	ProfileByID(ctx context.Context, id string) (Profile, error)
 	ProfileByModelHash(ctx context.Context, modelHash string) (Profile, error)
+
+	// CreateReviewerKey registers a reviewer key; ErrExists if the
+	// organisation already has that key id; ErrNotFound for an unknown org.
+	CreateReviewerKey(ctx context.Context, k ReviewerKey) error
+	// ReviewerKey returns a registered key of the organisation; ErrNotFound otherwise.
+	ReviewerKey(ctx context.Context, orgID, keyID string) (ReviewerKey, error)
+
+	// CreateSession stores an open session of an open run of the
+	// organisation; ErrNotFound for an unknown run, ErrSealed for a sealed one.
+	CreateSession(ctx context.Context, s Session) error
+	// Session returns a session of the organisation; ErrNotFound otherwise.
+	Session(ctx context.Context, orgID, id string) (Session, error)
+	// CloseSession records the close of a session, in one transaction: the
+	// first close stores closedAt, commitmentHash and closeTST; closing again
+	// with the same commitment hash changes nothing and succeeds (idempotent
+	// retry); with another commitment hash it gives ErrConflict. An unknown
+	// session gives ErrNotFound; a session of a sealed run gives ErrSealed.
+	CloseSession(ctx context.Context, orgID, id string, closedAt time.Time, commitmentHash string, closeTST []byte) error
+
+	// CreateCalibrationRequest stores a request; ErrExists if the id is taken.
+	CreateCalibrationRequest(ctx context.Context, r CalibrationRequest) error
+	// CalibrationRequest returns a request of the organisation; ErrNotFound otherwise.
+	CalibrationRequest(ctx context.Context, orgID, id string) (CalibrationRequest, error)
+	// CalibrationRequestsByModel returns every organisation's requests for a
+	// model, oldest first (publishing a profile updates them all).
+	CalibrationRequestsByModel(ctx context.Context, modelHash string) ([]CalibrationRequest, error)
+	// UpdateCalibrationRequest sets status, profile id and note of a request
+	// (any organisation's); ErrNotFound if absent.
+	UpdateCalibrationRequest(ctx context.Context, id, status, profileID, note string, at time.Time) error
 
 	// Ping checks the database is reachable (readiness).
 	Ping(ctx context.Context) error

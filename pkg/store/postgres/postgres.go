@@ -9,6 +9,10 @@
 // processes the appends to one run and its seal are serialised: an append
 // either commits before the seal or sees the run sealed, and of two
 // concurrent seals the second sees the first's and gets store.ErrSealed.
+// CreateSession and CloseSession take the run's row FOR SHARE: they do not
+// wait for each other, but exclude the seal in the same way. Of concurrent
+// closes of one session, the first UPDATE wins and the others, having
+// waited for it, compare their commitment hash with the stored one.
 // Unique constraints back this up; a unique violation (SQLSTATE 23505) maps
 // to store.ErrExists, or to store.ErrConflict / store.ErrSealed where the
 // interface says so, and a foreign-key violation (23503: an unknown
@@ -80,6 +84,16 @@ var _ store.Store = (*DB)(nil)
 // key=value connection string; pgxpool's pool_* parameters are honoured),
 // checks it is reachable and applies any missing migrations.
 func Open(ctx context.Context, dsn string) (*DB, error) {
+	ms, err := migrate.Load(migrationsFS, "migrations")
+	if err != nil {
+		return nil, fmt.Errorf("postgres: open: %w", err)
+	}
+	return open(ctx, dsn, ms)
+}
+
+// open is Open with the migrations to apply (tests open a database at an
+// older schema version with fewer).
+func open(ctx context.Context, dsn string, ms []migrate.Migration) (*DB, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		// The error may quote the DSN, password included: do not wrap it.
@@ -101,7 +115,7 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 		pool.Close()
 		return nil, fmt.Errorf("postgres: open %s@%s:%d/%s: %w", cfg.ConnConfig.User, cfg.ConnConfig.Host, cfg.ConnConfig.Port, cfg.ConnConfig.Database, err)
 	}
-	if err := db.migrate(ctx); err != nil {
+	if err := db.migrate(ctx, ms); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("postgres: open: %w", err)
 	}
@@ -122,11 +136,7 @@ func (db *DB) SchemaVersion(ctx context.Context) (int, error) {
 	return v, nil
 }
 
-func (db *DB) migrate(ctx context.Context) error {
-	ms, err := migrate.Load(migrationsFS, "migrations")
-	if err != nil {
-		return err
-	}
+func (db *DB) migrate(ctx context.Context, ms []migrate.Migration) error {
 	for {
 		done := false
 		err := db.inTx(ctx, func(tx pgx.Tx) error {

@@ -5,14 +5,35 @@
 //
 // A DB holds two connection pools on the same file:
 //
-//   - a writer pool of exactly one connection. Every write goes through it,
-//     so writers inside one process queue in Go (honouring their contexts)
-//     instead of contending for SQLite's lock. Its transactions start with
-//     BEGIN IMMEDIATE, which takes the write lock before the first read:
-//     a transaction never has to upgrade a read lock, the one case where
+//   - a writer pool of exactly one connection, used (once Open has
+//     migrated the database) by one writer goroutine only: every write
+//     method queues its write to it, in Go, honouring its context, instead
+//     of contending for SQLite's lock. Its transactions start with BEGIN
+//     IMMEDIATE, which takes the write lock before the first read: a
+//     transaction never has to upgrade a read lock, the one case where
 //     SQLite returns SQLITE_BUSY at once without waiting.
 //   - a reader pool of several query_only connections. In WAL mode readers
 //     never block the writer and the writer never blocks readers.
+//
+// # Group commit
+//
+// The writer goroutine commits writes in batches: it takes every write
+// waiting (up to MaxBatch), runs them in one transaction, each in a
+// SAVEPOINT of its own so that a failing write (store.ErrSealed,
+// store.ErrConflict, a constraint...) rolls back only itself, commits once
+// (one WAL fsync for the whole batch) and only then answers every caller.
+// No caller is told its write succeeded before the commit that holds it is
+// durable; if the commit fails, every write of the batch fails with it.
+// Writes in one batch are applied in the order taken, each seeing the
+// previous ones: the outcome is that of running them one after another, as
+// before. A lone write is committed at once: batches form only while the
+// previous commit is under way, so nothing waits for a timer.
+//
+// A caller whose context ends while its write is still queued gets
+// ctx.Err() and its write is dropped. If the context ends after the write
+// ran but before its batch committed, the caller gets ctx.Err() at once
+// and the write still commits: as with a response lost on the network, the
+// caller cannot tell, and a retry of AppendRecord reports duplicate=true.
 //
 // Several processes may open the same file (svc admin beside svc serve):
 // between processes the write lock is SQLite's own, and busy_timeout (5 s)
@@ -55,6 +76,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"modernc.org/sqlite"
@@ -77,10 +99,20 @@ const timeLayout = "2006-01-02T15:04:05.000000000Z07:00"
 // DB is a store.Store on one SQLite file. It is safe for concurrent use.
 type DB struct {
 	path      string
-	w         *sql.DB // exactly one connection; BEGIN IMMEDIATE transactions
-	r         *sql.DB // query_only connections
+	w         *sql.DB     // exactly one connection; BEGIN IMMEDIATE transactions
+	r         *sql.DB     // query_only connections
+	stmts     writerStmts // prepared on w
+	reads     readStmts   // prepared on r
+	ops       chan *writeOp
+	stop      chan struct{} // closed by Close: the writer stops
+	stopped   chan struct{} // closed by the writer when it has stopped
 	closeOnce sync.Once
 	closeErr  error
+
+	// commits counts the writer's committed transactions, committed the
+	// writes they held (for tests and benchmarks: their ratio is the mean
+	// batch size).
+	commits, committed atomic.Int64
 }
 
 var _ store.Store = (*DB)(nil)
@@ -90,6 +122,16 @@ var _ store.Store = (*DB)(nil)
 // missing migrations. path is a file name; ":memory:" is refused (the two
 // pools would see two different databases).
 func Open(ctx context.Context, path string) (*DB, error) {
+	ms, err := migrate.Load(migrationsFS, "migrations")
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	return open(ctx, path, ms)
+}
+
+// open is Open with the migrations to apply (tests open a database at an
+// older schema version with fewer).
+func open(ctx context.Context, path string, ms []migrate.Migration) (*DB, error) {
 	if path == "" || path == ":memory:" || strings.HasPrefix(path, "file:") {
 		return nil, fmt.Errorf("sqlite: open %q: want the path of a database file", path)
 	}
@@ -129,7 +171,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		w.Close()
 		return nil, fmt.Errorf("sqlite: open %s: journal_mode is %q, want wal (is the file on a filesystem without shared memory?)", path, mode)
 	}
-	if err := db.migrate(ctx); err != nil {
+	if err := db.migrate(ctx, ms); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
@@ -153,6 +195,17 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
 	db.r = r
+	db.reads.pool = r
+	if err := db.prepare(ctx); err != nil {
+		db.stmts.close()
+		r.Close()
+		w.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	db.ops = make(chan *writeOp)
+	db.stop = make(chan struct{})
+	db.stopped = make(chan struct{})
+	go db.writer()
 	return db, nil
 }
 
@@ -197,11 +250,7 @@ func (db *DB) SchemaVersion(ctx context.Context) (int, error) {
 // transaction starts with BEGIN IMMEDIATE (the write lock), then reads the
 // current version, so concurrent Opens of the same file, in this process or
 // another, serialise and apply every migration once.
-func (db *DB) migrate(ctx context.Context) error {
-	ms, err := migrate.Load(migrationsFS, "migrations")
-	if err != nil {
-		return err
-	}
+func (db *DB) migrate(ctx context.Context, ms []migrate.Migration) error {
 	for {
 		done, err := db.migrateStep(ctx, ms)
 		if err != nil || done {
@@ -247,10 +296,16 @@ func (db *DB) migrateStep(ctx context.Context, ms []migrate.Migration) (done boo
 	return false, nil
 }
 
-// Close closes both pools. Calling it again returns the first result.
+// Close stops the writer goroutine, after it has committed and answered
+// the batch in hand (writes still queued fail with ErrClosed), then closes
+// both pools. Calling it again returns the first result.
 func (db *DB) Close() error {
 	db.closeOnce.Do(func() {
-		var errs []error
+		if db.stop != nil {
+			close(db.stop)
+			<-db.stopped
+		}
+		errs := []error{db.stmts.close(), db.reads.close()}
 		if db.r != nil {
 			errs = append(errs, db.r.Close())
 		}
@@ -279,10 +334,13 @@ func (db *DB) Ping(ctx context.Context) error {
 
 // CreateOrg implements store.Store.
 func (db *DB) CreateOrg(ctx context.Context, o store.Org) error {
-	_, err := db.w.ExecContext(ctx, "INSERT INTO orgs (id, name, tier, created_at) VALUES (?, ?, ?, ?)",
-		o.ID, o.Name, o.Tier, fmtTime(o.CreatedAt))
+	err := db.write(ctx, func(ctx context.Context, tx *wtx) error {
+		_, err := tx.ExecContext(ctx, "INSERT INTO orgs (id, name, tier, created_at) VALUES (?, ?, ?, ?)",
+			o.ID, o.Name, o.Tier, fmtTime(o.CreatedAt))
+		return mapErr(err)
+	})
 	if err != nil {
-		return fmt.Errorf("sqlite: create org %s (%s): %w", o.ID, o.Name, mapErr(err))
+		return fmt.Errorf("sqlite: create org %s (%s): %w", o.ID, o.Name, err)
 	}
 	return nil
 }
@@ -302,7 +360,7 @@ func scanOrg(row interface{ Scan(...any) error }) (store.Org, error) {
 
 // OrgByName implements store.Store.
 func (db *DB) OrgByName(ctx context.Context, name string) (store.Org, error) {
-	o, err := scanOrg(db.r.QueryRowContext(ctx, "SELECT "+orgCols+" FROM orgs WHERE name = ?", name))
+	o, err := scanOrg(db.queryRow(ctx, "SELECT "+orgCols+" FROM orgs WHERE name = ?", name))
 	if err != nil {
 		return store.Org{}, fmt.Errorf("sqlite: org named %q: %w", name, mapErr(err))
 	}
@@ -311,7 +369,7 @@ func (db *DB) OrgByName(ctx context.Context, name string) (store.Org, error) {
 
 // OrgByID implements store.Store.
 func (db *DB) OrgByID(ctx context.Context, id string) (store.Org, error) {
-	o, err := scanOrg(db.r.QueryRowContext(ctx, "SELECT "+orgCols+" FROM orgs WHERE id = ?", id))
+	o, err := scanOrg(db.queryRow(ctx, "SELECT "+orgCols+" FROM orgs WHERE id = ?", id))
 	if err != nil {
 		return store.Org{}, fmt.Errorf("sqlite: org %s: %w", id, mapErr(err))
 	}
@@ -321,10 +379,13 @@ func (db *DB) OrgByID(ctx context.Context, id string) (store.Org, error) {
 // CreateAPIKey implements store.Store. A key of an unknown organisation
 // gives store.ErrNotFound.
 func (db *DB) CreateAPIKey(ctx context.Context, k store.APIKey) error {
-	_, err := db.w.ExecContext(ctx, "INSERT INTO api_keys (id, org_id, environment, hash, created_at) VALUES (?, ?, ?, ?, ?)",
-		k.ID, k.OrgID, k.Environment, nonNil(k.Hash), fmtTime(k.CreatedAt))
+	err := db.write(ctx, func(ctx context.Context, tx *wtx) error {
+		_, err := tx.ExecContext(ctx, "INSERT INTO api_keys (id, org_id, environment, hash, created_at) VALUES (?, ?, ?, ?, ?)",
+			k.ID, k.OrgID, k.Environment, nonNil(k.Hash), fmtTime(k.CreatedAt))
+		return mapErr(err)
+	})
 	if err != nil {
-		return fmt.Errorf("sqlite: create api key %s of org %s: %w", k.ID, k.OrgID, mapErr(err))
+		return fmt.Errorf("sqlite: create api key %s of org %s: %w", k.ID, k.OrgID, err)
 	}
 	return nil
 }
@@ -333,7 +394,7 @@ func (db *DB) CreateAPIKey(ctx context.Context, k store.APIKey) error {
 func (db *DB) APIKeyByHash(ctx context.Context, hash []byte) (store.APIKey, error) {
 	var k store.APIKey
 	var created string
-	err := db.r.QueryRowContext(ctx, "SELECT id, org_id, environment, hash, created_at FROM api_keys WHERE hash = ?", nonNil(hash)).
+	err := db.queryRow(ctx, "SELECT id, org_id, environment, hash, created_at FROM api_keys WHERE hash = ?", nonNil(hash)).
 		Scan(&k.ID, &k.OrgID, &k.Environment, &k.Hash, &created)
 	if err == nil && subtle.ConstantTimeCompare(k.Hash, hash) != 1 {
 		err = sql.ErrNoRows
@@ -351,13 +412,16 @@ func (db *DB) APIKeyByHash(ctx context.Context, hash []byte) (store.APIKey, erro
 // Sealed, ClosedAt and VPECID say; a run of an unknown organisation gives
 // store.ErrNotFound.
 func (db *DB) CreateRun(ctx context.Context, r store.Run) error {
-	_, err := db.w.ExecContext(ctx, `INSERT INTO runs (id, org_id, workflow_id, surface_id, policy_pack_id,
-		policy_snapshot_hash, process_context_hash, environment, api_key_id, sealed, opened_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)`,
-		r.ID, r.OrgID, r.WorkflowID, r.SurfaceID, r.PolicyPackID, r.PolicySnapshotHash,
-		r.ProcessContextHash, r.Environment, r.APIKeyID, fmtTime(r.OpenedAt))
+	err := db.write(ctx, func(ctx context.Context, tx *wtx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO runs (id, org_id, workflow_id, surface_id, policy_pack_id,
+			policy_snapshot_hash, process_context_hash, environment, api_key_id, sealed, opened_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)`,
+			r.ID, r.OrgID, r.WorkflowID, r.SurfaceID, r.PolicyPackID, r.PolicySnapshotHash,
+			r.ProcessContextHash, r.Environment, r.APIKeyID, fmtTime(r.OpenedAt))
+		return mapErr(err)
+	})
 	if err != nil {
-		return fmt.Errorf("sqlite: create run %s of org %s: %w", r.ID, r.OrgID, mapErr(err))
+		return fmt.Errorf("sqlite: create run %s of org %s: %w", r.ID, r.OrgID, err)
 	}
 	return nil
 }
@@ -367,7 +431,7 @@ func (db *DB) Run(ctx context.Context, orgID, runID string) (store.Run, error) {
 	var r store.Run
 	var opened string
 	var closed, vpecID sql.NullString
-	err := db.r.QueryRowContext(ctx, `SELECT id, org_id, workflow_id, surface_id, policy_pack_id,
+	err := db.queryRow(ctx, `SELECT id, org_id, workflow_id, surface_id, policy_pack_id,
 		policy_snapshot_hash, process_context_hash, environment, api_key_id, sealed, opened_at, closed_at, vpec_id
 		FROM runs WHERE id = ? AND org_id = ?`, runID, orgID).
 		Scan(&r.ID, &r.OrgID, &r.WorkflowID, &r.SurfaceID, &r.PolicyPackID, &r.PolicySnapshotHash,
@@ -387,9 +451,9 @@ func (db *DB) Run(ctx context.Context, orgID, runID string) (store.Run, error) {
 
 // lockOpenRun checks, inside a write transaction, that the run exists in
 // the organisation and is open.
-func lockOpenRun(ctx context.Context, tx *sql.Tx, orgID, runID string) error {
+func (db *DB) lockOpenRun(ctx context.Context, tx *wtx, orgID, runID string) error {
 	var sealed bool
-	if err := tx.QueryRowContext(ctx, "SELECT sealed FROM runs WHERE id = ? AND org_id = ?", runID, orgID).Scan(&sealed); err != nil {
+	if err := tx.stmt(ctx, db.stmts.runSealed).QueryRowContext(ctx, runID, orgID).Scan(&sealed); err != nil {
 		return mapErr(err)
 	}
 	if sealed {
@@ -402,8 +466,17 @@ func lockOpenRun(ctx context.Context, tx *sql.Tx, orgID, runID string) error {
 // stored record with its id has the same sequence, chain hash and body; any
 // other difference is store.ErrConflict. The run is checked first: a sealed
 // run gives store.ErrSealed even for a duplicate.
+//
+// Concurrent appends are group-committed (see the package documentation):
+// each is atomic on its own, in a savepoint of the batch's transaction, and
+// durable when it returns.
 func (db *DB) AppendRecord(ctx context.Context, orgID string, rec store.Record) (duplicate bool, err error) {
-	dup, err := db.appendRecord(ctx, orgID, rec)
+	var dup bool // not the result duplicate: see PutManifest
+	err = db.write(ctx, func(ctx context.Context, tx *wtx) error {
+		var err error
+		dup, err = db.appendRecord(ctx, tx, orgID, rec)
+		return err
+	})
 	if err != nil {
 		return false, fmt.Errorf("sqlite: append record %s (sequence %d) to run %s of org %s: %w",
 			rec.RecordID, rec.Sequence, rec.RunID, orgID, err)
@@ -411,17 +484,13 @@ func (db *DB) AppendRecord(ctx context.Context, orgID string, rec store.Record) 
 	return dup, nil
 }
 
-func (db *DB) appendRecord(ctx context.Context, orgID string, rec store.Record) (bool, error) {
-	tx, err := db.w.BeginTx(ctx, nil)
-	if err != nil {
+// appendRecord appends rec in tx (the writer's transaction, or its
+// savepoint).
+func (db *DB) appendRecord(ctx context.Context, tx *wtx, orgID string, rec store.Record) (bool, error) {
+	if err := db.lockOpenRun(ctx, tx, orgID, rec.RunID); err != nil {
 		return false, err
 	}
-	defer tx.Rollback()
-	if err := lockOpenRun(ctx, tx, orgID, rec.RunID); err != nil {
-		return false, err
-	}
-	res, err := tx.ExecContext(ctx, `INSERT INTO records (run_id, sequence, record_id, chain_hash, body)
-		VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+	res, err := tx.stmt(ctx, db.stmts.insertRecord).ExecContext(ctx,
 		rec.RunID, rec.Sequence, rec.RecordID, rec.ChainHash, nonNil(rec.Body))
 	if err != nil {
 		return false, mapErr(err)
@@ -429,7 +498,7 @@ func (db *DB) appendRecord(ctx context.Context, orgID string, rec store.Record) 
 	if n, err := res.RowsAffected(); err != nil {
 		return false, err
 	} else if n == 1 {
-		return false, tx.Commit()
+		return false, nil
 	}
 	// The record id or the sequence is taken. Nothing was written.
 	var seq int64
@@ -458,7 +527,7 @@ func scanRecord(row interface{ Scan(...any) error }) (store.Record, error) {
 
 // RecordBySequence implements store.Store.
 func (db *DB) RecordBySequence(ctx context.Context, runID string, seq int64) (store.Record, error) {
-	r, err := scanRecord(db.r.QueryRowContext(ctx, "SELECT "+recordCols+" FROM records WHERE run_id = ? AND sequence = ?", runID, seq))
+	r, err := scanRecord(db.queryRow(ctx, "SELECT "+recordCols+" FROM records WHERE run_id = ? AND sequence = ?", runID, seq))
 	if err != nil {
 		return store.Record{}, fmt.Errorf("sqlite: record %d of run %s: %w", seq, runID, mapErr(err))
 	}
@@ -468,7 +537,7 @@ func (db *DB) RecordBySequence(ctx context.Context, runID string, seq int64) (st
 // Records implements store.Store. An unknown run has no records: the
 // result is empty, not an error.
 func (db *DB) Records(ctx context.Context, runID string) ([]store.Record, error) {
-	rows, err := db.r.QueryContext(ctx, "SELECT "+recordCols+" FROM records WHERE run_id = ? ORDER BY sequence", runID)
+	rows, err := db.query(ctx, "SELECT "+recordCols+" FROM records WHERE run_id = ? ORDER BY sequence", runID)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: records of run %s: %w", runID, err)
 	}
@@ -491,22 +560,18 @@ func (db *DB) Records(ctx context.Context, runID string) ([]store.Record, error)
 // runID and orgID; the VPEC is stored with runID and orgID. A VPEC id that
 // is already taken gives store.ErrExists and leaves the run open.
 func (db *DB) SealRun(ctx context.Context, orgID, runID string, v store.VPEC) error {
-	if err := db.sealRun(ctx, orgID, runID, v); err != nil {
+	err := checkVPEC(orgID, runID, v)
+	if err == nil {
+		err = db.write(ctx, func(ctx context.Context, tx *wtx) error { return db.sealRun(ctx, tx, orgID, runID, v) })
+	}
+	if err != nil {
 		return fmt.Errorf("sqlite: seal run %s of org %s with vpec %s: %w", runID, orgID, v.ID, err)
 	}
 	return nil
 }
 
-func (db *DB) sealRun(ctx context.Context, orgID, runID string, v store.VPEC) error {
-	if err := checkVPEC(orgID, runID, v); err != nil {
-		return err
-	}
-	tx, err := db.w.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	if err := lockOpenRun(ctx, tx, orgID, runID); err != nil {
+func (db *DB) sealRun(ctx context.Context, tx *wtx, orgID, runID string, v store.VPEC) error {
+	if err := db.lockOpenRun(ctx, tx, orgID, runID); err != nil {
 		return err
 	}
 	issued := fmtTime(v.IssuedAt)
@@ -518,7 +583,7 @@ func (db *DB) sealRun(ctx context.Context, orgID, runID string, v store.VPEC) er
 		issued, v.ID, runID); err != nil {
 		return err
 	}
-	return tx.Commit()
+	return nil
 }
 
 func checkVPEC(orgID, runID string, v store.VPEC) error {
@@ -535,7 +600,7 @@ func checkVPEC(orgID, runID string, v store.VPEC) error {
 func (db *DB) VPEC(ctx context.Context, orgID, vpecID string) (store.VPEC, error) {
 	var v store.VPEC
 	var issued string
-	err := db.r.QueryRowContext(ctx, "SELECT id, run_id, org_id, issued_at, body FROM vpecs WHERE id = ? AND org_id = ?", vpecID, orgID).
+	err := db.queryRow(ctx, "SELECT id, run_id, org_id, issued_at, body FROM vpecs WHERE id = ? AND org_id = ?", vpecID, orgID).
 		Scan(&v.ID, &v.RunID, &v.OrgID, &issued, &v.Body)
 	if err == nil {
 		v.IssuedAt, err = parseTime(issued)
@@ -549,24 +614,31 @@ func (db *DB) VPEC(ctx context.Context, orgID, vpecID string) (store.VPEC, error
 // PutManifest implements store.Store. A manifest of an unknown
 // organisation gives store.ErrNotFound.
 func (db *DB) PutManifest(ctx context.Context, m store.Manifest) (created bool, err error) {
-	res, err := db.w.ExecContext(ctx, `INSERT INTO manifests (org_id, id, name, body, created_at)
-		VALUES (?, ?, ?, ?, ?) ON CONFLICT (org_id, id) DO NOTHING`,
-		m.OrgID, m.ID, m.Name, nonNil(m.Body), fmtTime(m.CreatedAt))
-	if err != nil {
-		return false, fmt.Errorf("sqlite: put manifest %s of org %s: %w", m.ID, m.OrgID, mapErr(err))
-	}
-	n, err := res.RowsAffected()
+	// fn sets inserted, not the result created: a caller whose context
+	// ends returns at once, while fn may still run on the writer.
+	var inserted bool
+	err = db.write(ctx, func(ctx context.Context, tx *wtx) error {
+		res, err := tx.ExecContext(ctx, `INSERT INTO manifests (org_id, id, name, body, created_at)
+			VALUES (?, ?, ?, ?, ?) ON CONFLICT (org_id, id) DO NOTHING`,
+			m.OrgID, m.ID, m.Name, nonNil(m.Body), fmtTime(m.CreatedAt))
+		if err != nil {
+			return mapErr(err)
+		}
+		n, err := res.RowsAffected()
+		inserted = n == 1
+		return err
+	})
 	if err != nil {
 		return false, fmt.Errorf("sqlite: put manifest %s of org %s: %w", m.ID, m.OrgID, err)
 	}
-	return n == 1, nil
+	return inserted, nil
 }
 
 // Manifest implements store.Store.
 func (db *DB) Manifest(ctx context.Context, orgID, id string) (store.Manifest, error) {
 	var m store.Manifest
 	var created string
-	err := db.r.QueryRowContext(ctx, "SELECT org_id, id, name, body, created_at FROM manifests WHERE org_id = ? AND id = ?", orgID, id).
+	err := db.queryRow(ctx, "SELECT org_id, id, name, body, created_at FROM manifests WHERE org_id = ? AND id = ?", orgID, id).
 		Scan(&m.OrgID, &m.ID, &m.Name, &m.Body, &created)
 	if err == nil {
 		m.CreatedAt, err = parseTime(created)
@@ -582,13 +654,13 @@ func (db *DB) Manifest(ctx context.Context, orgID, id string) (store.Manifest, e
 // publishing a profile with an older PublishedAt does not take a model
 // over from a newer one.
 func (db *DB) PutProfile(ctx context.Context, p store.Profile) error {
-	if err := db.putProfile(ctx, p); err != nil {
+	if err := db.write(ctx, func(ctx context.Context, tx *wtx) error { return putProfile(ctx, tx, p) }); err != nil {
 		return fmt.Errorf("sqlite: put profile %s: %w", p.ID, err)
 	}
 	return nil
 }
 
-func (db *DB) putProfile(ctx context.Context, p store.Profile) error {
+func putProfile(ctx context.Context, tx *wtx, p store.Profile) error {
 	hashes := p.ModelHashes
 	if hashes == nil {
 		hashes = []string{}
@@ -598,11 +670,6 @@ func (db *DB) putProfile(ctx context.Context, p store.Profile) error {
 		return err
 	}
 	published := fmtTime(p.PublishedAt)
-	tx, err := db.w.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
 	if _, err := tx.ExecContext(ctx, "INSERT INTO profiles (id, model_hashes, body, published_at) VALUES (?, ?, ?, ?)",
 		p.ID, string(list), nonNil(p.Body), published); err != nil {
 		return mapErr(err)
@@ -613,7 +680,7 @@ func (db *DB) putProfile(ctx context.Context, p store.Profile) error {
 			return mapErr(err)
 		}
 	}
-	return tx.Commit()
+	return nil
 }
 
 const profileCols = "id, model_hashes, body, published_at"
@@ -634,7 +701,7 @@ func scanProfile(row interface{ Scan(...any) error }) (store.Profile, error) {
 
 // Profiles implements store.Store.
 func (db *DB) Profiles(ctx context.Context) ([]store.Profile, error) {
-	rows, err := db.r.QueryContext(ctx, "SELECT "+profileCols+" FROM profiles ORDER BY id")
+	rows, err := db.query(ctx, "SELECT "+profileCols+" FROM profiles ORDER BY id")
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: profiles: %w", err)
 	}
@@ -655,7 +722,7 @@ func (db *DB) Profiles(ctx context.Context) ([]store.Profile, error) {
 
 // ProfileByID implements store.Store.
 func (db *DB) ProfileByID(ctx context.Context, id string) (store.Profile, error) {
-	p, err := scanProfile(db.r.QueryRowContext(ctx, "SELECT "+profileCols+" FROM profiles WHERE id = ?", id))
+	p, err := scanProfile(db.queryRow(ctx, "SELECT "+profileCols+" FROM profiles WHERE id = ?", id))
 	if err != nil {
 		return store.Profile{}, fmt.Errorf("sqlite: profile %s: %w", id, mapErr(err))
 	}
@@ -664,7 +731,7 @@ func (db *DB) ProfileByID(ctx context.Context, id string) (store.Profile, error)
 
 // ProfileByModelHash implements store.Store.
 func (db *DB) ProfileByModelHash(ctx context.Context, modelHash string) (store.Profile, error) {
-	p, err := scanProfile(db.r.QueryRowContext(ctx, `SELECT p.id, p.model_hashes, p.body, p.published_at
+	p, err := scanProfile(db.queryRow(ctx, `SELECT p.id, p.model_hashes, p.body, p.published_at
 		FROM profile_models m JOIN profiles p ON p.id = m.profile_id
 		WHERE m.model_hash = ? ORDER BY m.published_at DESC, m.seq DESC LIMIT 1`, modelHash))
 	if err != nil {

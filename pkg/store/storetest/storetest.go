@@ -34,6 +34,15 @@ var T0 = time.Date(2025, 3, 14, 16, 9, 26, 535897000, time.FixedZone("CET", 3600
 // Run runs the conformance suite: every method, every sentinel error,
 // organisation isolation, idempotency and concurrency. open must return a
 // fresh, empty store each time it is called and close it in a t.Cleanup.
+//
+// Beyond what the store.Store comments say, the suite holds every backend
+// to these rules: a Create* naming an unknown organisation gives
+// store.ErrNotFound; CreateSession stores the session open and gives
+// store.ErrExists for a taken id; CloseSession on a sealed run gives
+// store.ErrSealed, even for a retry; nil byte slices are stored (NOT NULL
+// columns) and read back empty; GPU class lists read back non-nil, empty
+// for nil; CalibrationRequestsByModel orders requests
+// created at the same instant by id (byte order).
 func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	tests := []struct {
 		name string
@@ -58,6 +67,15 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ConcurrentAppendSame", testConcurrentAppendSame},
 		{"ConcurrentSealRun", testConcurrentSealRun},
 		{"ConcurrentAppendAndSeal", testConcurrentAppendAndSeal},
+		{"ReviewerKeys", testReviewerKeys},
+		{"Sessions", testSessions},
+		{"CloseSession", testCloseSession},
+		{"ConcurrentCloseSession", testConcurrentCloseSession},
+		{"ConcurrentSessionsAndSeal", testConcurrentSessionsAndSeal},
+		{"CalibrationRequests", testCalibrationRequests},
+		{"CalibrationRequestsByModel", testCalibrationRequestsByModel},
+		{"UpdateCalibrationRequest", testUpdateCalibrationRequest},
+		{"OrgIsolationSessions", testOrgIsolationSessions},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -86,6 +104,31 @@ func RunPersistence(t *testing.T, reopen func(t *testing.T) store.Store) {
 	}
 	p := store.Profile{ID: "prof-1", ModelHashes: []string{"sha256:a"}, Body: []byte(`{"p":1}`), PublishedAt: T0}
 	if err := s.PutProfile(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	rk := store.ReviewerKey{OrgID: f.org.ID, KeyID: "k1", PublicKey: []byte{0x30, 0}, Name: "R", CreatedAt: T0}
+	if err := s.CreateReviewerKey(ctx, rk); err != nil {
+		t.Fatal(err)
+	}
+	sessRun := newRun(f.org.ID, f.key.ID, "run_persist_sessions")
+	if err := s.CreateRun(ctx, sessRun); err != nil {
+		t.Fatal(err)
+	}
+	sess := store.Session{ID: "chk_1", OrgID: f.org.ID, RunID: sessRun.ID, Kind: "review", Check: "human_review", ManifestID: "m",
+		ReviewerKeyID: rk.KeyID, MinDurationSeconds: 5, OpenedAt: T0, OpenTST: []byte("open")}
+	if err := s.CreateSession(ctx, sess); err != nil {
+		t.Fatal(err)
+	}
+	sess.ClosedAt, sess.CommitmentHash, sess.CloseTST = T0.Add(time.Minute), "sha256:c", []byte("close")
+	if err := s.CloseSession(ctx, f.org.ID, sess.ID, sess.ClosedAt, sess.CommitmentHash, sess.CloseTST); err != nil {
+		t.Fatal(err)
+	}
+	cal := newCal(f.org.ID, "cal_req_1", "sha256:a", T0)
+	if err := s.CreateCalibrationRequest(ctx, cal); err != nil {
+		t.Fatal(err)
+	}
+	cal.Status, cal.ProfileID, cal.UpdatedAt = "published", p.ID, T0.Add(time.Hour)
+	if err := s.UpdateCalibrationRequest(ctx, cal.ID, cal.Status, cal.ProfileID, "", cal.UpdatedAt); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
@@ -119,6 +162,15 @@ func RunPersistence(t *testing.T, reopen func(t *testing.T) store.Store) {
 		}
 		if _, err := s.AppendRecord(ctx, f.org.ID, MakeRecord(f.run.ID, 1, "rec-1", 10)); !errors.Is(err, store.ErrSealed) {
 			t.Errorf("reopen %d: AppendRecord on the sealed run: err = %v, want ErrSealed", i, err)
+		}
+		if got, err := s.ReviewerKey(ctx, f.org.ID, rk.KeyID); err != nil || !reviewerKeyEqual(got, rk) {
+			t.Errorf("reopen %d: ReviewerKey = %+v, %v; want %+v", i, got, err, rk)
+		}
+		if got, err := s.Session(ctx, f.org.ID, sess.ID); err != nil || !sessionEqual(got, sess) {
+			t.Errorf("reopen %d: Session = %+v, %v; want %+v", i, got, err, sess)
+		}
+		if got, err := s.CalibrationRequestsByModel(ctx, cal.ModelHash); err != nil || len(got) != 1 || !calEqual(got[0], cal) {
+			t.Errorf("reopen %d: CalibrationRequestsByModel = %+v, %v; want [%+v]", i, got, err, cal)
 		}
 		if err := s.Close(); err != nil {
 			t.Fatalf("reopen %d: Close: %v", i, err)
@@ -766,6 +818,24 @@ func testCancelledContext(t *testing.T, s store.Store) {
 	}
 	if _, err := s.Run(ctx, f.org.ID, f.run.ID); err == nil {
 		t.Errorf("Run with a cancelled context: err = nil")
+	}
+	if err := s.CreateSession(ctx, newSession(f, "chk_1")); err == nil {
+		t.Errorf("CreateSession with a cancelled context: err = nil")
+	}
+	if _, err := s.Session(context.Background(), f.org.ID, "chk_1"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("Session after CreateSession with a cancelled context: err = %v, want ErrNotFound", err)
+	}
+	if err := s.CreateSession(context.Background(), newSession(f, "chk_2")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CloseSession(ctx, f.org.ID, "chk_2", T0, "sha256:c", nil); err == nil {
+		t.Errorf("CloseSession with a cancelled context: err = nil")
+	}
+	if got, err := s.Session(context.Background(), f.org.ID, "chk_2"); err != nil || !got.ClosedAt.IsZero() {
+		t.Errorf("Session after CloseSession with a cancelled context = %+v, %v; want it open", got, err)
+	}
+	if err := s.CreateCalibrationRequest(ctx, newCal(f.org.ID, "cal_req_1", "sha256:m", T0)); err == nil {
+		t.Errorf("CreateCalibrationRequest with a cancelled context: err = nil")
 	}
 	got, err := s.Run(context.Background(), f.org.ID, f.run.ID)
 	if err != nil || got.Sealed {
