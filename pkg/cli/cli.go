@@ -203,6 +203,7 @@ profiles offline.`, s)
 		a.tsaCmd(),
 		a.serveCmd(),
 		a.adminCmd(),
+		a.registryCmd(),
 		a.versionCmd(),
 	)
 	return root

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -105,6 +106,57 @@ func TestCrashKeepsAcknowledgedRecords(t *testing.T) {
 			if !have[id] {
 				t.Fatalf("run %s: acknowledged record %s lost in the crash", run.ID, id)
 			}
+		}
+	}
+}
+
+// TestGracefulShutdownFinishesInFlight sends SIGTERM while a close of a
+// large run is in flight: the close must complete, and the run must be
+// sealed with that VPEC after a restart.
+func TestGracefulShutdownFinishesInFlight(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipped with -short")
+	}
+	data := t.TempDir()
+	svcOut(t, "admin", "org", "create", "graceful", "--data-dir", data)
+	var key struct {
+		APIKey string `json:"api_key"`
+	}
+	json.Unmarshal([]byte(svcOut(t, "admin", "key", "create", "--org", "graceful", "--live", "--data-dir", data, "--output", "json")), &key)
+	url, proc := startServe(t, data)
+	res := loadgen.Drive(context.Background(), loadgen.Config{URL: url, Key: key.APIKey, Runs: 4, RecordsPerRun: 1000})
+	if res.Acked() != 4000 {
+		t.Fatalf("setup: %d records acknowledged: %v", res.Acked(), res.FirstErr)
+	}
+	type closed struct {
+		doc []byte
+		err error
+	}
+	results := make(chan closed, len(res.Runs))
+	for _, run := range res.Runs {
+		go func(id string) {
+			doc, _, err := loadgen.Close(context.Background(), http.DefaultClient, url, key.APIKey, id)
+			results <- closed{doc, err}
+		}(run.ID)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if err := proc.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	for range res.Runs {
+		c := <-results
+		if c.err != nil {
+			t.Fatalf("a close in flight at SIGTERM failed: %v", c.err)
+		}
+	}
+	if err := proc.Wait(); err != nil {
+		t.Fatalf("svc serve did not exit cleanly after SIGTERM: %v", err)
+	}
+	url, _ = startServe(t, data)
+	for _, run := range res.Runs {
+		_, _, err := loadgen.Close(context.Background(), http.DefaultClient, url, key.APIKey, run.ID)
+		if err == nil || !strings.Contains(err.Error(), "409") {
+			t.Fatalf("run %s should be sealed after the graceful stop: %v", run.ID, err)
 		}
 	}
 }

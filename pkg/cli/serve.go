@@ -323,7 +323,7 @@ func (a *app) adminCmd() *cobra.Command {
 	keyCreate.Flags().BoolVar(&o.live, "live", false, "a production key (pk_live_)")
 	addOutputFlag(keyCreate, &o.output)
 	key.AddCommand(keyCreate)
-	cmd.AddCommand(org, key)
+	cmd.AddCommand(org, key, a.adminCalibrationCmd())
 	return cmd
 }
 

@@ -159,12 +159,23 @@ func (s *Server) checkRecord(r *http.Request, run store.Run, rec *vpec.Record, t
 	case vpec.VerifiableInference:
 		return &httpError{http.StatusUnprocessableEntity, api.CodeBadRequest, "proof_level verifiable_inference needs a zero-knowledge proof, which API v1 does not accept", "proof_level"}
 	case vpec.Witnessed:
+		if err := s.checkReviewSession(r, run, rec); err != nil {
+			return err
+		}
 		if err := vpec.VerifyReview(run.ID, rec, s.cfg.Trust); err != nil {
 			code := api.CodeInvalidSignature
 			if strings.Contains(err.Error(), "less than its minimum") {
 				code = api.CodeReviewTooShort
 			}
 			return &httpError{http.StatusUnprocessableEntity, code, "witnessed review rejected: " + err.Error(), "review"}
+		}
+	}
+	if rec.CheckSession != nil {
+		if err := s.checkCheckSession(r, run, rec); err != nil {
+			return err
+		}
+		if err := vpec.VerifyCheckSession(rec, s.cfg.Trust); err != nil {
+			return &httpError{http.StatusUnprocessableEntity, api.CodeInvalidSignature, "check session rejected: " + err.Error(), "check_session"}
 		}
 	}
 	// The chain: follow from genesis or from the stored predecessor. A
@@ -262,7 +273,7 @@ func (s *Server) issue(r *http.Request, run store.Run) (*vpec.VPEC, error) {
 	}
 	for i := range v.Records {
 		rec := &v.Records[i]
-		if rec.StageType == vpec.StageOpenSourceML {
+		if rec.StageType == vpec.StageOpenSourceML && !s.profiled(r, rec.ONNXModelHash) {
 			check, sq := rec.Check, rec.Sequence
 			v.Gaps = append(v.Gaps, vpec.Gap{GapID: vpec.NewID("gap_"), GapType: vpec.GapModelProfileMissing, Severity: vpec.Medium, Check: &check, Sequence: &sq, Timestamp: stamp})
 		}
@@ -273,6 +284,16 @@ func (s *Server) issue(r *http.Request, run store.Run) (*vpec.VPEC, error) {
 		return nil, &httpError{http.StatusBadGateway, api.CodeTimestampFailed, "could not seal the VPEC: " + err.Error(), ""}
 	}
 	return v, nil
+}
+
+// profiled reports whether a published profile now covers the model: its
+// model_profile_missing gap has then resolved.
+func (s *Server) profiled(r *http.Request, modelHash string) bool {
+	if modelHash == "" {
+		return false
+	}
+	_, err := s.cfg.Store.ProfileByModelHash(r.Context(), modelHash)
+	return err == nil
 }
 
 func (s *Server) getVPEC(w http.ResponseWriter, r *http.Request) {

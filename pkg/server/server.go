@@ -152,11 +152,16 @@ func (s *Server) routes() {
 	s.handle("POST /api/v1/runs/{run_id}/close", s.auth(s.closeRun))
 	s.handle("POST /api/v1/runs/{run_id}/delegations", s.auth(s.delegate))
 	s.handle("POST /api/v1/runs/resume", s.auth(s.resume))
+	s.handle("POST /api/v1/runs/{run_id}/sessions", s.auth(s.openSession))
+	s.handle("POST /api/v1/runs/{run_id}/sessions/{session_id}/close", s.auth(s.closeSession))
+	s.handle("POST /api/v1/reviewers", s.auth(s.registerReviewer))
 	s.handle("GET /api/v1/vpecs/{vpec_id}", s.auth(s.getVPEC))
 	s.handle("POST /api/v1/manifests", s.auth(s.registerManifest))
 	s.handle("GET /api/v1/manifests/{manifest_id}", s.auth(s.getManifest))
 	s.handle("GET /api/v1/registry/profiles", s.auth(s.profiles))
 	s.handle("GET /api/v1/registry/lookup", s.auth(s.lookup))
+	s.handle("POST /api/v1/registry/calibration-requests", s.auth(s.requestCalibration))
+	s.handle("GET /api/v1/registry/calibration-requests/{request_id}", s.auth(s.getCalibrationRequest))
 }
 
 // ServeHTTP logs each request and dispatches it.

@@ -18,12 +18,14 @@ import (
 	"github.com/svc-gov/svc/pkg/api"
 	"github.com/svc-gov/svc/pkg/commitment"
 	"github.com/svc-gov/svc/pkg/server"
+	"github.com/svc-gov/svc/pkg/store"
 	"github.com/svc-gov/svc/pkg/store/sqlite"
 	"github.com/svc-gov/svc/pkg/vpec"
 )
 
 type env struct {
 	t    *testing.T
+	st   store.Store
 	url  string
 	mat  *server.Material
 	keyA string
@@ -51,7 +53,7 @@ func newEnv(t *testing.T) *env {
 	}
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
-	e := &env{t: t, url: hs.URL, mat: mat}
+	e := &env{t: t, st: st, url: hs.URL, mat: mat}
 	for _, org := range []string{"alpha", "beta"} {
 		if _, err := server.CreateOrg(ctx, st, org, server.TierStandard, time.Now()); err != nil {
 			t.Fatal(err)

@@ -1,0 +1,207 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/svc-gov/svc/pkg/document"
+	"github.com/svc-gov/svc/pkg/notify"
+	"github.com/svc-gov/svc/pkg/profile"
+	"github.com/svc-gov/svc/pkg/signing"
+	"github.com/svc-gov/svc/pkg/store"
+	"github.com/svc-gov/svc/pkg/vpec"
+)
+
+// Calibration request statuses. queued -> in_progress -> published, and
+// queued or in_progress -> rejected; published and rejected are final.
+const (
+	CalQueued     = "queued"
+	CalInProgress = "in_progress"
+	CalPublished  = "published"
+	CalRejected   = "rejected"
+)
+
+// Estimated calibration turnaround per tier (SPEC 8).
+var turnaround = map[string]string{TierStandard: "7d", TierEnterprise: "48h"}
+
+// CalibrationRequestInput is the body of POST
+// /api/v1/registry/calibration-requests (SPEC 2.5, plus notify_email).
+type CalibrationRequestInput struct {
+	ONNXModelHash     string   `json:"onnx_model_hash"`
+	ModelDescription  string   `json:"model_description,omitempty"`
+	HubModelID        string   `json:"hub_model_id,omitempty"`
+	DesiredGPUClasses []string `json:"desired_gpu_classes,omitempty"`
+	NotifyEmail       string   `json:"notify_email,omitempty"`
+}
+
+// CalibrationRequestView is a request as the API returns it (SPEC 2.6 and
+// its status).
+type CalibrationRequestView struct {
+	RequestID           string   `json:"request_id"`
+	Status              string   `json:"status"`
+	EstimatedCompletion string   `json:"estimated_completion"`
+	NotifyEmail         string   `json:"notify_email,omitempty"`
+	ONNXModelHash       string   `json:"onnx_model_hash"`
+	HubModelID          string   `json:"hub_model_id,omitempty"`
+	DesiredGPUClasses   []string `json:"desired_gpu_classes"`
+	ProfileID           string   `json:"profile_id,omitempty"`
+	Note                string   `json:"note,omitempty"`
+	CreatedAt           string   `json:"created_at"`
+	UpdatedAt           string   `json:"updated_at"`
+}
+
+func calView(c store.CalibrationRequest) CalibrationRequestView {
+	return CalibrationRequestView{RequestID: c.ID, Status: c.Status, EstimatedCompletion: c.EstimatedCompletion,
+		NotifyEmail: c.NotifyEmail, ONNXModelHash: c.ModelHash, HubModelID: c.HubModelID, DesiredGPUClasses: c.GPUClasses,
+		ProfileID: c.ProfileID, Note: c.Note, CreatedAt: vpec.FormatTime(c.CreatedAt), UpdatedAt: vpec.FormatTime(c.UpdatedAt)}
+}
+
+func validEmail(e string) bool {
+	at := strings.LastIndexByte(e, '@')
+	return len(e) <= 254 && at > 0 && at < len(e)-1 && !strings.ContainsAny(e, " \r\n<>,;")
+}
+
+func (s *Server) requestCalibration(w http.ResponseWriter, r *http.Request) {
+	var in CalibrationRequestInput
+	if _, err := s.decode(r, &in); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if _, err := vpec.ParseHash(in.ONNXModelHash); err != nil {
+		s.fail(w, r, badRequest("onnx_model_hash", "onnx_model_hash must be sha256:<64 hex> of the ONNX model file: %v", err))
+		return
+	}
+	if len(in.DesiredGPUClasses) == 0 {
+		in.DesiredGPUClasses = []string{"cpu"}
+	}
+	for _, g := range in.DesiredGPUClasses {
+		if !slices.Contains(profile.GPUClasses, g) {
+			s.fail(w, r, badRequest("desired_gpu_classes", "GPU class %q is not one of %v", g, profile.GPUClasses))
+			return
+		}
+	}
+	if in.NotifyEmail != "" && !validEmail(in.NotifyEmail) {
+		s.fail(w, r, badRequest("notify_email", "notify_email %q is not an e-mail address", in.NotifyEmail))
+		return
+	}
+	if len(in.ModelDescription) > 4096 || len(in.HubModelID) > 256 {
+		s.fail(w, r, badRequest("model_description", "model_description is limited to 4096 bytes and hub_model_id to 256"))
+		return
+	}
+	key := caller(r)
+	org, err := s.cfg.Store.OrgByID(r.Context(), key.OrgID)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	now := s.cfg.Now().UTC().Truncate(time.Microsecond)
+	c := store.CalibrationRequest{ID: vpec.NewID("cal_req_"), OrgID: org.ID, ModelHash: in.ONNXModelHash,
+		ModelDescription: in.ModelDescription, HubModelID: in.HubModelID, GPUClasses: in.DesiredGPUClasses,
+		NotifyEmail: in.NotifyEmail, Status: CalQueued, EstimatedCompletion: turnaround[org.Tier], CreatedAt: now, UpdatedAt: now}
+	if c.EstimatedCompletion == "" {
+		c.EstimatedCompletion = turnaround[TierStandard]
+	}
+	if err := s.cfg.Store.CreateCalibrationRequest(r.Context(), c); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, calView(c))
+}
+
+func (s *Server) getCalibrationRequest(w http.ResponseWriter, r *http.Request) {
+	c, err := s.cfg.Store.CalibrationRequest(r.Context(), caller(r).OrgID, r.PathValue("request_id"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, calView(c))
+}
+
+// ErrTransition reports a calibration status change that is not allowed.
+var ErrTransition = errors.New("status change not allowed")
+
+// SetCalibrationStatus moves a request to in_progress or rejected (with a
+// note saying why). Published requests are set by Publish only.
+func SetCalibrationStatus(ctx context.Context, st store.Store, orgID, id, status, note string, now time.Time) (store.CalibrationRequest, error) {
+	c, err := st.CalibrationRequest(ctx, orgID, id)
+	if err != nil {
+		return c, fmt.Errorf("calibration request %s: %w", id, err)
+	}
+	ok := (status == CalInProgress && c.Status == CalQueued) ||
+		(status == CalRejected && (c.Status == CalQueued || c.Status == CalInProgress))
+	if !ok {
+		return c, fmt.Errorf("%w: %s -> %s (allowed: queued -> in_progress, queued|in_progress -> rejected)", ErrTransition, c.Status, status)
+	}
+	if err := st.UpdateCalibrationRequest(ctx, id, status, "", note, now.UTC()); err != nil {
+		return c, err
+	}
+	return st.CalibrationRequest(ctx, orgID, id)
+}
+
+// PublishResult says what publishing a profile did.
+type PublishResult struct {
+	ProfileID         string   `json:"profile_id"`
+	Models            []string `json:"models"`
+	RequestsPublished []string `json:"requests_published"`
+	NoticesSent       int      `json:"notices_sent"`
+	NoticeErrors      []string `json:"notice_errors,omitempty"`
+}
+
+// Publish signs a calibrated profile with the service key and publishes it:
+// lookups for its models find it from now on, so model_profile_missing no
+// longer arises for them; every open calibration request for its models
+// (any organisation) becomes published, and its requester gets an e-mail
+// through mailer (a nil mailer skips e-mail; failures are reported, not fatal).
+func Publish(ctx context.Context, st store.Store, signer *signing.Signer, signedBy string, p *profile.Profile, mailer *notify.Mailer, now time.Time) (*PublishResult, error) {
+	if err := profile.Sign(p, signer, signedBy); err != nil {
+		return nil, err
+	}
+	body, err := document.MarshalIndent(p)
+	if err != nil {
+		return nil, err
+	}
+	res := &PublishResult{ProfileID: p.ProfileID, RequestsPublished: []string{}}
+	for _, m := range p.Models {
+		res.Models = append(res.Models, m.ONNXModelHash)
+	}
+	now = now.UTC().Truncate(time.Microsecond)
+	if err := st.PutProfile(ctx, store.Profile{ID: p.ProfileID, ModelHashes: res.Models, Body: body, PublishedAt: now}); err != nil {
+		return nil, fmt.Errorf("publish %s: %w", p.ProfileID, err)
+	}
+	for _, h := range res.Models {
+		reqs, err := st.CalibrationRequestsByModel(ctx, h)
+		if err != nil {
+			return res, err
+		}
+		for _, c := range reqs {
+			if c.Status == CalPublished || c.Status == CalRejected {
+				continue
+			}
+			if err := st.UpdateCalibrationRequest(ctx, c.ID, CalPublished, p.ProfileID, "", now); err != nil {
+				return res, err
+			}
+			res.RequestsPublished = append(res.RequestsPublished, c.ID)
+			if c.NotifyEmail == "" || mailer == nil {
+				continue
+			}
+			err := mailer.Send(notify.Message{
+				To:      c.NotifyEmail,
+				Subject: "svc: drift profile published for your model (" + p.ProfileID + ")",
+				Body: fmt.Sprintf("Your calibration request %s is complete.\n\nProfile: %s\nModel: %s\nGPU classes: %s\nCalibration passes: %d, safety margin %gx\n\n"+
+					"Checks on this model now run at the Bounded Inference level (operator_bound)\nand no longer raise model_profile_missing.\n",
+					c.ID, p.ProfileID, h, strings.Join(p.CalibratedGPUClasses, ", "), p.CalibrationPasses, p.SafetyMargin),
+			})
+			if err != nil {
+				res.NoticeErrors = append(res.NoticeErrors, fmt.Sprintf("%s: %v", c.ID, err))
+				continue
+			}
+			res.NoticesSent++
+		}
+	}
+	return res, nil
+}

@@ -1,0 +1,297 @@
+package server
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/svc-gov/svc/pkg/api"
+	"github.com/svc-gov/svc/pkg/commitment"
+	"github.com/svc-gov/svc/pkg/signing"
+	"github.com/svc-gov/svc/pkg/store"
+	"github.com/svc-gov/svc/pkg/vpec"
+)
+
+// Session kinds.
+const (
+	SessionCheck  = "check"
+	SessionReview = "review"
+)
+
+// ReviewerKeyRequest registers a reviewer's Ed25519 public key.
+type ReviewerKeyRequest struct {
+	// PublicKey is the SPKI public key, as PEM ("-----BEGIN PUBLIC KEY-----")
+	// or as standard base64 of the DER.
+	PublicKey string `json:"public_key"`
+	Name      string `json:"name,omitempty"`
+}
+
+// ReviewerKeyResult is the registered key.
+type ReviewerKeyResult struct {
+	ReviewerKeyID string `json:"reviewer_key_id"`
+	Name          string `json:"name,omitempty"`
+	Created       bool   `json:"created"`
+}
+
+// SessionRequest opens a check or review session.
+type SessionRequest struct {
+	Kind               string `json:"kind"`
+	Check              string `json:"check"`
+	ManifestID         string `json:"manifest_id"`
+	ReviewerKeyID      string `json:"reviewer_key_id,omitempty"`
+	MinDurationSeconds int64  `json:"min_duration_seconds,omitempty"`
+}
+
+// SessionView is a session as the API returns it (SPEC's CheckSession).
+type SessionView struct {
+	SessionID          string `json:"session_id"`
+	RunID              string `json:"run_id"`
+	Kind               string `json:"kind"`
+	Check              string `json:"check"`
+	ManifestID         string `json:"manifest_id"`
+	ReviewerKeyID      string `json:"reviewer_key_id,omitempty"`
+	MinDurationSeconds int64  `json:"min_duration_seconds"`
+	OpenedAt           string `json:"opened_at"`
+	CheckOpenTST       string `json:"check_open_tst"`
+	ClosedAt           string `json:"closed_at,omitempty"`
+	CommitmentHash     string `json:"commitment_hash,omitempty"`
+	CheckCloseTST      string `json:"check_close_tst,omitempty"`
+}
+
+// SessionCloseRequest closes a session on the input the check ran on.
+type SessionCloseRequest struct {
+	CommitmentHash string `json:"commitment_hash"`
+}
+
+func sessionView(s store.Session) SessionView {
+	v := SessionView{SessionID: s.ID, RunID: s.RunID, Kind: s.Kind, Check: s.Check, ManifestID: s.ManifestID,
+		ReviewerKeyID: s.ReviewerKeyID, MinDurationSeconds: s.MinDurationSeconds, OpenedAt: vpec.FormatTime(s.OpenedAt),
+		CheckOpenTST: base64.StdEncoding.EncodeToString(s.OpenTST)}
+	if !s.ClosedAt.IsZero() {
+		v.ClosedAt, v.CommitmentHash = vpec.FormatTime(s.ClosedAt), s.CommitmentHash
+		v.CheckCloseTST = base64.StdEncoding.EncodeToString(s.CloseTST)
+	}
+	return v
+}
+
+// parseSPKI reads a public key given as PEM or base64 DER.
+func parseSPKI(s string) ([]byte, error) {
+	if block, _ := pem.Decode([]byte(s)); block != nil {
+		if block.Type != "PUBLIC KEY" {
+			return nil, fmt.Errorf("PEM block is %q, want PUBLIC KEY", block.Type)
+		}
+		return block.Bytes, nil
+	}
+	return base64.StdEncoding.DecodeString(s)
+}
+
+func (s *Server) registerReviewer(w http.ResponseWriter, r *http.Request) {
+	var req ReviewerKeyRequest
+	if _, err := s.decode(r, &req); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	der, err := parseSPKI(req.PublicKey)
+	if err != nil {
+		s.fail(w, r, badRequest("public_key", "public_key must be an Ed25519 SPKI public key as PEM or base64 DER: %v", err))
+		return
+	}
+	pub, err := signing.ParsePublicKeyDER(der)
+	if err != nil {
+		s.fail(w, r, badRequest("public_key", "public_key: %v", err))
+		return
+	}
+	k := store.ReviewerKey{OrgID: caller(r).OrgID, KeyID: signing.KeyID(pub), PublicKey: der, Name: req.Name, CreatedAt: s.cfg.Now().UTC()}
+	err = s.cfg.Store.CreateReviewerKey(r.Context(), k)
+	created := err == nil
+	if errors.Is(err, store.ErrExists) {
+		err = nil
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+	}
+	writeJSON(w, status, ReviewerKeyResult{ReviewerKeyID: k.KeyID, Name: req.Name, Created: created})
+}
+
+func (s *Server) openSession(w http.ResponseWriter, r *http.Request) {
+	run, err := s.openRunOf(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	var req SessionRequest
+	if _, err := s.decode(r, &req); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	switch {
+	case req.Kind != SessionCheck && req.Kind != SessionReview:
+		s.fail(w, r, badRequest("kind", "kind must be %q or %q", SessionCheck, SessionReview))
+		return
+	case req.Check == "" || len(req.Check) > 256:
+		s.fail(w, r, badRequest("check", "check must be 1-256 characters"))
+		return
+	case req.ManifestID == "" || len(req.ManifestID) > 256:
+		s.fail(w, r, badRequest("manifest_id", "manifest_id must be 1-256 characters"))
+		return
+	case req.MinDurationSeconds < 0 || req.MinDurationSeconds > 7*24*3600:
+		s.fail(w, r, badRequest("min_duration_seconds", "min_duration_seconds must be between 0 and one week"))
+		return
+	}
+	if req.Kind == SessionReview {
+		if _, err := s.cfg.Store.ReviewerKey(r.Context(), run.OrgID, req.ReviewerKeyID); err != nil {
+			if errors.Is(err, store.ErrNotFound) {
+				s.fail(w, r, &httpError{http.StatusUnprocessableEntity, api.CodeInvalidSignature,
+					fmt.Sprintf("reviewer key %q is not registered for this organisation: POST it to /api/v1/reviewers first", req.ReviewerKeyID), "reviewer_key_id"})
+				return
+			}
+			s.fail(w, r, err)
+			return
+		}
+	} else if req.ReviewerKeyID != "" {
+		s.fail(w, r, badRequest("reviewer_key_id", "reviewer_key_id goes with kind review only"))
+		return
+	}
+	id := vpec.NewID("chk_")
+	tok, err := s.cfg.Timestamper.Timestamp(vpec.CheckOpenImprint(id))
+	if err != nil {
+		s.fail(w, r, &httpError{http.StatusBadGateway, api.CodeTimestampFailed, "check-open timestamp: " + err.Error(), ""})
+		return
+	}
+	sess := store.Session{ID: id, OrgID: run.OrgID, RunID: run.ID, Kind: req.Kind, Check: req.Check, ManifestID: req.ManifestID,
+		ReviewerKeyID: req.ReviewerKeyID, MinDurationSeconds: req.MinDurationSeconds, OpenedAt: s.cfg.Now().UTC().Truncate(time.Microsecond), OpenTST: tok}
+	if err := s.cfg.Store.CreateSession(r.Context(), sess); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, sessionView(sess))
+}
+
+func (s *Server) closeSession(w http.ResponseWriter, r *http.Request) {
+	run, err := s.openRunOf(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	var req SessionCloseRequest
+	if _, err := s.decode(r, &req); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if err := commitment.Validate(req.CommitmentHash); err != nil {
+		s.fail(w, r, badRequest("commitment_hash", "commitment_hash: %v", err))
+		return
+	}
+	sess, err := s.cfg.Store.Session(r.Context(), run.OrgID, r.PathValue("session_id"))
+	if err != nil || sess.RunID != run.ID {
+		s.fail(w, r, store.ErrNotFound)
+		return
+	}
+	if !sess.ClosedAt.IsZero() {
+		if sess.CommitmentHash != req.CommitmentHash {
+			s.fail(w, r, &httpError{http.StatusConflict, api.CodeSequenceConflict, "the session was already closed on another input", "commitment_hash"})
+			return
+		}
+		writeJSON(w, http.StatusOK, sessionView(sess))
+		return
+	}
+	now := s.cfg.Now().UTC().Truncate(time.Microsecond)
+	if elapsed, min := now.Sub(sess.OpenedAt), time.Duration(sess.MinDurationSeconds)*time.Second; elapsed < min {
+		s.fail(w, r, &httpError{http.StatusUnprocessableEntity, api.CodeReviewTooShort,
+			fmt.Sprintf("the session has been open %s; its minimum duration is %ds: close it after %s", elapsed.Round(time.Millisecond), sess.MinDurationSeconds, vpec.FormatTime(sess.OpenedAt.Add(min))), ""})
+		return
+	}
+	tok, err := s.cfg.Timestamper.Timestamp(vpec.CheckCloseImprint(sess.ID, req.CommitmentHash))
+	if err != nil {
+		s.fail(w, r, &httpError{http.StatusBadGateway, api.CodeTimestampFailed, "check-close timestamp: " + err.Error(), ""})
+		return
+	}
+	if err := s.cfg.Store.CloseSession(r.Context(), run.OrgID, sess.ID, now, req.CommitmentHash, tok); err != nil {
+		if errors.Is(err, store.ErrConflict) {
+			s.fail(w, r, &httpError{http.StatusConflict, api.CodeSequenceConflict, "the session was already closed on another input", "commitment_hash"})
+			return
+		}
+		s.fail(w, r, err)
+		return
+	}
+	sess, err = s.cfg.Store.Session(r.Context(), run.OrgID, sess.ID)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, sessionView(sess))
+}
+
+// checkReviewSession ties a witnessed record to the review session the
+// service opened and closed: same run, reviewer, input and timestamps, and
+// a reviewer key registered by the organisation.
+func (s *Server) checkReviewSession(r *http.Request, run store.Run, rec *vpec.Record) error {
+	rv := rec.Review
+	reject := func(format string, a ...any) error {
+		return &httpError{http.StatusUnprocessableEntity, api.CodeInvalidSignature, "witnessed review rejected: " + fmt.Sprintf(format, a...), "review"}
+	}
+	sess, err := s.cfg.Store.Session(r.Context(), run.OrgID, rv.SessionID)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && (sess.RunID != run.ID || sess.Kind != SessionReview)) {
+		return reject("review.session_id %q is not a review session of this run: open one with POST /api/v1/runs/%s/sessions", rv.SessionID, run.ID)
+	}
+	if err != nil {
+		return err
+	}
+	if sess.ClosedAt.IsZero() {
+		return reject("the review session is still open: close it on the input first (POST .../sessions/%s/close)", sess.ID)
+	}
+	key, err := s.cfg.Store.ReviewerKey(r.Context(), run.OrgID, sess.ReviewerKeyID)
+	if err != nil {
+		return reject("reviewer key %s is not registered", sess.ReviewerKeyID)
+	}
+	pub, err := base64.StdEncoding.DecodeString(rv.ReviewerPublicKey)
+	switch {
+	case err != nil || !bytes.Equal(pub, key.PublicKey) || rv.ReviewerKeyID != sess.ReviewerKeyID:
+		return reject("the reviewer key is not the one the session was opened for (%s)", sess.ReviewerKeyID)
+	case sess.CommitmentHash != rec.CommitmentHash:
+		return reject("the session was closed on another input than this record's commitment_hash")
+	case rv.CheckOpenTST != base64.StdEncoding.EncodeToString(sess.OpenTST) || rv.CheckCloseTST != base64.StdEncoding.EncodeToString(sess.CloseTST):
+		return reject("check_open_tst and check_close_tst must be the session's timestamps")
+	case rv.MinDurationSeconds != sess.MinDurationSeconds:
+		return reject("min_duration_seconds must be the session's (%d)", sess.MinDurationSeconds)
+	case rec.Check != sess.Check || rec.ManifestID != sess.ManifestID:
+		return reject("check and manifest_id must be the session's (%s, %s)", sess.Check, sess.ManifestID)
+	}
+	return nil
+}
+
+// checkCheckSession ties a record's check_session block to the check
+// session the service opened and closed on the record's input.
+func (s *Server) checkCheckSession(r *http.Request, run store.Run, rec *vpec.Record) error {
+	cs := rec.CheckSession
+	reject := func(format string, a ...any) error {
+		return &httpError{http.StatusUnprocessableEntity, api.CodeInvalidSignature, "check session rejected: " + fmt.Sprintf(format, a...), "check_session"}
+	}
+	sess, err := s.cfg.Store.Session(r.Context(), run.OrgID, cs.SessionID)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && (sess.RunID != run.ID || sess.Kind != SessionCheck)) {
+		return reject("check_session.session_id %q is not a check session of this run", cs.SessionID)
+	}
+	if err != nil {
+		return err
+	}
+	switch {
+	case sess.ClosedAt.IsZero():
+		return reject("the session is still open: close it on the input first (POST .../sessions/%s/close)", sess.ID)
+	case sess.CommitmentHash != rec.CommitmentHash:
+		return reject("the session was closed on another input than this record's commitment_hash")
+	case cs.CheckOpenTST != base64.StdEncoding.EncodeToString(sess.OpenTST) || cs.CheckCloseTST != base64.StdEncoding.EncodeToString(sess.CloseTST):
+		return reject("check_open_tst and check_close_tst must be the session's timestamps")
+	case rec.Check != sess.Check || rec.ManifestID != sess.ManifestID:
+		return reject("check and manifest_id must be the session's (%s, %s)", sess.Check, sess.ManifestID)
+	}
+	return nil
+}
