@@ -4,7 +4,7 @@ export PATH := $(PATH):/usr/local/go/bin
 GO ?= go
 BIN := bin
 VECTORS := testdata/vectors
-FUZZTIME ?= 5s
+FUZZTIME ?= 20000x
 
 .PHONY: help setup build demo test unit fuzz lint docs vectors bench bench-hash bench-ingest release-check clean
 
@@ -30,7 +30,7 @@ unit: ## go test ./... with a throwaway PostgreSQL server for the PostgreSQL sto
 	trap 'scripts/postgres.sh stop >/dev/null 2>&1' EXIT; \
 	SVC_TEST_POSTGRES_DSN="$$dsn" $(GO) test -count=1 ./...
 
-fuzz: ## run every fuzz target briefly (FUZZTIME=5s each)
+fuzz: ## run every fuzz target briefly (FUZZTIME=20000x executions each)
 	@FUZZTIME=$(FUZZTIME) scripts/fuzz.sh
 
 lint: ## gofmt and go vet

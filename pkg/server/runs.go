@@ -110,10 +110,14 @@ func (s *Server) openRunOf(r *http.Request) (store.Run, error) {
 
 func (s *Server) record(w http.ResponseWriter, r *http.Request) {
 	key := caller(r)
-	run, err := s.openRunOf(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
+	run, ok := s.runs.get(r.PathValue("run_id"))
+	if !ok || run.OrgID != key.OrgID || run.Sealed {
+		var err error
+		if run, err = s.openRunOf(r); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		s.runs.put(run.ID, run)
 	}
 	var rec vpec.Record
 	tree, err := s.decode(r, &rec)
@@ -129,9 +133,13 @@ func (s *Server) record(w http.ResponseWriter, r *http.Request) {
 		RunID: run.ID, RecordID: rec.RecordID, Sequence: rec.Sequence, ChainHash: rec.ChainHash, Body: tree.Canonical(),
 	})
 	if err != nil {
+		if errors.Is(err, store.ErrSealed) {
+			s.runs.del(run.ID)
+		}
 		s.fail(w, r, err)
 		return
 	}
+	s.tips.put(run.ID, chainTip{rec.Sequence, rec.ChainHash})
 	res := api.RecordResult{
 		RecordID: rec.RecordID, Sequence: rec.Sequence, CommitmentHash: rec.CommitmentHash,
 		CommitmentAlgorithm: rec.CommitmentAlgorithm, ProofLevel: rec.ProofLevel, RecordedAt: rec.RecordedAt,
@@ -182,7 +190,12 @@ func (s *Server) checkRecord(r *http.Request, run store.Run, rec *vpec.Record, t
 	// missing predecessor (a record still queued at the client) is accepted
 	// here and becomes a gap at close if it never arrives.
 	prev := vpec.Genesis(run.ID)
-	if rec.Sequence > 1 {
+	if tip, ok := s.tips.get(run.ID); ok && tip.seq == rec.Sequence-1 && rec.Sequence > 1 {
+		var err error
+		if prev, err = vpec.ParseHash(tip.chain); err != nil {
+			return err
+		}
+	} else if rec.Sequence > 1 {
 		p, err := s.cfg.Store.RecordBySequence(r.Context(), run.ID, rec.Sequence-1)
 		switch {
 		case errors.Is(err, store.ErrNotFound):
@@ -233,6 +246,8 @@ func (s *Server) closeRun(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	s.runs.del(run.ID)
+	s.tips.del(run.ID)
 	s.log.Info("run closed", "run_id", run.ID, "vpec_id", v.VPECID, "records", v.TotalChecksRun, "gaps", len(v.Gaps), "chain_intact", v.ChainIntact)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)

@@ -65,6 +65,12 @@ type Server struct {
 	patterns []string
 	sandbox  *limiter
 	keys     keyCache
+	// runs caches runs by id for the record path; the sealed flag is
+	// re-checked by AppendRecord, so a stale flag is harmless.
+	runs boundedMap[store.Run]
+	// tips caches the chain hash of the last record stored per run, so the
+	// next record's chain check needs no read.
+	tips boundedMap[chainTip]
 }
 
 // keyCache remembers API keys found by hash for keyCacheTTL, sparing a
@@ -129,6 +135,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.LineageTTL = 24 * time.Hour
 	}
 	s := &Server{cfg: cfg, log: log, mux: http.NewServeMux(), sandbox: newLimiter(cfg.SandboxLimit, cfg.Now)}
+	s.runs.max, s.tips.max = 50000, 50000
 	s.routes()
 	return s, nil
 }
