@@ -60,7 +60,10 @@ func (r *Result) Percentile(p float64) time.Duration {
 	return l[i]
 }
 
-// Drive runs the load until every run has its records or ctx ends.
+// Drive runs the load until every run has its records or ctx ends. With
+// RecordsPerRun set, every run is opened and every record body (chained,
+// encoded) prepared before the clock starts, so the result measures the
+// service, not the load generator.
 func Drive(ctx context.Context, cfg Config) *Result {
 	hc := cfg.HTTP
 	if hc == nil {
@@ -76,52 +79,83 @@ func Drive(ctx context.Context, cfg Config) *Result {
 		}
 		mu.Unlock()
 	}
+	// Open the runs and prepare the bodies.
+	type job struct {
+		run    *Run
+		ids    []string
+		bodies [][]byte
+		prev   [32]byte
+	}
+	jobs := make([]*job, 0, cfg.Runs)
+	for w := 0; w < cfg.Runs; w++ {
+		var run api.Run
+		if err := post(ctx, hc, cfg, "/api/v1/runs", api.OpenRunRequest{WorkflowID: fmt.Sprintf("load-%d", w)}, &run); err != nil {
+			fail(err)
+			continue
+		}
+		j := &job{run: &Run{ID: run.RunID}, prev: vpec.Genesis(run.RunID)}
+		for seq := int64(1); seq <= int64(cfg.RecordsPerRun); seq++ {
+			id, body, next, err := encode(run.RunID, seq, j.prev)
+			if err != nil {
+				fail(err)
+				break
+			}
+			j.ids, j.bodies, j.prev = append(j.ids, id), append(j.bodies, body), next
+		}
+		jobs = append(jobs, j)
+		res.Runs = append(res.Runs, j.run)
+	}
 	start := time.Now()
 	var wg sync.WaitGroup
-	for w := 0; w < cfg.Runs; w++ {
+	for _, j := range jobs {
 		wg.Add(1)
-		go func(w int) {
+		go func(j *job) {
 			defer wg.Done()
-			var run api.Run
-			if err := post(ctx, hc, cfg, "/api/v1/runs", api.OpenRunRequest{WorkflowID: fmt.Sprintf("load-%d", w)}, &run); err != nil {
-				fail(err)
-				return
-			}
-			out := &Run{ID: run.RunID}
-			mu.Lock()
-			res.Runs = append(res.Runs, out)
-			mu.Unlock()
-			prev := vpec.Genesis(run.RunID)
-			for seq := int64(1); cfg.RecordsPerRun == 0 || seq <= int64(cfg.RecordsPerRun); seq++ {
+			for i := 0; cfg.RecordsPerRun == 0 || i < len(j.bodies); i++ {
 				if ctx.Err() != nil {
 					return
 				}
-				rec := Record(run.RunID, seq)
-				recs := []vpec.Record{rec}
-				if _, err := vpec.Chain(prev, recs); err != nil {
-					fail(err)
-					return
+				id, body := "", []byte(nil)
+				if cfg.RecordsPerRun == 0 {
+					var err error
+					if id, body, j.prev, err = encode(j.run.ID, int64(i+1), j.prev); err != nil {
+						fail(err)
+						return
+					}
+				} else {
+					id, body = j.ids[i], j.bodies[i]
 				}
 				t0 := time.Now()
 				var rr api.RecordResult
-				if err := post(ctx, hc, cfg, "/api/v1/runs/"+run.RunID+"/records", recs[0], &rr); err != nil {
+				if err := postRaw(ctx, hc, cfg, "/api/v1/runs/"+j.run.ID+"/records", body, &rr); err != nil {
 					if ctx.Err() == nil {
 						fail(err)
 					}
 					return // the chain cannot go on past an unacknowledged record
 				}
 				d := time.Since(t0)
-				prev, _ = vpec.ParseHash(recs[0].ChainHash)
 				mu.Lock()
-				out.Acked = append(out.Acked, rec.RecordID)
+				j.run.Acked = append(j.run.Acked, id)
 				res.Latencies = append(res.Latencies, d)
 				mu.Unlock()
 			}
-		}(w)
+		}(j)
 	}
 	wg.Wait()
 	res.Elapsed = time.Since(start)
 	return res
+}
+
+// encode builds record seq of a run chained after prev and returns its id,
+// its JSON body and its chain value.
+func encode(runID string, seq int64, prev [32]byte) (string, []byte, [32]byte, error) {
+	recs := []vpec.Record{Record(runID, seq)}
+	next, err := vpec.Chain(prev, recs)
+	if err != nil {
+		return "", nil, prev, err
+	}
+	body, err := json.Marshal(recs[0])
+	return recs[0].RecordID, body, next, err
 }
 
 // Record returns a realistic record for sequence seq of a run (chain hash
@@ -144,6 +178,10 @@ func post(ctx context.Context, hc *http.Client, cfg Config, path string, body, o
 	if err != nil {
 		return err
 	}
+	return postRaw(ctx, hc, cfg, path, b, out)
+}
+
+func postRaw(ctx context.Context, hc *http.Client, cfg Config, path string, b []byte, out any) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, cfg.URL+path, bytes.NewReader(b))
 	if err != nil {
 		return err
@@ -187,4 +225,40 @@ func Close(ctx context.Context, hc *http.Client, url, key, runID string) ([]byte
 		return nil, d, fmt.Errorf("close %s: %d %s", runID, resp.StatusCode, bytes.TrimSpace(data))
 	}
 	return data, d, nil
+}
+
+// Ping sends n GET /healthz requests over the given number of parallel
+// clients: the HTTP floor an ingest result is compared with.
+func Ping(ctx context.Context, url string, clients, n int) *Result {
+	hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: clients + 4}}
+	res := &Result{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	start := time.Now()
+	for c := 0; c < clients; c++ {
+		wg.Add(1)
+		go func(c int) {
+			defer wg.Done()
+			for i := c; i < n; i += clients {
+				t0 := time.Now()
+				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url+"/healthz", nil)
+				resp, err := hc.Do(req)
+				if err == nil {
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}
+				d := time.Since(t0)
+				mu.Lock()
+				if err != nil || resp.StatusCode != 200 {
+					res.Errors++
+				} else {
+					res.Latencies = append(res.Latencies, d)
+				}
+				mu.Unlock()
+			}
+		}(c)
+	}
+	wg.Wait()
+	res.Elapsed = time.Since(start)
+	return res
 }

@@ -28,10 +28,16 @@ func main() {
 		os.Exit(2)
 	}
 	ctx := context.Background()
+	// Baseline in the same run: the HTTP round trip alone (GET /healthz)
+	// with the same number of parallel clients and requests.
+	base := loadgen.Ping(ctx, *url, *runs, *runs**records)
+	fmt.Printf("baseline: %d GET /healthz over %d parallel clients: %.0f requests/s; latency p50 %.2f ms, p99 %.2f ms\n",
+		base.Acked(), *runs, base.Throughput(), ms(base.Percentile(50)), ms(base.Percentile(99)))
 	res := loadgen.Drive(ctx, loadgen.Config{URL: *url, Key: *key, Runs: *runs, RecordsPerRun: *records})
 	fmt.Printf("ingest: %d records acknowledged in %.2fs over %d parallel runs: %.0f records/s; latency p50 %.2f ms, p99 %.2f ms, max %.2f ms; errors %d\n",
 		res.Acked(), res.Elapsed.Seconds(), *runs, res.Throughput(),
 		ms(res.Percentile(50)), ms(res.Percentile(99)), ms(res.Percentile(100)), res.Errors)
+	fmt.Printf("ratio: ingest throughput is %.2fx the /healthz baseline; p99 %.1fx\n", res.Throughput()/base.Throughput(), float64(res.Percentile(99))/float64(base.Percentile(99)))
 	if res.FirstErr != nil {
 		fmt.Println("first error:", res.FirstErr)
 	}
