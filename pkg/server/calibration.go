@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -132,12 +133,15 @@ func SetCalibrationStatus(ctx context.Context, st store.Store, orgID, id, status
 	if err != nil {
 		return c, fmt.Errorf("calibration request %s: %w", id, err)
 	}
-	ok := (status == CalInProgress && c.Status == CalQueued) ||
-		(status == CalRejected && (c.Status == CalQueued || c.Status == CalInProgress))
-	if !ok {
+	from := map[string][]string{CalInProgress: {CalQueued}, CalRejected: {CalQueued, CalInProgress}}[status]
+	if !slices.Contains(from, c.Status) {
 		return c, fmt.Errorf("%w: %s -> %s (allowed: queued -> in_progress, queued|in_progress -> rejected)", ErrTransition, c.Status, status)
 	}
-	if err := st.UpdateCalibrationRequest(ctx, id, status, "", note, now.UTC()); err != nil {
+	// Conditional on the status just read: a concurrent publication wins.
+	if err := st.UpdateCalibrationRequest(ctx, id, from, status, "", note, now.UTC()); err != nil {
+		if errors.Is(err, store.ErrConflict) {
+			return c, fmt.Errorf("%w: the request changed status meanwhile; look again", ErrTransition)
+		}
 		return c, err
 	}
 	return st.CalibrationRequest(ctx, orgID, id)
@@ -171,7 +175,13 @@ func Publish(ctx context.Context, st store.Store, signer *signing.Signer, signed
 	}
 	now = now.UTC().Truncate(time.Microsecond)
 	if err := st.PutProfile(ctx, store.Profile{ID: p.ProfileID, ModelHashes: res.Models, Body: body, PublishedAt: now}); err != nil {
-		return nil, fmt.Errorf("publish %s: %w", p.ProfileID, err)
+		// Publishing the identical profile again finishes an interrupted
+		// publication (requests and notices); anything else under the same
+		// id is refused: profiles are immutable.
+		old, gerr := st.ProfileByID(ctx, p.ProfileID)
+		if !errors.Is(err, store.ErrExists) || gerr != nil || !bytes.Equal(old.Body, body) {
+			return nil, fmt.Errorf("publish %s: %w", p.ProfileID, err)
+		}
 	}
 	for _, h := range res.Models {
 		reqs, err := st.CalibrationRequestsByModel(ctx, h)
@@ -182,14 +192,18 @@ func Publish(ctx context.Context, st store.Store, signer *signing.Signer, signed
 			if c.Status == CalPublished || c.Status == CalRejected {
 				continue
 			}
-			if err := st.UpdateCalibrationRequest(ctx, c.ID, CalPublished, p.ProfileID, "", now); err != nil {
+			err := st.UpdateCalibrationRequest(ctx, c.ID, []string{CalQueued, CalInProgress}, CalPublished, p.ProfileID, "", now)
+			if errors.Is(err, store.ErrConflict) {
+				continue // rejected or published meanwhile
+			}
+			if err != nil {
 				return res, err
 			}
 			res.RequestsPublished = append(res.RequestsPublished, c.ID)
 			if c.NotifyEmail == "" || mailer == nil {
 				continue
 			}
-			err := mailer.Send(notify.Message{
+			err = mailer.Send(notify.Message{
 				To:      c.NotifyEmail,
 				Subject: "svc: drift profile published for your model (" + p.ProfileID + ")",
 				Body: fmt.Sprintf("Your calibration request %s is complete.\n\nProfile: %s\nModel: %s\nGPU classes: %s\nCalibration passes: %d, safety margin %gx\n\n"+

@@ -220,8 +220,10 @@ type Store interface {
 	// model, oldest first (publishing a profile updates them all).
 	CalibrationRequestsByModel(ctx context.Context, modelHash string) ([]CalibrationRequest, error)
 	// UpdateCalibrationRequest sets status, profile id and note of a request
-	// (any organisation's); ErrNotFound if absent.
-	UpdateCalibrationRequest(ctx context.Context, id, status, profileID, note string, at time.Time) error
+	// (any organisation's), atomically and only if its current status is one
+	// of from (any status when from is empty): ErrConflict otherwise,
+	// ErrNotFound if absent.
+	UpdateCalibrationRequest(ctx context.Context, id string, from []string, status, profileID, note string, at time.Time) error
 
 	// Ping checks the database is reachable (readiness).
 	Ping(ctx context.Context) error

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -194,11 +195,19 @@ func (db *DB) CalibrationRequestsByModel(ctx context.Context, modelHash string) 
 
 // UpdateCalibrationRequest implements store.Store. It sets updated_at to
 // at; status transitions are the caller's to check.
-func (db *DB) UpdateCalibrationRequest(ctx context.Context, id, status, profileID, note string, at time.Time) error {
-	tag, err := db.pool.Exec(ctx, "UPDATE calibration_requests SET status = $2, profile_id = $3, note = $4, updated_at = $5 WHERE id = $1",
-		id, status, profileID, note, at)
+func (db *DB) UpdateCalibrationRequest(ctx context.Context, id string, from []string, status, profileID, note string, at time.Time) error {
+	tag, err := db.pool.Exec(ctx, "UPDATE calibration_requests SET status = $2, profile_id = $3, note = $4, updated_at = $5 WHERE id = $1 AND (coalesce(cardinality($6::text[]), 0) = 0 OR status = ANY($6::text[]))",
+		id, status, profileID, note, at, from)
 	if err == nil && tag.RowsAffected() == 0 {
-		err = store.ErrNotFound
+		var one int
+		switch qerr := db.pool.QueryRow(ctx, "SELECT 1 FROM calibration_requests WHERE id = $1", id).Scan(&one); {
+		case errors.Is(qerr, pgx.ErrNoRows):
+			err = store.ErrNotFound
+		case qerr != nil:
+			err = qerr
+		default:
+			err = store.ErrConflict
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("postgres: update calibration request %s: %w", id, err)

@@ -4,7 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/svc-gov/svc/pkg/store"
@@ -193,19 +195,33 @@ func (db *DB) CalibrationRequestsByModel(ctx context.Context, modelHash string) 
 
 // UpdateCalibrationRequest implements store.Store. It sets updated_at to
 // at; status transitions are the caller's to check.
-func (db *DB) UpdateCalibrationRequest(ctx context.Context, id, status, profileID, note string, at time.Time) error {
+func (db *DB) UpdateCalibrationRequest(ctx context.Context, id string, from []string, status, profileID, note string, at time.Time) error {
 	err := db.write(ctx, func(ctx context.Context, tx *wtx) error {
-		res, err := tx.ExecContext(ctx, "UPDATE calibration_requests SET status = ?, profile_id = ?, note = ?, updated_at = ? WHERE id = ?",
-			status, profileID, note, fmtTime(at), id)
+		q := "UPDATE calibration_requests SET status = ?, profile_id = ?, note = ?, updated_at = ? WHERE id = ?"
+		args := []any{status, profileID, note, fmtTime(at), id}
+		if len(from) > 0 {
+			q += " AND status IN (?" + strings.Repeat(", ?", len(from)-1) + ")"
+			for _, f := range from {
+				args = append(args, f)
+			}
+		}
+		res, err := tx.ExecContext(ctx, q, args...)
 		if err != nil {
 			return err
 		}
 		if n, err := res.RowsAffected(); err != nil {
 			return err
-		} else if n == 0 {
-			return store.ErrNotFound
+		} else if n > 0 {
+			return nil
 		}
-		return nil
+		var one int
+		if err := tx.QueryRowContext(ctx, "SELECT 1 FROM calibration_requests WHERE id = ?", id).Scan(&one); err != nil {
+			if errors.Is(err, sql.ErrNoRows) {
+				return store.ErrNotFound
+			}
+			return err
+		}
+		return store.ErrConflict
 	})
 	if err != nil {
 		return fmt.Errorf("sqlite: update calibration request %s: %w", id, err)

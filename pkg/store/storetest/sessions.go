@@ -508,7 +508,7 @@ func testUpdateCalibrationRequest(t *testing.T, s store.Store) {
 			set(ca, "queued", "", "", T0.Add(4*time.Hour)), set(cb, "rejected", "", "not an ONNX model", T0.Add(3*time.Hour))},
 	}
 	for _, st := range steps {
-		wantErr(t, "UpdateCalibrationRequest "+st.name, s.UpdateCalibrationRequest(ctx, st.id, st.status, st.profile, st.nt, st.at), st.want)
+		wantErr(t, "UpdateCalibrationRequest "+st.name, s.UpdateCalibrationRequest(ctx, st.id, nil, st.status, st.profile, st.nt, st.at), st.want)
 		if got, err := s.CalibrationRequest(ctx, a.org.ID, ca.ID); err != nil || !calEqual(got, st.wantA) {
 			t.Errorf("after %s: CalibrationRequest(a) = %+v, %v; want %+v", st.name, got, err, st.wantA)
 		}
@@ -519,6 +519,16 @@ func testUpdateCalibrationRequest(t *testing.T, s store.Store) {
 	got, err := s.CalibrationRequestsByModel(ctx, "sha256:m")
 	if err != nil || len(got) != 2 || got[0].Status != "queued" || got[1].Status != "rejected" {
 		t.Errorf("CalibrationRequestsByModel after updates = %+v, %v", got, err)
+	}
+	// Conditional updates happen only from the listed statuses, atomically.
+	wantErr(t, "conditional update from a status it is not in", s.UpdateCalibrationRequest(ctx, cb.ID, []string{"queued", "in_progress"}, "published", "prof-2", "", T0.Add(5*time.Hour)), store.ErrConflict)
+	wantErr(t, "conditional update of an unknown request", s.UpdateCalibrationRequest(ctx, "cal_req_nobody", []string{"queued"}, "in_progress", "", "", T0), store.ErrNotFound)
+	wantErr(t, "conditional update from its status", s.UpdateCalibrationRequest(ctx, ca.ID, []string{"queued"}, "in_progress", "", "", T0.Add(5*time.Hour)), nil)
+	if got, err := s.CalibrationRequest(ctx, b.org.ID, cb.ID); err != nil || got.Status != "rejected" {
+		t.Errorf("a refused conditional update changed the request: %+v, %v", got, err)
+	}
+	if got, err := s.CalibrationRequest(ctx, a.org.ID, ca.ID); err != nil || got.Status != "in_progress" {
+		t.Errorf("conditional update not applied: %+v, %v", got, err)
 	}
 }
 

@@ -128,7 +128,7 @@ func RunPersistence(t *testing.T, reopen func(t *testing.T) store.Store) {
 		t.Fatal(err)
 	}
 	cal.Status, cal.ProfileID, cal.UpdatedAt = "published", p.ID, T0.Add(time.Hour)
-	if err := s.UpdateCalibrationRequest(ctx, cal.ID, cal.Status, cal.ProfileID, "", cal.UpdatedAt); err != nil {
+	if err := s.UpdateCalibrationRequest(ctx, cal.ID, nil, cal.Status, cal.ProfileID, "", cal.UpdatedAt); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
