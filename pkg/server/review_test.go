@@ -180,7 +180,11 @@ func TestCalibrationAndPublish(t *testing.T) {
 		t.Fatalf("after publication the gap should resolve: %+v", v.Gaps)
 	}
 	if _, err := server.Publish(ctx, e.st, e.mat.Signer, "x", p, nil, time.Now()); err == nil {
-		t.Fatal("republishing the same profile id succeeded")
+		t.Fatal("publishing other content under the same profile id succeeded")
+	}
+	again, err := server.Publish(ctx, e.st, e.mat.Signer, "127.0.0.1/.well-known/svc/trust-bundle.pem", p, mailer, time.Now())
+	if err != nil || len(again.RequestsPublished) != 0 || again.NoticesSent != 0 {
+		t.Fatalf("publishing the identical profile again should finish quietly: %+v %v", again, err)
 	}
 }
 
