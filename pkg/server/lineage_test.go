@@ -8,6 +8,7 @@ import (
 	"github.com/svc-gov/svc/pkg/api"
 	"github.com/svc-gov/svc/pkg/server"
 	"github.com/svc-gov/svc/pkg/signing"
+	"github.com/svc-gov/svc/pkg/vpec"
 )
 
 func TestDelegationLineage(t *testing.T) {
@@ -89,5 +90,29 @@ func TestSandboxRateLimit(t *testing.T) {
 		if code, _ := e.do("GET", "/api/v1/registry/profiles", e.keyB, nil, nil); code != 200 {
 			t.Fatalf("production key limited: %d", code)
 		}
+	}
+}
+
+// A client may propose the run id (to open a run while the service is
+// down and create it later); a retry returns the same run.
+func TestProposedRunID(t *testing.T) {
+	e := newEnv(t)
+	id := vpec.NewID("run_")
+	var first, again api.Run
+	if code, body := e.do("POST", "/api/v1/runs", e.keyA, api.OpenRunRequest{RunID: id, WorkflowID: "offline"}, &first); code != 201 || first.RunID != id {
+		t.Fatalf("proposed id: %d %s", code, body)
+	}
+	if code, _ := e.do("POST", "/api/v1/runs", e.keyA, api.OpenRunRequest{RunID: id, WorkflowID: "offline"}, &again); code != 200 || again.RunID != id {
+		t.Fatalf("retried open: %d %+v", code, again)
+	}
+	var eb api.ErrorBody
+	if code, _ := e.do("POST", "/api/v1/runs", e.keyA, api.OpenRunRequest{RunID: id, WorkflowID: "other"}, &eb); code != 409 {
+		t.Fatalf("same id, other workflow: %d %+v", code, eb)
+	}
+	if code, _ := e.do("POST", "/api/v1/runs", e.keyB, api.OpenRunRequest{RunID: id, WorkflowID: "offline"}, &eb); code != 409 {
+		t.Fatalf("another org taking the id: %d %+v", code, eb)
+	}
+	if code, _ := e.do("POST", "/api/v1/runs", e.keyA, api.OpenRunRequest{RunID: "run_123", WorkflowID: "x"}, &eb); code != 400 || eb.Error.Field != "run_id" {
+		t.Fatalf("malformed id: %d %+v", code, eb)
 	}
 }

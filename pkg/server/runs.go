@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -14,6 +15,9 @@ import (
 	"github.com/svc-gov/svc/pkg/store"
 	"github.com/svc-gov/svc/pkg/vpec"
 )
+
+// runIDPattern matches the run ids a client may propose.
+var runIDPattern = regexp.MustCompile(`^run_[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
 
 // maxGapsPerBreak bounds the sequence_missing gaps one break produces.
 const maxGapsPerBreak = 1000
@@ -57,13 +61,31 @@ func (s *Server) openRun(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	id := vpec.NewID("run_")
+	if req.RunID != "" {
+		if !runIDPattern.MatchString(req.RunID) {
+			s.fail(w, r, badRequest("run_id", "a proposed run_id must be run_ followed by a lowercase UUID v4, e.g. %s", id))
+			return
+		}
+		id = req.RunID
+	}
 	run := store.Run{
-		ID: vpec.NewID("run_"), OrgID: key.OrgID, WorkflowID: req.WorkflowID, SurfaceID: req.SurfaceID,
+		ID: id, OrgID: key.OrgID, WorkflowID: req.WorkflowID, SurfaceID: req.SurfaceID,
 		PolicyPackID: req.PolicyPackID, PolicySnapshotHash: commitment.String(snapshot),
 		ProcessContextHash: req.ProcessContextHash, Environment: key.Environment, APIKeyID: key.ID,
 		OpenedAt: s.cfg.Now().UTC(),
 	}
 	if err := s.cfg.Store.CreateRun(r.Context(), run); err != nil {
+		// A retried open of a proposed id (the client queued it while the
+		// service was down) returns the run it made.
+		if errors.Is(err, store.ErrExists) && req.RunID != "" {
+			if old, gerr := s.cfg.Store.Run(r.Context(), key.OrgID, req.RunID); gerr == nil && old.WorkflowID == run.WorkflowID {
+				writeJSON(w, http.StatusOK, s.runView(r, old))
+				return
+			}
+			s.fail(w, r, &httpError{http.StatusConflict, api.CodeSequenceConflict, "run_id " + req.RunID + " is taken", "run_id"})
+			return
+		}
 		s.fail(w, r, err)
 		return
 	}
