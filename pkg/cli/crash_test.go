@@ -52,6 +52,24 @@ func svcOut(t *testing.T, args ...string) string {
 	return string(out)
 }
 
+// apiKey is the JSON output of svc admin key create.
+type apiKey struct {
+	APIKey string `json:"api_key"`
+}
+
+// newOrgKey creates an organisation with the real binary and returns a
+// production key for it; store flags (--data-dir, --database) follow.
+func newOrgKey(t *testing.T, org string, storeFlags ...string) apiKey {
+	t.Helper()
+	svcOut(t, append([]string{"admin", "org", "create", org}, storeFlags...)...)
+	var key apiKey
+	out := svcOut(t, append([]string{"admin", "key", "create", "--org", org, "--live", "--output", "json"}, storeFlags...)...)
+	if err := json.Unmarshal([]byte(out), &key); err != nil || key.APIKey == "" {
+		t.Fatalf("key create: %q %v", out, err)
+	}
+	return key
+}
+
 // TestCrashKeepsAcknowledgedRecords kills the server with SIGKILL under a
 // load of records, restarts it, and checks that every acknowledged record
 // is in the run's VPEC and that the VPEC verifies.
@@ -60,11 +78,7 @@ func TestCrashKeepsAcknowledgedRecords(t *testing.T) {
 		t.Skip("crash test skipped with -short")
 	}
 	data := t.TempDir()
-	svcOut(t, "admin", "org", "create", "crash", "--data-dir", data)
-	var key struct {
-		APIKey string `json:"api_key"`
-	}
-	json.Unmarshal([]byte(svcOut(t, "admin", "key", "create", "--org", "crash", "--live", "--data-dir", data, "--output", "json")), &key)
+	key := newOrgKey(t, "crash", "--data-dir", data)
 	trust, err := signing.ParseBundle([]byte(svcOut(t, "serve", "trust-bundle", "--data-dir", data)))
 	if err != nil {
 		t.Fatal(err)
@@ -118,11 +132,7 @@ func TestGracefulShutdownFinishesInFlight(t *testing.T) {
 		t.Skip("skipped with -short")
 	}
 	data := t.TempDir()
-	svcOut(t, "admin", "org", "create", "graceful", "--data-dir", data)
-	var key struct {
-		APIKey string `json:"api_key"`
-	}
-	json.Unmarshal([]byte(svcOut(t, "admin", "key", "create", "--org", "graceful", "--live", "--data-dir", data, "--output", "json")), &key)
+	key := newOrgKey(t, "graceful", "--data-dir", data)
 	url, proc := startServe(t, data)
 	res := loadgen.Drive(context.Background(), loadgen.Config{URL: url, Key: key.APIKey, Runs: 4, RecordsPerRun: 1000})
 	if res.Acked() != 4000 {

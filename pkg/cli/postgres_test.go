@@ -27,11 +27,7 @@ func TestTwoServersOnePostgres(t *testing.T) {
 	}
 	data := t.TempDir()
 	org := "two-" + vpec.NewID("")[:8]
-	svcOut(t, "admin", "org", "create", org, "--database", dsn, "--data-dir", data)
-	var key struct {
-		APIKey string `json:"api_key"`
-	}
-	json.Unmarshal([]byte(svcOut(t, "admin", "key", "create", "--org", org, "--live", "--database", dsn, "--data-dir", data, "--output", "json")), &key)
+	key := newOrgKey(t, org, "--database", dsn, "--data-dir", data)
 	trust, err := signing.ParseBundle([]byte(svcOut(t, "serve", "trust-bundle", "--data-dir", data)))
 	if err != nil {
 		t.Fatal(err)

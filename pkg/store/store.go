@@ -8,6 +8,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -75,6 +76,18 @@ type VPEC struct {
 	OrgID    string
 	IssuedAt time.Time
 	Body     []byte // the VPEC JSON as issued
+}
+
+// Belongs reports an error when v names another run or organisation than
+// the ones it is being stored for (empty fields are taken as matching).
+func (v VPEC) Belongs(orgID, runID string) error {
+	if v.RunID != "" && v.RunID != runID {
+		return fmt.Errorf("the vpec names run %s", v.RunID)
+	}
+	if v.OrgID != "" && v.OrgID != orgID {
+		return fmt.Errorf("the vpec names org %s", v.OrgID)
+	}
+	return nil
 }
 
 // Manifest is a registered check manifest, content-addressed.

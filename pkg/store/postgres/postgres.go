@@ -413,7 +413,7 @@ func (db *DB) Records(ctx context.Context, runID string) ([]store.Record, error)
 // runID and orgID; the VPEC is stored with runID and orgID. A VPEC id that
 // is already taken gives store.ErrExists and leaves the run open.
 func (db *DB) SealRun(ctx context.Context, orgID, runID string, v store.VPEC) error {
-	err := checkVPEC(orgID, runID, v)
+	err := v.Belongs(orgID, runID)
 	if err == nil {
 		err = db.inTx(ctx, func(tx pgx.Tx) error {
 			if err := lockOpenRun(ctx, tx, orgID, runID); err != nil {
@@ -434,16 +434,6 @@ func (db *DB) SealRun(ctx context.Context, orgID, runID string, v store.VPEC) er
 	}
 	if err != nil {
 		return fmt.Errorf("postgres: seal run %s of org %s with vpec %s: %w", runID, orgID, v.ID, err)
-	}
-	return nil
-}
-
-func checkVPEC(orgID, runID string, v store.VPEC) error {
-	if v.RunID != "" && v.RunID != runID {
-		return fmt.Errorf("the vpec names run %s", v.RunID)
-	}
-	if v.OrgID != "" && v.OrgID != orgID {
-		return fmt.Errorf("the vpec names org %s", v.OrgID)
 	}
 	return nil
 }

@@ -560,7 +560,7 @@ func (db *DB) Records(ctx context.Context, runID string) ([]store.Record, error)
 // runID and orgID; the VPEC is stored with runID and orgID. A VPEC id that
 // is already taken gives store.ErrExists and leaves the run open.
 func (db *DB) SealRun(ctx context.Context, orgID, runID string, v store.VPEC) error {
-	err := checkVPEC(orgID, runID, v)
+	err := v.Belongs(orgID, runID)
 	if err == nil {
 		err = db.write(ctx, func(ctx context.Context, tx *wtx) error { return db.sealRun(ctx, tx, orgID, runID, v) })
 	}
@@ -582,16 +582,6 @@ func (db *DB) sealRun(ctx context.Context, tx *wtx, orgID, runID string, v store
 	if _, err := tx.ExecContext(ctx, "UPDATE runs SET sealed = 1, closed_at = ?, vpec_id = ? WHERE id = ?",
 		issued, v.ID, runID); err != nil {
 		return err
-	}
-	return nil
-}
-
-func checkVPEC(orgID, runID string, v store.VPEC) error {
-	if v.RunID != "" && v.RunID != runID {
-		return fmt.Errorf("the vpec names run %s", v.RunID)
-	}
-	if v.OrgID != "" && v.OrgID != orgID {
-		return fmt.Errorf("the vpec names org %s", v.OrgID)
 	}
 	return nil
 }
