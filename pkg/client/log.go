@@ -1,0 +1,55 @@
+package client
+
+import (
+	"encoding/json"
+	"log/slog"
+)
+
+// LogEvent is what a logger callback receives for every record (SPEC
+// 2.16): it links application logs to the VPEC through the commitment hash.
+// It carries no raw data.
+type LogEvent struct {
+	RecordID       string `json:"svc_record_id"`
+	CommitmentHash string `json:"svc_commitment_hash"`
+	CheckResult    string `json:"svc_check_result"`
+	ProofLevel     string `json:"svc_proof_level"`
+	WorkflowID     string `json:"svc_workflow_id"`
+	RunID          string `json:"svc_run_id"`
+	RecordedAt     string `json:"svc_recorded_at"`
+	// GapTypesEmitted lists the gap types the record raises
+	// (model_profile_missing for an open_source_ml stage). It is nil unless
+	// the logger was set with includeGapTypes; then it is non-nil, possibly
+	// empty. In JSON it is present only when non-nil.
+	GapTypesEmitted []string `json:"gap_types_emitted"`
+}
+
+// MarshalJSON writes the event with the SPEC 2.16 names; gap_types_emitted
+// is present only when gap types are enabled (GapTypesEmitted non-nil).
+func (e LogEvent) MarshalJSON() ([]byte, error) {
+	type plain LogEvent
+	if e.GapTypesEmitted != nil {
+		return json.Marshal(plain(e))
+	}
+	return json.Marshal(struct {
+		plain
+		GapTypesEmitted []string `json:"gap_types_emitted,omitempty"`
+	}{plain: plain(e)})
+}
+
+// Attrs returns the event as slog attributes with the SPEC 2.16 names, for
+// logger.LogAttrs(ctx, level, msg, ev.Attrs()...).
+func (e LogEvent) Attrs() []slog.Attr {
+	attrs := []slog.Attr{
+		slog.String("svc_record_id", e.RecordID),
+		slog.String("svc_commitment_hash", e.CommitmentHash),
+		slog.String("svc_check_result", e.CheckResult),
+		slog.String("svc_proof_level", e.ProofLevel),
+		slog.String("svc_workflow_id", e.WorkflowID),
+		slog.String("svc_run_id", e.RunID),
+		slog.String("svc_recorded_at", e.RecordedAt),
+	}
+	if e.GapTypesEmitted != nil {
+		attrs = append(attrs, slog.Any("gap_types_emitted", e.GapTypesEmitted))
+	}
+	return attrs
+}
