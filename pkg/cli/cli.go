@@ -204,6 +204,13 @@ profiles offline.`, s)
 		a.serveCmd(),
 		a.adminCmd(),
 		a.registryCmd(),
+		a.runCmd(),
+		a.recordCmd(),
+		a.closeCmd(),
+		a.manifestCmd(),
+		a.calibrateCmd(),
+		a.queueCmd(),
+		a.quickstartCmd(),
 		a.versionCmd(),
 	)
 	return root

@@ -83,6 +83,7 @@ notice through the SMTP server given by --smtp.`,
 	publish.Flags().StringVar(&o.smtp, "smtp", "", "SMTP server for publication notices: smtp://[user:password@]host:port?from=addr (env SVC_SMTP)")
 	addOutputFlag(publish, &o.output)
 	cmd.AddCommand(publish)
+	cmd.AddCommand(a.registryClientCmds()...)
 	return cmd
 }
 
