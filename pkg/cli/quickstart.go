@@ -54,7 +54,9 @@ func (a *app) runQuickstart(ctx context.Context, dir, output string) error {
 			fmt.Fprintf(a.streams.Err, "quickstart: "+format+"\n", args...)
 		}
 	}
-	fail := func(step string, err error) error { return &Error{Code: ExitFailure, Err: fmt.Errorf("%s: %w", step, err)} }
+	fail := func(step string, err error) error {
+		return &Error{Code: ExitFailure, Err: fmt.Errorf("%s: %w", step, err)}
+	}
 	if err := os.MkdirAll(filepath.Join(dir, "data"), 0o700); err != nil {
 		return fail("data directory", err)
 	}
