@@ -35,6 +35,8 @@ const (
 	CodeBadRequest        = "bad_request"        // 400: malformed JSON, unknown or invalid field
 	CodeUnauthorized      = "unauthorized"       // 401: missing or unknown API key
 	CodeNotFound          = "not_found"          // 404: no such resource in the caller's org
+	CodeNoEndpoint        = "no_endpoint"        // 404: no such method and path in API v1
+	CodeRunIDTaken        = "run_id_taken"       // 409: a proposed run id belongs to another run
 	CodeRunSealed         = "run_sealed"         // 409: record or close on a closed run
 	CodeSequenceConflict  = "sequence_conflict"  // 409: a different record already holds this sequence
 	CodeChainMismatch     = "chain_mismatch"     // 422: chain_hash does not follow from the stored chain

@@ -384,7 +384,7 @@ func permanent(err error) bool {
 	case http.StatusNotFound:
 		// The run does not exist (its open was refused), as opposed to a
 		// misrouted base URL, which would refuse everything.
-		return ae.Code == api.CodeNotFound && !strings.HasPrefix(ae.Message, "no endpoint")
+		return ae.Code == api.CodeNotFound
 	}
 	return false
 }

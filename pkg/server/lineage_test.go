@@ -76,6 +76,7 @@ func TestLineageExpiry(t *testing.T) {
 
 func TestSandboxRateLimit(t *testing.T) {
 	e := newEnv(t)
+	run := e.open(e.keyA)
 	limited := 0
 	for i := 0; i < 60; i++ {
 		code, _ := e.do("GET", "/api/v1/registry/profiles", e.keyA, nil, nil)
@@ -85,6 +86,14 @@ func TestSandboxRateLimit(t *testing.T) {
 	}
 	if limited == 0 {
 		t.Fatal("60 rapid sandbox requests were never limited (burst 40)")
+	}
+	var eb api.ErrorBody
+	if code, _ := e.do("GET", "/api/v1/registry/profiles", e.keyA, nil, &eb); code != 429 || eb.Error.Code != api.CodeRateLimited {
+		t.Fatalf("over the limit: %d %+v", code, eb)
+	}
+	// Closing is exempt: a rate-limited close would leave only an offline VPEC.
+	if code, body := e.do("POST", "/api/v1/runs/"+run.RunID+"/close", e.keyA, nil, nil); code != 200 {
+		t.Fatalf("close over the limit: %d %s", code, body)
 	}
 	for i := 0; i < 60; i++ {
 		if code, _ := e.do("GET", "/api/v1/registry/profiles", e.keyB, nil, nil); code != 200 {
@@ -109,7 +118,7 @@ func TestProposedRunID(t *testing.T) {
 	if code, _ := e.do("POST", "/api/v1/runs", e.keyA, api.OpenRunRequest{RunID: id, WorkflowID: "other"}, &eb); code != 409 {
 		t.Fatalf("same id, other workflow: %d %+v", code, eb)
 	}
-	if code, _ := e.do("POST", "/api/v1/runs", e.keyB, api.OpenRunRequest{RunID: id, WorkflowID: "offline"}, &eb); code != 409 {
+	if code, _ := e.do("POST", "/api/v1/runs", e.keyB, api.OpenRunRequest{RunID: id, WorkflowID: "offline"}, &eb); code != 409 || eb.Error.Code != api.CodeRunIDTaken {
 		t.Fatalf("another org taking the id: %d %+v", code, eb)
 	}
 	if code, _ := e.do("POST", "/api/v1/runs", e.keyA, api.OpenRunRequest{RunID: "run_123", WorkflowID: "x"}, &eb); code != 400 || eb.Error.Field != "run_id" {

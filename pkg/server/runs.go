@@ -83,7 +83,7 @@ func (s *Server) openRun(w http.ResponseWriter, r *http.Request) {
 				writeJSON(w, http.StatusOK, s.runView(r, old))
 				return
 			}
-			s.fail(w, r, &httpError{http.StatusConflict, api.CodeSequenceConflict, "run_id " + req.RunID + " is taken", "run_id"})
+			s.fail(w, r, &httpError{http.StatusConflict, api.CodeRunIDTaken, "run_id " + req.RunID + " is taken: propose another", "run_id"})
 			return
 		}
 		s.fail(w, r, err)

@@ -156,7 +156,9 @@ func (s *Server) routes() {
 	s.handle("POST /api/v1/runs", s.auth(s.openRun))
 	s.handle("GET /api/v1/runs/{run_id}", s.auth(s.getRun))
 	s.handle("POST /api/v1/runs/{run_id}/records", s.auth(s.record))
-	s.handle("POST /api/v1/runs/{run_id}/close", s.auth(s.closeRun))
+	// Closing is exempt from the sandbox rate limit: a rate-limited close
+	// would leave the client with only an offline VPEC.
+	s.handle("POST /api/v1/runs/{run_id}/close", s.authWith(false, s.closeRun))
 	s.handle("POST /api/v1/runs/{run_id}/delegations", s.auth(s.delegate))
 	s.handle("POST /api/v1/runs/resume", s.auth(s.resume))
 	s.handle("POST /api/v1/runs/{run_id}/sessions", s.auth(s.openSession))
@@ -185,7 +187,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.log.Info("request", "method", r.Method, "path", r.URL.Path, "status", rw.status, "duration_ms", float64(s.cfg.Now().Sub(start).Microseconds())/1000)
 	}()
 	if _, pattern := s.mux.Handler(r); pattern == "" {
-		writeError(rw, http.StatusNotFound, api.CodeNotFound, fmt.Sprintf("no endpoint %s %s; see docs/API.md", r.Method, r.URL.Path), "")
+		writeError(rw, http.StatusNotFound, api.CodeNoEndpoint, fmt.Sprintf("no endpoint %s %s; see docs/API.md", r.Method, r.URL.Path), "")
 		return
 	}
 	s.mux.ServeHTTP(rw, r)
@@ -307,7 +309,11 @@ func HashKey(key string) []byte {
 	return h[:]
 }
 
-func (s *Server) auth(next http.HandlerFunc) http.HandlerFunc {
+func (s *Server) auth(next http.HandlerFunc) http.HandlerFunc { return s.authWith(true, next) }
+
+// authWith authenticates the API key; limited says whether sandbox keys
+// are rate-limited on this route.
+func (s *Server) authWith(limited bool, next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		if !ok || tok == "" {
@@ -336,7 +342,7 @@ func (s *Server) auth(next http.HandlerFunc) http.HandlerFunc {
 			writeError(w, http.StatusUnauthorized, api.CodeUnauthorized, "unknown API key", "")
 			return
 		}
-		if k.Environment == string(vpec.Sandbox) {
+		if limited && k.Environment == string(vpec.Sandbox) {
 			if ok, wait := s.sandbox.allow(k.ID); !ok {
 				secs := int(wait/time.Second) + 1
 				w.Header().Set("Retry-After", fmt.Sprint(secs))

@@ -329,8 +329,9 @@ func TestManifestsRegistryHealth(t *testing.T) {
 	if code != 200 || !bytes.Equal(pem, e.mat.Trust.Marshal()) {
 		t.Errorf("trust bundle: %d", code)
 	}
-	if code, _ := e.do("GET", "/api/v1/nothing", e.keyA, nil, nil); code != 404 {
-		t.Errorf("unknown path: %d", code)
+	var nf api.ErrorBody
+	if code, _ := e.do("GET", "/api/v1/nothing", e.keyA, nil, &nf); code != 404 || nf.Error.Code != api.CodeNoEndpoint {
+		t.Errorf("unknown path: %d %+v", code, nf)
 	}
 }
 
