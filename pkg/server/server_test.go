@@ -177,6 +177,12 @@ func TestRunLifecycle(t *testing.T) {
 	if code, _ := e.do("POST", "/api/v1/runs/"+run.RunID+"/close", e.keyA, nil, &apiErr); code != 409 || apiErr.Error.Code != api.CodeRunSealed {
 		t.Fatalf("second close: %d %+v", code, apiErr)
 	}
+	// A retry of a record the sealed run holds is still acknowledged (its
+	// first response may have been lost), and changes nothing.
+	var retry api.RecordResult
+	if code, body := e.do("POST", "/api/v1/runs/"+run.RunID+"/records", e.keyA, recs[2], &retry); code != 200 || !retry.Duplicate {
+		t.Fatalf("retry after close: %d %s", code, body)
+	}
 	// The stored VPEC is the one issued.
 	code, again := e.do("GET", "/api/v1/vpecs/"+v.VPECID, e.keyA, nil, nil)
 	if code != 200 || !bytes.Equal(again, doc) {

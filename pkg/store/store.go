@@ -175,7 +175,8 @@ type Store interface {
 
 	// AppendRecord stores a record in an open run of the organisation, in one
 	// transaction. If a record with the same record id and identical body is
-	// already stored it returns duplicate=true and changes nothing; a
+	// already stored it returns duplicate=true and changes nothing, even in
+	// a sealed run (a retry whose response was lost); a
 	// different record with that id or that sequence gives ErrConflict; a
 	// sealed run gives ErrSealed; an unknown run ErrNotFound.
 	AppendRecord(ctx context.Context, orgID string, rec Record) (duplicate bool, err error)

@@ -333,10 +333,17 @@ func lockOpenRun(ctx context.Context, tx pgx.Tx, orgID, runID string) error {
 // AppendRecord implements store.Store. A record is a duplicate when the
 // stored record with its id has the same sequence, chain hash and body; any
 // other difference is store.ErrConflict. The run is checked first: a sealed
-// run gives store.ErrSealed even for a duplicate.
+// run gives store.ErrSealed, except for a duplicate of a record it holds
+// (a retry whose response was lost), which is acknowledged.
 func (db *DB) AppendRecord(ctx context.Context, orgID string, rec store.Record) (duplicate bool, err error) {
 	err = db.inTx(ctx, func(tx pgx.Tx) error {
 		if err := lockOpenRun(ctx, tx, orgID, rec.RunID); err != nil {
+			if errors.Is(err, store.ErrSealed) {
+				if dup, derr := storedAlready(ctx, tx, rec); derr == nil && dup {
+					duplicate = true
+					return nil
+				}
+			}
 			return err
 		}
 		tag, err := tx.Exec(ctx, `INSERT INTO records (run_id, sequence, record_id, chain_hash, body)
@@ -352,27 +359,38 @@ func (db *DB) AppendRecord(ctx context.Context, orgID string, rec store.Record) 
 			return nil
 		}
 		// The record id or the sequence is taken. Nothing was written.
-		var seq int64
-		var chain string
-		var body []byte
-		err = tx.QueryRow(ctx, "SELECT sequence, chain_hash, body FROM records WHERE run_id = $1 AND record_id = $2",
-			rec.RunID, rec.RecordID).Scan(&seq, &chain, &body)
-		switch {
-		case errors.Is(err, pgx.ErrNoRows):
-			return fmt.Errorf("sequence %d holds another record: %w", rec.Sequence, store.ErrConflict)
-		case err != nil:
-			return err
-		case seq != rec.Sequence || chain != rec.ChainHash || !bytes.Equal(body, rec.Body):
-			return fmt.Errorf("a different record with this id is stored at sequence %d: %w", seq, store.ErrConflict)
+		dup, err := storedAlready(ctx, tx, rec)
+		if err == nil && !dup {
+			err = fmt.Errorf("sequence %d holds another record: %w", rec.Sequence, store.ErrConflict)
 		}
-		duplicate = true
-		return nil
+		duplicate = dup
+		return err
 	})
 	if err != nil {
 		return false, fmt.Errorf("postgres: append record %s (sequence %d) to run %s of org %s: %w",
 			rec.RecordID, rec.Sequence, rec.RunID, orgID, err)
 	}
 	return duplicate, nil
+}
+
+// storedAlready reports whether the run holds rec exactly (same id,
+// sequence, chain hash and body): true; nothing with its id: false; a
+// different record with its id: store.ErrConflict.
+func storedAlready(ctx context.Context, tx pgx.Tx, rec store.Record) (bool, error) {
+	var seq int64
+	var chain string
+	var body []byte
+	err := tx.QueryRow(ctx, "SELECT sequence, chain_hash, body FROM records WHERE run_id = $1 AND record_id = $2",
+		rec.RunID, rec.RecordID).Scan(&seq, &chain, &body)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return false, nil
+	case err != nil:
+		return false, err
+	case seq != rec.Sequence || chain != rec.ChainHash || !bytes.Equal(body, rec.Body):
+		return false, fmt.Errorf("a different record with this id is stored at sequence %d: %w", seq, store.ErrConflict)
+	}
+	return true, nil
 }
 
 const recordCols = "run_id, sequence, record_id, chain_hash, body"

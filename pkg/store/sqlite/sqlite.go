@@ -488,6 +488,13 @@ func (db *DB) AppendRecord(ctx context.Context, orgID string, rec store.Record) 
 // savepoint).
 func (db *DB) appendRecord(ctx context.Context, tx *wtx, orgID string, rec store.Record) (bool, error) {
 	if err := db.lockOpenRun(ctx, tx, orgID, rec.RunID); err != nil {
+		// A retry of a record the run already holds is acknowledged even
+		// after the seal (its response may have been lost in a crash).
+		if errors.Is(err, store.ErrSealed) {
+			if dup, derr := storedAlready(ctx, tx, rec); derr == nil && dup {
+				return true, nil
+			}
+		}
 		return false, err
 	}
 	res, err := tx.stmt(ctx, db.stmts.insertRecord).ExecContext(ctx,
@@ -501,14 +508,25 @@ func (db *DB) appendRecord(ctx context.Context, tx *wtx, orgID string, rec store
 		return false, nil
 	}
 	// The record id or the sequence is taken. Nothing was written.
+	dup, err := storedAlready(ctx, tx, rec)
+	if err == nil && !dup {
+		err = fmt.Errorf("sequence %d holds another record: %w", rec.Sequence, store.ErrConflict)
+	}
+	return dup, err
+}
+
+// storedAlready reports whether the run holds rec exactly (same id,
+// sequence, chain hash and body): true; nothing with its id: false; a
+// different record with its id: store.ErrConflict.
+func storedAlready(ctx context.Context, tx *wtx, rec store.Record) (bool, error) {
 	var seq int64
 	var chain string
 	var body []byte
-	err = tx.QueryRowContext(ctx, "SELECT sequence, chain_hash, body FROM records WHERE run_id = ? AND record_id = ?",
+	err := tx.QueryRowContext(ctx, "SELECT sequence, chain_hash, body FROM records WHERE run_id = ? AND record_id = ?",
 		rec.RunID, rec.RecordID).Scan(&seq, &chain, &body)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		return false, fmt.Errorf("sequence %d holds another record: %w", rec.Sequence, store.ErrConflict)
+		return false, nil
 	case err != nil:
 		return false, err
 	case seq != rec.Sequence || chain != rec.ChainHash || !bytes.Equal(body, rec.Body):
