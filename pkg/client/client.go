@@ -735,22 +735,32 @@ func (p *Pipeline) ResumeRun(ctx context.Context, runID string) (*Run, error) {
 	defer p.exit()
 	ctx, cancel := p.callCtx(ctx)
 	defer cancel()
-	if err := p.flushFor(ctx, runID); err != nil {
-		return nil, fmt.Errorf("svc client: resume run %s: %w", runID, err)
-	}
-	data, _, err := p.call(ctx, http.MethodGet, "/api/v1/runs/"+url.PathEscape(runID), nil)
+	ar, err := p.serverRun(ctx, runID, "resume run")
 	if err != nil {
-		p.noteFailure(err)
-		return nil, fmt.Errorf("svc client: resume run %s: %w", runID, err)
-	}
-	var ar api.Run
-	if err := json.Unmarshal(data, &ar); err != nil {
-		return nil, fmt.Errorf("svc client: resume run %s: answer: %w", runID, err)
+		return nil, err
 	}
 	if ar.Status == api.RunSealed {
 		return nil, fmt.Errorf("svc client: resume run %s: %w", runID, ErrRunSealed)
 	}
 	return p.continueRun(ar)
+}
+
+// serverRun delivers the run's queued entries, then reads the run from
+// the service (GET /api/v1/runs/{id}); what names the caller in errors.
+func (p *Pipeline) serverRun(ctx context.Context, runID, what string) (api.Run, error) {
+	var ar api.Run
+	if err := p.flushFor(ctx, runID); err != nil {
+		return ar, fmt.Errorf("svc client: %s %s: %w", what, runID, err)
+	}
+	data, _, err := p.call(ctx, http.MethodGet, "/api/v1/runs/"+url.PathEscape(runID), nil)
+	if err != nil {
+		p.noteFailure(err)
+		return ar, fmt.Errorf("svc client: %s %s: %w", what, runID, err)
+	}
+	if err := json.Unmarshal(data, &ar); err != nil {
+		return ar, fmt.Errorf("svc client: %s %s: answer: %w", what, runID, err)
+	}
+	return ar, nil
 }
 
 // continueRun makes a Run that records after the service's last record.

@@ -536,22 +536,14 @@ func (p *Pipeline) FetchVPEC(ctx context.Context, runID string) (*VPECResult, er
 	defer p.exit()
 	ctx, cancel := p.callCtx(ctx)
 	defer cancel()
-	if err := p.flushFor(ctx, runID); err != nil {
-		return nil, fmt.Errorf("svc client: fetch VPEC of %s: %w", runID, err)
-	}
-	data, _, err := p.call(ctx, http.MethodGet, "/api/v1/runs/"+url.PathEscape(runID), nil)
+	ar, err := p.serverRun(ctx, runID, "fetch VPEC of")
 	if err != nil {
-		p.noteFailure(err)
-		return nil, fmt.Errorf("svc client: fetch VPEC of %s: %w", runID, err)
-	}
-	var ar api.Run
-	if err := json.Unmarshal(data, &ar); err != nil {
-		return nil, fmt.Errorf("svc client: fetch VPEC of %s: answer: %w", runID, err)
+		return nil, err
 	}
 	if ar.VPECID == "" {
 		return nil, fmt.Errorf("svc client: fetch VPEC of %s: the run is %s, no VPEC issued yet", runID, ar.Status)
 	}
-	data, _, err = p.call(ctx, http.MethodGet, "/api/v1/vpecs/"+url.PathEscape(ar.VPECID), nil)
+	data, _, err := p.call(ctx, http.MethodGet, "/api/v1/vpecs/"+url.PathEscape(ar.VPECID), nil)
 	if err != nil {
 		p.noteFailure(err)
 		return nil, fmt.Errorf("svc client: fetch VPEC %s: %w", ar.VPECID, err)

@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/pem"
 	"errors"
 	"os"
 	"os/exec"
@@ -157,7 +158,8 @@ func must(b []byte, err error) []byte {
 }
 
 func TestParseKeyErrors(t *testing.T) {
-	for _, data := range []string{"", "junk", "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"} {
+	junkKey := string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: []byte{0, 0, 0}}))
+	for _, data := range []string{"", "junk", junkKey} {
 		if _, err := signing.ParsePrivateKeyPEM([]byte(data)); !errors.Is(err, signing.ErrMalformedKey) {
 			t.Errorf("ParsePrivateKeyPEM(%q) = %v", data, err)
 		}

@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/asn1"
+	"encoding/pem"
 	"errors"
 	"io/fs"
 	"math/big"
@@ -96,7 +97,7 @@ func TestRoundTrip(t *testing.T) {
 		}
 	}
 	keyPEM, _ := os.ReadFile(filepath.Join(dir, KeyFile))
-	if !bytes.HasPrefix(keyPEM, []byte("-----BEGIN PRIVATE KEY-----")) {
+	if block, _ := pem.Decode(keyPEM); block == nil || block.Type != "PRIVATE KEY" {
 		t.Errorf("key file is not PKCS#8 PEM")
 	}
 
@@ -435,7 +436,7 @@ func TestNewNonce(t *testing.T) {
 
 func TestPEMHelpers(t *testing.T) {
 	a := memAuthority(t, AuthorityOptions{}, nil)
-	other := []byte("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n")
+	other := pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: []byte{0, 0, 0}})
 	data := append(append(append([]byte("leading text\n"), EncodeCertificatePEM(a.Root())...), other...), EncodeCertificatePEM(a.Certificate())...)
 	certs, err := ParseCertificatesPEM(data)
 	if err != nil {
