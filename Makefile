@@ -23,12 +23,14 @@ demo: setup build ## verify the shipped VPECs and profile offline, then show a f
 
 test: setup lint unit fuzz ## everything CI runs
 
-unit: ## go test ./... with a throwaway PostgreSQL server for the PostgreSQL store tests
+unit: ## go test ./... with a throwaway PostgreSQL server, then the race detector on server, client and stores
 	@set -e; \
 	dsn=$$(scripts/postgres.sh start | sed -n 's/^SVC_TEST_POSTGRES_DSN=//p'); \
 	test -n "$$dsn" || { echo "unit: PostgreSQL did not start (scripts/postgres.sh start)"; exit 1; }; \
 	trap 'scripts/postgres.sh stop >/dev/null 2>&1' EXIT; \
-	SVC_TEST_POSTGRES_DSN="$$dsn" $(GO) test -count=1 ./...
+	SVC_TEST_POSTGRES_DSN="$$dsn" $(GO) test -count=1 ./...; \
+	echo "race detector on the concurrent packages:"; \
+	SVC_TEST_POSTGRES_DSN="$$dsn" $(GO) test -race -count=1 ./pkg/server ./pkg/client ./pkg/store/...
 
 fuzz: ## run every fuzz target briefly (FUZZTIME=20000x executions each)
 	@FUZZTIME=$(FUZZTIME) scripts/fuzz.sh
