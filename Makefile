@@ -6,7 +6,7 @@ BIN := bin
 VECTORS := testdata/vectors
 FUZZTIME ?= 20000x
 
-.PHONY: help setup build demo test unit fuzz lint docs vectors bench bench-hash bench-ingest release-check clean
+.PHONY: help setup ort build demo test unit fuzz lint docs vectors bench bench-hash bench-ingest release-check clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -25,6 +25,7 @@ test: setup lint unit fuzz ## everything CI runs
 
 unit: ## go test ./... with a throwaway PostgreSQL server, then the race detector on server, client and stores
 	@set -e; \
+	export SVC_ORT_LIB=$$(scripts/install-ort.sh); \
 	dsn=$$(scripts/postgres.sh start | sed -n 's/^SVC_TEST_POSTGRES_DSN=//p'); \
 	test -n "$$dsn" || { echo "unit: PostgreSQL did not start (scripts/postgres.sh start)"; exit 1; }; \
 	trap 'scripts/postgres.sh stop >/dev/null 2>&1' EXIT; \
@@ -38,6 +39,11 @@ fuzz: ## run every fuzz target briefly (FUZZTIME=20000x executions each)
 lint: ## gofmt and go vet
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { gofmt -l . ; echo "gofmt: files above need formatting"; exit 1; }
 	$(GO) vet ./...
+	CGO_ENABLED=0 $(GO) build ./...   # svc-verify and cross-compiled svc build without cgo
+	CGO_ENABLED=0 $(GO) test ./pkg/inference   # and say they have no ONNX Runtime
+
+ort: ## install the pinned ONNX Runtime library into the cache (prints its path)
+	@scripts/install-ort.sh
 
 docs: ## regenerate the CLI reference, man pages and completions
 	$(GO) run ./internal/gendocs

@@ -18,6 +18,11 @@ require (
 )
 
 require (
+	github.com/yalue/onnxruntime_go v1.27.0
+	google.golang.org/protobuf v1.36.11
+)
+
+require (
 	github.com/cpuguy83/go-md2man/v2 v2.0.7 // indirect
 	github.com/dustin/go-humanize v1.1.0 // indirect
 	github.com/fsnotify/fsnotify v1.9.0 // indirect

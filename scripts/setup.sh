@@ -11,8 +11,10 @@ missing=()
 command -v openssl >/dev/null || missing+=(openssl)
 command -v jq >/dev/null || missing+=(jq)
 command -v xxd >/dev/null || missing+=(xxd)
+command -v npm >/dev/null || missing+=(npm)     # fetches the pinned ONNX Runtime (scripts/install-ort.sh)
+command -v gcc >/dev/null || missing+=(gcc)     # cgo, for ONNX Runtime
 if ((${#missing[@]})); then
-	echo "setup: installing ${missing[*]} (interop tests and the by-hand recipe use them)" >&2
+	echo "setup: installing ${missing[*]} (interop tests, the by-hand recipe and ONNX Runtime use them)" >&2
 	sudo=""
 	[ "$(id -u)" = 0 ] || sudo=sudo
 	$sudo apt-get update -qq

@@ -1,0 +1,45 @@
+// Package inference runs ONNX models with ONNX Runtime (through cgo and
+// github.com/yalue/onnxruntime_go). Builds without cgo compile too: there
+// every call reports ErrNoRuntime.
+package inference
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// RuntimeVersion is the pinned ONNX Runtime version (scripts/install-ort.sh).
+const RuntimeVersion = "1.24.3"
+
+// LibraryName is the shared library's file name.
+const LibraryName = "libonnxruntime.so.1"
+
+// ErrNoRuntime reports that ONNX Runtime is not available to this build or
+// on this machine.
+var ErrNoRuntime = errors.New("ONNX Runtime not available")
+
+// LibraryPath resolves the ONNX Runtime library: explicit (a --ort-lib
+// flag) if set, else $SVC_ORT_LIB, else the cache directory where
+// scripts/install-ort.sh puts it. The file must exist.
+func LibraryPath(explicit string) (string, error) {
+	candidates := []string{explicit, os.Getenv("SVC_ORT_LIB")}
+	if dir := os.Getenv("SVC_ORT_DIR"); dir != "" {
+		candidates = append(candidates, filepath.Join(dir, LibraryName))
+	}
+	if cache, err := os.UserCacheDir(); err == nil {
+		candidates = append(candidates, filepath.Join(cache, "svc", "onnxruntime", RuntimeVersion, LibraryName))
+	}
+	for _, c := range candidates {
+		if c == "" {
+			continue
+		}
+		if _, err := os.Stat(c); err == nil {
+			return c, nil
+		} else if c == explicit {
+			return "", fmt.Errorf("%w: %s: %v", ErrNoRuntime, c, err)
+		}
+	}
+	return "", fmt.Errorf("%w: no %s found: run scripts/install-ort.sh (ONNX Runtime %s), or pass --ort-lib / set SVC_ORT_LIB", ErrNoRuntime, LibraryName, RuntimeVersion)
+}
