@@ -211,6 +211,7 @@ profiles offline.`, s)
 		a.calibrateCmd(),
 		a.queueCmd(),
 		a.quickstartCmd(),
+		a.modelCmd(),
 		a.versionCmd(),
 	)
 	return root

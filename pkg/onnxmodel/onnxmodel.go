@@ -12,8 +12,9 @@ import (
 
 // Element types (onnx.TensorProto.DataType).
 const (
-	Float = 1
-	Int64 = 7
+	Float   = 1
+	Int64   = 7
+	Float16 = 10
 )
 
 // Model is an ONNX model with one graph.
@@ -51,11 +52,13 @@ type ValueInfo struct {
 	Shape    []int64
 }
 
-// Tensor is a float32 or int64 initializer.
+// Tensor is a float32, float16 or int64 initializer: exactly one of
+// Floats, Halves (binary16 bits, see Float16Bits) and Ints is set.
 type Tensor struct {
 	Name   string
 	Dims   []int64
 	Floats []float32
+	Halves []uint16
 	Ints   []int64
 }
 
@@ -170,6 +173,15 @@ func (t Tensor) marshal() []byte {
 		b = appendBytes(b, 8, []byte(t.Name))
 		return appendBytes(b, 9, raw) // raw_data
 	}
+	if t.Halves != nil {
+		b = appendVarint(b, 2, Float16)
+		raw := make([]byte, 2*len(t.Halves))
+		for i, v := range t.Halves {
+			binary.LittleEndian.PutUint16(raw[2*i:], v)
+		}
+		b = appendBytes(b, 8, []byte(t.Name))
+		return appendBytes(b, 9, raw)
+	}
 	b = appendVarint(b, 2, Float)
 	raw := make([]byte, 4*len(t.Floats))
 	for i, v := range t.Floats {
@@ -187,4 +199,52 @@ func appendBytes(b []byte, field protowire.Number, v []byte) []byte {
 func appendVarint(b []byte, field protowire.Number, v uint64) []byte {
 	b = protowire.AppendTag(b, field, protowire.VarintType)
 	return protowire.AppendVarint(b, v)
+}
+
+// Float16Bits converts f to IEEE 754 binary16 bits, rounding to nearest
+// even (overflow to infinity; NaN is not expected).
+func Float16Bits(f float32) uint16 {
+	u := math.Float32bits(f)
+	sign := uint16(u>>16) & 0x8000
+	exp := int((u>>23)&0xff) - 127 + 15
+	mant := u & 0x7fffff
+	switch {
+	case exp >= 31:
+		return sign | 0x7c00
+	case exp <= 0: // subnormal or zero
+		if exp < -10 {
+			return sign
+		}
+		mant |= 0x800000
+		shift := uint(14 - exp)
+		r := mant >> shift
+		rem, halfway := mant&(1<<shift-1), uint32(1)<<(shift-1)
+		if rem > halfway || rem == halfway && r&1 == 1 {
+			r++
+		}
+		return sign | uint16(r)
+	}
+	r := uint32(exp)<<10 | mant>>13
+	if rem := mant & 0x1fff; rem > 0x1000 || rem == 0x1000 && r&1 == 1 {
+		r++ // may carry into the exponent, which is right
+	}
+	return sign | uint16(r)
+}
+
+// Float16Value converts binary16 bits to float32.
+func Float16Value(h uint16) float32 {
+	sign := uint32(h&0x8000) << 16
+	exp := uint32(h>>10) & 0x1f
+	mant := uint32(h & 0x3ff)
+	switch {
+	case exp == 0x1f:
+		return math.Float32frombits(sign | 0x7f800000 | mant<<13)
+	case exp == 0:
+		v := float32(mant) / (1 << 24)
+		if sign != 0 {
+			v = -v
+		}
+		return v
+	}
+	return math.Float32frombits(sign | (exp-15+127)<<23 | mant<<13)
 }
