@@ -15,7 +15,7 @@ setup: ## install missing tools (openssl, jq, xxd) and Go modules
 	@scripts/setup.sh
 
 build: ## build bin/svc and bin/svc-verify
-	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/svc ./cmd/svc
+	$(GO) build -trimpath -o $(BIN)/svc ./cmd/svc   # with cgo: the ONNX Runtime commands work
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/svc-verify ./cmd/svc-verify
 
 demo: setup build ## verify the shipped VPECs and profile offline, then show a failure

@@ -212,6 +212,7 @@ profiles offline.`, s)
 		a.queueCmd(),
 		a.quickstartCmd(),
 		a.modelCmd(),
+		a.traceCmd(),
 		a.versionCmd(),
 	)
 	return root

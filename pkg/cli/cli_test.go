@@ -16,6 +16,7 @@ import (
 
 	"github.com/svc-gov/svc/internal/testvectors"
 	"github.com/svc-gov/svc/pkg/cli"
+	"github.com/svc-gov/svc/pkg/inference"
 	"github.com/svc-gov/svc/pkg/vpec"
 )
 
@@ -39,10 +40,12 @@ func TestScripts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	ortLib, _ := inference.LibraryPath("") // before the scripts get their own cache directory
 	testscript.Run(t, testscript.Params{
 		Dir: scriptsDir,
 		Setup: func(e *testscript.Env) error {
 			e.Setenv("VECTORS", vectors)
+			e.Setenv("SVC_ORT_LIB", ortLib)
 			e.Setenv("NO_COLOR", "")
 			e.Setenv("XDG_CONFIG_HOME", e.WorkDir+"/.config")
 			e.Setenv("XDG_CACHE_HOME", e.WorkDir+"/.cache")

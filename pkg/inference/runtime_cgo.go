@@ -60,3 +60,38 @@ func RunFloat(model []byte, inName string, inShape []int64, in []float32, outNam
 	}
 	return append([]float32(nil), output.GetData()...), nil
 }
+
+// RunInt64 runs a model on one int64 input (e.g. token ids of shape
+// [1, len(ids)]) and returns the named float outputs, allocated by ONNX
+// Runtime.
+func RunInt64(model []byte, inName string, ids []int64, outNames []string) (map[string][]float32, error) {
+	input, err := ort.NewTensor(ort.NewShape(1, int64(len(ids))), ids)
+	if err != nil {
+		return nil, fmt.Errorf("inference: input tensor: %w", err)
+	}
+	defer input.Destroy()
+	s, err := ort.NewDynamicAdvancedSessionWithONNXData(model, []string{inName}, outNames, nil)
+	if err != nil {
+		return nil, fmt.Errorf("inference: session: %w", err)
+	}
+	defer s.Destroy()
+	outputs := make([]ort.Value, len(outNames))
+	if err := s.Run([]ort.Value{input}, outputs); err != nil {
+		return nil, fmt.Errorf("inference: run: %w", err)
+	}
+	res := make(map[string][]float32, len(outNames))
+	for i, v := range outputs {
+		t, ok := v.(*ort.Tensor[float32])
+		if !ok {
+			for _, o := range outputs {
+				if o != nil {
+					o.Destroy()
+				}
+			}
+			return nil, fmt.Errorf("inference: output %s is not a float tensor", outNames[i])
+		}
+		res[outNames[i]] = append([]float32(nil), t.GetData()...)
+		t.Destroy()
+	}
+	return res, nil
+}

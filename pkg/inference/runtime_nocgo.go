@@ -17,3 +17,8 @@ func Version() string { return "" }
 func RunFloat(model []byte, inName string, inShape []int64, in []float32, outName string, outShape []int64) ([]float32, error) {
 	return nil, Init("")
 }
+
+// RunInt64 reports ErrNoRuntime in builds without cgo.
+func RunInt64(model []byte, inName string, ids []int64, outNames []string) (map[string][]float32, error) {
+	return nil, Init("")
+}
