@@ -61,37 +61,71 @@ func RunFloat(model []byte, inName string, inShape []int64, in []float32, outNam
 	return append([]float32(nil), output.GetData()...), nil
 }
 
-// RunInt64 runs a model on one int64 input (e.g. token ids of shape
-// [1, len(ids)]) and returns the named float outputs, allocated by ONNX
-// Runtime.
-func RunInt64(model []byte, inName string, ids []int64, outNames []string) (map[string][]float32, error) {
-	input, err := ort.NewTensor(ort.NewShape(1, int64(len(ids))), ids)
-	if err != nil {
-		return nil, fmt.Errorf("inference: input tensor: %w", err)
+// Session is a loaded model with one int64 input and named float outputs,
+// reused across runs. It is not safe for concurrent use.
+type Session struct {
+	s       *ort.DynamicAdvancedSession
+	outputs []string
+}
+
+// NewSession loads model once for runs on inName returning outNames.
+// threads > 0 bounds ONNX Runtime's intra-op threads.
+func NewSession(model []byte, inName string, outNames []string, threads int) (*Session, error) {
+	var opts *ort.SessionOptions
+	if threads > 0 {
+		o, err := ort.NewSessionOptions()
+		if err != nil {
+			return nil, fmt.Errorf("inference: session options: %w", err)
+		}
+		defer o.Destroy()
+		if err := o.SetIntraOpNumThreads(threads); err != nil {
+			return nil, fmt.Errorf("inference: threads: %w", err)
+		}
+		opts = o
 	}
-	defer input.Destroy()
-	s, err := ort.NewDynamicAdvancedSessionWithONNXData(model, []string{inName}, outNames, nil)
+	s, err := ort.NewDynamicAdvancedSessionWithONNXData(model, []string{inName}, outNames, opts)
 	if err != nil {
 		return nil, fmt.Errorf("inference: session: %w", err)
 	}
-	defer s.Destroy()
-	outputs := make([]ort.Value, len(outNames))
-	if err := s.Run([]ort.Value{input}, outputs); err != nil {
-		return nil, fmt.Errorf("inference: run: %w", err)
+	return &Session{s: s, outputs: outNames}, nil
+}
+
+// Run runs the model on token ids (shape [1, len(ids)]) and returns
+// copies of the outputs by name.
+func (s *Session) Run(ids []int64) (map[string][]float32, error) {
+	res := make(map[string][]float32, len(s.outputs))
+	err := s.Each(ids, func(name string, data []float32) { res[name] = append([]float32(nil), data...) })
+	return res, err
+}
+
+// Each runs the model on token ids and calls fn with each output in turn,
+// without copying it: data is valid only during the call.
+func (s *Session) Each(ids []int64, fn func(name string, data []float32)) error {
+	input, err := ort.NewTensor(ort.NewShape(1, int64(len(ids))), ids)
+	if err != nil {
+		return fmt.Errorf("inference: input tensor: %w", err)
 	}
-	res := make(map[string][]float32, len(outNames))
+	defer input.Destroy()
+	outputs := make([]ort.Value, len(s.outputs))
+	defer func() {
+		for _, o := range outputs {
+			if o != nil {
+				o.Destroy()
+			}
+		}
+	}()
+	if err := s.s.Run([]ort.Value{input}, outputs); err != nil {
+		return fmt.Errorf("inference: run: %w", err)
+	}
 	for i, v := range outputs {
 		t, ok := v.(*ort.Tensor[float32])
 		if !ok {
-			for _, o := range outputs {
-				if o != nil {
-					o.Destroy()
-				}
-			}
-			return nil, fmt.Errorf("inference: output %s is not a float tensor", outNames[i])
+			return fmt.Errorf("inference: output %s is not a float tensor", s.outputs[i])
 		}
-		res[outNames[i]] = append([]float32(nil), t.GetData()...)
-		t.Destroy()
+		fn(s.outputs[i], t.GetData())
 	}
-	return res, nil
+	return nil
 }
+
+// Close releases the session.
+func (s *Session) Close() error { return s.s.Destroy() }

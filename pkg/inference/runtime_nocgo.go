@@ -18,7 +18,19 @@ func RunFloat(model []byte, inName string, inShape []int64, in []float32, outNam
 	return nil, Init("")
 }
 
-// RunInt64 reports ErrNoRuntime in builds without cgo.
-func RunInt64(model []byte, inName string, ids []int64, outNames []string) (map[string][]float32, error) {
+// Session is unavailable in builds without cgo.
+type Session struct{}
+
+// NewSession reports ErrNoRuntime in builds without cgo.
+func NewSession(model []byte, inName string, outNames []string, threads int) (*Session, error) {
 	return nil, Init("")
 }
+
+// Run reports ErrNoRuntime in builds without cgo.
+func (s *Session) Run(ids []int64) (map[string][]float32, error) { return nil, Init("") }
+
+// Each reports ErrNoRuntime in builds without cgo.
+func (s *Session) Each(ids []int64, fn func(name string, data []float32)) error { return Init("") }
+
+// Close does nothing in builds without cgo.
+func (s *Session) Close() error { return nil }
