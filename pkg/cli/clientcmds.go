@@ -62,6 +62,17 @@ func (o *clientOptions) pipeline(workflowID string, policy []string) (*client.Pi
 	return p, nil
 }
 
+// do runs fn with a pipeline that needs no workflow identity and
+// releases it after.
+func (o *clientOptions) do(fn func(p *client.Pipeline) error) error {
+	p, err := o.pipeline("", nil)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	return fn(p)
+}
+
 // stateOptions locates the run state file.
 type stateOptions struct{ path string }
 
@@ -363,20 +374,17 @@ func (a *app) manifestCmd() *cobra.Command {
 			if err := parseManifest(data, &m); err != nil {
 				return &Error{Code: ExitUsage, Err: fmt.Errorf("%s: %w", args[0], err), Hint: "a manifest has name, version and stages (stage_name, proof_ceiling, regulatory_references)"}
 			}
-			p, err := co.pipeline("", nil)
-			if err != nil {
-				return err
-			}
-			defer p.Close()
-			reg, err := p.RegisterCheck(cmdContext(cmd), m)
-			if err != nil {
-				return &Error{Code: ExitFailure, Err: err}
-			}
-			if co.output == outputJSON {
-				return a.writeJSON(reg)
-			}
-			fmt.Fprintln(a.streams.Out, reg.ManifestID)
-			return nil
+			return co.do(func(p *client.Pipeline) error {
+				reg, err := p.RegisterCheck(cmdContext(cmd), m)
+				if err != nil {
+					return &Error{Code: ExitFailure, Err: err}
+				}
+				if co.output == outputJSON {
+					return a.writeJSON(reg)
+				}
+				fmt.Fprintln(a.streams.Out, reg.ManifestID)
+				return nil
+			})
 		},
 	}
 	co.add(reg)
@@ -434,22 +442,19 @@ func (a *app) registryClientCmds() []*cobra.Command {
 		Short: "List the published model profiles",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := co.pipeline("", nil)
-			if err != nil {
-				return err
-			}
-			defer p.Close()
-			profiles, err := p.Profiles(cmdContext(cmd))
-			if err != nil {
-				return &Error{Code: ExitFailure, Err: err}
-			}
-			if co.output == outputJSON {
-				return a.writeJSON(api.ProfileList{Profiles: profiles})
-			}
-			for _, pr := range profiles {
-				fmt.Fprintf(a.streams.Out, "%s\t%s\t%s\t%s\n", pr.ProfileID, pr.ModelClass, strings.Join(pr.CalibratedGPUClasses, ","), pr.CalibrationDate)
-			}
-			return nil
+			return co.do(func(p *client.Pipeline) error {
+				profiles, err := p.Profiles(cmdContext(cmd))
+				if err != nil {
+					return &Error{Code: ExitFailure, Err: err}
+				}
+				if co.output == outputJSON {
+					return a.writeJSON(api.ProfileList{Profiles: profiles})
+				}
+				for _, pr := range profiles {
+					fmt.Fprintf(a.streams.Out, "%s\t%s\t%s\t%s\n", pr.ProfileID, pr.ModelClass, strings.Join(pr.CalibratedGPUClasses, ","), pr.CalibrationDate)
+				}
+				return nil
+			})
 		},
 	}
 	co.add(list)
@@ -465,28 +470,25 @@ func (a *app) registryClientCmds() []*cobra.Command {
 			if err != nil {
 				return err
 			}
-			p, err := lco.pipeline("", nil)
-			if err != nil {
-				return err
-			}
-			defer p.Close()
-			lk, err := p.Lookup(cmdContext(cmd), h)
-			if err != nil {
-				return &Error{Code: ExitFailure, Err: err}
-			}
-			if lco.output == outputJSON {
-				if err := a.writeJSON(lk); err != nil {
-					return err
+			return lco.do(func(p *client.Pipeline) error {
+				lk, err := p.Lookup(cmdContext(cmd), h)
+				if err != nil {
+					return &Error{Code: ExitFailure, Err: err}
 				}
-			} else if lk.Found {
-				fmt.Fprintf(a.streams.Out, "found: %s (%s, %s)\n", lk.ProfileID, lk.ModelClass, lk.Architecture)
-			} else {
-				fmt.Fprintf(a.streams.Out, "not found: no profile covers %s (request one with 'svc calibrate request')\n", h)
-			}
-			if !lk.Found {
-				return exitError{ExitInvalid}
-			}
-			return nil
+				if lco.output == outputJSON {
+					if err := a.writeJSON(lk); err != nil {
+						return err
+					}
+				} else if lk.Found {
+					fmt.Fprintf(a.streams.Out, "found: %s (%s, %s)\n", lk.ProfileID, lk.ModelClass, lk.Architecture)
+				} else {
+					fmt.Fprintf(a.streams.Out, "not found: no profile covers %s (request one with 'svc calibrate request')\n", h)
+				}
+				if !lk.Found {
+					return exitError{ExitInvalid}
+				}
+				return nil
+			})
 		},
 	}
 	lco.add(lookup)
@@ -502,18 +504,15 @@ func (a *app) registryClientCmds() []*cobra.Command {
 			if err != nil {
 				return err
 			}
-			p, err := gco.pipeline("", nil)
-			if err != nil {
-				return err
-			}
-			defer p.Close()
-			doc, err := p.ProfileDocument(cmdContext(cmd), h)
-			if err != nil {
-				return &Error{Code: ExitFailure, Err: err}
-			}
-			var v any
-			json.Unmarshal(doc, &v)
-			return a.writeJSON(v)
+			return gco.do(func(p *client.Pipeline) error {
+				doc, err := p.ProfileDocument(cmdContext(cmd), h)
+				if err != nil {
+					return &Error{Code: ExitFailure, Err: err}
+				}
+				var v any
+				json.Unmarshal(doc, &v)
+				return a.writeJSON(v)
+			})
 		},
 	}
 	gco.add(get)
@@ -545,20 +544,17 @@ func (a *app) calibrateCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			p, err := co.pipeline("", nil)
-			if err != nil {
-				return err
-			}
-			defer p.Close()
-			st, err := p.RequestCalibration(cmdContext(cmd), client.CalibrationRequest{ONNXModelHash: h, HubModelID: hub, DesiredGPUClasses: gpus, NotifyEmail: e, ModelDescription: desc})
-			if err != nil {
-				return &Error{Code: ExitFailure, Err: err}
-			}
-			if co.output == outputJSON {
-				return a.writeJSON(st)
-			}
-			fmt.Fprintf(a.streams.Out, "%s %s (estimated completion %s)\n", st.RequestID, st.Status, st.EstimatedCompletion)
-			return nil
+			return co.do(func(p *client.Pipeline) error {
+				st, err := p.RequestCalibration(cmdContext(cmd), client.CalibrationRequest{ONNXModelHash: h, HubModelID: hub, DesiredGPUClasses: gpus, NotifyEmail: e, ModelDescription: desc})
+				if err != nil {
+					return &Error{Code: ExitFailure, Err: err}
+				}
+				if co.output == outputJSON {
+					return a.writeJSON(st)
+				}
+				fmt.Fprintf(a.streams.Out, "%s %s (estimated completion %s)\n", st.RequestID, st.Status, st.EstimatedCompletion)
+				return nil
+			})
 		},
 	}
 	co.add(req)
@@ -580,20 +576,17 @@ func (a *app) queueCmd() *cobra.Command {
 		Short: "Print how many entries wait in the queue",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := sco.pipeline("", nil)
-			if err != nil {
-				return err
-			}
-			defer p.Close()
-			n, err := p.PendingQueueCount()
-			if err != nil {
-				return &Error{Code: ExitFailure, Err: err}
-			}
-			if sco.output == outputJSON {
-				return a.writeJSON(map[string]any{"pending": n, "queue_path": p.QueuePath()})
-			}
-			fmt.Fprintf(a.streams.Out, "%d pending in %s\n", n, p.QueuePath())
-			return nil
+			return sco.do(func(p *client.Pipeline) error {
+				n, err := p.PendingQueueCount()
+				if err != nil {
+					return &Error{Code: ExitFailure, Err: err}
+				}
+				if sco.output == outputJSON {
+					return a.writeJSON(map[string]any{"pending": n, "queue_path": p.QueuePath()})
+				}
+				fmt.Fprintf(a.streams.Out, "%d pending in %s\n", n, p.QueuePath())
+				return nil
+			})
 		},
 	}
 	sco.add(status)
@@ -602,28 +595,25 @@ func (a *app) queueCmd() *cobra.Command {
 		Short: "Deliver the queued entries in order (exit 1 if some remain)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := fco.pipeline("", nil)
-			if err != nil {
-				return err
-			}
-			defer p.Close()
-			n, ferr := p.FlushQueue(cmdContext(cmd))
-			left, _ := p.PendingQueueCount()
-			if fco.output == outputJSON {
-				res := map[string]any{"delivered": n, "pending": left}
+			return fco.do(func(p *client.Pipeline) error {
+				n, ferr := p.FlushQueue(cmdContext(cmd))
+				left, _ := p.PendingQueueCount()
+				if fco.output == outputJSON {
+					res := map[string]any{"delivered": n, "pending": left}
+					if ferr != nil {
+						res["error"] = ferr.Error()
+					}
+					if err := a.writeJSON(res); err != nil {
+						return err
+					}
+				} else {
+					fmt.Fprintf(a.streams.Out, "%d delivered, %d pending\n", n, left)
+				}
 				if ferr != nil {
-					res["error"] = ferr.Error()
+					return &Error{Code: ExitInvalid, Err: ferr, Hint: "the service may still be unreachable; the entries stay queued"}
 				}
-				if err := a.writeJSON(res); err != nil {
-					return err
-				}
-			} else {
-				fmt.Fprintf(a.streams.Out, "%d delivered, %d pending\n", n, left)
-			}
-			if ferr != nil {
-				return &Error{Code: ExitInvalid, Err: ferr, Hint: "the service may still be unreachable; the entries stay queued"}
-			}
-			return nil
+				return nil
+			})
 		},
 	}
 	fco.add(flush)

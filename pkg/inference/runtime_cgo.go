@@ -90,14 +90,6 @@ func NewSession(model []byte, inName string, outNames []string, threads int) (*S
 	return &Session{s: s, outputs: outNames}, nil
 }
 
-// Run runs the model on token ids (shape [1, len(ids)]) and returns
-// copies of the outputs by name.
-func (s *Session) Run(ids []int64) (map[string][]float32, error) {
-	res := make(map[string][]float32, len(s.outputs))
-	err := s.Each(ids, func(name string, data []float32) { res[name] = append([]float32(nil), data...) })
-	return res, err
-}
-
 // Each runs the model on token ids and calls fn with each output in turn,
 // without copying it: data is valid only during the call.
 func (s *Session) Each(ids []int64, fn func(name string, data []float32)) error {

@@ -26,9 +26,6 @@ func NewSession(model []byte, inName string, outNames []string, threads int) (*S
 	return nil, Init("")
 }
 
-// Run reports ErrNoRuntime in builds without cgo.
-func (s *Session) Run(ids []int64) (map[string][]float32, error) { return nil, Init("") }
-
 // Each reports ErrNoRuntime in builds without cgo.
 func (s *Session) Each(ids []int64, fn func(name string, data []float32)) error { return Init("") }
 

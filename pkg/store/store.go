@@ -6,6 +6,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -67,6 +68,16 @@ type Record struct {
 	Sequence  int64
 	ChainHash string
 	Body      []byte // canonical JSON of the vpec.Record
+}
+
+// SameAs reports nil when a stored record (its sequence, chain hash and
+// body) is exactly r, and an error matching ErrConflict otherwise: the
+// test both stores use to tell an idempotent retry from a conflict.
+func (r Record) SameAs(seq int64, chain string, body []byte) error {
+	if seq != r.Sequence || chain != r.ChainHash || !bytes.Equal(body, r.Body) {
+		return fmt.Errorf("a different record with this id is stored at sequence %d: %w", seq, ErrConflict)
+	}
+	return nil
 }
 
 // VPEC is an issued credential.

@@ -41,7 +41,6 @@
 package postgres
 
 import (
-	"bytes"
 	"context"
 	"crypto/subtle"
 	"embed"
@@ -387,8 +386,9 @@ func storedAlready(ctx context.Context, tx pgx.Tx, rec store.Record) (bool, erro
 		return false, nil
 	case err != nil:
 		return false, err
-	case seq != rec.Sequence || chain != rec.ChainHash || !bytes.Equal(body, rec.Body):
-		return false, fmt.Errorf("a different record with this id is stored at sequence %d: %w", seq, store.ErrConflict)
+	}
+	if err := rec.SameAs(seq, chain, body); err != nil {
+		return false, err
 	}
 	return true, nil
 }

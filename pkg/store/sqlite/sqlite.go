@@ -64,7 +64,6 @@
 package sqlite
 
 import (
-	"bytes"
 	"context"
 	"crypto/subtle"
 	"database/sql"
@@ -529,8 +528,9 @@ func storedAlready(ctx context.Context, tx *wtx, rec store.Record) (bool, error)
 		return false, nil
 	case err != nil:
 		return false, err
-	case seq != rec.Sequence || chain != rec.ChainHash || !bytes.Equal(body, rec.Body):
-		return false, fmt.Errorf("a different record with this id is stored at sequence %d: %w", seq, store.ErrConflict)
+	}
+	if err := rec.SameAs(seq, chain, body); err != nil {
+		return false, err
 	}
 	return true, nil
 }
