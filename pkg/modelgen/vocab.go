@@ -3,7 +3,6 @@ package modelgen
 import (
 	"fmt"
 	"strings"
-	"unicode"
 )
 
 // Special tokens, at the start of every generated vocabulary. [PAD] is id 0.
@@ -41,10 +40,18 @@ s es ed ing er ers est ly ion ions tion ment ness able ful less al ity ive ous
 ize ise ism ist an en on in ar or ed y ie ies th
 `)
 
+// Punctuation is the ASCII punctuation, each character of which is a
+// token of the generated vocabulary (a BERT basic tokenizer splits every
+// punctuation character into a token of its own).
+const Punctuation = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
+
 // Vocabulary returns the generated WordPiece vocabulary: the special tokens,
-// then lowercase words, single letters and digits, then ## continuations
-// (common suffixes, letters, digits). Every ASCII word of letters and
-// digits tokenizes without [UNK]. Tokens are unique; the order is fixed.
+// then lowercase words, single letters and digits, the ASCII punctuation
+// characters (Punctuation), then ## continuations (common suffixes,
+// letters, digits). Every ASCII word of letters and digits tokenizes
+// without [UNK], and so does any ASCII text split the way a BERT basic
+// tokenizer splits it (lowercased, punctuation characters apart). Tokens
+// are unique; the order is fixed.
 func Vocabulary() []string {
 	v := []string{PadToken, UnkToken, ClsToken, SepToken, MaskToken}
 	seen := map[string]bool{}
@@ -66,6 +73,9 @@ func Vocabulary() []string {
 	for c := '0'; c <= '9'; c++ {
 		add(string(c))
 	}
+	for _, c := range Punctuation {
+		add(string(c))
+	}
 	for _, s := range suffixes {
 		add("##" + s)
 	}
@@ -84,74 +94,4 @@ func padVocabulary(v []string, n int) []string {
 		v = append(v, fmt.Sprintf("[unused%d]", i))
 	}
 	return v
-}
-
-// Tokenize turns text into seqLen token ids for vocab: lowercase, split on
-// anything that is not a letter or digit, greedy longest-match WordPiece
-// with ## continuations (a word with no full split becomes [UNK]), then
-// [CLS] tokens [SEP], truncated to seqLen (keeping [SEP] last) and padded
-// with [PAD] (id 0). vocab must hold the special tokens.
-func Tokenize(vocab []string, text string, seqLen int) []int64 {
-	if seqLen <= 0 {
-		return nil
-	}
-	index := make(map[string]int64, len(vocab))
-	for i, t := range vocab {
-		if _, dup := index[t]; !dup {
-			index[t] = int64(i)
-		}
-	}
-	words := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-	})
-	ids := []int64{index[ClsToken]}
-	for _, w := range words {
-		ids = append(ids, wordPiece(index, w)...)
-	}
-	if seqLen == 1 { // no room for [SEP]
-		ids = ids[:1]
-	} else {
-		if len(ids) > seqLen-1 {
-			ids = ids[:seqLen-1]
-		}
-		ids = append(ids, index[SepToken])
-	}
-	out := make([]int64, seqLen)
-	pad := index[PadToken]
-	for i := range out {
-		out[i] = pad
-	}
-	copy(out, ids)
-	return out
-}
-
-// maxWordRunes is the longest word WordPiece tries to split (as BERT).
-const maxWordRunes = 100
-
-func wordPiece(index map[string]int64, word string) []int64 {
-	r := []rune(word)
-	if len(r) > maxWordRunes {
-		return []int64{index[UnkToken]}
-	}
-	var ids []int64
-	for start := 0; start < len(r); {
-		end := len(r)
-		found := int64(-1)
-		for ; end > start; end-- {
-			piece := string(r[start:end])
-			if start > 0 {
-				piece = "##" + piece
-			}
-			if id, ok := index[piece]; ok {
-				found = id
-				break
-			}
-		}
-		if found < 0 {
-			return []int64{index[UnkToken]}
-		}
-		ids = append(ids, found)
-		start = end
-	}
-	return ids
 }

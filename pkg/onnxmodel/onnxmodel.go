@@ -36,20 +36,26 @@ type Node struct {
 	Attrs   []Attr
 }
 
-// Attr is a node attribute: an int, a float or a list of ints.
+// Attr is a node attribute: an int, a float, a tensor (as the value of a
+// Constant node) or a list of ints.
 type Attr struct {
-	Name  string
-	Int   *int64
-	Float *float32
-	Ints  []int64
+	Name   string
+	Int    *int64
+	Float  *float32
+	Tensor *Tensor
+	Ints   []int64
 }
 
 // ValueInfo names a graph input or output and its tensor type. A
-// dimension below 0 is symbolic (written as dim_param "d<i>").
+// dimension below 0 is symbolic: written as dim_param DimParams[i] when
+// DimParams (parallel to Shape) has a non-empty name there, else as
+// dim_param "d<i>". A non-empty DimParams[i] makes dimension i symbolic
+// whatever Shape[i] holds.
 type ValueInfo struct {
-	Name     string
-	ElemType int32
-	Shape    []int64
+	Name      string
+	ElemType  int32
+	Shape     []int64
+	DimParams []string
 }
 
 // Tensor is a float32, float16 or int64 initializer: exactly one of
@@ -117,9 +123,10 @@ func (n Node) marshal() []byte {
 
 // Attribute types (onnx.AttributeProto.AttributeType).
 const (
-	attrFloat = 1
-	attrInt   = 2
-	attrInts  = 7
+	attrFloat  = 1
+	attrInt    = 2
+	attrTensor = 4
+	attrInts   = 7
 )
 
 func (a Attr) marshal() []byte {
@@ -132,6 +139,9 @@ func (a Attr) marshal() []byte {
 	case a.Int != nil:
 		b = appendVarint(b, 3, uint64(*a.Int))
 		b = appendVarint(b, 20, attrInt)
+	case a.Tensor != nil:
+		b = appendBytes(b, 5, a.Tensor.marshal()) // t
+		b = appendVarint(b, 20, attrTensor)
 	default:
 		for _, v := range a.Ints {
 			b = appendVarint(b, 8, uint64(v))
@@ -145,7 +155,9 @@ func (v ValueInfo) marshal() []byte {
 	var shape []byte
 	for i, d := range v.Shape {
 		var dim []byte
-		if d < 0 {
+		if i < len(v.DimParams) && v.DimParams[i] != "" {
+			dim = appendBytes(dim, 2, []byte(v.DimParams[i])) // dim_param
+		} else if d < 0 {
 			dim = appendBytes(dim, 2, []byte{'d', byte('0' + i%10)}) // dim_param
 		} else {
 			dim = appendVarint(dim, 1, uint64(d)) // dim_value
