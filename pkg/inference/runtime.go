@@ -20,6 +20,19 @@ const LibraryName = "libonnxruntime.so.1"
 // on this machine.
 var ErrNoRuntime = errors.New("ONNX Runtime not available")
 
+// Options select how a session executes.
+//
+// The production execution is ONNX Runtime's default: every graph
+// optimisation on (node fusions such as MatMul+Add, GELU and LayerNorm
+// fusion), Threads intra-op threads (0: ONNX Runtime's default). The
+// reference execution (Reference true) is the unoptimised graph, node by
+// node as the model file states it, on one thread: what calibration
+// measures drift against and what an auditor replays.
+type Options struct {
+	Threads   int
+	Reference bool
+}
+
 // LibraryPath resolves the ONNX Runtime library: explicit (a --ort-lib
 // flag) if set, else $SVC_ORT_LIB, else the cache directory where
 // scripts/install-ort.sh puts it. The file must exist.

@@ -61,63 +61,141 @@ func RunFloat(model []byte, inName string, inShape []int64, in []float32, outNam
 	return append([]float32(nil), output.GetData()...), nil
 }
 
-// Session is a loaded model with one int64 input and named float outputs,
-// reused across runs. It is not safe for concurrent use.
+// Session is a loaded model with int64 inputs of shape [1, n] and named
+// float outputs, reused across runs. Output tensors are allocated once per
+// input length and reused (ONNX Runtime writes into them; nothing is
+// copied). It is not safe for concurrent use.
 type Session struct {
 	s       *ort.DynamicAdvancedSession
+	inputs  []string
 	outputs []string
+	// prealloc holds reusable output tensors by input length.
+	prealloc map[int][]ort.Value
 }
 
-// NewSession loads model once for runs on inName returning outNames.
-// threads > 0 bounds ONNX Runtime's intra-op threads.
-func NewSession(model []byte, inName string, outNames []string, threads int) (*Session, error) {
-	var opts *ort.SessionOptions
-	if threads > 0 {
-		o, err := ort.NewSessionOptions()
-		if err != nil {
-			return nil, fmt.Errorf("inference: session options: %w", err)
+// maxShapes bounds the input lengths a session keeps output tensors for.
+const maxShapes = 8
+
+// NewSession loads model once for runs on the int64 inputs inNames
+// returning outNames, with the execution opts selects.
+func NewSession(model []byte, inNames, outNames []string, opts Options) (*Session, error) {
+	o, err := ort.NewSessionOptions()
+	if err != nil {
+		return nil, fmt.Errorf("inference: session options: %w", err)
+	}
+	defer o.Destroy()
+	threads := opts.Threads
+	if opts.Reference {
+		threads = 1
+		if err := o.SetGraphOptimizationLevel(ort.GraphOptimizationLevelDisableAll); err != nil {
+			return nil, fmt.Errorf("inference: optimisation level: %w", err)
 		}
-		defer o.Destroy()
+	}
+	if threads > 0 {
 		if err := o.SetIntraOpNumThreads(threads); err != nil {
 			return nil, fmt.Errorf("inference: threads: %w", err)
 		}
-		opts = o
+		if err := o.SetInterOpNumThreads(1); err != nil {
+			return nil, fmt.Errorf("inference: threads: %w", err)
+		}
 	}
-	s, err := ort.NewDynamicAdvancedSessionWithONNXData(model, []string{inName}, outNames, opts)
+	s, err := ort.NewDynamicAdvancedSessionWithONNXData(model, inNames, outNames, o)
 	if err != nil {
 		return nil, fmt.Errorf("inference: session: %w", err)
 	}
-	return &Session{s: s, outputs: outNames}, nil
+	return &Session{s: s, inputs: inNames, outputs: outNames, prealloc: map[int][]ort.Value{}}, nil
 }
 
-// Each runs the model on token ids and calls fn with each output in turn,
-// without copying it: data is valid only during the call.
-func (s *Session) Each(ids []int64, fn func(name string, data []float32)) error {
-	input, err := ort.NewTensor(ort.NewShape(1, int64(len(ids))), ids)
-	if err != nil {
-		return fmt.Errorf("inference: input tensor: %w", err)
+// Each runs the model on one int64 sequence per input (all of one length)
+// and calls fn with each output in turn, without copying it: data is
+// valid only during the call.
+func (s *Session) Each(inputs [][]int64, fn func(name string, data []float32)) error {
+	if len(inputs) != len(s.inputs) {
+		return fmt.Errorf("inference: %d inputs given, the session takes %d (%v)", len(inputs), len(s.inputs), s.inputs)
 	}
-	defer input.Destroy()
-	outputs := make([]ort.Value, len(s.outputs))
+	in := make([]ort.Value, len(inputs))
 	defer func() {
-		for _, o := range outputs {
-			if o != nil {
-				o.Destroy()
+		for _, v := range in {
+			if v != nil {
+				v.Destroy()
 			}
 		}
 	}()
-	if err := s.s.Run([]ort.Value{input}, outputs); err != nil {
+	n := len(inputs[0])
+	for i, data := range inputs {
+		if len(data) != n {
+			return fmt.Errorf("inference: input %s has length %d, %s has %d", s.inputs[i], len(data), s.inputs[0], n)
+		}
+		t, err := ort.NewTensor(ort.NewShape(1, int64(n)), data)
+		if err != nil {
+			return fmt.Errorf("inference: input tensor %s: %w", s.inputs[i], err)
+		}
+		in[i] = t
+	}
+	outputs, reused := s.prealloc[n]
+	if !reused {
+		outputs = make([]ort.Value, len(s.outputs))
+	}
+	if err := s.s.Run(in, outputs); err != nil {
+		if !reused {
+			destroy(outputs)
+		}
 		return fmt.Errorf("inference: run: %w", err)
 	}
 	for i, v := range outputs {
 		t, ok := v.(*ort.Tensor[float32])
 		if !ok {
+			if !reused {
+				destroy(outputs)
+			}
 			return fmt.Errorf("inference: output %s is not a float tensor", s.outputs[i])
 		}
 		fn(s.outputs[i], t.GetData())
 	}
+	if !reused {
+		// The first run at this length let ONNX Runtime allocate (and the
+		// binding copy) the outputs; later runs write into tensors of the
+		// shapes it reported.
+		s.keep(n, outputs)
+	}
 	return nil
 }
 
-// Close releases the session.
-func (s *Session) Close() error { return s.s.Destroy() }
+// keep replaces auto-allocated outputs by preallocated ones of the same
+// shapes for later runs at input length n.
+func (s *Session) keep(n int, auto []ort.Value) {
+	defer destroy(auto)
+	if len(s.prealloc) >= maxShapes {
+		for k, v := range s.prealloc {
+			destroy(v)
+			delete(s.prealloc, k)
+		}
+	}
+	pre := make([]ort.Value, len(auto))
+	for i, v := range auto {
+		t, err := ort.NewEmptyTensor[float32](v.GetShape())
+		if err != nil {
+			destroy(pre)
+			return
+		}
+		pre[i] = t
+	}
+	s.prealloc[n] = pre
+}
+
+func destroy(values []ort.Value) {
+	for _, v := range values {
+		if v != nil {
+			v.Destroy()
+		}
+	}
+}
+
+// Close releases the session and its output tensors.
+func (s *Session) Close() error {
+	for k, v := range s.prealloc {
+		destroy(v)
+		delete(s.prealloc, k)
+	}
+	return s.s.Destroy()
+}

@@ -22,12 +22,14 @@ func RunFloat(model []byte, inName string, inShape []int64, in []float32, outNam
 type Session struct{}
 
 // NewSession reports ErrNoRuntime in builds without cgo.
-func NewSession(model []byte, inName string, outNames []string, threads int) (*Session, error) {
+func NewSession(model []byte, inNames, outNames []string, opts Options) (*Session, error) {
 	return nil, Init("")
 }
 
 // Each reports ErrNoRuntime in builds without cgo.
-func (s *Session) Each(ids []int64, fn func(name string, data []float32)) error { return Init("") }
+func (s *Session) Each(inputs [][]int64, fn func(name string, data []float32)) error {
+	return Init("")
+}
 
 // Close does nothing in builds without cgo.
 func (s *Session) Close() error { return nil }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/svc-gov/svc/internal/ortest"
 	"github.com/svc-gov/svc/pkg/inference"
 	"github.com/svc-gov/svc/pkg/modelgen"
 	"github.com/svc-gov/svc/pkg/trace"
@@ -16,44 +17,35 @@ import (
 // (the baseline), production-mode tracing and full tracing of the same
 // model and input, and reports each and the added latency in percent.
 func BenchmarkTracingOverhead(b *testing.B) {
-	path, err := inference.LibraryPath("")
-	if err != nil {
-		b.Skip(err)
-	}
-	if err := inference.Init(path); err != nil {
-		b.Fatal(err)
-	}
 	configs := []struct {
 		name string
 		cfg  modelgen.Config
 	}{
 		{"tiny-L2-H64-S32", modelgen.Config{}},
+		{"torch-L2-H64", modelgen.Config{Style: modelgen.StyleTorch}},
+		{"torch-L4-H256", modelgen.Config{Style: modelgen.StyleTorch, Layers: 4, Hidden: 256, Heads: 4, SeqLen: 128}},
 		{"L4-H256-S128", modelgen.Config{Layers: 4, Hidden: 256, Heads: 4, SeqLen: 128}},
 	}
 	for _, c := range configs {
 		b.Run(c.name, func(b *testing.B) {
-			model, vocab, err := modelgen.Generate(c.cfg)
-			if err != nil {
-				b.Fatal(err)
-			}
-			seq := c.cfg.WithDefaults().SeqLen
-			text := "my name is jane roe and my ssn is 078-05-1120, please call me back tomorrow"
-			ids := modelgen.Tokenize(vocab, text, seq)
+			m, _ := ortest.Model(b, c.cfg)
+			text := []byte("my name is jane roe and my ssn is 078-05-1120, please call me back tomorrow")
 			modes := []string{"", trace.Production, trace.Full}
 			tracers := make([]*trace.Tracer, len(modes))
-			for i, m := range modes {
-				if tracers[i], err = trace.NewTracer(model, modelgen.InputName, m, 1); err != nil {
+			for i, mode := range modes {
+				var err error
+				if tracers[i], err = trace.NewTracer(m, mode, inference.Options{Threads: 1}); err != nil {
 					b.Fatal(err)
 				}
 				defer tracers[i].Close()
-				tracers[i].Trace(ids, []byte(text)) // warm up
+				tracers[i].Trace(text) // warm up: the first run allocates the outputs
 			}
 			total := make([]time.Duration, len(modes))
 			b.ResetTimer()
 			for n := 0; n < b.N; n++ {
 				for i, t := range tracers {
 					start := time.Now()
-					if _, err := t.Trace(ids, []byte(text)); err != nil {
+					if _, err := t.Trace(text); err != nil {
 						b.Fatal(err)
 					}
 					total[i] += time.Since(start)

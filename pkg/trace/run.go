@@ -2,86 +2,65 @@ package trace
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/svc-gov/svc/pkg/commitment"
 	"github.com/svc-gov/svc/pkg/inference"
 )
 
-// intOps produce integer tensors in shape subgraphs of real exports; they
-// are never traced, nor are Cast nodes and values that only feed a Cast
-// (their element type is not float, or not known without type inference).
-var intOps = map[string]bool{"Shape": true, "Size": true, "NonZero": true, "ArgMax": true, "ArgMin": true,
-	"Equal": true, "Less": true, "Greater": true, "Not": true, "And": true, "Or": true, "ConstantOfShape": true,
-	"Range": true, "Constant": true, "Cast": true}
-
-// onlyCast reports whether every consumer of value is a Cast node.
-func onlyCast(g *Graph, value string) bool {
-	seen := false
-	for _, n := range g.Nodes {
-		if contains(n.Inputs, value) {
-			if n.OpType != "Cast" {
-				return false
-			}
-			seen = true
-		}
-	}
-	return seen
-}
-
 // Tracer traces one model in one mode: the model with the traced values
 // exposed as outputs is loaded once and reused for every inference.
 type Tracer struct {
-	g       *Graph
-	classes []string
-	nodes   []int
-	names   []string
-	mode    string
-	hash    string
-	sess    *inference.Session
+	m     *Model
+	nodes []int
+	names []string
+	mode  string
+	exec  inference.Options
+	sess  *inference.Session
 }
 
-// NewTracer prepares model (ONNX Runtime must be initialised) for tracing
-// in mode; inputName is the token-id input. threads > 0 bounds ONNX
-// Runtime's threads. mode "" loads the model untraced (the baseline).
-func NewTracer(model []byte, inputName, mode string, threads int) (*Tracer, error) {
-	g, err := ReadGraph(model)
-	if err != nil {
-		return nil, err
-	}
-	t := &Tracer{g: g, classes: Classes(g), mode: mode, hash: commitment.String(model)}
+// NewTracer prepares m for tracing in mode on the execution exec selects
+// (ONNX Runtime must be initialised). Mode "" loads the model untraced,
+// the baseline the overhead benchmark compares against.
+func NewTracer(m *Model, mode string, exec inference.Options) (*Tracer, error) {
+	t := &Tracer{m: m, mode: mode, exec: exec}
 	if mode != "" {
-		sel, err := Selected(g, t.classes, mode)
+		sel, err := Selected(m.Graph, m.classes, mode)
 		if err != nil {
 			return nil, err
 		}
 		for _, i := range sel {
-			n := g.Nodes[i]
-			if intOps[n.OpType] || len(n.Outputs) == 0 || onlyCast(g, n.Outputs[0]) {
+			if !m.Graph.Traceable(i) {
 				continue
 			}
 			t.nodes = append(t.nodes, i)
-			t.names = append(t.names, n.Outputs[0])
+			t.names = append(t.names, m.Graph.Nodes[i].Outputs[0])
 		}
 	}
-	if len(g.Outputs) > 0 && !contains(t.names, g.Outputs[0]) {
-		t.names = append(t.names, g.Outputs[0])
+	if !contains(t.names, m.output) {
+		t.names = append(t.names, m.output)
 	}
-	if t.sess, err = inference.NewSession(WithOutputs(model, g, t.names), inputName, t.names, threads); err != nil {
+	var err error
+	if t.sess, err = inference.NewSession(WithOutputs(m.Bytes, m.Graph, t.names), m.inputNames(), t.names, exec); err != nil {
 		return nil, err
 	}
 	return t, nil
 }
 
-// Trace runs one inference on token ids and returns its trace; input is
-// the raw input, of which only the commitment is kept.
-func (t *Tracer) Trace(ids []int64, input []byte) (*Trace, error) {
+// Mode is the tracer's trace mode.
+func (t *Tracer) Mode() string { return t.mode }
+
+// Trace tokenizes input, runs one inference and returns its trace.
+func (t *Tracer) Trace(input []byte) (*Trace, error) {
+	enc := t.m.Encode(input)
 	type stat struct{ mean, rms float64 }
 	stats := make(map[string]stat, len(t.names))
-	tr := &Trace{Schema: Schema, ONNXModelHash: t.hash, InputCommitment: commitment.String(input), Mode: t.mode}
-	err := t.sess.Each(ids, func(name string, data []float32) {
+	tr := &Trace{Schema: Schema, ONNXModelHash: t.m.Hash, InputCommitment: commitment.String(input), Mode: t.mode,
+		Tokens: int64(enc.Tokens), Truncated: enc.Truncated}
+	err := t.sess.Each(t.m.inputs(enc), func(name string, data []float32) {
 		mean, rms := Stats(data) // no copy: the statistics are taken in place
 		stats[name] = stat{mean, rms}
-		if len(t.g.Outputs) > 0 && name == t.g.Outputs[0] {
+		if name == t.m.output {
 			for _, v := range data {
 				tr.Output = append(tr.Output, float64(v))
 			}
@@ -90,10 +69,11 @@ func (t *Tracer) Trace(ids []int64, input []byte) (*Trace, error) {
 	if err != nil {
 		return nil, err
 	}
+	tr.Probabilities = probabilities(tr.Output, t.m.outputIsProbability)
 	for k, i := range t.nodes {
-		n := t.g.Nodes[i]
+		n := t.m.Graph.Nodes[i]
 		st := stats[n.Outputs[0]]
-		tr.Operators = append(tr.Operators, Operator{Index: int64(k), Node: n.Name, OpType: n.OpType, Class: t.classes[i], Mean: st.mean, RMS: st.rms})
+		tr.Operators = append(tr.Operators, Operator{Index: int64(k), Node: nodeID(n), OpType: n.OpType, Class: t.m.classes[i], Mean: st.mean, RMS: st.rms})
 	}
 	tr.OperatorCount = int64(len(tr.Operators))
 	if tr.MerkleRoot, err = Root(tr.Operators); err != nil {
@@ -105,15 +85,51 @@ func (t *Tracer) Trace(ids []int64, input []byte) (*Trace, error) {
 // Close releases the loaded model.
 func (t *Tracer) Close() error { return t.sess.Close() }
 
-// Run traces one inference of model in mode (loading it for this call).
-func Run(model []byte, inputName string, ids []int64, input []byte, mode string) (*Trace, error) {
+// Run traces one inference of m in mode on the production execution,
+// loading the model for this call.
+func Run(m *Model, input []byte, mode string) (*Trace, error) {
 	if mode != Full && mode != Production {
 		return nil, fmt.Errorf("trace mode %q: use %s or %s", mode, Full, Production)
 	}
-	t, err := NewTracer(model, inputName, mode, 0)
+	t, err := NewTracer(m, mode, inference.Options{})
 	if err != nil {
 		return nil, err
 	}
 	defer t.Close()
-	return t.Trace(ids, input)
+	return t.Trace(input)
 }
+
+// nodeID names a node in a trace: its name, or its first output's name for
+// unnamed nodes (names are optional in ONNX).
+func nodeID(n Node) string {
+	if n.Name != "" || len(n.Outputs) == 0 {
+		return n.Name
+	}
+	return n.Outputs[0]
+}
+
+// probabilities returns the class probabilities of a model output: the
+// output itself when the model ends in a Softmax, else its softmax
+// (exported classifiers return logits).
+func probabilities(out []float64, already bool) []float64 {
+	if already || len(out) == 0 {
+		return append([]float64(nil), out...)
+	}
+	mx := math.Inf(-1)
+	for _, v := range out {
+		mx = math.Max(mx, v)
+	}
+	p := make([]float64, len(out))
+	var sum float64
+	for i, v := range out {
+		p[i] = math.Exp(v - mx)
+		sum += p[i]
+	}
+	for i := range p {
+		p[i] /= sum
+	}
+	return p
+}
+
+// Operators is the number of operators each trace records.
+func (t *Tracer) Operators() int { return len(t.nodes) }

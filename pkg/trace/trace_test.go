@@ -3,37 +3,24 @@
 package trace_test
 
 import (
-	"os"
+	"strings"
 	"testing"
 
-	"github.com/svc-gov/svc/pkg/inference"
+	"github.com/svc-gov/svc/internal/ortest"
+	"github.com/svc-gov/svc/pkg/document"
 	"github.com/svc-gov/svc/pkg/modelgen"
 	"github.com/svc-gov/svc/pkg/profile"
 	"github.com/svc-gov/svc/pkg/trace"
 )
 
 func TestTraceGeneratedModel(t *testing.T) {
-	path, err := inference.LibraryPath("")
-	if err != nil {
-		if os.Getenv("SVC_SKIP_ORT") == "1" {
-			t.Skip(err)
-		}
-		t.Fatal(err)
-	}
-	if err := inference.Init(path); err != nil {
-		t.Fatal(err)
-	}
-	model, vocab, err := modelgen.Generate(modelgen.Config{})
+	m, _ := ortest.Model(t, modelgen.Config{})
+	text := []byte("my ssn is 078-05-1120, call me")
+	full, err := trace.Run(m, text, trace.Full)
 	if err != nil {
 		t.Fatal(err)
 	}
-	text := "my ssn is 078-05-1120 call me"
-	ids := modelgen.Tokenize(vocab, text, 32)
-	full, err := trace.Run(model, modelgen.InputName, ids, []byte(text), trace.Full)
-	if err != nil {
-		t.Fatal(err)
-	}
-	prod, err := trace.Run(model, modelgen.InputName, ids, []byte(text), trace.Production)
+	prod, err := trace.Run(m, text, trace.Production)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,17 +43,95 @@ func TestTraceGeneratedModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Deterministic: the same input gives the same root; another input, another root.
-	again, _ := trace.Run(model, modelgen.InputName, ids, []byte(text), trace.Full)
-	other, _ := trace.Run(model, modelgen.InputName, modelgen.Tokenize(vocab, "hello world", 32), []byte("hello world"), trace.Full)
+	again, _ := trace.Run(m, text, trace.Full)
+	other, _ := trace.Run(m, []byte("hello world"), trace.Full)
 	if again.MerkleRoot != full.MerkleRoot || other.MerkleRoot == full.MerkleRoot {
 		t.Fatal("trace roots are not a function of the input")
 	}
-	// A doctored mean breaks the root.
+	if len(prod.Output) != 2 || len(prod.Probabilities) != 2 || prod.Tokens < 5 || prod.Truncated {
+		t.Fatalf("output %v probabilities %v tokens %d truncated %v", prod.Output, prod.Probabilities, prod.Tokens, prod.Truncated)
+	}
+	// The trace file round-trips through the strict parser.
+	doc, err := document.MarshalIndent(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := trace.Parse(doc)
+	if err != nil || back.MerkleRoot != full.MerkleRoot {
+		t.Fatalf("parse: %v", err)
+	}
+	// A doctored mean breaks the root, and the parser refuses the file.
 	full.Operators[3].Mean += 1e-6
 	if err := full.Verify(); err == nil {
 		t.Fatal("a doctored operator mean kept the Merkle root")
 	}
-	if len(prod.Output) != 2 {
-		t.Fatalf("output %v", prod.Output)
+	doc, _ = document.MarshalIndent(full)
+	if _, err := trace.Parse(doc); err == nil || !strings.Contains(err.Error(), "merkle_root") {
+		t.Fatalf("doctored trace parsed: %v", err)
+	}
+}
+
+// TestTruncation: an input longer than the model's sequence is truncated
+// and the trace says so.
+func TestTruncation(t *testing.T) {
+	m, _ := ortest.Model(t, modelgen.Config{})
+	tr, err := trace.Run(m, []byte(strings.Repeat("word ", 100)), trace.Production)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !tr.Truncated || tr.Tokens != 32 {
+		t.Fatalf("tokens %d truncated %v", tr.Tokens, tr.Truncated)
+	}
+}
+
+// TestTraceTorchStyle traces a model in the patterns of a torch.onnx
+// export of a Hugging Face DistilBERT classifier: tokenizer.json, inputs
+// input_ids and attention_mask of dynamic length, decomposed LayerNorm,
+// bias-first Adds, the Erf GELU, a Gemm classifier returning logits.
+func TestTraceTorchStyle(t *testing.T) {
+	m, _ := ortest.Model(t, modelgen.Config{Style: modelgen.StyleTorch})
+	if m.SeqLen != 0 || m.MaxLen != 32 || len(m.Graph.Inputs) != 2 {
+		t.Fatalf("seq %d max %d inputs %v", m.SeqLen, m.MaxLen, m.Graph.Inputs)
+	}
+	short, err := trace.Run(m, []byte("Hello, world!"), trace.Production)
+	if err != nil {
+		t.Fatal(err)
+	}
+	long, err := trace.Run(m, []byte(strings.Repeat("call me maybe ", 20)), trace.Production)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if enc := m.Encode([]byte("Hello, world!")); short.Tokens != int64(enc.Tokens) || len(enc.IDs) != enc.Tokens || short.Truncated || long.Tokens != 32 || !long.Truncated {
+		t.Fatalf("tokens %d/%v and %d/%v", short.Tokens, short.Truncated, long.Tokens, long.Truncated)
+	}
+	// Production mode: the terminal node of each decomposed LayerNorm
+	// (embeddings + 2 per layer) and the classifier.
+	if short.OperatorCount != 6 {
+		t.Fatalf("production traced %d operators: %+v", short.OperatorCount, short.Operators)
+	}
+	for _, o := range short.Operators[:5] {
+		if o.Class != profile.LayerNorm || o.OpType != "Add" {
+			t.Fatalf("production operator %+v is not a LayerNorm terminal", o)
+		}
+	}
+	if last := short.Operators[5]; last.OpType != "Gemm" || last.Class != profile.Linear {
+		t.Fatalf("last operator %+v", last)
+	}
+	// Logits become probabilities.
+	if len(short.Output) != 2 || len(short.Probabilities) != 2 || short.Probabilities[0]+short.Probabilities[1] < 0.999 {
+		t.Fatalf("output %v probabilities %v", short.Output, short.Probabilities)
+	}
+	full, err := trace.Run(m, []byte("Hello, world!"), trace.Full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := map[string]int{}
+	for _, o := range full.Operators {
+		counts[o.Class]++
+	}
+	// 5 LayerNorms of 9 nodes; 2 layers of 6 Linear MatMul+Add pairs and
+	// 2 attention MatMuls, plus 2 Gemm; 2 GELUs of 5 nodes; 2 Softmax.
+	if counts[profile.LayerNorm] != 45 || counts[profile.GELU] != 10 || counts[profile.Softmax] != 2 || counts[profile.Linear] < 20 {
+		t.Fatalf("classes %v", counts)
 	}
 }
