@@ -947,7 +947,7 @@ func (p *Pipeline) emit(rec *vpec.Record, runID, workflowID string) {
 		ProofLevel: string(rec.ProofLevel), WorkflowID: workflowID, RunID: runID, RecordedAt: rec.RecordedAt}
 	if gaps {
 		ev.GapTypesEmitted = []string{}
-		if rec.StageType == vpec.StageOpenSourceML {
+		if rec.RaisesProfileMissing() {
 			ev.GapTypesEmitted = append(ev.GapTypesEmitted, vpec.GapModelProfileMissing)
 		}
 	}

@@ -117,6 +117,7 @@ type recordConfig struct {
 	stageType string
 	stagePart string
 	modelHash string
+	bounded   *vpec.BoundedInference
 }
 
 type reviewConfig struct {
@@ -212,6 +213,19 @@ func WithModelHash(onnxModelHash string) RecordOption {
 	return func(c *recordConfig) { c.modelHash = onnxModelHash }
 }
 
+// WithBoundedInference attaches the operator-trace evidence of a Bounded
+// Inference check (profile, GPU class, model, trace mode, operator count,
+// Merkle root) and sets the proof level to operator_bound. The trace itself
+// stays with the caller; only these fields are sent.
+func WithBoundedInference(bi vpec.BoundedInference) RecordOption {
+	return func(c *recordConfig) {
+		c.bounded, c.level = &bi, vpec.OperatorBound
+		if c.modelHash == "" {
+			c.modelHash = bi.ONNXModelHash
+		}
+	}
+}
+
 // --- record ----------------------------------------------------------------------
 
 // Record records one check execution. input (and the output, display
@@ -279,7 +293,7 @@ func (r *Run) record(ctx context.Context, check, manifestID string, result vpec.
 		RecordID: vpec.NewID("rec_"), Sequence: r.seq + 1, Check: check, ManifestID: manifestID,
 		CheckResult: result, ProofLevel: c.level, CommitmentAlgorithm: string(commitment.SHA256),
 		CommitmentHash: h.input, OutputCommitment: h.output, ONNXModelHash: c.modelHash, Visibility: c.vis,
-		StageType: c.stageType, StagePart: c.stagePart, Details: c.details,
+		StageType: c.stageType, StagePart: c.stagePart, Details: c.details, BoundedInference: c.bounded,
 	}
 	if rec.ProofLevel == "" {
 		rec.ProofLevel = vpec.Execution
@@ -511,7 +525,7 @@ func (r *Run) offlineVPEC() (*VPECResult, error) {
 		v.Gaps = append(v.Gaps, vpec.Gap{GapID: vpec.NewID("gap_"), GapType: vpec.GapChainBreak, Severity: vpec.Critical, Sequence: &sq, Timestamp: now})
 	}
 	for i := range v.Records {
-		if rec := &v.Records[i]; rec.StageType == vpec.StageOpenSourceML {
+		if rec := &v.Records[i]; rec.RaisesProfileMissing() {
 			check, sq := rec.Check, rec.Sequence
 			v.Gaps = append(v.Gaps, vpec.Gap{GapID: vpec.NewID("gap_"), GapType: vpec.GapModelProfileMissing, Severity: vpec.Medium, Check: &check, Sequence: &sq, Timestamp: now})
 		}

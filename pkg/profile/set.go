@@ -70,3 +70,22 @@ func (s *Set) Profile(id string) ([]byte, error) {
 
 // Len returns the number of profiles in the set.
 func (s *Set) Len() int { return len(s.docs) }
+
+// ForModel returns the documents of the profiles that cover a model (by
+// onnx_model_hash), in profile id order; their signatures are not checked.
+func (s *Set) ForModel(onnxModelHash string) [][]byte {
+	ids := make([]string, 0, len(s.docs))
+	for id := range s.docs {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	var out [][]byte
+	for _, id := range ids {
+		if p, err := Parse(s.docs[id]); err == nil {
+			if _, ok := p.Model(onnxModelHash); ok {
+				out = append(out, s.docs[id])
+			}
+		}
+	}
+	return out
+}

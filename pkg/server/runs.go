@@ -317,7 +317,7 @@ func (s *Server) issue(r *http.Request, run store.Run) (*vpec.VPEC, error) {
 	}
 	for i := range v.Records {
 		rec := &v.Records[i]
-		if rec.StageType == vpec.StageOpenSourceML && !s.profiled(r, rec.ONNXModelHash) {
+		if rec.RaisesProfileMissing() && !s.profiled(r, rec.ONNXModelHash) {
 			check, sq := rec.Check, rec.Sequence
 			v.Gaps = append(v.Gaps, vpec.Gap{GapID: vpec.NewID("gap_"), GapType: vpec.GapModelProfileMissing, Severity: vpec.Medium, Check: &check, Sequence: &sq, Timestamp: stamp})
 		}

@@ -28,6 +28,9 @@ const (
 	CheckSummary   CheckName = "summary"
 	CheckReviews   CheckName = "reviews"
 	CheckProfile   CheckName = "profile"
+	// CheckAudit is the replay audit of one Bounded Inference trace
+	// (svc verify --trace), run only when asked.
+	CheckAudit CheckName = "audit"
 )
 
 // Check is the result of one named verification check.
@@ -120,6 +123,13 @@ func (r *Report) verdictCheck() *Check {
 		}
 	}
 	return trust
+}
+
+// Add appends a check made outside Verify (the replay audit) and
+// recomputes the verdict.
+func (r *Report) Add(c Check) {
+	r.Checks = append(r.Checks, c)
+	r.finish()
 }
 
 func (r *Report) finish() {

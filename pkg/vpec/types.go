@@ -219,6 +219,21 @@ type CheckSession struct {
 	CheckCloseTST string `json:"check_close_tst"`
 }
 
+// RaisesProfileMissing reports whether the record is the inference of an
+// open_source_ml stage (a model without a drift profile for its GPU
+// class), which raises a model_profile_missing gap: one per inference,
+// not one per pre- or post-condition.
+func (r *Record) RaisesProfileMissing() bool {
+	return r.StageType == StageOpenSourceML && (r.StagePart == "" || r.StagePart == StagePartInference)
+}
+
+// Stage parts of the boundary rule decomposition (SPEC 1).
+const (
+	StagePartPre       = "pre_conditions"
+	StagePartInference = "inference"
+	StagePartPost      = "post_conditions"
+)
+
 // BoundedInference is the operator-trace evidence of an operator_bound record.
 type BoundedInference struct {
 	ProfileID     string `json:"profile_id"`

@@ -282,7 +282,7 @@ func (p *parsed) encode(tree *canonical.Value) {
 	<-done
 }
 
-var stageParts = []string{"", "pre_conditions", "inference", "post_conditions"}
+var stageParts = []string{"", StagePartPre, StagePartInference, StagePartPost}
 
 // Validate checks a record's fields against the v1 rules (formats, enums,
 // which blocks go with which proof level) and returns every problem found,

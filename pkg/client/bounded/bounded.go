@@ -1,0 +1,309 @@
+// Package bounded runs a transformer classifier as a bound_committed_inference
+// check (SPEC 1, Bounded Inference): it looks the model up in the profile
+// registry by onnx_model_hash (once; the profile is cached), wraps the
+// inference in the boundary rule decomposition — pre_conditions
+// tokenization, input_schema_validation and truncation_check, the traced
+// forward pass, post_conditions threshold_check and output_schema_validation
+// — and records each part on a run. The traced forward pass is recorded at
+// operator_bound when a profile covers the model and GPU class; otherwise
+// the stage is open_source_ml at execution level and the service raises a
+// model_profile_missing gap. The trace stays with the caller (for audits);
+// only its Merkle root and operator count are sent.
+//
+// It needs a build with cgo and ONNX Runtime (pkg/inference).
+package bounded
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/svc-gov/svc/internal/fsutil"
+	"github.com/svc-gov/svc/pkg/canonical"
+	"github.com/svc-gov/svc/pkg/client"
+	"github.com/svc-gov/svc/pkg/inference"
+	"github.com/svc-gov/svc/pkg/profile"
+	"github.com/svc-gov/svc/pkg/signing"
+	"github.com/svc-gov/svc/pkg/trace"
+	"github.com/svc-gov/svc/pkg/vpec"
+)
+
+// Options configure a Classifier. Zero values take the defaults.
+type Options struct {
+	// GPUClass is the hardware class the inference runs on (default cpu).
+	GPUClass string
+	// Mode is the trace mode (default production).
+	Mode string
+	// Label is the class whose probability is the score (default 1, the
+	// positive class of a binary classifier).
+	Label int
+	// Threshold: a score at or above it fails the check (default 0.5).
+	Threshold float64
+	// Threads bounds ONNX Runtime's threads (0: its default).
+	Threads int
+	// Trust, when set, verifies profile signatures; a profile that does
+	// not verify is not used.
+	Trust *signing.Bundle
+	// ProfileDir, when set, is an on-disk profile cache: looked in before
+	// the service, and where fetched profiles are kept (svc verify reads
+	// the same directory).
+	ProfileDir string
+	// RetryLookup is how long a model without a profile waits before it is
+	// looked up again (default 5 minutes), so a profile published later is
+	// picked up without a network call per inference.
+	RetryLookup time.Duration
+}
+
+// Classifier is a model loaded for traced inference with its profile
+// decision. It is safe for concurrent use; inferences run one at a time.
+type Classifier struct {
+	p    *client.Pipeline
+	m    *trace.Model
+	opts Options
+
+	mu     sync.Mutex
+	tracer *trace.Tracer
+
+	pmu       sync.Mutex
+	prof      *profile.Profile
+	note      string
+	lookedUp  time.Time
+	checkedAt bool
+}
+
+// New loads m for tracing. ONNX Runtime must be initialised
+// (inference.Init).
+func New(p *client.Pipeline, m *trace.Model, opts Options) (*Classifier, error) {
+	if opts.GPUClass == "" {
+		opts.GPUClass = "cpu"
+	}
+	if opts.Mode == "" {
+		opts.Mode = trace.Production
+	}
+	if opts.Label == 0 {
+		opts.Label = 1
+	}
+	if opts.Threshold == 0 {
+		opts.Threshold = 0.5
+	}
+	if opts.RetryLookup == 0 {
+		opts.RetryLookup = 5 * time.Minute
+	}
+	switch {
+	case opts.Mode != trace.Full && opts.Mode != trace.Production:
+		return nil, fmt.Errorf("bounded: trace mode %q: use %s or %s", opts.Mode, trace.Full, trace.Production)
+	case !(opts.Threshold > 0 && opts.Threshold <= 1):
+		return nil, fmt.Errorf("bounded: threshold %v: want a probability in (0, 1]", opts.Threshold)
+	case opts.Label < 0:
+		return nil, fmt.Errorf("bounded: label %d: want a class index", opts.Label)
+	}
+	t, err := trace.NewTracer(m, opts.Mode, inference.Options{Threads: opts.Threads})
+	if err != nil {
+		return nil, err
+	}
+	return &Classifier{p: p, m: m, opts: opts, tracer: t}, nil
+}
+
+// Close releases the loaded model.
+func (c *Classifier) Close() error { return c.tracer.Close() }
+
+// Model is the classifier's model.
+func (c *Classifier) Model() *trace.Model { return c.m }
+
+// Result is one checked inference.
+type Result struct {
+	// Verdict is pass when the score is below the threshold, else fail.
+	Verdict       vpec.CheckResult
+	Score         float64
+	Probabilities []float64
+	// StageType is bound_committed_inference or open_source_ml.
+	StageType string
+	// ProofLevel of the inference record: operator_bound or execution.
+	ProofLevel vpec.ProofLevel
+	ProfileID  string
+	// ProfileNote says why no profile applies (open_source_ml), if so.
+	ProfileNote string
+	// Trace is the local operator trace (keep it for audits; never sent).
+	Trace *trace.Trace
+	// Records are the six records, in order.
+	Records []*client.RecordResult
+	// Queued is true when any record waits in the local queue.
+	Queued bool
+}
+
+// profileFor returns the profile covering the model on the GPU class, or
+// nil and why not. It calls the service at most once per RetryLookup
+// while no profile is known, and never again once one is.
+func (c *Classifier) profileFor(ctx context.Context) (*profile.Profile, string) {
+	c.pmu.Lock()
+	defer c.pmu.Unlock()
+	if c.prof != nil || (c.checkedAt && time.Since(c.lookedUp) < c.opts.RetryLookup) {
+		return c.prof, c.note
+	}
+	c.checkedAt, c.lookedUp = true, time.Now()
+	var docs [][]byte
+	if c.opts.ProfileDir != "" {
+		set := profile.NewSet()
+		set.AddDir(c.opts.ProfileDir)
+		docs = set.ForModel(c.m.Hash)
+	}
+	fetched := false
+	if len(docs) == 0 {
+		doc, err := c.p.ProfileDocument(ctx, c.m.Hash)
+		var ae *client.APIError
+		switch {
+		case errors.As(err, &ae) && ae.Status == 404:
+			c.note = "no profile in the registry for model " + c.m.Hash
+			return nil, c.note
+		case err != nil:
+			c.note = "profile lookup failed (retried later): " + err.Error()
+			return nil, c.note
+		}
+		docs, fetched = [][]byte{doc}, true
+	}
+	var why []string
+	for _, doc := range docs {
+		p, err := c.parse(doc)
+		if err != nil {
+			why = append(why, err.Error())
+			continue
+		}
+		if !p.CoversGPU(c.opts.GPUClass) {
+			why = append(why, fmt.Sprintf("profile %s does not cover gpu class %s (calibrated: %v)", p.ProfileID, c.opts.GPUClass, p.CalibratedGPUClasses))
+			continue
+		}
+		pm, _ := p.Model(c.m.Hash)
+		if want := pm.OperatorCounts[c.opts.Mode]; want != int64(c.operators()) {
+			why = append(why, fmt.Sprintf("profile %s gives %d operators in %s mode, this model traces %d", p.ProfileID, want, c.opts.Mode, c.operators()))
+			continue
+		}
+		if fetched && c.opts.ProfileDir != "" {
+			c.keep(p.ProfileID, doc)
+		}
+		c.prof, c.note = p, ""
+		return p, ""
+	}
+	c.note = strings.Join(why, "; ")
+	return nil, c.note
+}
+
+func (c *Classifier) parse(doc []byte) (*profile.Profile, error) {
+	if c.opts.Trust != nil {
+		return profile.Verify(doc, c.opts.Trust)
+	}
+	return profile.Parse(doc)
+}
+
+// operators is the number of operators the tracer records.
+func (c *Classifier) operators() int { return c.tracer.Operators() }
+
+// keep writes a fetched profile to the profile cache (best effort).
+func (c *Classifier) keep(id string, doc []byte) {
+	if err := os.MkdirAll(c.opts.ProfileDir, 0o755); err != nil {
+		return
+	}
+	name := strings.NewReplacer("/", "_", "\\", "_").Replace(id) + ".json"
+	path := filepath.Join(c.opts.ProfileDir, name)
+	if _, err := os.Stat(path); err == nil {
+		return
+	}
+	fsutil.WriteNew(path, doc, 0o644)
+}
+
+// Check runs the classifier on input inside run as one
+// bound_committed_inference check named check (manifest manifestID) and
+// records its six parts. Recording follows the client's fail-open rule:
+// when the service is down the records queue and Result.Queued is true.
+// Errors are inference failures and the client's record errors (a sealed
+// run, invalid parameters).
+func (c *Classifier) Check(ctx context.Context, run *client.Run, check, manifestID string, input []byte) (*Result, error) {
+	prof, note := c.profileFor(ctx)
+	c.mu.Lock()
+	tr, err := c.tracer.Trace(input)
+	c.mu.Unlock()
+	if err != nil {
+		return nil, fmt.Errorf("bounded: %s: %w", check, err)
+	}
+	res := &Result{Trace: tr, Probabilities: tr.Probabilities, StageType: vpec.StageOpenSourceML, ProofLevel: vpec.Execution, ProfileNote: note}
+	outputOK := len(tr.Probabilities) > c.opts.Label
+	var sum float64
+	for _, p := range tr.Probabilities {
+		if math.IsNaN(p) || math.IsInf(p, 0) || p < 0 || p > 1 {
+			outputOK = false
+		}
+		sum += p
+	}
+	if math.Abs(sum-1) > 1e-3 {
+		outputOK = false
+	}
+	res.Verdict = vpec.ResultFail
+	if outputOK {
+		res.Score = tr.Probabilities[c.opts.Label]
+		if res.Score < c.opts.Threshold {
+			res.Verdict = vpec.ResultPass
+		}
+	} else {
+		res.Verdict = vpec.ResultError
+	}
+	var inferOpts []client.RecordOption
+	if prof != nil {
+		res.StageType, res.ProofLevel, res.ProfileID = vpec.StageBoundCommittedInference, vpec.OperatorBound, prof.ProfileID
+		inferOpts = append(inferOpts, client.WithBoundedInference(vpec.BoundedInference{
+			ProfileID: prof.ProfileID, GPUClass: c.opts.GPUClass, ONNXModelHash: tr.ONNXModelHash,
+			TraceMode: tr.Mode, OperatorCount: tr.OperatorCount, MerkleRoot: tr.MerkleRoot,
+		}))
+	}
+	ids, err := canonical.Marshal(c.m.Encode(input).IDs)
+	if err != nil {
+		return nil, fmt.Errorf("bounded: %s: %w", check, err)
+	}
+	output, err := canonical.Marshal(tr.Probabilities)
+	if err != nil {
+		return nil, fmt.Errorf("bounded: %s: output: %w", check, err)
+	}
+	passIf := func(ok bool) vpec.CheckResult {
+		if ok {
+			return vpec.ResultPass
+		}
+		return vpec.ResultFail
+	}
+	maxTokens := c.m.SeqLen
+	if maxTokens == 0 {
+		maxTokens = c.m.MaxLen
+	}
+	type part struct {
+		name, stagePart string
+		result          vpec.CheckResult
+		opts            []client.RecordOption
+	}
+	math_ := client.WithProofLevel(vpec.Mathematical)
+	parts := []part{
+		{check + ":tokenization", vpec.StagePartPre, vpec.ResultPass, []client.RecordOption{math_, client.WithOutput(ids),
+			client.WithDetails(map[string]any{"tokens": tr.Tokens})}},
+		{check + ":input_schema_validation", vpec.StagePartPre, passIf(len(input) > 0 && utf8.Valid(input)), []client.RecordOption{math_}},
+		{check + ":truncation_check", vpec.StagePartPre, passIf(!tr.Truncated), []client.RecordOption{math_,
+			client.WithDetails(map[string]any{"tokens": tr.Tokens, "max_tokens": maxTokens})}},
+		{check, vpec.StagePartInference, res.Verdict, append(inferOpts, client.WithOutput(output), client.WithModelHash(tr.ONNXModelHash))},
+		{check + ":threshold_check", vpec.StagePartPost, res.Verdict, []client.RecordOption{math_, client.WithOutput(output),
+			client.WithDetails(map[string]any{"threshold": c.opts.Threshold, "label": c.opts.Label})}},
+		{check + ":output_schema_validation", vpec.StagePartPost, passIf(outputOK), []client.RecordOption{math_, client.WithOutput(output),
+			client.WithDetails(map[string]any{"classes": len(tr.Probabilities)})}},
+	}
+	for _, pt := range parts {
+		opts := append(pt.opts, client.WithStage(res.StageType, pt.stagePart))
+		r, err := run.Record(ctx, pt.name, manifestID, pt.result, input, opts...)
+		if err != nil {
+			return res, fmt.Errorf("bounded: record %s: %w", pt.name, err)
+		}
+		res.Records = append(res.Records, r)
+		res.Queued = res.Queued || r.Queued
+	}
+	return res, nil
+}
