@@ -177,21 +177,35 @@ type recordOptions struct {
 	outputFile string
 	details    []string
 	visibility string
+	inf        inferenceOptions
 }
 
 func (a *app) recordCmd() *cobra.Command {
 	o := &recordOptions{}
 	cmd := &cobra.Command{
-		Use:   "record --check NAME --manifest-id ID --result RESULT (--input TEXT | --input-file F | stdin)",
+		Use:   "record --check NAME --manifest-id ID (--result RESULT | --model DIR) (--input TEXT | --input-file F | stdin)",
 		Short: "Record a check execution on the open run",
 		Long: `Record a check execution on the run opened by 'svc run open'. The input
 (and --output-file) are hashed here: only their SHA-256 commitments are
 sent. If the service is unreachable the record is queued durably
 ("queued": true) and delivered later in order; the command still succeeds.
 
-Results: pass, fail, error, skipped, degraded, override, not_applicable.`,
+Results: pass, fail, error, skipped, degraded, override, not_applicable.
+
+With --model DIR the check is a classifier run here as a
+bound_committed_inference check: the model is looked up in the profile
+registry by its onnx_model_hash (the profile is cached in --profile-dir),
+the input is tokenized and validated, the traced forward pass runs on ONNX
+Runtime, and the score is compared with --threshold (at or above: fail).
+Six records are made (pre_conditions tokenization, input_schema_validation,
+truncation_check; the inference at operator_bound, with the trace's Merkle
+root; post_conditions threshold_check, output_schema_validation). Without
+a profile for the model and --gpu-class the inference is recorded at
+execution level (open_source_ml) and the VPEC gets a model_profile_missing
+gap. Keep the trace (--trace-out) for audits: 'svc verify --trace'.`,
 		Example: `  svc record --check pii_detection --manifest-id sha256:… --result pass --input-file note.txt --details model=pii-v3
-  echo "$PROMPT" | svc record --check prompt_injection --manifest-id sha256:… --result fail`,
+  echo "$PROMPT" | svc record --check prompt_injection --manifest-id sha256:… --result fail
+  svc record --check pii_detection --manifest-id sha256:… --model pii-model --input-file note.txt --trace-out note.trace.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return a.runRecord(cmdContext(cmd), o) },
 	}
@@ -205,6 +219,7 @@ Results: pass, fail, error, skipped, degraded, override, not_applicable.`,
 	cmd.Flags().StringVar(&o.outputFile, "output-file", "", "file holding the check's output (hashed locally)")
 	cmd.Flags().StringArrayVar(&o.details, "details", nil, "metadata key=value sent as-is (repeatable; never personal data)")
 	cmd.Flags().StringVar(&o.visibility, "visibility", string(vpec.Opaque), "opaque, selective or transparent")
+	o.inf.add(cmd)
 	return cmd
 }
 
@@ -214,7 +229,9 @@ func (a *app) runRecord(ctx context.Context, o *recordOptions) error {
 		return errorf(ExitUsage, "name the check, e.g. --check pii_detection", "--check is required")
 	case o.manifestID == "":
 		return errorf(ExitUsage, "register the check with 'svc manifest register FILE' and pass its id", "--manifest-id is required")
-	case !vpec.CheckResult(o.result).Valid():
+	case o.inf.model != "" && o.result != "":
+		return errorf(ExitUsage, "drop --result: with --model the classifier's score decides", "--result and --model given")
+	case o.inf.model == "" && !vpec.CheckResult(o.result).Valid():
 		return errorf(ExitUsage, fmt.Sprintf("use one of %v", vpec.CheckResults), "--result %q is not a check result", o.result)
 	case !vpec.Visibility(o.visibility).Valid():
 		return errorf(ExitUsage, fmt.Sprintf("use one of %v", vpec.Visibilities), "--visibility %q is not a visibility mode", o.visibility)
@@ -265,6 +282,9 @@ func (a *app) runRecord(ctx context.Context, o *recordOptions) error {
 	run, err := p.RestoreRun(st)
 	if err != nil {
 		return &Error{Code: ExitUsage, Err: err}
+	}
+	if o.inf.model != "" {
+		return a.recordInference(ctx, o, p, run, input)
 	}
 	res, err := run.Record(ctx, o.check, o.manifestID, vpec.CheckResult(o.result), input, opts...)
 	if err != nil {
@@ -564,7 +584,7 @@ func (a *app) calibrateCmd() *cobra.Command {
 	req.Flags().StringSliceVar(&gpus, "gpu-class", nil, "GPU classes to calibrate for: cpu, a10g, a100, h100 (default cpu)")
 	req.Flags().StringVar(&e, "email", "", "address notified when the profile is published")
 	req.Flags().StringVar(&desc, "description", "", "free text describing the model")
-	cmd.AddCommand(req)
+	cmd.AddCommand(req, a.calibrateRunCmd())
 	return cmd
 }
 

@@ -63,6 +63,9 @@ type verifyOptions struct {
 	profileDir   string
 	output       string
 	requireClean bool
+	// The replay audit of one trace.
+	traceFile, model, inputFile string
+	mo                          modelOptions
 }
 
 func defaultProfileDir() string {
@@ -83,10 +86,19 @@ summary counts, witnessed reviews and, for Bounded Inference records, the
 signed model profile. Every check is reported by name; the last line is
 the verdict.
 
+--trace audits one Bounded Inference record: the trace's Merkle root and
+operator count are recomputed and must be the record's, the input must
+hash to the record's commitment, and the inference is re-executed on the
+reference execution (ONNX Runtime, unoptimised, one thread): every
+operator's drift must be within the profile's bounds for its class, else
+INVALID — PROFILE MISMATCH naming the GPU class. The audit needs a build
+with cgo and ONNX Runtime (svc, not svc-verify).
+
 Exit codes: 0 VALID, 1 INVALID, 2 usage or unreadable input,
 3 trust material (trust bundle, TSA root, profile) missing or unusable.`,
 		Example: `  svc verify vpec.json --trust-root trust-bundle.pem
   svc verify vpec.json --trust-root trust-bundle.pem --profile profile.json
+  svc verify vpec.json --trust-root trust-bundle.pem --trace note.trace.json --model pii-model --input-file note.txt
   svc verify - --trust-root trust-bundle.pem --output json < vpec.json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return a.runVerify(o, args[0]) },
@@ -95,6 +107,10 @@ Exit codes: 0 VALID, 1 INVALID, 2 usage or unreadable input,
 	cmd.Flags().StringArrayVar(&o.profiles, "profile", nil, "signed model profile JSON for Bounded Inference records (repeatable)")
 	cmd.Flags().StringVar(&o.profileDir, "profile-dir", "", "directory of cached signed profiles (default: svc/profiles in the user cache directory; env SVC_PROFILE_DIR)")
 	cmd.Flags().BoolVar(&o.requireClean, "require-clean", false, "treat governance gaps and declared chain breaks as invalid (exit 1)")
+	cmd.Flags().StringVar(&o.traceFile, "trace", "", "audit this operator trace of a Bounded Inference record by replaying it (needs --model and --input-file)")
+	cmd.Flags().StringVar(&o.model, "model", "", "with --trace: the model directory or model.onnx the trace claims")
+	cmd.Flags().StringVar(&o.inputFile, "input-file", "", "with --trace: the raw input the record commits to")
+	o.mo.addRuntime(cmd)
 	addOutputFlag(cmd, &o.output)
 	return cmd
 }
@@ -131,6 +147,13 @@ func (a *app) runVerify(o *verifyOptions, path string) error {
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(max(512<<20, 24*int64(len(doc)))))
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	report := vpec.Verify(doc, vpec.Options{Trust: trust, Profiles: set})
+	if o.traceFile != "" {
+		c, err := a.audit(o, doc, trust, set)
+		if err != nil {
+			return err
+		}
+		report.Add(c)
+	}
 	code := ExitValid
 	switch {
 	case report.Valid && o.requireClean && !report.IsClean:
