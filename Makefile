@@ -18,7 +18,7 @@ build: ## build bin/svc and bin/svc-verify
 	$(GO) build -trimpath -o $(BIN)/svc ./cmd/svc   # with cgo: the ONNX Runtime commands work
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/svc-verify ./cmd/svc-verify
 
-demo: setup build ## verify the shipped VPECs and profile offline, then show a failure
+demo: setup build ort ## svc quickstart end to end, svc-verify on its VPEC, a tampered copy failing
 	@scripts/demo.sh
 
 test: setup lint unit fuzz ## everything CI runs

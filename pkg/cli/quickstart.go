@@ -16,6 +16,7 @@ import (
 
 	"github.com/svc-gov/svc/pkg/api"
 	"github.com/svc-gov/svc/pkg/client"
+	"github.com/svc-gov/svc/pkg/profile"
 	"github.com/svc-gov/svc/pkg/server"
 	"github.com/svc-gov/svc/pkg/signing"
 	"github.com/svc-gov/svc/pkg/store"
@@ -101,6 +102,7 @@ func (a *app) runQuickstart(ctx context.Context, dir, output string) error {
 		{StageName: "pii_detection", ProofCeiling: "execution", RegulatoryReferences: []string{"HIPAA 164.514"}},
 		{StageName: "prompt_injection", ProofCeiling: "execution", RegulatoryReferences: []string{"EU AI Act Art. 15"}},
 		{StageName: "human_review", ProofCeiling: "witnessed", RegulatoryReferences: []string{"EU AI Act Art. 14"}},
+		{StageName: "toxicity_classifier", ProofCeiling: "operator_bound", RegulatoryReferences: []string{"DSA Art. 34"}},
 	}})
 	if err != nil {
 		return fail("register manifest", err)
@@ -149,6 +151,12 @@ func (a *app) runQuickstart(ctx context.Context, dir, output string) error {
 	}
 	say("recorded human_review: pass (witnessed: Ed25519 reviewer signature, open and close time stamps)")
 
+	set := profile.NewSet()
+	bi, err := a.quickstartBounded(ctx, dir, st, mat, p, run, reg.ManifestID, note, set, say)
+	if err != nil {
+		return err
+	}
+
 	closed, err := run.Close(ctx)
 	if err != nil {
 		return fail("close run", err)
@@ -163,7 +171,10 @@ func (a *app) runQuickstart(ctx context.Context, dir, output string) error {
 	say("run closed: VPEC written to %s, trust bundle to %s", vpecPath, bundlePath)
 	say("verifying offline:")
 
-	report := vpec.Verify(closed.Raw, vpec.Options{Trust: mat.Trust})
+	report := vpec.Verify(closed.Raw, vpec.Options{Trust: mat.Trust, Profiles: set})
+	if bi != nil {
+		report.Add(bi.audit())
+	}
 	if output == outputJSON {
 		if err := a.writeJSON(report); err != nil {
 			return err
@@ -171,6 +182,10 @@ func (a *app) runQuickstart(ctx context.Context, dir, output string) error {
 	} else {
 		a.printReport(report)
 		fmt.Fprintf(a.streams.Err, "quickstart: verify it again any time: svc verify %s --trust-root %s\n", vpecPath, bundlePath)
+		if bi != nil {
+			fmt.Fprintf(a.streams.Err, "quickstart: and audit the classifier's trace: svc verify %s --trust-root %s --profile %s --trace %s --model %s --input-file %s\n",
+				vpecPath, bundlePath, bi.profilePath, bi.tracePath, bi.modelDir, bi.inputPath)
+		}
 	}
 	if !report.Valid {
 		return exitError{ExitInvalid}

@@ -1,0 +1,133 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/svc-gov/svc/pkg/calibration"
+	"github.com/svc-gov/svc/pkg/client"
+	"github.com/svc-gov/svc/pkg/client/bounded"
+	"github.com/svc-gov/svc/pkg/document"
+	"github.com/svc-gov/svc/pkg/inference"
+	"github.com/svc-gov/svc/pkg/modelgen"
+	"github.com/svc-gov/svc/pkg/profile"
+	"github.com/svc-gov/svc/pkg/server"
+	"github.com/svc-gov/svc/pkg/store"
+	"github.com/svc-gov/svc/pkg/trace"
+	"github.com/svc-gov/svc/pkg/vpec"
+)
+
+// quickstartPasses keeps the quickstart's calibration to about two seconds.
+const quickstartPasses = 200
+
+// quickstartInference is what the quickstart's Bounded Inference step
+// leaves for the audit.
+type quickstartInference struct {
+	model                                       *trace.Model
+	trace                                       *trace.Trace
+	input                                       []byte
+	prof                                        *profile.Profile
+	modelDir, tracePath, profilePath, inputPath string
+}
+
+// quickstartBounded runs the Bounded Inference part of the quickstart when
+// this build has ONNX Runtime: a classifier in the patterns of a torch
+// export, calibrated on real executions, its profile signed and published,
+// then one bound_committed_inference check on the run. Without a runtime
+// it says so and returns nil.
+func (a *app) quickstartBounded(ctx context.Context, dir string, st store.Store, mat *server.Material, p *client.Pipeline,
+	run *client.Run, manifestID string, input []byte, set *profile.Set, say func(string, ...any)) (*quickstartInference, error) {
+	fail := func(step string, err error) error {
+		return &Error{Code: ExitFailure, Err: fmt.Errorf("%s: %w", step, err)}
+	}
+	lib, err := inference.LibraryPath("")
+	if err == nil {
+		err = inference.Init(lib)
+	}
+	if err != nil {
+		say("skipping Bounded Inference: %v (install the runtime with 'make ort')", err)
+		return nil, nil
+	}
+	q := &quickstartInference{modelDir: filepath.Join(dir, "model"), tracePath: filepath.Join(dir, "trace.json"),
+		profilePath: filepath.Join(dir, "profile.json"), inputPath: filepath.Join(dir, "input.txt"), input: input}
+	for _, path := range []string{q.tracePath, q.profilePath, q.inputPath} {
+		os.Remove(path) // a quickstart directory is rewritten on every run
+	}
+	if err := modelgen.WriteDir(q.modelDir, modelgen.Config{Style: modelgen.StyleTorch, SeqLen: 128}); err != nil {
+		return nil, fail("generate model", err)
+	}
+	if q.model, err = trace.LoadModel(q.modelDir); err != nil {
+		return nil, fail("load model", err)
+	}
+	say("classifier: %s (DistilBERT-style export: decomposed LayerNorm, Erf GELU, logits), ONNX Runtime %s", q.model.Hash, inference.Version())
+	start := time.Now()
+	meas, err := calibration.Measure(q.model, calibration.Options{Passes: quickstartPasses})
+	if err != nil {
+		return nil, fail("calibrate", err)
+	}
+	prof, err := calibration.Build([]*calibration.Measurement{meas}, calibration.Meta{ProfileID: "quickstart/toxicity-class/v1.0.0",
+		ModelClass: "toxicity", Architecture: "distilbert", Date: time.Now()}, calibration.Options{})
+	if err != nil {
+		return nil, fail("calibrate", err)
+	}
+	say("calibrated on real executions: %d passes, production vs reference, in %s", quickstartPasses, time.Since(start).Round(10*time.Millisecond))
+	if _, err := server.Publish(ctx, st, mat.Signer, "localhost/.well-known/svc/trust-bundle.pem", prof, nil, time.Now()); err != nil && !errors.Is(err, store.ErrExists) {
+		return nil, fail("publish profile", err)
+	}
+	c, err := bounded.New(p, q.model, bounded.Options{Trust: mat.Trust})
+	if err != nil {
+		return nil, fail("classifier", err)
+	}
+	defer c.Close()
+	res, err := c.Check(ctx, run, "toxicity_classifier", manifestID, input)
+	if err != nil {
+		return nil, fail("record toxicity_classifier", err)
+	}
+	if res.ProofLevel != vpec.OperatorBound {
+		return nil, fail("record toxicity_classifier", fmt.Errorf("no profile applied: %s", res.ProfileNote))
+	}
+	say("recorded toxicity_classifier: %s, score %.3f, operator_bound (%d operators, root %s) + 5 mathematical pre/post conditions",
+		res.Verdict, res.Score, res.Trace.OperatorCount, res.Trace.MerkleRoot)
+	signed, err := p.ProfileDocument(ctx, q.model.Hash)
+	if err != nil {
+		return nil, fail("fetch profile", err)
+	}
+	if q.prof, err = profile.Verify(signed, mat.Trust); err != nil {
+		return nil, fail("verify profile", err)
+	}
+	if _, err := set.Add(signed); err != nil {
+		return nil, fail("profile", err)
+	}
+	q.trace = res.Trace
+	traceDoc, err := document.MarshalIndent(res.Trace)
+	if err != nil {
+		return nil, fail("trace", err)
+	}
+	for path, data := range map[string][]byte{q.profilePath: signed, q.tracePath: traceDoc, q.inputPath: input} {
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			return nil, fail("write "+path, err)
+		}
+	}
+	return q, nil
+}
+
+// audit replays the kept trace on the reference execution against the
+// signed profile (what svc verify --trace does).
+func (q *quickstartInference) audit() vpec.Check {
+	c := vpec.Check{Name: vpec.CheckAudit}
+	res, err := calibration.Replay(q.model, q.trace, q.input, q.prof, "cpu")
+	switch {
+	case err != nil:
+		c.Status, c.Code, c.Message = vpec.Fail, "AUDIT NOT POSSIBLE", "audit: "+err.Error()
+	case !res.Consistent:
+		c.Status, c.Code, c.Message, c.Details = vpec.Fail, "PROFILE MISMATCH (gpu_class cpu)", "profile inconsistent ("+q.prof.ProfileID+" · cpu)", res.Problems
+	default:
+		c.Status = vpec.Pass
+		c.Message = fmt.Sprintf("profile consistent (%s · cpu): trace replayed, %d operators, largest drift %.2f of its bound", q.prof.ProfileID, res.Operators, res.MaxRatio)
+	}
+	return c
+}
