@@ -32,8 +32,12 @@ func (a *app) quickstartCmd() *cobra.Command {
 		Long: `Run the whole flow end to end on embedded defaults, with no configuration:
 start the service on loopback (SQLite and the built-in RFC 3161 authority in
 --dir), open a pipeline, record a passing check, a failing check and a
-witnessed human review (raw data hashed locally, never sent), close the run,
-write the VPEC and the trust bundle to --dir, and verify the VPEC offline.`,
+witnessed human review (raw data hashed locally, never sent); with ONNX
+Runtime (a cgo build and 'make ort'), also generate a DistilBERT-style
+classifier, calibrate its drift profile on 200 real executions, publish it,
+and record a bound_committed_inference check. Close the run, write the VPEC,
+the trust bundle (and the profile, trace, model and input for the audit) to
+--dir, verify the VPEC offline and replay the trace.`,
 		Example: `  svc quickstart
   svc verify svc-quickstart/vpec.json --trust-root svc-quickstart/trust-bundle.pem`,
 		Args: cobra.NoArgs,
