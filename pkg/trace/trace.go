@@ -72,19 +72,26 @@ type Operator struct {
 }
 
 // Stats returns the mean and RMS of values (0, 0 for none). Values are
-// summed in float64.
+// summed in float64, in four interleaved partial sums (a different order
+// changes the result by about 1e-16 relative: far below any drift bound).
 func Stats(values []float32) (mean, rms float64) {
 	if len(values) == 0 {
 		return 0, 0
 	}
-	var s, ss float64
-	for _, v := range values {
-		f := float64(v)
-		s += f
-		ss += f * f
+	var s0, s1, s2, s3, q0, q1, q2, q3 float64
+	i := 0
+	for ; i+4 <= len(values); i += 4 {
+		a, b, c, d := float64(values[i]), float64(values[i+1]), float64(values[i+2]), float64(values[i+3])
+		s0, s1, s2, s3 = s0+a, s1+b, s2+c, s3+d
+		q0, q1, q2, q3 = q0+a*a, q1+b*b, q2+c*c, q3+d*d
+	}
+	for ; i < len(values); i++ {
+		f := float64(values[i])
+		s0 += f
+		q0 += f * f
 	}
 	n := float64(len(values))
-	return s / n, math.Sqrt(ss / n)
+	return ((s0 + s1) + (s2 + s3)) / n, math.Sqrt(((q0+q1)+(q2+q3))/n)
 }
 
 // Leaf returns the canonical JSON bytes of an operator record.

@@ -71,11 +71,10 @@ type Classifier struct {
 	mu     sync.Mutex
 	tracer *trace.Tracer
 
-	pmu       sync.Mutex
-	prof      *profile.Profile
-	note      string
-	lookedUp  time.Time
-	checkedAt bool
+	pmu      sync.Mutex
+	prof     *profile.Profile
+	note     string
+	lookedUp time.Time // when the service was last asked (zero: never)
 }
 
 // New loads m for tracing. ONNX Runtime must be initialised
@@ -144,10 +143,10 @@ type Result struct {
 func (c *Classifier) profileFor(ctx context.Context) (*profile.Profile, string) {
 	c.pmu.Lock()
 	defer c.pmu.Unlock()
-	if c.prof != nil || (c.checkedAt && time.Since(c.lookedUp) < c.opts.RetryLookup) {
+	if c.prof != nil || (!c.lookedUp.IsZero() && time.Since(c.lookedUp) < c.opts.RetryLookup) {
 		return c.prof, c.note
 	}
-	c.checkedAt, c.lookedUp = true, time.Now()
+	c.lookedUp = time.Now()
 	var docs [][]byte
 	if c.opts.ProfileDir != "" {
 		set := profile.NewSet()
@@ -179,7 +178,11 @@ func (c *Classifier) profileFor(ctx context.Context) (*profile.Profile, string) 
 			why = append(why, fmt.Sprintf("profile %s does not cover gpu class %s (calibrated: %v)", p.ProfileID, c.opts.GPUClass, p.CalibratedGPUClasses))
 			continue
 		}
-		pm, _ := p.Model(c.m.Hash)
+		pm, ok := p.Model(c.m.Hash)
+		if !ok {
+			why = append(why, fmt.Sprintf("profile %s does not cover model %s", p.ProfileID, c.m.Hash))
+			continue
+		}
 		if want := pm.OperatorCounts[c.opts.Mode]; want != int64(c.operators()) {
 			why = append(why, fmt.Sprintf("profile %s gives %d operators in %s mode, this model traces %d", p.ProfileID, want, c.opts.Mode, c.operators()))
 			continue

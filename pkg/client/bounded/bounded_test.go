@@ -293,3 +293,35 @@ func TestDishonestClaims(t *testing.T) {
 		t.Fatalf("audit of a doctored trace: %+v %v", a, err)
 	}
 }
+
+// TestServiceDown: with the service unreachable the check still runs, falls
+// back to open_source_ml, and its records wait in the queue (fail-open).
+func TestServiceDown(t *testing.T) {
+	m, _ := ortest.Model(t, modelgen.Config{})
+	svc := newService(t)
+	p, err := client.NewPipeline(client.Options{APIKey: svc.key, BaseURL: "http://127.0.0.1:1", QueuePath: filepath.Join(t.TempDir(), "q.jsonl"), Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	ctx := context.Background()
+	run, err := p.Open(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := bounded.New(p, m, bounded.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	res, err := c.Check(ctx, run, "toxicity", "m", []byte("you are wonderful"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Queued || res.StageType != vpec.StageOpenSourceML || !strings.Contains(res.ProfileNote, "lookup failed") || len(res.Records) != 6 {
+		t.Fatalf("%+v", res)
+	}
+	if n, _ := p.PendingQueueCount(); n < 7 {
+		t.Fatalf("%d queued entries, want the open and six records", n)
+	}
+}
