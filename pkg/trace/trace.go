@@ -91,7 +91,7 @@ func Stats(values []float32) (mean, rms float64) {
 		q0 += f * f
 	}
 	n := float64(len(values))
-	return ((s0 + s1) + (s2 + s3)) / n, math.Sqrt(((q0+q1)+(q2+q3))/n)
+	return ((s0 + s1) + (s2 + s3)) / n, math.Sqrt(((q0 + q1) + (q2 + q3)) / n)
 }
 
 // Leaf returns the canonical JSON bytes of an operator record.
