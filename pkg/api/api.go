@@ -50,6 +50,7 @@ const (
 	CodeServiceNotReady   = "not_ready"          // 503 from /readyz
 	CodeTimestampFailed   = "timestamp_failed"   // 502: no RFC 3161 authority answered
 	CodeProfileUnverified = "profile_unverified" // 422: a profile to publish is not validly signed
+	CodeProfileMismatch   = "profile_mismatch"   // 422: a Bounded Inference record the named profile does not cover
 	CodeNotImplemented    = "not_implemented"    // 501
 	CodeMethodNotAllowed  = "method_not_allowed" // 405
 )

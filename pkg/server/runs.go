@@ -12,6 +12,7 @@ import (
 	"github.com/svc-gov/svc/pkg/canonical"
 	"github.com/svc-gov/svc/pkg/commitment"
 	"github.com/svc-gov/svc/pkg/document"
+	"github.com/svc-gov/svc/pkg/profile"
 	"github.com/svc-gov/svc/pkg/store"
 	"github.com/svc-gov/svc/pkg/vpec"
 )
@@ -207,6 +208,11 @@ func (s *Server) checkRecord(r *http.Request, run store.Run, rec *vpec.Record, t
 			return &httpError{http.StatusUnprocessableEntity, code, "witnessed review rejected: " + err.Error(), "review"}
 		}
 	}
+	if bi := rec.BoundedInference; bi != nil {
+		if err := s.checkBounded(r, bi); err != nil {
+			return err
+		}
+	}
 	if rec.CheckSession != nil {
 		if err := s.checkCheckSession(r, run, rec); err != nil {
 			return err
@@ -328,6 +334,41 @@ func (s *Server) issue(r *http.Request, run store.Run) (*vpec.VPEC, error) {
 		return nil, &httpError{http.StatusBadGateway, api.CodeTimestampFailed, "could not seal the VPEC: " + err.Error(), ""}
 	}
 	return v, nil
+}
+
+// checkBounded refuses a Bounded Inference record that the registry's
+// profile does not cover: the service never signs a claim its own registry
+// contradicts (the verifier would report PROFILE MISMATCH).
+func (s *Server) checkBounded(r *http.Request, bi *vpec.BoundedInference) error {
+	refuse := func(format string, a ...any) error {
+		return &httpError{http.StatusUnprocessableEntity, api.CodeProfileMismatch, "bounded_inference: " + fmt.Sprintf(format, a...) +
+			"; record the check as open_source_ml at execution level instead", "bounded_inference"}
+	}
+	p, ok := s.profileCache.get(bi.ProfileID)
+	if !ok {
+		sp, err := s.cfg.Store.ProfileByID(r.Context(), bi.ProfileID)
+		if errors.Is(err, store.ErrNotFound) {
+			return refuse("profile %s is not in the registry", bi.ProfileID)
+		}
+		if err != nil {
+			return err
+		}
+		if p, err = profile.Parse(sp.Body); err != nil {
+			return err
+		}
+		s.profileCache.put(bi.ProfileID, p)
+	}
+	if !p.CoversGPU(bi.GPUClass) {
+		return refuse("profile %s is not calibrated for gpu_class %s (calibrated: %v)", p.ProfileID, bi.GPUClass, p.CalibratedGPUClasses)
+	}
+	m, ok := p.Model(bi.ONNXModelHash)
+	if !ok {
+		return refuse("profile %s does not cover model %s", p.ProfileID, bi.ONNXModelHash)
+	}
+	if want, ok := m.OperatorCounts[bi.TraceMode]; !ok || want != bi.OperatorCount {
+		return refuse("operator_count %d in %s mode; profile %s gives %d for this model", bi.OperatorCount, bi.TraceMode, p.ProfileID, want)
+	}
+	return nil
 }
 
 // profiled reports whether a published profile now covers the model: its

@@ -21,6 +21,7 @@ import (
 	"github.com/svc-gov/svc/pkg/canonical"
 	"github.com/svc-gov/svc/pkg/document"
 	"github.com/svc-gov/svc/pkg/signing"
+	"github.com/svc-gov/svc/pkg/profile"
 	"github.com/svc-gov/svc/pkg/store"
 	"github.com/svc-gov/svc/pkg/vpec"
 )
@@ -71,6 +72,9 @@ type Server struct {
 	// tips caches the chain hash of the last record stored per run, so the
 	// next record's chain check needs no read.
 	tips boundedMap[chainTip]
+	// profiles caches published profiles by id (they are immutable) for
+	// the checks of Bounded Inference records.
+	profileCache boundedMap[*profile.Profile]
 }
 
 // keyCache remembers API keys found by hash for keyCacheTTL, sparing a
@@ -135,7 +139,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.LineageTTL = 24 * time.Hour
 	}
 	s := &Server{cfg: cfg, log: log, mux: http.NewServeMux(), sandbox: newLimiter(cfg.SandboxLimit, cfg.Now)}
-	s.runs.max, s.tips.max = 50000, 50000
+	s.runs.max, s.tips.max, s.profileCache.max = 50000, 50000, 1000
 	s.routes()
 	return s, nil
 }

@@ -4,6 +4,7 @@ package bounded_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -14,9 +15,11 @@ import (
 	"time"
 
 	"github.com/svc-gov/svc/internal/ortest"
+	"github.com/svc-gov/svc/pkg/api"
 	"github.com/svc-gov/svc/pkg/calibration"
 	"github.com/svc-gov/svc/pkg/client"
 	"github.com/svc-gov/svc/pkg/client/bounded"
+	"github.com/svc-gov/svc/pkg/document"
 	"github.com/svc-gov/svc/pkg/modelgen"
 	"github.com/svc-gov/svc/pkg/profile"
 	"github.com/svc-gov/svc/pkg/server"
@@ -227,9 +230,10 @@ func TestBoundCommittedInference(t *testing.T) {
 	}
 }
 
-// TestDishonestClaims: records made with false Bounded Inference claims
-// (a GPU class the profile does not cover; a doctored trace) are signed by
-// the service but fail verification and the audit.
+// TestDishonestClaims: false Bounded Inference claims. The service refuses
+// a GPU class its profile does not cover; a VPEC that claims one anyway
+// (signed by the service key) fails verification; a doctored trace, whose
+// root the service cannot judge, is signed but fails the audit.
 func TestDishonestClaims(t *testing.T) {
 	m, _ := ortest.Model(t, modelgen.Config{})
 	svc := newService(t)
@@ -276,8 +280,39 @@ func TestDishonestClaims(t *testing.T) {
 		}
 		return v.Raw
 	}
-	// A GPU class outside the profile: the offline check already fails.
-	rep := svc.verify(t, claim("a100", tr), signed)
+	// A GPU class outside the profile: the service refuses the record.
+	run, err := p.Open(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a100 := vpec.BoundedInference{ProfileID: prof.ProfileID, GPUClass: "a100", ONNXModelHash: m.Hash, TraceMode: tr.Mode, OperatorCount: tr.OperatorCount, MerkleRoot: tr.MerkleRoot}
+	_, err = run.Record(ctx, "prompt_injection", "m", vpec.ResultPass, input, client.WithBoundedInference(a100))
+	var ae *client.APIError
+	if !errors.As(err, &ae) || ae.Status != http.StatusUnprocessableEntity || ae.Code != api.CodeProfileMismatch || !strings.Contains(ae.Message, "a100") {
+		t.Fatalf("a100 claim: err = %v", err)
+	}
+	// A VPEC claiming it anyway fails offline verification.
+	rec := vpec.Record{RecordID: vpec.NewID("rec_"), Sequence: 1, Check: "prompt_injection", ManifestID: "m", CheckResult: vpec.ResultPass,
+		ProofLevel: vpec.OperatorBound, CommitmentAlgorithm: "sha256", CommitmentHash: tr.InputCommitment, Visibility: vpec.Opaque,
+		RecordedAt: vpec.FormatTime(time.Now()), BoundedInference: &a100}
+	v := &vpec.VPEC{VPECID: vpec.NewID("vpec_"), RunID: "run_00000000-0000-4000-8000-000000000001", WorkflowID: "w", OrgID: "org_acme",
+		Environment: vpec.Production, APIKeyID: "pk_live_x", Records: []vpec.Record{rec}, IssuedAt: vpec.FormatTime(time.Now())}
+	if _, err := vpec.Chain(vpec.Genesis(v.RunID), v.Records); err != nil {
+		t.Fatal(err)
+	}
+	jcs, err := vpec.RecordsJCS(v.Records)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vpec.Finish(v, jcs)
+	if err := vpec.Seal(v, svc.mat.Signer, svc.mat.TSA); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := document.MarshalIndent(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := svc.verify(t, doc, signed)
 	if rep.Valid || !strings.Contains(rep.Verdict, "PROFILE MISMATCH") || !strings.Contains(rep.Verdict, "a100") {
 		t.Fatalf("a100 claim: %s", rep.Verdict)
 	}
