@@ -20,8 +20,8 @@ import (
 	"github.com/svc-gov/svc/pkg/api"
 	"github.com/svc-gov/svc/pkg/canonical"
 	"github.com/svc-gov/svc/pkg/document"
-	"github.com/svc-gov/svc/pkg/signing"
 	"github.com/svc-gov/svc/pkg/profile"
+	"github.com/svc-gov/svc/pkg/signing"
 	"github.com/svc-gov/svc/pkg/store"
 	"github.com/svc-gov/svc/pkg/vpec"
 )
