@@ -323,7 +323,7 @@ func (s *Server) issue(r *http.Request, run store.Run) (*vpec.VPEC, error) {
 	}
 	for i := range v.Records {
 		rec := &v.Records[i]
-		if rec.RaisesProfileMissing() && !s.profiled(r, rec.ONNXModelHash) {
+		if rec.RaisesProfileMissing() && !s.profiled(r, rec.ONNXModelHash, gpuClassOf(rec)) {
 			check, sq := rec.Check, rec.Sequence
 			v.Gaps = append(v.Gaps, vpec.Gap{GapID: vpec.NewID("gap_"), GapType: vpec.GapModelProfileMissing, Severity: vpec.Medium, Check: &check, Sequence: &sq, Timestamp: stamp})
 		}
@@ -371,14 +371,29 @@ func (s *Server) checkBounded(r *http.Request, bi *vpec.BoundedInference) error 
 	return nil
 }
 
-// profiled reports whether a published profile now covers the model: its
-// model_profile_missing gap has then resolved.
-func (s *Server) profiled(r *http.Request, modelHash string) bool {
+// profiled reports whether a published profile now covers the model (on
+// the GPU class, when the record names one): its model_profile_missing gap
+// has then resolved.
+func (s *Server) profiled(r *http.Request, modelHash, gpuClass string) bool {
 	if modelHash == "" {
 		return false
 	}
-	_, err := s.cfg.Store.ProfileByModelHash(r.Context(), modelHash)
-	return err == nil
+	sp, err := s.cfg.Store.ProfileByModelHash(r.Context(), modelHash)
+	if err != nil {
+		return false
+	}
+	if gpuClass == "" {
+		return true
+	}
+	p, err := profile.Parse(sp.Body)
+	return err == nil && p.CoversGPU(gpuClass)
+}
+
+// gpuClassOf is the GPU class an open_source_ml record names in its details
+// (gpu_class), or "".
+func gpuClassOf(rec *vpec.Record) string {
+	g, _ := rec.Details[vpec.DetailGPUClass].(string)
+	return g
 }
 
 func (s *Server) getVPEC(w http.ResponseWriter, r *http.Request) {

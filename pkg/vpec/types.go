@@ -227,6 +227,12 @@ func (r *Record) RaisesProfileMissing() bool {
 	return r.StageType == StageOpenSourceML && (r.StagePart == "" || r.StagePart == StagePartInference)
 }
 
+// DetailGPUClass is the details key under which the inference record of a
+// classifier check names the GPU class it ran on (an open_source_ml record
+// has no bounded_inference block to say it): a profile that covers the
+// model but not that class does not resolve its model_profile_missing gap.
+const DetailGPUClass = "gpu_class"
+
 // Stage parts of the boundary rule decomposition (SPEC 1).
 const (
 	StagePartPre       = "pre_conditions"

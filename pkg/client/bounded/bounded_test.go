@@ -219,7 +219,33 @@ func TestBoundCommittedInference(t *testing.T) {
 		t.Fatalf("stage parts %v", parts)
 	}
 
-	// 4. An auditor replays the kept trace against the signed profile.
+	// 4. A GPU class the profile does not cover: open_source_ml again, and
+	// the gap is raised although the model has a profile.
+	c3, err := bounded.New(p, m, bounded.Options{Trust: svc.mat.Trust, GPUClass: "a100"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c3.Close()
+	run, err = p.Open(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err = c3.Check(ctx, run, "pii_detection", "manifest-1", input)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.StageType != vpec.StageOpenSourceML || !strings.Contains(res.ProfileNote, "does not cover gpu class a100") {
+		t.Fatalf("uncovered GPU class: %+v", res)
+	}
+	a100, err := run.Close(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a100.VPEC.Gaps) != 1 || a100.VPEC.Gaps[0].GapType != vpec.GapModelProfileMissing {
+		t.Fatalf("uncovered GPU class: gaps %+v", a100.VPEC.Gaps)
+	}
+
+	// 5. An auditor replays the kept trace against the signed profile.
 	verified, err := profile.Verify(signed, svc.mat.Trust)
 	if err != nil {
 		t.Fatal(err)
