@@ -7,7 +7,7 @@ import "fmt"
 // Init reports that this build has no ONNX Runtime: it was built without
 // cgo (as svc-verify and cross-compiled svc binaries are).
 func Init(path string) error {
-	return fmt.Errorf("%w: this build of svc has no ONNX Runtime (built without cgo); use a build with cgo for inference commands", ErrNoRuntime)
+	return fmt.Errorf("%w: this build has no ONNX Runtime (built without cgo, as svc-verify is); use svc built with cgo for inference, calibration and trace audits", ErrNoRuntime)
 }
 
 // Version is empty in builds without ONNX Runtime.
