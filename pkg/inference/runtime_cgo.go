@@ -69,8 +69,16 @@ type Session struct {
 	s       *ort.DynamicAdvancedSession
 	inputs  []string
 	outputs []string
-	// prealloc holds reusable output tensors by input length.
-	prealloc map[int][]ort.Value
+	// prealloc holds reusable output tensors by input length, the least
+	// recently used dropped first.
+	prealloc map[int]*outputs
+	runs     uint64
+}
+
+// outputs are preallocated output tensors and when they were last used.
+type outputs struct {
+	values []ort.Value
+	used   uint64
 }
 
 // maxShapes bounds the input lengths a session keeps output tensors for.
@@ -103,7 +111,7 @@ func NewSession(model []byte, inNames, outNames []string, opts Options) (*Sessio
 	if err != nil {
 		return nil, fmt.Errorf("inference: session: %w", err)
 	}
-	return &Session{s: s, inputs: inNames, outputs: outNames, prealloc: map[int][]ort.Value{}}, nil
+	return &Session{s: s, inputs: inNames, outputs: outNames, prealloc: map[int]*outputs{}}, nil
 }
 
 // Each runs the model on one int64 sequence per input (all of one length)
@@ -132,21 +140,25 @@ func (s *Session) Each(inputs [][]int64, fn func(name string, data []float32)) e
 		}
 		in[i] = t
 	}
-	outputs, reused := s.prealloc[n]
-	if !reused {
-		outputs = make([]ort.Value, len(s.outputs))
+	s.runs++
+	var out []ort.Value
+	cached, reused := s.prealloc[n]
+	if reused {
+		cached.used, out = s.runs, cached.values
+	} else {
+		out = make([]ort.Value, len(s.outputs))
 	}
-	if err := s.s.Run(in, outputs); err != nil {
+	if err := s.s.Run(in, out); err != nil {
 		if !reused {
-			destroy(outputs)
+			destroy(out)
 		}
 		return fmt.Errorf("inference: run: %w", err)
 	}
-	for i, v := range outputs {
+	for i, v := range out {
 		t, ok := v.(*ort.Tensor[float32])
 		if !ok {
 			if !reused {
-				destroy(outputs)
+				destroy(out)
 			}
 			return fmt.Errorf("inference: output %s is not a float tensor", s.outputs[i])
 		}
@@ -156,7 +168,7 @@ func (s *Session) Each(inputs [][]int64, fn func(name string, data []float32)) e
 		// The first run at this length let ONNX Runtime allocate (and the
 		// binding copy) the outputs; later runs write into tensors of the
 		// shapes it reported.
-		s.keep(n, outputs)
+		s.keep(n, out)
 	}
 	return nil
 }
@@ -166,10 +178,14 @@ func (s *Session) Each(inputs [][]int64, fn func(name string, data []float32)) e
 func (s *Session) keep(n int, auto []ort.Value) {
 	defer destroy(auto)
 	if len(s.prealloc) >= maxShapes {
+		oldest := -1
 		for k, v := range s.prealloc {
-			destroy(v)
-			delete(s.prealloc, k)
+			if oldest < 0 || v.used < s.prealloc[oldest].used {
+				oldest = k
+			}
 		}
+		destroy(s.prealloc[oldest].values)
+		delete(s.prealloc, oldest)
 	}
 	pre := make([]ort.Value, len(auto))
 	for i, v := range auto {
@@ -180,7 +196,7 @@ func (s *Session) keep(n int, auto []ort.Value) {
 		}
 		pre[i] = t
 	}
-	s.prealloc[n] = pre
+	s.prealloc[n] = &outputs{values: pre, used: s.runs}
 }
 
 func destroy(values []ort.Value) {
@@ -194,7 +210,7 @@ func destroy(values []ort.Value) {
 // Close releases the session and its output tensors.
 func (s *Session) Close() error {
 	for k, v := range s.prealloc {
-		destroy(v)
+		destroy(v.values)
 		delete(s.prealloc, k)
 	}
 	return s.s.Destroy()

@@ -9,7 +9,8 @@ import (
 )
 
 // Tracer traces one model in one mode: the model with the traced values
-// exposed as outputs is loaded once and reused for every inference.
+// exposed as outputs is loaded once and reused for every inference. It is
+// not safe for concurrent use: use one per goroutine.
 type Tracer struct {
 	m     *Model
 	nodes []int

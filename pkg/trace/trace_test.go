@@ -8,6 +8,7 @@ import (
 
 	"github.com/svc-gov/svc/internal/ortest"
 	"github.com/svc-gov/svc/pkg/document"
+	"github.com/svc-gov/svc/pkg/inference"
 	"github.com/svc-gov/svc/pkg/modelgen"
 	"github.com/svc-gov/svc/pkg/profile"
 	"github.com/svc-gov/svc/pkg/trace"
@@ -133,5 +134,50 @@ func TestTraceTorchStyle(t *testing.T) {
 	// 2 attention MatMuls, plus 2 Gemm; 2 GELUs of 5 nodes; 2 Softmax.
 	if counts[profile.LayerNorm] != 45 || counts[profile.GELU] != 10 || counts[profile.Softmax] != 2 || counts[profile.Linear] < 20 {
 		t.Fatalf("classes %v", counts)
+	}
+}
+
+// TestOutputReuse: a tracer reuses preallocated outputs per input length
+// (keeping a few lengths, the least recently used dropped first). Traces of
+// twelve lengths, taken twice in different orders and by a fresh tracer,
+// are identical.
+func TestOutputReuse(t *testing.T) {
+	m, _ := ortest.Model(t, modelgen.Config{Style: modelgen.StyleTorch})
+	var texts [][]byte
+	for n := 1; n <= 12; n++ {
+		texts = append(texts, []byte(strings.Repeat("call me ", n)))
+	}
+	tr, err := trace.NewTracer(m, trace.Production, inference.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	first := map[string]string{}
+	for _, text := range texts {
+		got, err := tr.Trace(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first[string(text)] = got.MerkleRoot
+	}
+	for i := len(texts) - 1; i >= 0; i-- {
+		for _, text := range [][]byte{texts[i], texts[len(texts)-1-i]} {
+			got, err := tr.Trace(text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.MerkleRoot != first[string(text)] {
+				t.Fatalf("%d tokens: root changed on reuse", got.Tokens)
+			}
+		}
+	}
+	for _, text := range texts {
+		fresh, err := trace.Run(m, text, trace.Production)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fresh.MerkleRoot != first[string(text)] {
+			t.Fatalf("%q: a fresh tracer gives another root", text)
+		}
 	}
 }
