@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -239,15 +240,12 @@ func (a *app) runCalibrate(o *calibrateRunOptions) error {
 func architectureOf(path string) string {
 	dir := path
 	if st, err := os.Stat(path); err == nil && !st.IsDir() {
-		dir = strings.TrimSuffix(path, "/model.onnx")
-		if dir == path {
-			dir = "."
-		}
+		dir = filepath.Dir(path)
 	}
 	var cfg struct {
 		ModelType string `json:"model_type"`
 	}
-	if b, err := os.ReadFile(dir + "/config.json"); err == nil {
+	if b, err := os.ReadFile(filepath.Join(dir, "config.json")); err == nil {
 		if json.Unmarshal(b, &cfg) == nil && cfg.ModelType != "" {
 			return cfg.ModelType
 		}
