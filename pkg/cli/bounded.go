@@ -326,7 +326,7 @@ func (a *app) recordInference(ctx context.Context, o *recordOptions, p *client.P
 	if dir == "" {
 		dir = defaultProfileDir()
 	}
-	c, err := bounded.New(p, m, bounded.Options{GPUClass: inf.gpuClass, Mode: inf.mode, Threshold: inf.threshold, Label: inf.label, ProfileDir: dir})
+	c, err := bounded.New(p, m, bounded.Options{GPUClass: inf.gpuClass, Mode: inf.mode, Threshold: inf.threshold, Label: bounded.ClassIndex(inf.label), ProfileDir: dir})
 	if err != nil {
 		return &Error{Code: ExitUsage, Err: err}
 	}

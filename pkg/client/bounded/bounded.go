@@ -41,9 +41,10 @@ type Options struct {
 	GPUClass string
 	// Mode is the trace mode (default production).
 	Mode string
-	// Label is the class whose probability is the score (default 1, the
-	// positive class of a binary classifier).
-	Label int
+	// Label is the class whose probability is the score; nil takes class
+	// 1, the positive class of a binary classifier (ClassIndex(0) for the
+	// first class).
+	Label *int
 	// Threshold: a score at or above it fails the check (default 0.5).
 	Threshold float64
 	// Threads bounds ONNX Runtime's threads (0: its default).
@@ -60,6 +61,9 @@ type Options struct {
 	// picked up without a network call per inference.
 	RetryLookup time.Duration
 }
+
+// ClassIndex returns a pointer to i, for Options.Label.
+func ClassIndex(i int) *int { return &i }
 
 // Classifier is a model loaded for traced inference with its profile
 // decision. It is safe for concurrent use; inferences run one at a time.
@@ -86,8 +90,8 @@ func New(p *client.Pipeline, m *trace.Model, opts Options) (*Classifier, error) 
 	if opts.Mode == "" {
 		opts.Mode = trace.Production
 	}
-	if opts.Label == 0 {
-		opts.Label = 1
+	if opts.Label == nil {
+		opts.Label = ClassIndex(1)
 	}
 	if opts.Threshold == 0 {
 		opts.Threshold = 0.5
@@ -100,8 +104,8 @@ func New(p *client.Pipeline, m *trace.Model, opts Options) (*Classifier, error) 
 		return nil, fmt.Errorf("bounded: trace mode %q: use %s or %s", opts.Mode, trace.Full, trace.Production)
 	case !(opts.Threshold > 0 && opts.Threshold <= 1):
 		return nil, fmt.Errorf("bounded: threshold %v: want a probability in (0, 1]", opts.Threshold)
-	case opts.Label < 0:
-		return nil, fmt.Errorf("bounded: label %d: want a class index", opts.Label)
+	case *opts.Label < 0:
+		return nil, fmt.Errorf("bounded: label %d: want a class index", *opts.Label)
 	}
 	t, err := trace.NewTracer(m, opts.Mode, inference.Options{Threads: opts.Threads})
 	if err != nil {
@@ -235,7 +239,8 @@ func (c *Classifier) Check(ctx context.Context, run *client.Run, check, manifest
 		return nil, fmt.Errorf("bounded: %s: %w", check, err)
 	}
 	res := &Result{Trace: tr, Probabilities: tr.Probabilities, StageType: vpec.StageOpenSourceML, ProofLevel: vpec.Execution, ProfileNote: note}
-	outputOK := len(tr.Probabilities) > c.opts.Label
+	label := *c.opts.Label
+	outputOK := len(tr.Probabilities) > label
 	var sum float64
 	for _, p := range tr.Probabilities {
 		if math.IsNaN(p) || math.IsInf(p, 0) || p < 0 || p > 1 {
@@ -248,7 +253,7 @@ func (c *Classifier) Check(ctx context.Context, run *client.Run, check, manifest
 	}
 	res.Verdict = vpec.ResultFail
 	if outputOK {
-		res.Score = tr.Probabilities[c.opts.Label]
+		res.Score = tr.Probabilities[label]
 		if res.Score < c.opts.Threshold {
 			res.Verdict = vpec.ResultPass
 		}
@@ -296,7 +301,7 @@ func (c *Classifier) Check(ctx context.Context, run *client.Run, check, manifest
 		{check, vpec.StagePartInference, res.Verdict, append(inferOpts, client.WithOutput(output), client.WithModelHash(tr.ONNXModelHash),
 			client.WithDetails(map[string]any{vpec.DetailGPUClass: c.opts.GPUClass}))},
 		{check + ":threshold_check", vpec.StagePartPost, res.Verdict, []client.RecordOption{math_, client.WithOutput(output),
-			client.WithDetails(map[string]any{"threshold": c.opts.Threshold, "label": c.opts.Label})}},
+			client.WithDetails(map[string]any{"threshold": c.opts.Threshold, "label": label})}},
 		{check + ":output_schema_validation", vpec.StagePartPost, passIf(outputOK), []client.RecordOption{math_, client.WithOutput(output),
 			client.WithDetails(map[string]any{"classes": len(tr.Probabilities)})}},
 	}

@@ -386,3 +386,50 @@ func TestServiceDown(t *testing.T) {
 		t.Fatalf("%d queued entries, want the open and six records", n)
 	}
 }
+
+// TestLabel: the score is the probability of the chosen class; a class the
+// model does not have fails output_schema_validation and the verdict is
+// error; a negative class is refused.
+func TestLabel(t *testing.T) {
+	m, _ := ortest.Model(t, modelgen.Config{})
+	p, err := client.NewPipeline(client.Options{APIKey: "pk_live_offline", BaseURL: "http://127.0.0.1:1", QueuePath: filepath.Join(t.TempDir(), "q.jsonl"), Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	ctx := context.Background()
+	run, err := p.Open(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	input := []byte("hello there")
+	for _, tc := range []struct {
+		label   *int
+		verdict vpec.CheckResult
+	}{{nil, ""}, {bounded.ClassIndex(0), ""}, {bounded.ClassIndex(1), ""}, {bounded.ClassIndex(2), vpec.ResultError}} {
+		c, err := bounded.New(p, m, bounded.Options{Label: tc.label})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := c.Check(ctx, run, "toxicity", "m", input)
+		c.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := 1
+		if tc.label != nil {
+			want = *tc.label
+		}
+		switch {
+		case tc.verdict != "":
+			if res.Verdict != tc.verdict {
+				t.Fatalf("label %d: verdict %s", want, res.Verdict)
+			}
+		case res.Score != res.Probabilities[want]:
+			t.Fatalf("label %d: score %v of %v", want, res.Score, res.Probabilities)
+		}
+	}
+	if _, err := bounded.New(p, m, bounded.Options{Label: bounded.ClassIndex(-1)}); err == nil {
+		t.Fatal("a negative class was accepted")
+	}
+}
