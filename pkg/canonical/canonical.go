@@ -680,6 +680,15 @@ const hexDigits = "0123456789abcdef"
 // appendString appends s as a JSON string escaped per RFC 8785: only '"',
 // '\\' and control characters are escaped, using the short forms where they
 // exist and \u00xx (lowercase hex) otherwise.
+// AppendString appends the RFC 8785 form of a string. It reports false,
+// appending nothing, when s is not valid UTF-8 (which JCS cannot encode).
+func AppendString(dst []byte, s string) ([]byte, bool) {
+	if !utf8.ValidString(s) {
+		return dst, false
+	}
+	return appendString(dst, []byte(s)), true
+}
+
 func appendString(dst []byte, s []byte) []byte {
 	dst = append(dst, '"')
 	start := 0

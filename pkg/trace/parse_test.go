@@ -1,9 +1,11 @@
 package trace_test
 
 import (
+	"math"
 	"strings"
 	"testing"
 
+	"github.com/svc-gov/svc/pkg/canonical"
 	"github.com/svc-gov/svc/pkg/document"
 	"github.com/svc-gov/svc/pkg/trace"
 )
@@ -71,4 +73,30 @@ func FuzzParseTrace(f *testing.F) {
 			t.Fatalf("accepted trace does not verify: %v", err)
 		}
 	})
+}
+
+// TestLeafMatchesMarshal: the hand-written leaf encoding gives the bytes
+// of the generic RFC 8785 encoder, for awkward names and numbers too.
+func TestLeafMatchesMarshal(t *testing.T) {
+	names := []string{"", "/bert/encoder/layer.0/output/LayerNorm/Add_1", "quote\" back\\slash", "tab\tnl\n\x01<>&", "ünïcode ✓", "bad\xffutf8"}
+	numbers := []float64{0, math.Copysign(0, -1), 1, -1, 1e-9, 0.000011, 1e21, 123456789.125, 5e-324, math.MaxFloat64, -2.5e-7}
+	for i, name := range names {
+		for j, x := range numbers {
+			o := trace.Operator{Index: int64(i*100 + j), Node: name, OpType: names[(i+1)%len(names)], Class: "LayerNorm", Mean: x, RMS: numbers[(j+3)%len(numbers)]}
+			got, err := o.Leaf()
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := canonical.Marshal(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != string(want) {
+				t.Fatalf("leaf %s\nwant %s", got, want)
+			}
+		}
+	}
+	if _, err := (trace.Operator{Mean: math.NaN()}).Leaf(); err == nil {
+		t.Fatal("NaN mean encoded")
+	}
 }
