@@ -144,7 +144,8 @@ func Measure(m *trace.Model, opts Options) (*Measurement, error) {
 	start := time.Now()
 	for pass := 0; pass < opts.Passes; pass++ {
 		text := inputs.next()
-		r, err := ref.Trace(text)
+		enc := m.Encode(text)
+		r, err := ref.TraceEncoded(enc, text)
 		if err != nil {
 			return nil, fmt.Errorf("pass %d: reference execution: %w", pass+1, err)
 		}
@@ -153,7 +154,7 @@ func Measure(m *trace.Model, opts Options) (*Measurement, error) {
 			byNode[o.Node] = o
 		}
 		for i, t := range prod {
-			p, err := t.Trace(text)
+			p, err := t.TraceEncoded(enc, text)
 			if err != nil {
 				return nil, fmt.Errorf("pass %d: %s execution: %w", pass+1, modes[i], err)
 			}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/svc-gov/svc/pkg/commitment"
 	"github.com/svc-gov/svc/pkg/inference"
+	"github.com/svc-gov/svc/pkg/tokenizer"
 )
 
 // Tracer traces one model in one mode: the model with the traced values
@@ -53,7 +54,13 @@ func (t *Tracer) Mode() string { return t.mode }
 
 // Trace tokenizes input, runs one inference and returns its trace.
 func (t *Tracer) Trace(input []byte) (*Trace, error) {
-	enc := t.m.Encode(input)
+	return t.TraceEncoded(t.m.Encode(input), input)
+}
+
+// TraceEncoded is Trace for an input already tokenized: enc must be the
+// model's Encode(input) (callers that need the tokens too, or trace one
+// input several ways, tokenize once).
+func (t *Tracer) TraceEncoded(enc tokenizer.Encoding, input []byte) (*Trace, error) {
 	type stat struct{ mean, rms float64 }
 	stats := make(map[string]stat, len(t.names))
 	tr := &Trace{Schema: Schema, ONNXModelHash: t.m.Hash, InputCommitment: commitment.String(input), Mode: t.mode,

@@ -232,8 +232,9 @@ func (c *Classifier) keep(id string, doc []byte) {
 // run, invalid parameters).
 func (c *Classifier) Check(ctx context.Context, run *client.Run, check, manifestID string, input []byte) (*Result, error) {
 	prof, note := c.profileFor(ctx)
+	enc := c.m.Encode(input)
 	c.mu.Lock()
-	tr, err := c.tracer.Trace(input)
+	tr, err := c.tracer.TraceEncoded(enc, input)
 	c.mu.Unlock()
 	if err != nil {
 		return nil, fmt.Errorf("bounded: %s: %w", check, err)
@@ -268,7 +269,7 @@ func (c *Classifier) Check(ctx context.Context, run *client.Run, check, manifest
 			TraceMode: tr.Mode, OperatorCount: tr.OperatorCount, MerkleRoot: tr.MerkleRoot,
 		}))
 	}
-	ids, err := canonical.Marshal(c.m.Encode(input).IDs)
+	ids, err := canonical.Marshal(enc.IDs)
 	if err != nil {
 		return nil, fmt.Errorf("bounded: %s: %w", check, err)
 	}
