@@ -13,12 +13,6 @@ import (
 	"github.com/svc-gov/svc/pkg/tokenizer"
 )
 
-// ONNX element types the loader cares about.
-const (
-	elemFloat = 1
-	elemInt64 = 7
-)
-
 // Model is a classifier ready to trace: the ONNX bytes, their hash
 // (onnx_model_hash), the graph with its operator classes, and the
 // tokenizer whose output feeds it.
@@ -111,7 +105,7 @@ func NewModel(model []byte, tok *tokenizer.Tokenizer) (*Model, error) {
 		return nil, fmt.Errorf("%w: the graph has no input", ErrModel)
 	}
 	for _, in := range g.Inputs {
-		if in.ElemType != elemInt64 {
+		if in.ElemType != TypeInt64 {
 			return nil, fmt.Errorf("%w: input %s has element type %d, want int64 token ids (a text classifier)", ErrModel, in.Name, in.ElemType)
 		}
 		name := strings.ToLower(in.Name)
