@@ -61,6 +61,9 @@ type TensorInfo struct {
 	// Values holds the elements, as float64, of a tensor of at most
 	// maxValues elements stored in the model (nil otherwise).
 	Values []float64
+	// External is set when the data lives in a separate file
+	// (data_location EXTERNAL).
+	External bool
 }
 
 // maxValues bounds the elements decoded of a tensor.
@@ -93,6 +96,9 @@ type Graph struct {
 	Inputs []ValueInfo
 	// Initializers maps each initializer to its element type.
 	Initializers map[string]int32
+	// External names an initializer whose data lives in a separate file
+	// ("" when every weight is inside the model).
+	External string
 
 	declared map[string]int32       // types the model states: inputs, initializers, value_info, outputs
 	tensors  map[string]*TensorInfo // initializers (with the values of small ones)
@@ -172,6 +178,9 @@ func ReadGraph(model []byte) (*Graph, error) {
 }
 
 func (g *Graph) addInitializer(t *TensorInfo) {
+	if t.External && g.External == "" {
+		g.External = t.Name
+	}
 	g.Initializers[t.Name] = t.DataType
 	g.declared[t.Name] = t.DataType
 	g.tensors[t.Name] = t
@@ -272,6 +281,10 @@ func readTensor(b []byte) (*TensorInfo, error) {
 		case 8:
 			if typ == protowire.BytesType {
 				t.Name = string(v)
+			}
+		case 14: // data_location
+			if typ == protowire.VarintType && x == 1 {
+				t.External = true
 			}
 		case 9:
 			if typ == protowire.BytesType {

@@ -95,6 +95,9 @@ func NewModel(model []byte, tok *tokenizer.Tokenizer) (*Model, error) {
 	if len(g.Outputs) == 0 {
 		return nil, fmt.Errorf("%w: the graph has no output", ErrModel)
 	}
+	if g.External != "" {
+		return nil, fmt.Errorf("%w: weight %s is stored in an external data file, which is not supported: save the model with its weights inside model.onnx (onnx.save_model(m, path, save_as_external_data=False))", ErrModel, g.External)
+	}
 	m.output = g.Outputs[0]
 	for _, n := range g.Nodes {
 		if contains(n.Outputs, m.output) && n.OpType == "Softmax" {

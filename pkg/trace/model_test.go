@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/protobuf/encoding/protowire"
+
 	"github.com/svc-gov/svc/pkg/modelgen"
 	"github.com/svc-gov/svc/pkg/onnxmodel"
 	"github.com/svc-gov/svc/pkg/tokenizer"
@@ -71,5 +73,26 @@ func TestLoadModelErrors(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "model.onnx"), graphWithInputs(onnxmodel.ValueInfo{Name: "input_ids", ElemType: onnxmodel.Int64, Shape: []int64{1, 4}}), 0o644)
 	if _, err := trace.LoadModel(dir); !errors.Is(err, trace.ErrNoTokenizer) || !strings.Contains(err.Error(), "vocab.txt") {
 		t.Fatalf("no tokenizer: %v", err)
+	}
+}
+
+// A model whose weights live in an external data file is refused with
+// the fix named.
+func TestExternalData(t *testing.T) {
+	tok, err := tokenizer.FromVocab([]byte(strings.Join(modelgen.Vocabulary(), "\n")), tokenizer.Options{Lowercase: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := graphWithInputs(onnxmodel.ValueInfo{Name: "input_ids", ElemType: onnxmodel.Int64, Shape: []int64{1, 4}})
+	// Append a graph field with one initializer whose data_location is
+	// EXTERNAL (protobuf merges repeated graph fields).
+	tensor := protowire.AppendBytes(protowire.AppendTag(nil, 8, protowire.BytesType), []byte("encoder.weight"))
+	tensor = protowire.AppendVarint(protowire.AppendTag(tensor, 2, protowire.VarintType), 1)
+	tensor = protowire.AppendVarint(protowire.AppendTag(tensor, 14, protowire.VarintType), 1)
+	graph := protowire.AppendBytes(protowire.AppendTag(nil, 5, protowire.BytesType), tensor)
+	model = protowire.AppendBytes(protowire.AppendTag(model, 7, protowire.BytesType), graph)
+	_, err = trace.NewModel(model, tok)
+	if !errors.Is(err, trace.ErrModel) || !strings.Contains(err.Error(), "encoder.weight") || !strings.Contains(err.Error(), "save_as_external_data=False") {
+		t.Fatalf("err = %v", err)
 	}
 }
