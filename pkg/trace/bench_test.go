@@ -3,6 +3,8 @@
 package trace_test
 
 import (
+	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,20 +18,31 @@ import (
 // machine noise hits all three alike, the latency of untraced inference
 // (the baseline), production-mode tracing and full tracing of the same
 // model and input, and reports each and the added latency in percent.
+// SVC_BENCH_LARGE=1 adds a DistilBERT-size model (6 layers, hidden 768, 12
+// heads) on a 128-token input (an 89 MB model, generated on the fly).
 func BenchmarkTracingOverhead(b *testing.B) {
+	short := "my name is jane roe and my ssn is 078-05-1120, please call me back tomorrow"
 	configs := []struct {
 		name string
 		cfg  modelgen.Config
+		text string
 	}{
-		{"tiny-L2-H64-S32", modelgen.Config{}},
-		{"torch-L2-H64", modelgen.Config{Style: modelgen.StyleTorch}},
-		{"torch-L4-H256", modelgen.Config{Style: modelgen.StyleTorch, Layers: 4, Hidden: 256, Heads: 4, SeqLen: 128}},
-		{"L4-H256-S128", modelgen.Config{Layers: 4, Hidden: 256, Heads: 4, SeqLen: 128}},
+		{"tiny-L2-H64-S32", modelgen.Config{}, short},
+		{"torch-L2-H64", modelgen.Config{Style: modelgen.StyleTorch}, short},
+		{"torch-L4-H256", modelgen.Config{Style: modelgen.StyleTorch, Layers: 4, Hidden: 256, Heads: 4, SeqLen: 128}, short},
+		{"L4-H256-S128", modelgen.Config{Layers: 4, Hidden: 256, Heads: 4, SeqLen: 128}, short},
+	}
+	if os.Getenv("SVC_BENCH_LARGE") == "1" {
+		configs = append(configs, struct {
+			name string
+			cfg  modelgen.Config
+			text string
+		}{"torch-L6-H768-T128", modelgen.Config{Style: modelgen.StyleTorch, Layers: 6, Hidden: 768, Heads: 12, SeqLen: 128}, strings.Repeat(short+" ", 8)})
 	}
 	for _, c := range configs {
 		b.Run(c.name, func(b *testing.B) {
 			m, _ := ortest.Model(b, c.cfg)
-			text := []byte("my name is jane roe and my ssn is 078-05-1120, please call me back tomorrow")
+			text := []byte(c.text)
 			modes := []string{"", trace.Production, trace.Full}
 			tracers := make([]*trace.Tracer, len(modes))
 			for i, mode := range modes {
