@@ -132,9 +132,6 @@ func NewModel(model []byte, tok *tokenizer.Tokenizer) (*Model, error) {
 	return m, nil
 }
 
-// Classes returns the operator class of every graph node.
-func (m *Model) Classes() []string { return m.classes }
-
 // Encode tokenizes text deterministically for this model: padded to its
 // fixed sequence length, or unpadded up to MaxLen.
 func (m *Model) Encode(text []byte) tokenizer.Encoding {

@@ -49,9 +49,6 @@ func NewTracer(m *Model, mode string, exec inference.Options) (*Tracer, error) {
 	return t, nil
 }
 
-// Mode is the tracer's trace mode.
-func (t *Tracer) Mode() string { return t.mode }
-
 // Trace tokenizes input, runs one inference and returns its trace.
 func (t *Tracer) Trace(input []byte) (*Trace, error) {
 	return t.TraceEncoded(t.m.Encode(input), input)
