@@ -17,7 +17,6 @@ type Tracer struct {
 	nodes []int
 	names []string
 	mode  string
-	exec  inference.Options
 	sess  *inference.Session
 }
 
@@ -25,7 +24,7 @@ type Tracer struct {
 // (ONNX Runtime must be initialised). Mode "" loads the model untraced,
 // the baseline the overhead benchmark compares against.
 func NewTracer(m *Model, mode string, exec inference.Options) (*Tracer, error) {
-	t := &Tracer{m: m, mode: mode, exec: exec}
+	t := &Tracer{m: m, mode: mode}
 	if mode != "" {
 		sel, err := Selected(m.Graph, m.classes, mode)
 		if err != nil {
