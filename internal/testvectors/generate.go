@@ -732,3 +732,24 @@ func (g *gen) invalid() error {
 	}
 	return g.badVPEC("review-bad-signature", "reviewer signature is not the reviewer's signature of the review statement", []string{"reviews"}, "INVALID — REVIEW INVALID", forgedReview)
 }
+
+// SealRecords issues a VPEC for run runID over records as a service would:
+// chain hashes from genesis, derived fields, Ed25519 signature and RFC 3161
+// timestamp; it returns the document. Tests use it for VPECs a service
+// should never have signed.
+func SealRecords(runID string, records []vpec.Record, s *signing.Signer, tsa vpec.Timestamper) ([]byte, error) {
+	v := &vpec.VPEC{VPECID: vpec.NewID("vpec_"), RunID: runID, WorkflowID: "test", OrgID: "org_test",
+		Environment: vpec.Production, APIKeyID: "pk_live_test", Records: records, IssuedAt: vpec.FormatTime(time.Now())}
+	if _, err := vpec.Chain(vpec.Genesis(runID), v.Records); err != nil {
+		return nil, err
+	}
+	jcs, err := vpec.RecordsJCS(v.Records)
+	if err != nil {
+		return nil, err
+	}
+	vpec.Finish(v, jcs)
+	if err := vpec.Seal(v, s, tsa); err != nil {
+		return nil, err
+	}
+	return document.MarshalIndent(v)
+}

@@ -74,11 +74,7 @@ func BenchmarkAuditReplay(b *testing.B) {
 	for _, c := range benchModels {
 		b.Run(c.name, func(b *testing.B) {
 			m, _ := ortest.Model(b, c.cfg)
-			meas, err := calibration.Measure(m, calibration.Options{Passes: 20})
-			if err != nil {
-				b.Fatal(err)
-			}
-			p, err := calibration.Build([]*calibration.Measurement{meas}, calibration.Meta{ProfileID: "b/b-class/v1.0.0", ModelClass: "b", Architecture: "b", Date: time.Now()}, calibration.Options{})
+			p, err := calibration.Calibrate(m, calibration.Meta{ProfileID: "b/b-class/v1.0.0", ModelClass: "b", Architecture: "b", Date: time.Now()}, calibration.Options{Passes: 20})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -360,3 +360,13 @@ func (in *inputs) next() []byte {
 	}
 	return []byte(b.String())
 }
+
+// Calibrate measures one model and builds its unsigned profile (Measure,
+// then Build).
+func Calibrate(m *trace.Model, meta Meta, opts Options) (*profile.Profile, error) {
+	meas, err := Measure(m, opts)
+	if err != nil {
+		return nil, err
+	}
+	return Build([]*Measurement{meas}, meta, opts)
+}

@@ -144,15 +144,11 @@ func TestReplayOtherModel(t *testing.T) {
 // torch.onnx export (dynamic length, decomposed LayerNorm, logits).
 func TestTorchStyleModel(t *testing.T) {
 	m, _ := ortest.Model(t, modelgen.Config{Style: modelgen.StyleTorch})
-	meas, err := calibration.Measure(m, calibration.Options{Passes: 50})
+	p, err := calibration.Calibrate(m, calibration.Meta{ProfileID: "test/toxicity-class/v1.0.0", ModelClass: "toxicity", Architecture: "distilbert", Date: time.Now()}, calibration.Options{Passes: 50})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := calibration.Build([]*calibration.Measurement{meas}, calibration.Meta{ProfileID: "test/toxicity-class/v1.0.0", ModelClass: "toxicity", Architecture: "distilbert", Date: time.Now()}, calibration.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("bounds %+v, max drift %v", p.Operators, meas.Max())
+	t.Logf("bounds %+v", p.Operators)
 	for _, mode := range []string{trace.Production, trace.Full} {
 		input := []byte("You are an idiot and I will find you.")
 		tr, err := trace.Run(m, input, mode)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/svc-gov/svc/internal/ortest"
+	"github.com/svc-gov/svc/internal/testvectors"
 	"github.com/svc-gov/svc/pkg/calibration"
 	"github.com/svc-gov/svc/pkg/document"
 	"github.com/svc-gov/svc/pkg/inference"
@@ -38,11 +39,7 @@ func TestAuditDishonestVPECs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	meas, err := calibration.Measure(m, calibration.Options{Passes: 30})
-	if err != nil {
-		t.Fatal(err)
-	}
-	prof, err := calibration.Build([]*calibration.Measurement{meas}, calibration.Meta{ProfileID: "acme/toxicity-class/v1.0.0", ModelClass: "toxicity", Architecture: "distilbert", Date: time.Now()}, calibration.Options{})
+	prof, err := calibration.Calibrate(m, calibration.Meta{ProfileID: "acme/toxicity-class/v1.0.0", ModelClass: "toxicity", Architecture: "distilbert", Date: time.Now()}, calibration.Options{Passes: 30})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,20 +80,11 @@ func TestAuditDishonestVPECs(t *testing.T) {
 			RecordedAt: vpec.FormatTime(time.Now()), StageType: vpec.StageBoundCommittedInference, StagePart: vpec.StagePartInference,
 			BoundedInference: &vpec.BoundedInference{ProfileID: prof.ProfileID, GPUClass: gpu, ONNXModelHash: tr.ONNXModelHash,
 				TraceMode: tr.Mode, OperatorCount: tr.OperatorCount, MerkleRoot: tr.MerkleRoot}}
-		v := &vpec.VPEC{VPECID: vpec.NewID("vpec_"), RunID: "run_00000000-0000-4000-8000-000000000001", WorkflowID: "w", OrgID: "org_acme",
-			Environment: vpec.Production, APIKeyID: "pk_live_x", Records: []vpec.Record{rec}, IssuedAt: vpec.FormatTime(time.Now())}
-		if _, err := vpec.Chain(vpec.Genesis(v.RunID), v.Records); err != nil {
-			t.Fatal(err)
-		}
-		jcs, err := vpec.RecordsJCS(v.Records)
+		doc, err := testvectors.SealRecords("run_00000000-0000-4000-8000-000000000001", []vpec.Record{rec}, mat.Signer, mat.TSA)
 		if err != nil {
 			t.Fatal(err)
 		}
-		vpec.Finish(v, jcs)
-		if err := vpec.Seal(v, mat.Signer, mat.TSA); err != nil {
-			t.Fatal(err)
-		}
-		return write(name, marshal(v))
+		return write(name, doc)
 	}
 	tests := []struct {
 		name, gpu string

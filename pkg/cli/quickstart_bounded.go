@@ -65,12 +65,8 @@ func (a *app) quickstartBounded(ctx context.Context, dir string, st store.Store,
 	}
 	say("classifier: %s (DistilBERT-style export: decomposed LayerNorm, Erf GELU, logits), ONNX Runtime %s", q.model.Hash, inference.Version())
 	start := time.Now()
-	meas, err := calibration.Measure(q.model, calibration.Options{Passes: quickstartPasses})
-	if err != nil {
-		return nil, fail("calibrate", err)
-	}
-	prof, err := calibration.Build([]*calibration.Measurement{meas}, calibration.Meta{ProfileID: "quickstart/toxicity-class/v1.0.0",
-		ModelClass: "toxicity", Architecture: "distilbert", Date: time.Now()}, calibration.Options{})
+	prof, err := calibration.Calibrate(q.model, calibration.Meta{ProfileID: "quickstart/toxicity-class/v1.0.0",
+		ModelClass: "toxicity", Architecture: "distilbert", Date: time.Now()}, calibration.Options{Passes: quickstartPasses})
 	if err != nil {
 		return nil, fail("calibrate", err)
 	}

@@ -15,11 +15,11 @@ import (
 	"time"
 
 	"github.com/svc-gov/svc/internal/ortest"
+	"github.com/svc-gov/svc/internal/testvectors"
 	"github.com/svc-gov/svc/pkg/api"
 	"github.com/svc-gov/svc/pkg/calibration"
 	"github.com/svc-gov/svc/pkg/client"
 	"github.com/svc-gov/svc/pkg/client/bounded"
-	"github.com/svc-gov/svc/pkg/document"
 	"github.com/svc-gov/svc/pkg/modelgen"
 	"github.com/svc-gov/svc/pkg/profile"
 	"github.com/svc-gov/svc/pkg/server"
@@ -28,6 +28,9 @@ import (
 	"github.com/svc-gov/svc/pkg/trace"
 	"github.com/svc-gov/svc/pkg/vpec"
 )
+
+// piiMeta names the profiles these tests calibrate.
+var piiMeta = calibration.Meta{ProfileID: "acme/pii-class/v1.0.0", ModelClass: "pii", Architecture: "bert-like", Date: time.Now()}
 
 // service is a real service on loopback (SQLite) that counts registry calls.
 type service struct {
@@ -142,11 +145,7 @@ func TestBoundCommittedInference(t *testing.T) {
 	}
 
 	// 2. Calibrate on real executions and publish.
-	meas, err := calibration.Measure(m, calibration.Options{Passes: 60})
-	if err != nil {
-		t.Fatal(err)
-	}
-	prof, err := calibration.Build([]*calibration.Measurement{meas}, calibration.Meta{ProfileID: "acme/pii-class/v1.0.0", ModelClass: "pii", Architecture: "bert-like", Date: time.Now()}, calibration.Options{})
+	prof, err := calibration.Calibrate(m, piiMeta, calibration.Options{Passes: 60})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,11 +263,7 @@ func TestDishonestClaims(t *testing.T) {
 	m, _ := ortest.Model(t, modelgen.Config{})
 	svc := newService(t)
 	ctx := context.Background()
-	meas, err := calibration.Measure(m, calibration.Options{Passes: 30})
-	if err != nil {
-		t.Fatal(err)
-	}
-	prof, err := calibration.Build([]*calibration.Measurement{meas}, calibration.Meta{ProfileID: "acme/pii-class/v1.0.0", ModelClass: "pii", Architecture: "bert-like", Date: time.Now()}, calibration.Options{})
+	prof, err := calibration.Calibrate(m, piiMeta, calibration.Options{Passes: 30})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -321,20 +316,7 @@ func TestDishonestClaims(t *testing.T) {
 	rec := vpec.Record{RecordID: vpec.NewID("rec_"), Sequence: 1, Check: "prompt_injection", ManifestID: "m", CheckResult: vpec.ResultPass,
 		ProofLevel: vpec.OperatorBound, CommitmentAlgorithm: "sha256", CommitmentHash: tr.InputCommitment, Visibility: vpec.Opaque,
 		RecordedAt: vpec.FormatTime(time.Now()), BoundedInference: &a100}
-	v := &vpec.VPEC{VPECID: vpec.NewID("vpec_"), RunID: "run_00000000-0000-4000-8000-000000000001", WorkflowID: "w", OrgID: "org_acme",
-		Environment: vpec.Production, APIKeyID: "pk_live_x", Records: []vpec.Record{rec}, IssuedAt: vpec.FormatTime(time.Now())}
-	if _, err := vpec.Chain(vpec.Genesis(v.RunID), v.Records); err != nil {
-		t.Fatal(err)
-	}
-	jcs, err := vpec.RecordsJCS(v.Records)
-	if err != nil {
-		t.Fatal(err)
-	}
-	vpec.Finish(v, jcs)
-	if err := vpec.Seal(v, svc.mat.Signer, svc.mat.TSA); err != nil {
-		t.Fatal(err)
-	}
-	doc, err := document.MarshalIndent(v)
+	doc, err := testvectors.SealRecords("run_00000000-0000-4000-8000-000000000001", []vpec.Record{rec}, svc.mat.Signer, svc.mat.TSA)
 	if err != nil {
 		t.Fatal(err)
 	}
