@@ -127,15 +127,22 @@ def record($i):
       check("\($r).bounded_inference.merkle_root"; .merkle_root | sha256));
 def gap($i):
   "gaps[\($i)]" as $g
-  | fields($g; ["gap_id", "gap_type", "severity", "check", "sequence", "timestamp"]; []),
+  | fields($g; ["gap_id", "gap_type", "severity", "check", "sequence", "timestamp"]; ["sequence_end"]),
     check("\($g).gap_id"; .gap_id | id),
     check("\($g).gap_type"; .gap_type | id),
     check("\($g).severity"; .severity | oneof(["Critical", "High", "Medium", "Low", "Informational"])),
     check("\($g).severity (fixed by its gap_type)";
-      {system_unavailable: "High", model_profile_missing: "Medium", sequence_missing: "High", chain_break: "Critical"}
+      {system_unavailable: "High", model_profile_missing: "Medium", sequence_missing: "High", chain_break: "Critical",
+       empty_run: "High"}
       [.gap_type | strings] as $fixed | $fixed == null or .severity == $fixed),
     check("\($g).check"; .check | opt(type == "string")),
     check("\($g).sequence"; .sequence | opt(int(-9007199254740991; 9007199254740991))),
+    check("\($g).sequence_end (on sequence_missing gaps, and only on them, >= sequence)";
+      if .gap_type == "sequence_missing" then (.sequence | int(1; 9007199254740991)) and
+        (.sequence_end | int(1; 9007199254740991)) and .sequence_end >= .sequence
+      else has("sequence_end") | not end),
+    check("\($g) (an empty_run gap has check and sequence null)";
+      .gap_type != "empty_run" or (.check == null and .sequence == null)),
     check("\($g).timestamp"; .timestamp | time);
 if type != "object" then "the document is not a JSON object" else
   fields("the VPEC"; ["schema", "vpec_id", "run_id", "workflow_id", "org_id", "issued_at", "environment",
@@ -220,10 +227,8 @@ ok "signature: valid (Ed25519, key $key_id)"
 
 # Step 6: the hash chain, record by record, from the genesis value.
 CHAIN_BREAK_JQ='
-  [.gaps[] | select(.sequence != null) | [.gap_type, .sequence]] as $declared
-  | ($declared | index([["chain_break", $seq]]) != null) or
-    ($from > 0 and $to - $from <= 1048576 and
-     all(range($from; $to + 1); . as $s | $declared | index([["sequence_missing", $s]]) != null))'
+  if $from > 0 then any(.gaps[]; .gap_type == "sequence_missing" and .sequence == $from and .sequence_end == $to)
+  else any(.gaps[]; .gap_type == "chain_break" and .sequence == $seq) end'
 declared() { jq -e --argjson seq "$1" --argjson from "$2" --argjson to "$3" "$CHAIN_BREAK_JQ" "$VPEC" >/dev/null; }
 run_id=$(field .run_id)
 prev=$(printf '%s' "svc.chain.v1:$run_id" | sha256_hex)

@@ -317,7 +317,7 @@ func (g *gen) valid() error {
 	seq3, seq4 := int64(3), int64(4)
 	check := "prompt_injection"
 	gaps := []vpec.Gap{
-		{GapID: "gap_00000000-0000-4000-8000-000000000001", GapType: vpec.GapSequenceMissing, Severity: vpec.High, Sequence: &seq3, Timestamp: g.stamp()},
+		{GapID: "gap_00000000-0000-4000-8000-000000000001", GapType: vpec.GapSequenceMissing, Severity: vpec.High, Sequence: &seq3, SequenceEnd: &seq3, Timestamp: g.stamp()},
 		{GapID: "gap_00000000-0000-4000-8000-000000000002", GapType: vpec.GapModelProfileMissing, Severity: vpec.Medium, Check: &check, Sequence: &seq4, Timestamp: g.stamp()},
 	}
 	gv := &vpec.VPEC{VPECID: "vpec_00000000-0000-4000-8000-0000000009a9", RunID: runID, WorkflowID: "claims-intake", OrgID: "org_acme-health",

@@ -17,26 +17,29 @@ const MaxDetailsBytes = 16384
 // timestamp's genTime. Anything later is a time violation.
 const MaxClockSkew = 5 * time.Minute
 
-// maxGapsPerBreak bounds the sequence_missing gaps one break produces
-// (today's server behaviour; replaced by one gap per range).
-const maxGapsPerBreak = 1000
-
 // IssueGaps returns the gaps the service declares for a run from its
 // records in sequence order and their canonical bytes (jcs[i], the bytes the
-// chain hash covers): chain breaks and missing sequence numbers. stamp is
-// the gaps' timestamp. Gap ids are fresh.
+// chain hash covers), each dated stamp, with fresh ids:
+//   - one sequence_missing gap per range of missing sequence numbers
+//     (sequence = first missing, sequence_end = last missing), however long;
+//   - one chain_break gap per record whose chain hash does not follow from
+//     its predecessor (it never also declares a hole);
+//   - one empty_run gap when there are no records.
+//
+// The verifier requires exactly these chain, sequence and empty-run gaps.
 func IssueGaps(runID string, records []Record, jcs [][]byte, stamp string) []Gap {
 	gaps := []Gap{}
+	if len(records) == 0 {
+		return append(gaps, Gap{GapID: NewID("gap_"), GapType: GapEmptyRun, Severity: GapSeverity[GapEmptyRun], Timestamp: stamp})
+	}
 	for _, b := range VerifyChain(runID, records, jcs) {
 		if b.MissingFrom > 0 {
-			for seq := b.MissingFrom; seq <= b.MissingTo && seq < b.MissingFrom+maxGapsPerBreak; seq++ {
-				sq := seq
-				gaps = append(gaps, Gap{GapID: NewID("gap_"), GapType: GapSequenceMissing, Severity: High, Sequence: &sq, Timestamp: stamp})
-			}
+			from, to := b.MissingFrom, b.MissingTo
+			gaps = append(gaps, Gap{GapID: NewID("gap_"), GapType: GapSequenceMissing, Severity: GapSeverity[GapSequenceMissing], Sequence: &from, SequenceEnd: &to, Timestamp: stamp})
 			continue
 		}
 		sq := b.Sequence
-		gaps = append(gaps, Gap{GapID: NewID("gap_"), GapType: GapChainBreak, Severity: Critical, Sequence: &sq, Timestamp: stamp})
+		gaps = append(gaps, Gap{GapID: NewID("gap_"), GapType: GapChainBreak, Severity: GapSeverity[GapChainBreak], Sequence: &sq, Timestamp: stamp})
 	}
 	return gaps
 }
@@ -74,4 +77,81 @@ func IsControl(r rune) bool {
 		return true
 	}
 	return false
+}
+
+// checkGapRules applies the gap rules the struct decoder cannot: which
+// members go with which gap type. bad reports a schema problem.
+func checkGapRules(v *VPEC, bad func(string, ...any)) {
+	for i, g := range v.Gaps {
+		f := fmt.Sprintf("gaps[%d]", i)
+		if err := ValidName(g.GapType); err != nil {
+			bad("%s.gap_type: %v", f, err)
+		}
+		if g.Check != nil {
+			if err := ValidName(*g.Check); err != nil {
+				bad("%s.check: %v", f, err)
+			}
+		}
+		switch g.GapType {
+		case GapSequenceMissing:
+			switch {
+			case g.Sequence == nil || g.SequenceEnd == nil:
+				bad("%s: a sequence_missing gap needs sequence (first missing) and sequence_end (last missing)", f)
+			case *g.Sequence < 1 || *g.SequenceEnd < *g.Sequence:
+				bad("%s: sequence %d to sequence_end %d is not a range of sequence numbers", f, *g.Sequence, *g.SequenceEnd)
+			}
+		case GapChainBreak:
+			if g.Sequence == nil || *g.Sequence < 1 {
+				bad("%s: a chain_break gap needs the sequence of the record whose chain hash fails", f)
+			}
+		case GapEmptyRun:
+			if g.Check != nil || g.Sequence != nil {
+				bad("%s: an empty_run gap has check and sequence null", f)
+			}
+		}
+		if g.GapType != GapSequenceMissing && g.SequenceEnd != nil {
+			bad("%s.sequence_end: only a sequence_missing gap has one", f)
+		}
+	}
+}
+
+// gapMismatches returns the declared chain, sequence and empty-run gaps
+// that the records do not bear out: a sequence_missing range that is not
+// exactly a hole, a chain_break gap where the chain does not break (or
+// where a hole, not a chain hash, is the break), an empty_run gap on a run
+// with records, and a run without records that lacks its empty_run gap.
+// (Undeclared breaks are the chain check's failure.)
+func gapMismatches(v *VPEC, breaks []ChainBreak) []string {
+	var out []string
+	holes := map[[2]int64]bool{}
+	hashBreaks := map[int64]bool{}
+	for _, b := range breaks {
+		if b.MissingFrom > 0 {
+			holes[[2]int64{b.MissingFrom, b.MissingTo}] = true
+		} else {
+			hashBreaks[b.Sequence] = true
+		}
+	}
+	emptyRun := 0
+	for i, g := range v.Gaps {
+		switch g.GapType {
+		case GapSequenceMissing:
+			if g.Sequence != nil && g.SequenceEnd != nil && !holes[[2]int64{*g.Sequence, *g.SequenceEnd}] {
+				out = append(out, fmt.Sprintf("gaps[%d] declares sequences %d-%d missing, which is not a hole in the records", i, *g.Sequence, *g.SequenceEnd))
+			}
+		case GapChainBreak:
+			if g.Sequence != nil && !hashBreaks[*g.Sequence] {
+				out = append(out, fmt.Sprintf("gaps[%d] declares a chain break at sequence %d, where the chain hash follows", i, *g.Sequence))
+			}
+		case GapEmptyRun:
+			emptyRun++
+			if len(v.Records) > 0 {
+				out = append(out, fmt.Sprintf("gaps[%d] declares an empty run, but the VPEC holds %d records", i, len(v.Records)))
+			}
+		}
+	}
+	if len(v.Records) == 0 && emptyRun != 1 {
+		out = append(out, fmt.Sprintf("the VPEC holds no records and declares %d empty_run gaps (exactly one required)", emptyRun))
+	}
+	return out
 }

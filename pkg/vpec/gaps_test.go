@@ -2,8 +2,10 @@ package vpec_test
 
 import (
 	"errors"
+	"slices"
 	"testing"
 
+	"github.com/svc-gov/svc/pkg/document"
 	"github.com/svc-gov/svc/pkg/vpec"
 )
 
@@ -58,5 +60,154 @@ func TestIssueGapsChain(t *testing.T) {
 	g := vpec.IssueGaps("run_x", holed, hj, "2026-11-22T00:00:00.000Z")
 	if len(g) == 0 || g[0].GapType != vpec.GapSequenceMissing || *g[0].Sequence != 2 {
 		t.Fatalf("hole: gaps %+v", g)
+	}
+}
+
+func TestIssueGapsRanges(t *testing.T) {
+	recs := records(3, vpec.Execution)
+	recs[1].Sequence = 5000 // 2-4999 missing
+	recs[2].Sequence = 5002 // 5001 missing
+	if _, err := vpec.Chain(vpec.Genesis("run_x"), recs); err != nil {
+		t.Fatal(err)
+	}
+	jcs, _ := vpec.RecordsJCS(recs)
+	g := vpec.IssueGaps("run_x", recs, jcs, "2026-11-22T00:00:00.000Z")
+	if len(g) != 2 {
+		t.Fatalf("want 2 range gaps, got %d: %+v", len(g), g)
+	}
+	for i, want := range [][2]int64{{2, 4999}, {5001, 5001}} {
+		if g[i].GapType != vpec.GapSequenceMissing || *g[i].Sequence != want[0] || g[i].SequenceEnd == nil || *g[i].SequenceEnd != want[1] {
+			t.Errorf("gap %d: %+v, want range %v", i, g[i], want)
+		}
+	}
+	// a tampered record: one chain_break gap, no sequence_end.
+	recs2 := records(3, vpec.Execution)
+	vpec.Chain(vpec.Genesis("run_x"), recs2)
+	recs2[1].Check = "changed"
+	jcs2, _ := vpec.RecordsJCS(recs2)
+	g = vpec.IssueGaps("run_x", recs2, jcs2, "2026-11-22T00:00:00.000Z")
+	if len(g) != 1 || g[0].GapType != vpec.GapChainBreak || *g[0].Sequence != 2 || g[0].SequenceEnd != nil {
+		t.Fatalf("chain break: %+v", g)
+	}
+}
+
+func TestIssueGapsEmptyRun(t *testing.T) {
+	g := vpec.IssueGaps("run_x", nil, nil, "2026-11-22T00:00:00.000Z")
+	if len(g) != 1 || g[0].GapType != vpec.GapEmptyRun || g[0].Severity != vpec.High || g[0].Check != nil || g[0].Sequence != nil || g[0].SequenceEnd != nil {
+		t.Fatalf("empty run: %+v", g)
+	}
+}
+
+// issueRun seals records (chained first) with the gaps IssueGaps declares
+// for them after drop removes some, plus extra gaps.
+func (f *fixture) issueRun(t testing.TB, recs []vpec.Record, drop func([]vpec.Record) []vpec.Record, edit func([]vpec.Gap) []vpec.Gap) []byte {
+	t.Helper()
+	v := &vpec.VPEC{VPECID: vpec.NewID("vpec_"), RunID: vpec.NewID("run_"), WorkflowID: "wf", OrgID: "org_1",
+		Environment: vpec.Sandbox, APIKeyID: "pk_sb_abc", IssuedAt: vpec.FormatTime(timeNow())}
+	if _, err := vpec.Chain(vpec.Genesis(v.RunID), recs); err != nil {
+		t.Fatal(err)
+	}
+	if drop != nil {
+		recs = drop(recs)
+	}
+	v.Records = recs
+	jcs, err := vpec.RecordsJCS(v.Records)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v.Gaps = vpec.IssueGaps(v.RunID, v.Records, jcs, v.IssuedAt)
+	if edit != nil {
+		v.Gaps = edit(v.Gaps)
+	}
+	vpec.Finish(v, jcs)
+	if err := vpec.Seal(v, f.signer, f.tsa); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := document.MarshalIndent(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return doc
+}
+
+func failed(r *vpec.Report) []vpec.CheckName {
+	var out []vpec.CheckName
+	for _, c := range r.Checks {
+		if c.Status == vpec.Fail {
+			out = append(out, c.Name)
+		}
+	}
+	return out
+}
+
+// A hole of any length is declared by one range gap and verifies; a range
+// that does not match the hole exactly, or a hole "declared" by a
+// chain_break gap, fails the chain check.
+func TestVerifyDeclaredRanges(t *testing.T) {
+	f := newFixture(t)
+	bigHole := func(r []vpec.Record) []vpec.Record {
+		// sequences 1, 2, 1503, 1504: 3-1502 missing (1500 records).
+		return append(r[:2:2], r[1502:]...)
+	}
+	setEnd := func(d int64) func([]vpec.Gap) []vpec.Gap {
+		return func(g []vpec.Gap) []vpec.Gap { e := *g[0].SequenceEnd + d; g[0].SequenceEnd = &e; return g }
+	}
+	for _, tc := range []struct {
+		name  string
+		edit  func([]vpec.Gap) []vpec.Gap
+		valid bool
+		fail  vpec.CheckName
+	}{
+		{"declared", nil, true, ""},
+		{"range too short", setEnd(-1), false, vpec.CheckChain},
+		{"range too long", setEnd(+1), false, vpec.CheckChain},
+		{"chain_break instead", func(g []vpec.Gap) []vpec.Gap {
+			s := int64(1503)
+			return []vpec.Gap{{GapID: "gap_1", GapType: vpec.GapChainBreak, Severity: vpec.Critical, Sequence: &s, Timestamp: g[0].Timestamp}}
+		}, false, vpec.CheckChain},
+		{"extra range", func(g []vpec.Gap) []vpec.Gap {
+			s := int64(1504)
+			return append(g, vpec.Gap{GapID: "gap_2", GapType: vpec.GapSequenceMissing, Severity: vpec.High, Sequence: &s, SequenceEnd: &s, Timestamp: g[0].Timestamp})
+		}, false, vpec.CheckGaps},
+		{"sequence_end on chain_break", func(g []vpec.Gap) []vpec.Gap {
+			g = append(g, vpec.Gap{GapID: "gap_2", GapType: vpec.GapChainBreak, Severity: vpec.Critical, Sequence: g[0].Sequence, SequenceEnd: g[0].Sequence, Timestamp: g[0].Timestamp})
+			return g
+		}, false, vpec.CheckSchema},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			doc := f.issueRun(t, records(1504, vpec.Execution), bigHole, tc.edit)
+			r := vpec.Verify(doc, vpec.Options{Trust: f.trust})
+			if r.Valid != tc.valid || (!tc.valid && !slices.Contains(failed(r), tc.fail)) {
+				for _, c := range r.Checks {
+					t.Logf("%s %s %s %v", c.Status, c.Name, c.Message, c.Details)
+				}
+				t.Fatalf("verdict %s, want valid=%v failing %s", r.Verdict, tc.valid, tc.fail)
+			}
+		})
+	}
+}
+
+// D5: a run without records carries one empty_run gap: VALID but never
+// clean; without the gap it fails the gaps check.
+func TestVerifyEmptyRun(t *testing.T) {
+	f := newFixture(t)
+	r := vpec.Verify(f.issueRun(t, nil, nil, nil), vpec.Options{Trust: f.trust})
+	if !r.Valid || r.IsClean || r.Check(vpec.CheckGaps).Status != vpec.Warn {
+		t.Fatalf("empty run with its gap: valid=%v clean=%v verdict %s", r.Valid, r.IsClean, r.Verdict)
+	}
+	r = vpec.Verify(f.issue(t, nil, nil), vpec.Options{Trust: f.trust})
+	if r.Valid || r.Check(vpec.CheckGaps).Status != vpec.Fail || r.Verdict != "INVALID — GAP MISMATCH" {
+		t.Fatalf("empty run without its gap: verdict %s", r.Verdict)
+	}
+	two := func(g []vpec.Gap) []vpec.Gap { return append(g, g[0]) }
+	r = vpec.Verify(f.issueRun(t, nil, nil, two), vpec.Options{Trust: f.trust})
+	if r.Valid {
+		t.Fatalf("two empty_run gaps: verdict %s", r.Verdict)
+	}
+	r = vpec.Verify(f.issueRun(t, records(2, vpec.Execution), nil, func(g []vpec.Gap) []vpec.Gap {
+		return append(g, vpec.Gap{GapID: "gap_e", GapType: vpec.GapEmptyRun, Severity: vpec.High, Timestamp: vpec.FormatTime(timeNow())})
+	}), vpec.Options{Trust: f.trust})
+	if r.Valid {
+		t.Fatalf("empty_run gap on a run with records: verdict %s", r.Verdict)
 	}
 }

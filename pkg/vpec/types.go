@@ -103,6 +103,7 @@ const (
 	GapModelProfileMissing = "model_profile_missing" // Medium, advisory: no drift profile for the model or GPU class
 	GapSequenceMissing     = "sequence_missing"      // High: a record sequence number never reached the service
 	GapChainBreak          = "chain_break"           // Critical: a record's chain hash does not follow from its predecessor
+	GapEmptyRun            = "empty_run"             // High: the run was closed without a single record
 )
 
 // GapSeverity maps the gap types svc defines to their fixed severity.
@@ -111,6 +112,7 @@ var GapSeverity = map[string]Severity{
 	GapModelProfileMissing: Medium,
 	GapSequenceMissing:     High,
 	GapChainBreak:          Critical,
+	GapEmptyRun:            High,
 }
 
 // Environment is sandbox or production, set by the API key prefix.
@@ -164,12 +166,16 @@ type VPEC struct {
 
 // Gap is a governance gap found in a run (SPEC 2.14).
 type Gap struct {
-	GapID     string   `json:"gap_id"`
-	GapType   string   `json:"gap_type"`
-	Severity  Severity `json:"severity"`
-	Check     *string  `json:"check"`
-	Sequence  *int64   `json:"sequence"`
-	Timestamp string   `json:"timestamp"`
+	GapID    string   `json:"gap_id"`
+	GapType  string   `json:"gap_type"`
+	Severity Severity `json:"severity"`
+	Check    *string  `json:"check"`
+	Sequence *int64   `json:"sequence"`
+	// SequenceEnd is the last missing sequence (inclusive) of a
+	// sequence_missing gap, whose Sequence is the first; present on
+	// sequence_missing gaps and only on them.
+	SequenceEnd *int64 `json:"sequence_end,omitempty"`
+	Timestamp   string `json:"timestamp"`
 }
 
 // Record is one check execution as the VPEC carries it: metadata and

@@ -59,6 +59,9 @@ func Verify(doc []byte, opts Options) *Report {
 	r := &Report{}
 	p := parse(doc)
 	r.fill(&p.v)
+	if len(p.schemaErrs) == 0 {
+		checkGapRules(&p.v, func(format string, a ...any) { p.schemaErrs = append(p.schemaErrs, fmt.Sprintf(format, a...)) })
+	}
 	if len(p.schemaErrs) > 0 {
 		r.Checks = append(r.Checks, Check{Name: CheckSchema, Status: Fail, Code: "SCHEMA ERROR",
 			Message: "schema invalid: " + p.schemaErrs[0], Details: p.schemaErrs})
@@ -419,30 +422,24 @@ func fail(c Check, code, msg string, missingTrust bool) Check {
 	return c
 }
 
-// declaredBreak reports whether gaps account for a chain break: a
-// sequence_missing gap for every absent sequence number, or a chain_break
-// gap at the record whose chain hash fails.
+// declaredBreak reports whether gaps account for a chain break exactly: a
+// hole (sequence numbers absent before b.Sequence) by one sequence_missing
+// gap whose range is the hole, any other break by a chain_break gap at the
+// record whose chain hash fails. A chain_break gap never declares a hole.
 func declaredBreak(gaps []Gap, b ChainBreak) bool {
-	has := func(typ string, seq int64) bool {
-		for _, g := range gaps {
-			if g.GapType == typ && g.Sequence != nil && *g.Sequence == seq {
+	for _, g := range gaps {
+		if g.Sequence == nil {
+			continue
+		}
+		if b.MissingFrom > 0 {
+			if g.GapType == GapSequenceMissing && *g.Sequence == b.MissingFrom && g.SequenceEnd != nil && *g.SequenceEnd == b.MissingTo {
 				return true
 			}
-		}
-		return false
-	}
-	if has(GapChainBreak, b.Sequence) {
-		return true
-	}
-	if b.MissingFrom == 0 || b.MissingTo-b.MissingFrom > 1<<20 {
-		return false
-	}
-	for s := b.MissingFrom; s <= b.MissingTo; s++ {
-		if !has(GapSequenceMissing, s) {
-			return false
+		} else if g.GapType == GapChainBreak && *g.Sequence == b.Sequence {
+			return true
 		}
 	}
-	return true
+	return false
 }
 
 func checkChain(p parsed) Check {
@@ -522,6 +519,10 @@ func checkTimestamp(p parsed, trust *signing.Bundle, r *Report) Check {
 
 func checkGaps(p parsed) Check {
 	c := Check{Name: CheckGaps}
+	if bad := gapMismatches(&p.v, p.breaks); len(bad) > 0 {
+		c.Details = bad
+		return fail(c, "GAP MISMATCH", "governance gaps do not match the records: "+bad[0], false)
+	}
 	if len(p.v.Gaps) == 0 {
 		c.Status, c.Message = Pass, "no governance gaps"
 		return c

@@ -75,7 +75,7 @@ func (f *fixture) issue(t testing.TB, recs []vpec.Record, gaps []vpec.Gap) []byt
 
 func TestSealVerifyRoundTrip(t *testing.T) {
 	f := newFixture(t)
-	for _, n := range []int{0, 1, 2, 7, 100} {
+	for _, n := range []int{1, 2, 7, 100} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			doc := f.issue(t, records(n, vpec.Execution), nil)
 			r := vpec.Verify(doc, vpec.Options{Trust: f.trust})
