@@ -26,8 +26,13 @@ import (
 )
 
 // MaxDepth is the maximum nesting depth of arrays and objects accepted. A
-// top-level array or object has depth 1.
+// top-level array or object has depth 1; each array or object inside
+// another adds one; scalars add nothing.
 const MaxDepth = 1000
+
+// MaxInput is the largest input the parser accepts (256 MiB): offsets in
+// the compact parse tree are 28 bits.
+const MaxInput = 1 << 28
 
 var (
 	// ErrInvalidJSON reports input that is not a single valid JSON text in
@@ -41,6 +46,8 @@ var (
 	ErrNumber = errors.New("canonical: number out of range")
 	// ErrDepth reports nesting deeper than MaxDepth.
 	ErrDepth = errors.New("canonical: nesting too deep")
+	// ErrTooLarge reports an input larger than MaxInput.
+	ErrTooLarge = errors.New("canonical: input too large")
 )
 
 // Error describes a rejected input. It wraps one of ErrInvalidJSON,
@@ -66,13 +73,11 @@ func (e *Error) Unwrap() error { return e.Err }
 // Leading and trailing whitespace is allowed; anything else after the value
 // is rejected. On error the result is nil and the error is an [*Error].
 func Transform(data []byte) ([]byte, error) {
-	p := parser{data: data}
-	v, err := p.parseText()
+	v, err := ParseDepth(data, MaxDepth)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]byte, 0, len(data))
-	return appendValue(out, &v), nil
+	return v.AppendCanonical(make([]byte, 0, len(data))), nil
 }
 
 // Marshal encodes v with encoding/json (HTML escaping disabled) and returns
@@ -93,48 +98,123 @@ func Marshal(v any) ([]byte, error) {
 // output. Use it before decoding untrusted documents into structs, since
 // encoding/json silently accepts duplicate keys and invalid UTF-8.
 func CheckStrict(data []byte) error {
-	p := parser{data: data}
-	_, err := p.parseText()
-	return err
+	p := parser{data: data, maxDepth: MaxDepth}
+	return p.parseText()
 }
 
-// kind is the type of a parsed JSON value.
-type kind uint8
-
+// Node kinds of the compact parse tree (4 bits).
 const (
-	kindLiteral kind = iota // text holds "null", "true" or "false"
-	kindNumber              // text holds the canonical number
-	kindString              // text holds the decoded (unescaped) string
-	kindArray
-	kindObject
+	nNull   = iota
+	nTrue   // true
+	nFalse  // false
+	nNum    // a number whose text is already canonical
+	nNumX   // a number that must be reformatted (fraction, exponent, -0, long)
+	nStr    // a string without escapes: its content is the raw bytes
+	nStrEsc // a string with escapes
+	nArr
+	nObj
 )
 
-// Value is a parsed JSON value: I-JSON checked, strings decoded, numbers in
-// their canonical form and object members in canonical (UTF-16) order.
-type Value struct {
-	kind    kind
-	text    []byte   // may alias the input
-	elems   []Value  // kindArray
-	members []member // kindObject
+const (
+	offBits = 28
+	offMask = 1<<offBits - 1
+)
+
+// node is one JSON value (or object member name) of the compact tree, in
+// document order (preorder): 8 bytes per value, whatever its type. An
+// object's children are its members' name and value nodes, alternating.
+type node struct {
+	a uint32 // kind<<28 | byte offset of the value's first byte
+	b uint32 // scalars: offset one past the token; containers: index one past the subtree
 }
 
-// member is an object member.
-type member struct {
-	name   []byte // decoded name; may alias the input
-	offset int    // offset of the name's opening quote
-	val    Value
-}
+func (n node) kind() uint32 { return n.a >> offBits }
+func (n node) off() uint32  { return n.a & offMask }
 
-// parser is a recursive-descent JSON parser over a byte slice.
-type parser struct {
+// tree is a parsed JSON text: the input (aliased) and its nodes.
+type tree struct {
 	data  []byte
-	pos   int
-	depth int
-	// Scratch stacks for the children of the arrays and objects being
-	// parsed; each container copies its children out when it closes, which
-	// avoids growing one slice per container.
-	elems   []Value
-	members []member
+	nodes []node
+}
+
+// next returns the index of the node after the subtree at i.
+func (t *tree) next(i uint32) uint32 {
+	if n := t.nodes[i]; n.kind() >= nArr {
+		return n.b
+	}
+	return i + 1
+}
+
+// nameRef is an object member name during the duplicate check.
+type nameRef struct {
+	name []byte // decoded
+	off  int    // offset of the opening quote
+}
+
+// parser is a recursive-descent JSON parser over a byte slice that
+// validates and, when build is set, records the compact tree.
+type parser struct {
+	data     []byte
+	pos      int
+	depth    int
+	maxDepth int
+	build    bool
+	nodes    []node
+	// Scratch for the duplicate-key check of the objects being parsed:
+	// each object's names are a window of names, escaped names are
+	// decoded into arena; both are truncated when the object closes.
+	names []nameRef
+	arena []byte
+}
+
+// countTokens returns an upper bound of the number of nodes data parses
+// into (value and member name starts), so the node slice is allocated once.
+func countTokens(data []byte) int {
+	n := 0
+	inString := false
+	prevValueByte := false // the previous byte outside strings continues a number or literal
+	for i := 0; i < len(data); i++ {
+		c := data[i]
+		if inString {
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				inString = false
+			}
+			continue
+		}
+		switch {
+		case c == '"':
+			inString = true
+			n++
+			prevValueByte = false
+		case c == '{' || c == '[':
+			n++
+			prevValueByte = false
+		case c == '-' || c == '+' || c == '.' || ('0' <= c && c <= '9') || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z'):
+			if !prevValueByte {
+				n++
+			}
+			prevValueByte = true
+		default:
+			prevValueByte = false
+		}
+	}
+	return n
+}
+
+// ParseDepth is Parse with another nesting limit than MaxDepth.
+func ParseDepth(data []byte, maxDepth int) (*Value, error) {
+	if len(data) > MaxInput {
+		return nil, &Error{Offset: MaxInput, Msg: fmt.Sprintf("input of %d bytes is larger than %d", len(data), MaxInput), Err: ErrTooLarge}
+	}
+	p := parser{data: data, maxDepth: maxDepth, build: true}
+	p.nodes = make([]node, 0, countTokens(data))
+	if err := p.parseText(); err != nil {
+		return nil, err
+	}
+	return &Value{t: &tree{data: data, nodes: p.nodes}}, nil
 }
 
 func (p *parser) fail(off int, sentinel error, format string, args ...any) error {
@@ -147,17 +227,19 @@ func (p *parser) syntax(off int, format string, args ...any) error {
 
 // parseText parses a whole JSON text: one value with optional surrounding
 // whitespace.
-func (p *parser) parseText() (Value, error) {
+func (p *parser) parseText() error {
+	if len(p.data) > MaxInput {
+		return p.fail(MaxInput, ErrTooLarge, "input of %d bytes is larger than %d", len(p.data), MaxInput)
+	}
 	p.skipSpace()
-	v, err := p.parseValue()
-	if err != nil {
-		return Value{}, err
+	if err := p.parseValue(); err != nil {
+		return err
 	}
 	p.skipSpace()
 	if p.pos < len(p.data) {
-		return Value{}, p.syntax(p.pos, "unexpected %s after top-level value", p.describe(p.pos))
+		return p.syntax(p.pos, "unexpected %s after top-level value", p.describe(p.pos))
 	}
-	return v, nil
+	return nil
 }
 
 func (p *parser) skipSpace() {
@@ -183,9 +265,16 @@ func (p *parser) describe(off int) string {
 	return fmt.Sprintf("character %q", c)
 }
 
-func (p *parser) parseValue() (Value, error) {
+// add appends a scalar node.
+func (p *parser) add(kind uint32, start, end int) {
+	if p.build {
+		p.nodes = append(p.nodes, node{a: kind<<offBits | uint32(start), b: uint32(end)})
+	}
+}
+
+func (p *parser) parseValue() error {
 	if p.pos >= len(p.data) {
-		return Value{}, p.syntax(p.pos, "unexpected end of input, expected a value")
+		return p.syntax(p.pos, "unexpected end of input, expected a value")
 	}
 	switch c := p.data[p.pos]; {
 	case c == '{':
@@ -193,148 +282,175 @@ func (p *parser) parseValue() (Value, error) {
 	case c == '[':
 		return p.parseArray()
 	case c == '"':
-		s, err := p.parseString()
-		return Value{kind: kindString, text: s}, err
+		start := p.pos
+		esc, err := p.parseString()
+		if err != nil {
+			return err
+		}
+		k := uint32(nStr)
+		if esc {
+			k = nStrEsc
+		}
+		p.add(k, start, p.pos)
+		return nil
 	case c == '-' || ('0' <= c && c <= '9'):
 		return p.parseNumber()
 	case c == 't':
-		return p.parseLiteral("true")
+		return p.parseLiteral("true", nTrue)
 	case c == 'f':
-		return p.parseLiteral("false")
+		return p.parseLiteral("false", nFalse)
 	case c == 'n':
-		return p.parseLiteral("null")
+		return p.parseLiteral("null", nNull)
 	default:
-		return Value{}, p.syntax(p.pos, "unexpected %s, expected a value", p.describe(p.pos))
+		return p.syntax(p.pos, "unexpected %s, expected a value", p.describe(p.pos))
 	}
 }
 
-func (p *parser) parseLiteral(lit string) (Value, error) {
+func (p *parser) parseLiteral(lit string, kind uint32) error {
 	if !bytes.HasPrefix(p.data[p.pos:], []byte(lit)) {
-		return Value{}, p.syntax(p.pos, "invalid literal, expected %q", lit)
+		return p.syntax(p.pos, "invalid literal, expected %q", lit)
 	}
-	v := Value{kind: kindLiteral, text: p.data[p.pos : p.pos+len(lit)]}
+	p.add(kind, p.pos, p.pos+len(lit))
 	p.pos += len(lit)
-	return v, nil
+	return nil
 }
 
 func (p *parser) enter() error {
 	p.depth++
-	if p.depth > MaxDepth {
-		return p.fail(p.pos, ErrDepth, "nesting deeper than %d", MaxDepth)
+	if p.depth > p.maxDepth {
+		return p.fail(p.pos, ErrDepth, "nesting deeper than %d", p.maxDepth)
 	}
 	return nil
 }
 
-func (p *parser) parseArray() (Value, error) {
-	if err := p.enter(); err != nil {
-		return Value{}, err
+// open appends a container node and returns its index.
+func (p *parser) open(kind uint32) int {
+	if !p.build {
+		return 0
 	}
+	p.nodes = append(p.nodes, node{a: kind<<offBits | uint32(p.pos)})
+	return len(p.nodes) - 1
+}
+
+func (p *parser) close(i int) {
+	p.depth--
+	if p.build {
+		p.nodes[i].b = uint32(len(p.nodes))
+	}
+}
+
+func (p *parser) parseArray() error {
+	if err := p.enter(); err != nil {
+		return err
+	}
+	self := p.open(nArr)
 	p.pos++ // '['
-	v := Value{kind: kindArray}
 	p.skipSpace()
 	if p.pos < len(p.data) && p.data[p.pos] == ']' {
 		p.pos++
-		p.depth--
-		return v, nil
+		p.close(self)
+		return nil
 	}
-	base := len(p.elems)
 	for {
 		p.skipSpace()
-		elem, err := p.parseValue()
-		if err != nil {
-			return Value{}, err
+		if err := p.parseValue(); err != nil {
+			return err
 		}
-		p.elems = append(p.elems, elem)
 		p.skipSpace()
 		if p.pos >= len(p.data) {
-			return Value{}, p.syntax(p.pos, "unexpected end of input in array")
+			return p.syntax(p.pos, "unexpected end of input in array")
 		}
 		switch p.data[p.pos] {
 		case ',':
 			p.pos++
 		case ']':
 			p.pos++
-			p.depth--
-			v.elems = slices.Clone(p.elems[base:])
-			clear(p.elems[base:])
-			p.elems = p.elems[:base]
-			return v, nil
+			p.close(self)
+			return nil
 		default:
-			return Value{}, p.syntax(p.pos, "unexpected %s in array, expected ',' or ']'", p.describe(p.pos))
+			return p.syntax(p.pos, "unexpected %s in array, expected ',' or ']'", p.describe(p.pos))
 		}
 	}
 }
 
-func (p *parser) parseObject() (Value, error) {
+func (p *parser) parseObject() error {
 	if err := p.enter(); err != nil {
-		return Value{}, err
+		return err
 	}
+	self := p.open(nObj)
 	p.pos++ // '{'
-	v := Value{kind: kindObject}
 	p.skipSpace()
 	if p.pos < len(p.data) && p.data[p.pos] == '}' {
 		p.pos++
-		p.depth--
-		return v, nil
+		p.close(self)
+		return nil
 	}
-	base := len(p.members)
+	base, abase := len(p.names), len(p.arena)
 	for {
 		p.skipSpace()
 		if p.pos >= len(p.data) || p.data[p.pos] != '"' {
-			return Value{}, p.syntax(p.pos, "unexpected %s in object, expected a string key", p.describe(p.pos))
+			return p.syntax(p.pos, "unexpected %s in object, expected a string key", p.describe(p.pos))
 		}
 		off := p.pos
-		name, err := p.parseString()
+		esc, err := p.parseString()
 		if err != nil {
-			return Value{}, err
+			return err
 		}
+		raw := p.data[off+1 : p.pos-1]
+		k := uint32(nStr)
+		if esc {
+			k = nStrEsc
+			start := len(p.arena)
+			p.arena = decodeString(p.arena, raw)
+			raw = p.arena[start:len(p.arena):len(p.arena)]
+		}
+		p.add(k, off, p.pos)
+		p.names = append(p.names, nameRef{name: raw, off: off})
 		p.skipSpace()
 		if p.pos >= len(p.data) || p.data[p.pos] != ':' {
-			return Value{}, p.syntax(p.pos, "unexpected %s after object key, expected ':'", p.describe(p.pos))
+			return p.syntax(p.pos, "unexpected %s after object key, expected ':'", p.describe(p.pos))
 		}
 		p.pos++
 		p.skipSpace()
-		val, err := p.parseValue()
-		if err != nil {
-			return Value{}, err
+		if err := p.parseValue(); err != nil {
+			return err
 		}
-		p.members = append(p.members, member{name: name, offset: off, val: val})
 		p.skipSpace()
 		if p.pos >= len(p.data) {
-			return Value{}, p.syntax(p.pos, "unexpected end of input in object")
+			return p.syntax(p.pos, "unexpected end of input in object")
 		}
 		switch p.data[p.pos] {
 		case ',':
 			p.pos++
 		case '}':
 			p.pos++
-			p.depth--
-			v.members = slices.Clone(p.members[base:])
-			clear(p.members[base:])
-			p.members = p.members[:base]
-			if err := p.sortMembers(v.members); err != nil {
-				return Value{}, err
-			}
-			return v, nil
+			p.close(self)
+			err := p.checkDuplicates(p.names[base:])
+			clear(p.names[base:])
+			p.names, p.arena = p.names[:base], p.arena[:abase]
+			return err
 		default:
-			return Value{}, p.syntax(p.pos, "unexpected %s in object, expected ',' or '}'", p.describe(p.pos))
+			return p.syntax(p.pos, "unexpected %s in object, expected ',' or '}'", p.describe(p.pos))
 		}
 	}
 }
 
-// sortMembers sorts members by name in UTF-16 code unit order and rejects
-// duplicate names, reporting the later occurrence.
-func (p *parser) sortMembers(ms []member) error {
+// checkDuplicates rejects an object with two members of the same name,
+// reporting the later occurrence. It reorders ms.
+func (p *parser) checkDuplicates(ms []nameRef) error {
 	if len(ms) < 2 {
 		return nil
 	}
-	cmp := func(a, b member) int { return compareUTF16(a.name, b.name) }
-	if !slices.IsSortedFunc(ms, cmp) {
-		slices.SortFunc(ms, cmp)
+	if len(ms) == 2 {
+		if !bytes.Equal(ms[0].name, ms[1].name) {
+			return nil
+		}
+	} else {
+		slices.SortFunc(ms, func(a, b nameRef) int { return bytes.Compare(a.name, b.name) })
 	}
 	for i := 1; i < len(ms); i++ {
 		if bytes.Equal(ms[i-1].name, ms[i].name) {
-			dup := max(ms[i-1].offset, ms[i].offset)
+			dup := max(ms[i-1].off, ms[i].off)
 			return p.fail(dup, ErrDuplicateKey, "duplicate key %s", quoteShort(string(ms[i].name)))
 		}
 	}
@@ -376,157 +492,157 @@ func utf16Key(r rune) rune {
 	return r
 }
 
-// parseString parses a JSON string starting at the opening quote and returns
-// its decoded value, which aliases the input when there are no escapes.
-func (p *parser) parseString() ([]byte, error) {
+// parseString validates the JSON string starting at the opening quote and
+// moves past it. It reports whether the string holds escapes.
+func (p *parser) parseString() (bool, error) {
 	start := p.pos
 	p.pos++ // opening quote
-	// Fast path: no escapes.
-	i := p.pos
-	for i < len(p.data) {
-		c := p.data[i]
-		if c == '"' {
-			s := p.data[p.pos:i]
-			if !utf8.Valid(s) {
-				return nil, p.syntax(p.pos+invalidUTF8Offset(s), "invalid UTF-8 in string")
-			}
-			p.pos = i + 1
-			return s, nil
-		}
-		if c == '\\' || c < 0x20 {
-			break
-		}
-		i++
-	}
-	// Slow path: decode escapes.
-	buf := make([]byte, 0, i-p.pos+16)
-	buf = append(buf, p.data[p.pos:i]...)
-	if !utf8.Valid(buf) {
-		return nil, p.syntax(p.pos+invalidUTF8Offset(buf), "invalid UTF-8 in string")
-	}
-	p.pos = i
+	esc := false
+	d := p.data
 	for {
-		if p.pos >= len(p.data) {
-			return nil, p.syntax(start, "unterminated string")
+		// Fast path: printable ASCII.
+		for p.pos < len(d) {
+			c := d[p.pos]
+			if c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
+				break
+			}
+			p.pos++
 		}
-		c := p.data[p.pos]
+		if p.pos >= len(d) {
+			return false, p.syntax(start, "unterminated string")
+		}
+		c := d[p.pos]
 		switch {
 		case c == '"':
 			p.pos++
-			return buf, nil
+			return esc, nil
 		case c < 0x20:
-			return nil, p.syntax(p.pos, "unescaped control character 0x%02x in string", c)
+			return false, p.syntax(p.pos, "unescaped control character 0x%02x in string", c)
 		case c == '\\':
-			var err error
-			if buf, err = p.parseEscape(buf); err != nil {
-				return nil, err
+			esc = true
+			if err := p.parseEscape(); err != nil {
+				return false, err
 			}
-		case c < utf8.RuneSelf:
-			buf = append(buf, c)
-			p.pos++
 		default:
-			r, size := utf8.DecodeRune(p.data[p.pos:])
+			r, size := utf8.DecodeRune(d[p.pos:])
 			if r == utf8.RuneError && size <= 1 {
-				return nil, p.syntax(p.pos, "invalid UTF-8 in string")
+				return false, p.syntax(p.pos, "invalid UTF-8 in string")
 			}
-			buf = append(buf, p.data[p.pos:p.pos+size]...)
 			p.pos += size
 		}
 	}
 }
 
-// invalidUTF8Offset returns the offset of the first invalid UTF-8 sequence
-// in s.
-func invalidUTF8Offset(s []byte) int {
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRune(s[i:])
-		if r == utf8.RuneError && size <= 1 {
-			return i
-		}
-		i += size
-	}
-	return len(s)
-}
-
-// parseEscape decodes the escape sequence at p.pos (a backslash) and appends
-// its UTF-8 encoding to buf.
-func (p *parser) parseEscape(buf []byte) ([]byte, error) {
+// parseEscape validates the escape sequence at p.pos (a backslash).
+func (p *parser) parseEscape() error {
 	start := p.pos
 	if p.pos+1 >= len(p.data) {
-		return nil, p.syntax(start, "unterminated escape sequence")
+		return p.syntax(start, "unterminated escape sequence")
 	}
 	c := p.data[p.pos+1]
 	p.pos += 2
 	switch c {
-	case '"', '\\', '/':
-		return append(buf, c), nil
-	case 'b':
-		return append(buf, '\b'), nil
-	case 'f':
-		return append(buf, '\f'), nil
-	case 'n':
-		return append(buf, '\n'), nil
-	case 'r':
-		return append(buf, '\r'), nil
-	case 't':
-		return append(buf, '\t'), nil
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		return nil
 	case 'u':
 	default:
-		return nil, p.syntax(start, "invalid escape sequence \\%s", printable(c))
+		return p.syntax(start, "invalid escape sequence \\%s", printable(c))
 	}
-	r, ok := p.hex4()
+	r, ok := hex4(p.data, p.pos)
 	if !ok {
-		return nil, p.syntax(start, "invalid \\u escape")
+		return p.syntax(start, "invalid \\u escape")
 	}
+	p.pos += 4
 	if utf16.IsSurrogate(r) {
 		if r >= 0xDC00 {
-			return nil, p.syntax(start, "unpaired low surrogate \\u%04x", r)
+			return p.syntax(start, "unpaired low surrogate \\u%04x", r)
 		}
 		// A high surrogate must be followed by an escaped low surrogate.
 		if p.pos+1 >= len(p.data) || p.data[p.pos] != '\\' || p.data[p.pos+1] != 'u' {
-			return nil, p.syntax(start, "unpaired high surrogate \\u%04x", r)
+			return p.syntax(start, "unpaired high surrogate \\u%04x", r)
 		}
-		p.pos += 2
-		r2, ok := p.hex4()
+		r2, ok := hex4(p.data, p.pos+2)
 		if !ok {
-			return nil, p.syntax(p.pos-2, "invalid \\u escape")
+			return p.syntax(p.pos, "invalid \\u escape")
 		}
 		if r2 < 0xDC00 || r2 > 0xDFFF {
-			return nil, p.syntax(start, "unpaired high surrogate \\u%04x", r)
+			return p.syntax(start, "unpaired high surrogate \\u%04x", r)
 		}
-		r = utf16.DecodeRune(r, r2)
+		p.pos += 6
 	}
-	return utf8.AppendRune(buf, r), nil
+	return nil
 }
 
-// hex4 reads four hex digits at p.pos.
-func (p *parser) hex4() (rune, bool) {
-	if p.pos+4 > len(p.data) {
+// hex4 reads four hex digits at d[i:].
+func hex4(d []byte, i int) (rune, bool) {
+	if i+4 > len(d) {
 		return 0, false
 	}
 	var r rune
-	for _, c := range p.data[p.pos : p.pos+4] {
-		var d byte
+	for _, c := range d[i : i+4] {
+		var v byte
 		switch {
 		case '0' <= c && c <= '9':
-			d = c - '0'
+			v = c - '0'
 		case 'a' <= c && c <= 'f':
-			d = c - 'a' + 10
+			v = c - 'a' + 10
 		case 'A' <= c && c <= 'F':
-			d = c - 'A' + 10
+			v = c - 'A' + 10
 		default:
 			return 0, false
 		}
-		r = r<<4 | rune(d)
+		r = r<<4 | rune(v)
 	}
-	p.pos += 4
 	return r, true
 }
 
+// decodeString appends the decoded value of the content raw of a string
+// that parseString accepted.
+func decodeString(dst, raw []byte) []byte {
+	for i := 0; i < len(raw); {
+		c := raw[i]
+		if c != '\\' {
+			j := bytes.IndexByte(raw[i:], '\\')
+			if j < 0 {
+				return append(dst, raw[i:]...)
+			}
+			dst = append(dst, raw[i:i+j]...)
+			i += j
+			continue
+		}
+		e := raw[i+1]
+		i += 2
+		switch e {
+		case 'b':
+			dst = append(dst, '\b')
+		case 'f':
+			dst = append(dst, '\f')
+		case 'n':
+			dst = append(dst, '\n')
+		case 'r':
+			dst = append(dst, '\r')
+		case 't':
+			dst = append(dst, '\t')
+		case 'u':
+			r, _ := hex4(raw, i)
+			i += 4
+			if utf16.IsSurrogate(r) {
+				r2, _ := hex4(raw, i+2)
+				i += 6
+				r = utf16.DecodeRune(r, r2)
+			}
+			dst = utf8.AppendRune(dst, r)
+		default: // '"', '\\', '/'
+			dst = append(dst, e)
+		}
+	}
+	return dst
+}
+
 // parseNumber parses a number per the RFC 8259 grammar
-// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? and returns its canonical
-// form.
-func (p *parser) parseNumber() (Value, error) {
+// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? and checks that it is a
+// finite double.
+func (p *parser) parseNumber() error {
 	start := p.pos
 	d := p.data
 	i := p.pos
@@ -542,13 +658,13 @@ func (p *parser) parseNumber() (Value, error) {
 			i++
 		}
 	default:
-		return Value{}, p.syntax(i, "invalid number: expected digit")
+		return p.syntax(i, "invalid number: expected digit")
 	}
 	if i < len(d) && d[i] == '.' {
 		simple = false
 		i++
 		if i >= len(d) || d[i] < '0' || d[i] > '9' {
-			return Value{}, p.syntax(i, "invalid number: expected digit after decimal point")
+			return p.syntax(i, "invalid number: expected digit after decimal point")
 		}
 		for i < len(d) && '0' <= d[i] && d[i] <= '9' {
 			i++
@@ -561,7 +677,7 @@ func (p *parser) parseNumber() (Value, error) {
 			i++
 		}
 		if i >= len(d) || d[i] < '0' || d[i] > '9' {
-			return Value{}, p.syntax(i, "invalid number: expected digit in exponent")
+			return p.syntax(i, "invalid number: expected digit in exponent")
 		}
 		for i < len(d) && '0' <= d[i] && d[i] <= '9' {
 			i++
@@ -571,17 +687,16 @@ func (p *parser) parseNumber() (Value, error) {
 	raw := d[start:i]
 	// Integers of up to 15 digits are exact doubles and already canonical,
 	// except negative zero.
-	if simple && len(raw) <= 15 {
-		if string(raw) == "-0" {
-			return Value{kind: kindNumber, text: raw[1:]}, nil
-		}
-		return Value{kind: kindNumber, text: raw}, nil
+	if simple && len(raw) <= 15 && string(raw) != "-0" {
+		p.add(nNum, start, i)
+		return nil
 	}
 	f, err := strconv.ParseFloat(string(raw), 64)
 	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
-		return Value{}, p.fail(start, ErrNumber, "number %s is not a finite IEEE-754 double", quoteShort(string(raw)))
+		return p.fail(start, ErrNumber, "number %s is not a finite IEEE-754 double", quoteShort(string(raw)))
 	}
-	return Value{kind: kindNumber, text: AppendNumber(nil, f)}, nil
+	p.add(nNumX, start, i)
+	return nil
 }
 
 // AppendNumber appends the ECMAScript (ES6 Number.prototype.toString)
@@ -643,36 +758,6 @@ func AppendNumber(dst []byte, f float64) []byte {
 		dst = strconv.AppendInt(dst, int64(n-1), 10)
 	}
 	return dst
-}
-
-// appendValue appends the canonical serialisation of v.
-func appendValue(dst []byte, v *Value) []byte {
-	switch v.kind {
-	case kindLiteral, kindNumber:
-		return append(dst, v.text...)
-	case kindString:
-		return appendString(dst, v.text)
-	case kindArray:
-		dst = append(dst, '[')
-		for i := range v.elems {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = appendValue(dst, &v.elems[i])
-		}
-		return append(dst, ']')
-	default: // kindObject
-		dst = append(dst, '{')
-		for i := range v.members {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = appendString(dst, v.members[i].name)
-			dst = append(dst, ':')
-			dst = appendValue(dst, &v.members[i].val)
-		}
-		return append(dst, '}')
-	}
 }
 
 const hexDigits = "0123456789abcdef"

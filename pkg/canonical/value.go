@@ -1,9 +1,10 @@
 package canonical
 
 import (
-	"bytes"
+	"iter"
 	"slices"
 	"strconv"
+	"sync"
 )
 
 // Kind is the JSON type of a Value.
@@ -24,107 +25,278 @@ func (k Kind) String() string {
 	return [...]string{"null", "boolean", "number", "string", "array", "object"}[k]
 }
 
+// Value is a value of a parsed JSON text. The tree is compact (8 bytes per
+// value, strings and numbers read from the input, which it aliases) and
+// immutable: a Value may be read from several goroutines at once.
+type Value struct {
+	t *tree
+	i uint32
+}
+
 // Parse parses a JSON text under the same rules as [Transform] and returns
 // its tree, from which canonical bytes of any part can be produced without
-// parsing again.
-func Parse(data []byte) (*Value, error) {
-	p := parser{data: data}
-	v, err := p.parseText()
-	if err != nil {
-		return nil, err
-	}
-	return &v, nil
-}
+// parsing again. The tree aliases data, which must not be modified while
+// the tree is in use.
+func Parse(data []byte) (*Value, error) { return ParseDepth(data, MaxDepth) }
+
+func (v *Value) node() node { return v.t.nodes[v.i] }
 
 // Kind returns the JSON type of v.
 func (v *Value) Kind() Kind {
-	switch v.kind {
-	case kindNumber:
-		return KindNumber
-	case kindString:
-		return KindString
-	case kindArray:
-		return KindArray
-	case kindObject:
-		return KindObject
-	}
-	if v.text[0] == 'n' {
+	switch v.node().kind() {
+	case nNull:
 		return KindNull
+	case nTrue, nFalse:
+		return KindBool
+	case nNum, nNumX:
+		return KindNumber
+	case nStr, nStrEsc:
+		return KindString
+	case nArr:
+		return KindArray
 	}
-	return KindBool
+	return KindObject
+}
+
+// Offset returns the byte offset of v in the input.
+func (v *Value) Offset() int { return int(v.node().off()) }
+
+// Raw returns the bytes of a scalar as written in the input (a string with
+// its quotes and escapes, a number as written); nil for arrays and objects.
+func (v *Value) Raw() []byte {
+	n := v.node()
+	if n.kind() >= nArr {
+		return nil
+	}
+	return v.t.data[n.off():n.b:n.b]
 }
 
 // Bool returns the value of a boolean (false for any other kind).
-func (v *Value) Bool() bool { return v.kind == kindLiteral && v.text[0] == 't' }
+func (v *Value) Bool() bool { return v.node().kind() == nTrue }
 
 // Str returns the decoded value of a string ("" for any other kind).
 func (v *Value) Str() string {
-	if v.kind != kindString {
-		return ""
+	n := v.node()
+	switch n.kind() {
+	case nStr:
+		return string(v.t.data[n.off()+1 : n.b-1])
+	case nStrEsc:
+		return string(decodeString(nil, v.t.data[n.off()+1:n.b-1]))
 	}
-	return string(v.text)
+	return ""
 }
 
 // Number returns the canonical text of a number and its float64 value.
 func (v *Value) Number() (string, float64) {
-	if v.kind != kindNumber {
-		return "", 0
+	n := v.node()
+	switch n.kind() {
+	case nNum, nNumX:
+		f, _ := strconv.ParseFloat(string(v.t.data[n.off():n.b]), 64)
+		if n.kind() == nNum {
+			return string(v.t.data[n.off():n.b]), f
+		}
+		return string(AppendNumber(nil, f)), f
 	}
-	f, _ := strconv.ParseFloat(string(v.text), 64)
-	return string(v.text), f
+	return "", 0
 }
 
 // Len returns the number of elements of an array or members of an object.
+// It takes time proportional to the number.
 func (v *Value) Len() int {
-	if v.kind == kindObject {
-		return len(v.members)
+	n := v.node()
+	if n.kind() < nArr {
+		return 0
 	}
-	return len(v.elems)
+	count := 0
+	for j := v.i + 1; j < n.b; j = v.t.next(j) {
+		count++
+	}
+	if n.kind() == nObj {
+		count /= 2
+	}
+	return count
 }
 
-// Index returns element i of an array.
-func (v *Value) Index(i int) *Value { return &v.elems[i] }
+// Elements iterates over the elements of an array.
+func (v *Value) Elements() iter.Seq2[int, *Value] {
+	return func(yield func(int, *Value) bool) {
+		n := v.node()
+		if n.kind() != nArr {
+			return
+		}
+		k := 0
+		for j := v.i + 1; j < n.b; j = v.t.next(j) {
+			if !yield(k, &Value{t: v.t, i: j}) {
+				return
+			}
+			k++
+		}
+	}
+}
 
-// Member returns the name and value of member i of an object, in canonical order.
+// Members iterates over the members of an object in document order,
+// yielding each decoded name and value.
+func (v *Value) Members() iter.Seq2[string, *Value] {
+	return func(yield func(string, *Value) bool) {
+		n := v.node()
+		if n.kind() != nObj {
+			return
+		}
+		for j := v.i + 1; j < n.b; {
+			name := (&Value{t: v.t, i: j}).Str()
+			if !yield(name, &Value{t: v.t, i: j + 1}) {
+				return
+			}
+			j = v.t.next(j + 1)
+		}
+	}
+}
+
+// Index returns element i of an array. It takes time proportional to i:
+// use Elements to visit every element.
+func (v *Value) Index(i int) *Value {
+	for k, e := range v.Elements() {
+		if k == i {
+			return e
+		}
+	}
+	panic("canonical: index out of range")
+}
+
+// Member returns the name and value of member i of an object, in document
+// order. It takes time proportional to i: use Members to visit every member.
 func (v *Value) Member(i int) (string, *Value) {
-	m := &v.members[i]
-	return string(m.name), &m.val
+	k := 0
+	for name, m := range v.Members() {
+		if k == i {
+			return name, m
+		}
+		k++
+	}
+	panic("canonical: member index out of range")
+}
+
+// nameIs reports whether the member name at node j equals name.
+func (t *tree) nameIs(j uint32, name string) bool {
+	n := t.nodes[j]
+	raw := t.data[n.off()+1 : n.b-1]
+	if n.kind() == nStr {
+		return string(raw) == name
+	}
+	return string(decodeString(nil, raw)) == name
 }
 
 // Get returns the member of an object with the given name, or nil.
 func (v *Value) Get(name string) *Value {
-	for i := range v.members {
-		if string(v.members[i].name) == name {
-			return &v.members[i].val
+	n := v.node()
+	if n.kind() != nObj {
+		return nil
+	}
+	for j := v.i + 1; j < n.b; j = v.t.next(j + 1) {
+		if v.t.nameIs(j, name) {
+			return &Value{t: v.t, i: j + 1}
 		}
 	}
 	return nil
 }
 
+// memberRef is an object member while it is written in canonical order.
+type memberRef struct {
+	name []byte // decoded
+	val  uint32 // node index of the value
+}
+
+// encoder writes canonical bytes from a tree; its scratch stacks hold the
+// members of the objects being written.
+type encoder struct {
+	t     *tree
+	ms    []memberRef
+	arena []byte
+	num   []byte
+}
+
+var encoders = sync.Pool{New: func() any { return new(encoder) }}
+
 // AppendCanonical appends the RFC 8785 canonical form of v to dst. For an
 // object, the named top-level members are left out.
 func (v *Value) AppendCanonical(dst []byte, without ...string) []byte {
-	if v.kind != kindObject || len(without) == 0 {
-		return appendValue(dst, v)
+	e := encoders.Get().(*encoder)
+	e.t = v.t
+	dst = e.value(dst, v.i, without)
+	e.t = nil
+	clear(e.ms)
+	e.ms, e.arena = e.ms[:0], e.arena[:0]
+	if cap(e.ms) <= 1<<12 && cap(e.arena) <= 1<<16 {
+		encoders.Put(e)
 	}
-	dst = append(dst, '{')
-	first := true
-	for i := range v.members {
-		m := &v.members[i]
-		if slices.ContainsFunc(without, func(w string) bool { return bytes.Equal(m.name, []byte(w)) }) {
-			continue
-		}
-		if !first {
-			dst = append(dst, ',')
-		}
-		first = false
-		dst = appendString(dst, m.name)
-		dst = append(dst, ':')
-		dst = appendValue(dst, &m.val)
-	}
-	return append(dst, '}')
+	return dst
 }
 
 // Canonical returns the RFC 8785 canonical form of v, without the named
 // top-level members when v is an object.
 func (v *Value) Canonical(without ...string) []byte { return v.AppendCanonical(nil, without...) }
+
+func (e *encoder) value(dst []byte, i uint32, without []string) []byte {
+	t := e.t
+	n := t.nodes[i]
+	switch n.kind() {
+	case nNull, nTrue, nFalse, nNum:
+		return append(dst, t.data[n.off():n.b]...)
+	case nNumX:
+		f, _ := strconv.ParseFloat(string(t.data[n.off():n.b]), 64)
+		return AppendNumber(dst, f)
+	case nStr:
+		// Without escapes the content holds no quote, backslash or control
+		// character: it is its own canonical form.
+		return append(dst, t.data[n.off():n.b]...)
+	case nStrEsc:
+		start := len(e.arena)
+		e.arena = decodeString(e.arena, t.data[n.off()+1:n.b-1])
+		dst = appendString(dst, e.arena[start:])
+		e.arena = e.arena[:start]
+		return dst
+	case nArr:
+		dst = append(dst, '[')
+		for j := i + 1; j < n.b; j = t.next(j) {
+			if j > i+1 {
+				dst = append(dst, ',')
+			}
+			dst = e.value(dst, j, nil)
+		}
+		return append(dst, ']')
+	}
+	base, abase := len(e.ms), len(e.arena)
+	for j := i + 1; j < n.b; j = t.next(j + 1) {
+		nn := t.nodes[j]
+		name := t.data[nn.off()+1 : nn.b-1]
+		if nn.kind() == nStrEsc {
+			start := len(e.arena)
+			e.arena = decodeString(e.arena, name)
+			name = e.arena[start:len(e.arena):len(e.arena)]
+		}
+		if len(without) > 0 && slices.ContainsFunc(without, func(w string) bool { return string(name) == w }) {
+			continue
+		}
+		e.ms = append(e.ms, memberRef{name: name, val: j + 1})
+	}
+	top := len(e.ms)
+	window := e.ms[base:top]
+	if !slices.IsSortedFunc(window, cmpMember) {
+		slices.SortFunc(window, cmpMember)
+	}
+	dst = append(dst, '{')
+	for k := base; k < top; k++ {
+		if k > base {
+			dst = append(dst, ',')
+		}
+		m := e.ms[k]
+		dst = appendString(dst, m.name)
+		dst = append(dst, ':')
+		dst = e.value(dst, m.val, nil)
+	}
+	clear(e.ms[base:top])
+	e.ms, e.arena = e.ms[:base], e.arena[:abase]
+	return append(dst, '}')
+}
+
+func cmpMember(a, b memberRef) int { return compareUTF16(a.name, b.name) }

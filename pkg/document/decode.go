@@ -19,10 +19,14 @@ const maxSafeInteger = 1<<53 - 1
 
 // Decode decodes the parsed tree v into target (a pointer to a struct),
 // following the json tags of its fields. It is strict: unknown fields,
-// mistyped values, null where no pointer is, integers that are not exact
-// or exceed 2^53-1, and missing fields are errors. A field is required unless
-// its tag says omitempty. Errors name each field's path, e.g.
-// records[3].sequence, and match ErrSchema.
+// mistyped values, null where no pointer is (arrays and objects are never
+// null), integers that are not exact or exceed 2^53-1, numbers not written
+// in their one accepted form (integers as plain digits; other numbers in
+// RFC 8785 form), missing fields, and optional fields present with an
+// empty value (what omitempty would leave out: "", 0, false, [], {}, null)
+// are errors. A field is required unless its tag says omitempty. Values of
+// type any (details) take any JSON value, null included. Errors name each
+// field's path, e.g. records[3].sequence, and match ErrSchema.
 func Decode(v *canonical.Value, target any) error {
 	rv := reflect.ValueOf(target)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
@@ -103,9 +107,34 @@ func describeValue(v *canonical.Value) string {
 
 var anyType = reflect.TypeFor[any]()
 
+// canonicalInt reports whether raw is an integer in its one accepted form:
+// plain digits, no leading zero, no sign but a minus on a non-zero value,
+// no fraction and no exponent.
+func canonicalInt(raw []byte) bool {
+	if len(raw) > 0 && raw[0] == '-' {
+		raw = raw[1:]
+		if len(raw) == 1 && raw[0] == '0' {
+			return false // -0
+		}
+	}
+	if len(raw) == 0 || (raw[0] == '0' && len(raw) > 1) {
+		return false
+	}
+	for _, c := range raw {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
 func (d *decoder) value(v *canonical.Value, out reflect.Value, at *path) {
 	if out.Type() == anyType {
-		out.Set(reflect.ValueOf(toAny(v)))
+		if a := toAny(v); a != nil {
+			out.Set(reflect.ValueOf(a))
+		} else {
+			out.SetZero()
+		}
 		return
 	}
 	switch out.Kind() {
@@ -134,6 +163,11 @@ func (d *decoder) value(v *canonical.Value, out reflect.Value, at *path) {
 			d.typeError(v, at, "an integer")
 			return
 		}
+		raw := v.Raw()
+		if !canonicalInt(raw) {
+			d.fail(at, "%s is not an integer written as plain digits (no fraction, exponent, leading zero or -0)", quoteShort(raw))
+			return
+		}
 		text, f := v.Number()
 		if f != math.Trunc(f) || math.Abs(f) > maxSafeInteger {
 			d.fail(at, "%s is not an integer between -(2^53-1) and 2^53-1", text)
@@ -149,30 +183,26 @@ func (d *decoder) value(v *canonical.Value, out reflect.Value, at *path) {
 			d.typeError(v, at, "a number")
 			return
 		}
-		_, f := v.Number()
-		out.SetFloat(f)
-	case reflect.Slice:
-		if v.Kind() == canonical.KindNull {
-			out.SetZero()
+		text, f := v.Number()
+		if raw := v.Raw(); string(raw) != text {
+			d.fail(at, "%s is not in its canonical form %s (RFC 8785: shortest round-trip digits, no trailing zeros, no + or leading zeros)", quoteShort(raw), text)
 			return
 		}
+		out.SetFloat(f)
+	case reflect.Slice:
 		if v.Kind() != canonical.KindArray {
 			d.typeError(v, at, "an array")
 			return
 		}
 		n := v.Len()
 		s := reflect.MakeSlice(out.Type(), n, n)
-		for i := 0; i < n; i++ {
-			d.value(v.Index(i), s.Index(i), &path{parent: at, index: i})
+		for i, e := range v.Elements() {
+			d.value(e, s.Index(i), &path{parent: at, index: i})
 		}
 		out.Set(s)
 	case reflect.Map:
 		if out.Type().Key().Kind() != reflect.String {
 			panic("document: map keys must be strings")
-		}
-		if v.Kind() == canonical.KindNull {
-			out.SetZero()
-			return
 		}
 		if v.Kind() != canonical.KindObject {
 			d.typeError(v, at, "an object")
@@ -180,10 +210,14 @@ func (d *decoder) value(v *canonical.Value, out reflect.Value, at *path) {
 		}
 		m := reflect.MakeMapWithSize(out.Type(), v.Len())
 		et := out.Type().Elem()
-		for i := 0; i < v.Len(); i++ {
-			name, mv := v.Member(i)
+		for name, mv := range v.Members() {
 			e := reflect.New(et).Elem()
-			d.value(mv, e, &path{parent: at, name: name})
+			here := &path{parent: at, name: name}
+			if mv.Kind() == canonical.KindNull && !nullable(et) {
+				d.fail(here, "is null, want %s", kindName(et))
+				continue
+			}
+			d.value(mv, e, here)
 			m.SetMapIndex(reflect.ValueOf(name).Convert(out.Type().Key()), e)
 		}
 		out.Set(m)
@@ -194,8 +228,7 @@ func (d *decoder) value(v *canonical.Value, out reflect.Value, at *path) {
 		}
 		fields := fieldsOf(out.Type())
 		seen := make([]bool, len(fields.list))
-		for i := 0; i < v.Len(); i++ {
-			name, mv := v.Member(i)
+		for name, mv := range v.Members() {
 			idx, ok := fields.byName[name]
 			here := &path{parent: at, name: name}
 			if !ok {
@@ -204,11 +237,19 @@ func (d *decoder) value(v *canonical.Value, out reflect.Value, at *path) {
 			}
 			seen[idx] = true
 			f := fields.list[idx]
-			if mv.Kind() == canonical.KindNull && !f.nullable {
-				d.fail(here, "is null, want %s", kindName(f.typ))
+			if mv.Kind() == canonical.KindNull && (!f.nullable || !f.required) {
+				if f.required {
+					d.fail(here, "is null, want %s", kindName(f.typ))
+				} else {
+					d.fail(here, "is null; omit the member instead")
+				}
 				continue
 			}
-			d.value(mv, out.Field(f.index), here)
+			fv := out.Field(f.index)
+			d.value(mv, fv, here)
+			if !f.required && isEmptyValue(fv) && emptyJSON(mv) {
+				d.fail(here, "%s; omit the member instead", emptyWord(mv))
+			}
 		}
 		for i, f := range fields.list {
 			if !seen[i] && f.required {
@@ -218,6 +259,62 @@ func (d *decoder) value(v *canonical.Value, out reflect.Value, at *path) {
 	default:
 		panic("document: unsupported field type " + out.Type().String())
 	}
+}
+
+// nullable reports whether JSON null can be stored in a value of type t.
+func nullable(t reflect.Type) bool {
+	k := t.Kind()
+	return k == reflect.Pointer || k == reflect.Interface
+}
+
+// isEmptyValue is encoding/json's omitempty test: the values an optional
+// member must not be sent with (it is left out instead).
+func isEmptyValue(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.Array, reflect.Map, reflect.Slice, reflect.String:
+		return v.Len() == 0
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64, reflect.Interface, reflect.Pointer:
+		return v.IsZero()
+	}
+	return false
+}
+
+// emptyJSON reports whether v is an empty value as written (so that a
+// mistyped value, already reported, is not reported twice).
+func emptyJSON(v *canonical.Value) bool {
+	switch v.Kind() {
+	case canonical.KindString:
+		return len(v.Raw()) == 2
+	case canonical.KindArray, canonical.KindObject:
+		return v.Len() == 0
+	case canonical.KindBool:
+		return !v.Bool()
+	case canonical.KindNumber:
+		_, f := v.Number()
+		return f == 0
+	}
+	return false
+}
+
+func emptyWord(v *canonical.Value) string {
+	switch v.Kind() {
+	case canonical.KindString:
+		return "empty"
+	case canonical.KindArray:
+		return "an empty array"
+	case canonical.KindObject:
+		return "an empty object"
+	}
+	return "the zero value " + string(v.Raw())
+}
+
+func quoteShort(raw []byte) string {
+	if len(raw) > 40 {
+		return string(raw[:40]) + "…"
+	}
+	return string(raw)
 }
 
 func kindName(t reflect.Type) string {
@@ -232,11 +329,14 @@ func kindName(t reflect.Type) string {
 		return "a number"
 	case reflect.Struct, reflect.Map:
 		return "an object"
+	case reflect.Slice:
+		return "an array"
 	}
 	return "a value"
 }
 
-// toAny converts a tree into the values encoding/json would produce.
+// toAny converts a tree into the values encoding/json would produce
+// (JSON null is a nil interface).
 func toAny(v *canonical.Value) any {
 	switch v.Kind() {
 	case canonical.KindNull:
@@ -250,14 +350,13 @@ func toAny(v *canonical.Value) any {
 		return v.Str()
 	case canonical.KindArray:
 		out := make([]any, v.Len())
-		for i := range out {
-			out[i] = toAny(v.Index(i))
+		for i, e := range v.Elements() {
+			out[i] = toAny(e)
 		}
 		return out
 	}
 	out := make(map[string]any, v.Len())
-	for i := 0; i < v.Len(); i++ {
-		name, mv := v.Member(i)
+	for name, mv := range v.Members() {
 		out[name] = toAny(mv)
 	}
 	return out

@@ -9,28 +9,157 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/svc-gov/svc/pkg/canonical"
 )
 
-// MaxSize is the largest document the decoders accept (256 MiB).
+// MaxSize is the largest document the decoders accept (256 MiB). Larger
+// input is refused before it is read as JSON, with an error matching
+// ErrTooLarge.
 const MaxSize = 256 << 20
 
-// ErrSchema reports a document that is not valid JSON of the expected shape:
-// invalid JSON, duplicate keys, unknown, missing or mistyped fields.
-var ErrSchema = errors.New("schema")
+// MaxDepth is the deepest nesting of arrays and objects a document may
+// have. The document's top-level object has depth 1 and every array or
+// object inside another adds one (a VPEC record's details object is at
+// depth 4, so its contents may nest 60 levels more); scalars add nothing.
+const MaxDepth = 64
+
+var (
+	// ErrSchema reports a document that is not valid JSON of the expected
+	// shape: invalid JSON, duplicate keys, unknown, missing, empty, null or
+	// mistyped fields, numbers not in their one accepted form.
+	ErrSchema = errors.New("schema")
+	// ErrTooLarge reports a document larger than MaxSize.
+	ErrTooLarge = errors.New("document too large")
+	// ErrNotJSON reports input that is not a JSON text at all: empty,
+	// binary, not UTF-8, or starting with a byte order mark.
+	ErrNotJSON = errors.New("not JSON")
+	// ErrSyntax reports text that is not valid JSON (cut off, a missing
+	// comma, trailing data, ...).
+	ErrSyntax = errors.New("invalid JSON")
+)
+
+// SyntaxError reports input that cannot be read as an I-JSON document, at
+// a byte offset, in words a person understands. It matches ErrSchema and
+// Err: ErrTooLarge, ErrNotJSON, ErrSyntax, or for JSON that breaks I-JSON
+// rules canonical.ErrDuplicateKey, canonical.ErrNumber or canonical.ErrDepth.
+type SyntaxError struct {
+	Offset int    // byte offset of the problem in the input
+	Msg    string // the problem, without the offset
+	Err    error
+}
+
+// Error returns the message with its position.
+func (e *SyntaxError) Error() string {
+	switch e.Err {
+	case ErrTooLarge:
+		return e.Msg
+	}
+	if e.Offset < 0 {
+		return e.Msg
+	}
+	return fmt.Sprintf("%s at byte %d", e.Msg, e.Offset)
+}
+
+// Unwrap returns the class of the problem and ErrSchema.
+func (e *SyntaxError) Unwrap() []error { return []error{e.Err, ErrSchema} }
+
+// CheckInput refuses, cheaply and before any parsing, input that cannot be
+// a document: larger than MaxSize, empty, binary (a control byte other
+// than tab, CR or LF: JSON never holds one raw), not UTF-8, or starting
+// with a UTF-8 byte order mark. Its errors are *SyntaxError.
+func CheckInput(data []byte) error {
+	if len(data) > MaxSize {
+		return &SyntaxError{Offset: -1, Err: ErrTooLarge,
+			Msg: fmt.Sprintf("the document is %d bytes, larger than the %d byte (256 MiB) limit", len(data), MaxSize)}
+	}
+	if len(bytes.Trim(data, " \t\r\n")) == 0 {
+		return &SyntaxError{Offset: -1, Err: ErrNotJSON, Msg: "the document is empty"}
+	}
+	if bytes.HasPrefix(data, []byte("\xef\xbb\xbf")) {
+		return &SyntaxError{Offset: 0, Err: ErrNotJSON,
+			Msg: "not JSON: the document starts with a UTF-8 byte order mark (EF BB BF); save it without one"}
+	}
+	for i, c := range data {
+		if c < 0x20 && c != '\t' && c != '\n' && c != '\r' {
+			return &SyntaxError{Offset: i, Err: ErrNotJSON, Msg: fmt.Sprintf("not JSON: binary data (byte 0x%02x)", c)}
+		}
+	}
+	if i := invalidUTF8(data); i >= 0 {
+		return &SyntaxError{Offset: i, Err: ErrNotJSON, Msg: fmt.Sprintf("not UTF-8: invalid byte 0x%02x", data[i])}
+	}
+	return nil
+}
+
+// invalidUTF8 returns the offset of the first byte that is not valid
+// UTF-8, or -1.
+func invalidUTF8(data []byte) int {
+	if utf8.Valid(data) {
+		return -1
+	}
+	for i := 0; i < len(data); {
+		r, size := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && size <= 1 {
+			return i
+		}
+		i += size
+	}
+	return -1
+}
+
+// parse reads data as an I-JSON document with CheckInput's rules first.
+func parse(data []byte) (*canonical.Value, error) {
+	if err := CheckInput(data); err != nil {
+		return nil, err
+	}
+	tree, err := canonical.ParseDepth(data, MaxDepth)
+	if err != nil {
+		return nil, syntaxError(data, err)
+	}
+	return tree, nil
+}
+
+// syntaxError turns a parser error into a *SyntaxError without the
+// parser's package prefix.
+func syntaxError(data []byte, err error) error {
+	var ce *canonical.Error
+	if !errors.As(err, &ce) {
+		return fmt.Errorf("%w: %w", ErrSchema, err)
+	}
+	se := &SyntaxError{Offset: ce.Offset, Err: ce.Err}
+	switch ce.Err {
+	case canonical.ErrInvalidJSON:
+		se.Err = ErrSyntax
+		line, col := position(data, ce.Offset)
+		se.Msg = fmt.Sprintf("not valid JSON (line %d, column %d): %s", line, col, ce.Msg)
+	case canonical.ErrTooLarge:
+		se.Err = ErrTooLarge
+		se.Msg = ce.Msg
+	case canonical.ErrDepth:
+		se.Msg = fmt.Sprintf("arrays and objects nested deeper than %d levels", MaxDepth)
+	default:
+		se.Msg = ce.Msg
+	}
+	return se
+}
+
+// position returns the 1-based line and column (in bytes) of offset.
+func position(data []byte, offset int) (line, col int) {
+	offset = min(offset, len(data))
+	line = 1 + bytes.Count(data[:offset], []byte("\n"))
+	col = offset - bytes.LastIndexByte(data[:offset], '\n')
+	return line, col
+}
 
 // Parse checks that data is I-JSON (valid UTF-8, no duplicate keys, finite
-// numbers, no trailing data) and strictly decodes it into target (see
-// Decode). It returns the parsed tree, from which signed bytes are computed
-// without parsing again.
+// numbers, no trailing data, at most MaxDepth levels) and strictly decodes
+// it into target (see Decode). It returns the parsed tree, from which signed
+// bytes are computed without parsing again.
 func Parse(data []byte, target any) (*canonical.Value, error) {
-	if len(data) > MaxSize {
-		return nil, fmt.Errorf("%w: document is %d bytes, larger than the %d byte limit", ErrSchema, len(data), MaxSize)
-	}
-	tree, err := canonical.Parse(data)
+	tree, err := parse(data)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrSchema, err)
+		return nil, err
 	}
 	if err := Decode(tree, target); err != nil {
 		return tree, err
@@ -41,9 +170,9 @@ func Parse(data []byte, target any) (*canonical.Value, error) {
 // SignedBytes returns the RFC 8785 canonical bytes of the JSON object data
 // with the named top-level fields removed: the bytes a signature covers.
 func SignedBytes(data []byte, without ...string) ([]byte, error) {
-	tree, err := canonical.Parse(data)
+	tree, err := parse(data)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrSchema, err)
+		return nil, err
 	}
 	if tree.Kind() != canonical.KindObject {
 		return nil, fmt.Errorf("%w: document is a JSON %s, want an object", ErrSchema, tree.Kind())

@@ -2,6 +2,7 @@ package document_test
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -50,7 +51,7 @@ func TestParseErrors(t *testing.T) {
 		name, doc string
 		want      []string
 	}{
-		{"invalid json", `{"id":`, []string{"canonical:"}},
+		{"invalid json", `{"id":`, []string{"not valid JSON (line 1, column 7)"}},
 		{"duplicate key", `{"id":"a","id":"b"}`, []string{`duplicate key "id"`}},
 		{"unknown field", strings.Replace(good, `"id":"a"`, `"id":"a","extra":1`, 1), []string{"extra: unknown field"}},
 		{"unknown nested field", strings.Replace(good, `{"name":"x"}`, `{"name":"x","y":1}`, 1), []string{"items[0].y: unknown field"}},
@@ -59,6 +60,7 @@ func TestParseErrors(t *testing.T) {
 		{"wrong type", strings.Replace(good, `"ok":true`, `"ok":"yes"`, 1), []string{`ok: is the string "yes", want true or false`}},
 		{"fraction for int", strings.Replace(good, `"count":3`, `"count":3.5`, 1), []string{"count: 3.5 is not an integer"}},
 		{"huge int", strings.Replace(good, `"count":3`, `"count":9007199254740993`, 1), []string{"count: 9007199254740992 is not an integer between"}},
+		{"fraction zero for int", strings.Replace(good, `"count":3`, `"count":3.0`, 1), []string{"count: 3.0 is not an integer written as plain digits"}},
 		{"huge number", strings.Replace(good, `"count":3`, `"count":1e400`, 1), []string{"not a finite IEEE-754 double"}},
 		{"null for string", strings.Replace(good, `"id":"a"`, `"id":null`, 1), []string{"id: is null, want a string"}},
 		{"map value type", strings.Replace(good, `"pass":2`, `"pass":"2"`, 1), []string{"counts.pass: is the string"}},
@@ -115,9 +117,24 @@ func TestSignedBytes(t *testing.T) {
 func FuzzParse(f *testing.F) {
 	f.Add([]byte(good))
 	f.Add([]byte(`{"items":[{"name":1}]}`))
+	// Nulls, empty values and number spellings at every depth.
+	for _, s := range []string{
+		`{"id":null}`, `{"items":null}`, `{"items":[null]}`, `{"items":[{"name":null,"opt":null}]}`,
+		`{"counts":null}`, `{"counts":{"a":null}}`, `{"nested":null}`, `{"nested":{"name":"x","opt":""}}`,
+		`{"details":null}`, `{"details":{}}`, `{"details":{"x":null}}`, `{"details":{"x":[null,{"y":null,"z":[[null]]}]}}`,
+		`{"count":3e0}`, `{"count":-0}`, `{"count":3.0}`, `{"share":1.0}`, `{"share":-0.0}`, "\ufeff{}", "", "\x00",
+	} {
+		if strings.HasPrefix(s, "{") {
+			f.Add([]byte(strings.Replace(good, "{", s[:len(s)-1]+",", 1)))
+		}
+		f.Add([]byte(s))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var d doc
 		tree, err := document.Parse(data, &d)
+		if err != nil && !errors.Is(err, document.ErrSchema) {
+			t.Fatalf("error %v does not match ErrSchema", err)
+		}
 		if err == nil {
 			// Whatever decodes must canonicalise to a fixed point.
 			c := tree.Canonical()
@@ -127,3 +144,168 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestOneNumberForm: where a struct field takes a number, only its one
+// canonical spelling is accepted; any other spelling of the same value
+// would give a byte-different document with the same signed bytes.
+func TestOneNumberForm(t *testing.T) {
+	cases := []struct {
+		field, text string
+		ok          bool
+	}{
+		{"count", "3", true},
+		{"count", "0", true},
+		{"count", "-3", true},
+		{"count", "9007199254740991", true},
+		{"count", "3e0", false},
+		{"count", "3E0", false},
+		{"count", "3.0", false},
+		{"count", "30e-1", false},
+		{"count", "-0", false},
+		{"count", "1.0000000000000000000001", false},
+		{"count", "0.3e1", false},
+		{"share", "0.5", true},
+		{"share", "0", true},
+		{"share", "1", true},
+		{"share", "0.3333", true},
+		{"share", "1e-7", true},
+		{"share", "1.0", false},
+		{"share", "0.50", false},
+		{"share", "5e-1", false},
+		{"share", "-0", false},
+		{"share", "0.0", false},
+		{"share", "1e0", false},
+		{"share", "1E-7", false},
+		{"share", "1e-07", false},
+		{"share", "0.0000001", false},
+		{"share", "1.0000000000000000000001", false},
+	}
+	for _, c := range cases {
+		t.Run(c.field+"="+c.text, func(t *testing.T) {
+			old := map[string]string{"count": `"count":3`, "share": `"share":0.5`}[c.field]
+			var d doc
+			_, err := document.Parse([]byte(strings.Replace(good, old, `"`+c.field+`":`+c.text, 1)), &d)
+			if c.ok && err != nil {
+				t.Fatalf("refused: %v", err)
+			}
+			if !c.ok && (!errors.Is(err, document.ErrSchema) || !strings.Contains(err.Error(), c.field+": ")) {
+				t.Fatalf("err = %v, want a schema error naming %s", err, c.field)
+			}
+		})
+	}
+	// Inside details (free JSON metadata) any I-JSON number is accepted:
+	// it is signed in its canonical form.
+	var d doc
+	if _, err := document.Parse([]byte(strings.Replace(good, `[1,"two"`, `[1.0e0,"two"`, 1)), &d); err != nil {
+		t.Fatalf("details number: %v", err)
+	}
+}
+
+// TestEmptyAndNull: decisions D2 and D3. An optional member present with
+// the value omitempty would leave out is refused, naming the field; null
+// is a value inside details (kept byte for byte in the signed form) and an
+// error elsewhere unless the field is a required pointer.
+func TestEmptyAndNull(t *testing.T) {
+	cases := []struct {
+		name, from, to string
+		want           string // "" = accepted
+	}{
+		{"empty optional string", `"name":"x"}`, `"name":"x","opt":""}`, `items[0].opt: empty; omit the member instead`},
+		{"empty details", `"details":{"k":[1,"two",null,{"z":false}]}`, `"details":{}`, `details: an empty object; omit the member instead`},
+		{"null details", `"details":{"k":[1,"two",null,{"z":false}]}`, `"details":null`, `details: is null; omit the member instead`},
+		{"null optional pointer", `"ptr":null`, `"ptr":null,"nested":null`, `nested: is null; omit the member instead`},
+		{"null array", `"items":[{"name":"x"}]`, `"items":null`, `items: is null, want an array`},
+		{"null map", `"counts":{"pass":2}`, `"counts":null`, `counts: is null, want an object`},
+		{"null map value", `"counts":{"pass":2}`, `"counts":{"pass":null}`, `counts.pass: is null, want an integer`},
+		{"null string", `"id":"a"`, `"id":null`, `id: is null, want a string`},
+		{"null in details", `"details":{"k":[1,"two",null,{"z":false}]}`, `"details":{"x":null}`, ""},
+		{"null deep in details", `"details":{"k":[1,"two",null,{"z":false}]}`, `"details":{"a":{"b":[{"c":null}],"d":null},"e":[null,[null]]}`, ""},
+		{"empty inside details", `"details":{"k":[1,"two",null,{"z":false}]}`, `"details":{"a":"","b":{},"c":[]}`, ""},
+		{"null required pointer", `"ptr":null`, `"ptr":null`, ""},
+		{"zero required int", `"count":3`, `"count":0`, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			in := strings.Replace(good, c.from, c.to, 1)
+			if in == good && c.from != c.to {
+				t.Fatal("replacement did not apply")
+			}
+			var d doc
+			tree, err := document.Parse([]byte(in), &d)
+			if c.want == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				// null kept byte for byte in the signed form.
+				if got, want := string(tree.Canonical()), mustTransform(t, in); got != want {
+					t.Fatalf("canonical %s, want %s", got, want)
+				}
+				return
+			}
+			if !errors.Is(err, document.ErrSchema) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("err = %v, want %q", err, c.want)
+			}
+		})
+	}
+	var d doc
+	if _, err := document.Parse([]byte(strings.Replace(good, `"details":{"k":[1,"two",null,{"z":false}]}`, `"details":{"x":null}`, 1)), &d); err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := d.Details["x"]; !ok || v != nil {
+		t.Fatalf("details.x = %#v, %v; want a nil member", v, ok)
+	}
+}
+
+func mustTransform(t *testing.T, s string) string {
+	t.Helper()
+	out, err := canonical.Transform([]byte(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
+}
+
+// TestInputErrors: input that is not a JSON text is refused before
+// parsing, with a typed error a person can read (no package prefix).
+func TestInputErrors(t *testing.T) {
+	cases := []struct {
+		name, in string
+		want     error
+		msg      string
+	}{
+		{"empty", "", document.ErrNotJSON, "the document is empty"},
+		{"blank", " \n\t", document.ErrNotJSON, "the document is empty"},
+		{"binary", "{\"id\":\x00\x01}", document.ErrNotJSON, "not JSON: binary data (byte 0x00) at byte 6"},
+		{"gzip", "\x1f\x8b\x08\x00", document.ErrNotJSON, "not JSON: binary data (byte 0x1f) at byte 0"},
+		{"latin1", "{\"id\":\"caf\xe9\"}", document.ErrNotJSON, "not UTF-8: invalid byte 0xe9 at byte 10"},
+		{"bom", "\ufeff" + good, document.ErrNotJSON, "byte order mark"},
+		{"cut off", good[:40], document.ErrSyntax, "not valid JSON (line 1, column 38)"},
+		{"trailing", good + "x", document.ErrSyntax, "after top-level value"},
+		{"second line", "{\n\"id\" 1}", document.ErrSyntax, "line 2, column 6"},
+		{"duplicate", `{"id":"a","id":"b"}`, canonical.ErrDuplicateKey, `duplicate key "id" at byte 10`},
+		{"deep", strings.Repeat("[", document.MaxDepth+1) + strings.Repeat("]", document.MaxDepth+1), canonical.ErrDepth, "nested deeper than 64 levels"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var d doc
+			_, err := document.Parse([]byte(c.in), &d)
+			var se *document.SyntaxError
+			if !errors.Is(err, c.want) || !errors.Is(err, document.ErrSchema) || !errors.As(err, &se) {
+				t.Fatalf("err = %v, want a *SyntaxError matching %v and ErrSchema", err, c.want)
+			}
+			if !strings.Contains(err.Error(), c.msg) || strings.Contains(err.Error(), "canonical") {
+				t.Fatalf("message %q, want %q without a package prefix", err, c.msg)
+			}
+		})
+	}
+	ok := strings.Repeat("[", document.MaxDepth) + strings.Repeat("]", document.MaxDepth)
+	if _, err := document.SignedBytes([]byte(`{"a":` + ok[1:len(ok)-1] + `}`)); err != nil {
+		t.Fatalf("depth %d refused: %v", document.MaxDepth, err)
+	}
+	big := make([]byte, document.MaxSize+1)
+	if err := document.CheckInput(big); !errors.Is(err, document.ErrTooLarge) {
+		t.Fatalf("oversized: %v", err)
+	}
+}
+
+var _ = reflect.TypeOf
