@@ -32,27 +32,28 @@ type ErrorBody struct {
 
 // Error codes.
 const (
-	CodeBadRequest        = "bad_request"        // 400: malformed JSON, unknown or invalid field
-	CodeUnauthorized      = "unauthorized"       // 401: missing or unknown API key
-	CodeNotFound          = "not_found"          // 404: no such resource in the caller's org
-	CodeNoEndpoint        = "no_endpoint"        // 404: no such method and path in API v1
-	CodeRunIDTaken        = "run_id_taken"       // 409: a proposed run id belongs to another run
-	CodeRunSealed         = "run_sealed"         // 409: record or close on a closed run
-	CodeSequenceConflict  = "sequence_conflict"  // 409: a different record already holds this sequence
-	CodeChainMismatch     = "chain_mismatch"     // 422: chain_hash does not follow from the stored chain
-	CodeReviewTooShort    = "review_too_short"   // 422: review closed before its minimum duration
-	CodeInvalidSignature  = "invalid_signature"  // 422: reviewer signature does not verify
-	CodeTokenInvalid      = "lineage_invalid"    // 422: forged, expired or mismatched lineage token
-	CodePayloadTooLarge   = "payload_too_large"  // 413
-	CodeRateLimited       = "rate_limited"       // 429 (with Retry-After)
-	CodeUnsupportedMedia  = "unsupported_media"  // 415: body is not application/json
-	CodeInternal          = "internal"           // 500
-	CodeServiceNotReady   = "not_ready"          // 503 from /readyz
-	CodeTimestampFailed   = "timestamp_failed"   // 502: no RFC 3161 authority answered
-	CodeProfileUnverified = "profile_unverified" // 422: a profile to publish is not validly signed
-	CodeProfileMismatch   = "profile_mismatch"   // 422: a Bounded Inference record the named profile does not cover
-	CodeNotImplemented    = "not_implemented"    // 501
-	CodeMethodNotAllowed  = "method_not_allowed" // 405
+	CodeBadRequest           = "bad_request"            // 400: malformed JSON, unknown or invalid field
+	CodeUnauthorized         = "unauthorized"           // 401: missing or unknown API key
+	CodeNotFound             = "not_found"              // 404: no such resource in the caller's org
+	CodeNoEndpoint           = "no_endpoint"            // 404: no such method and path in API v1
+	CodeRunIDTaken           = "run_id_taken"           // 409: a proposed run id belongs to another run
+	CodeRunSealed            = "run_sealed"             // 409: record or close on a closed run
+	CodeSequenceConflict     = "sequence_conflict"      // 409: a different record already holds this sequence
+	CodeChainMismatch        = "chain_mismatch"         // 422: chain_hash does not follow from the stored chain
+	CodeReviewTooShort       = "review_too_short"       // 422: review closed before its minimum duration
+	CodeInvalidSignature     = "invalid_signature"      // 422: reviewer signature does not verify
+	CodeTokenInvalid         = "lineage_invalid"        // 422: forged, expired or mismatched lineage token
+	CodePayloadTooLarge      = "payload_too_large"      // 413
+	CodeRateLimited          = "rate_limited"           // 429 (with Retry-After)
+	CodeUnsupportedMedia     = "unsupported_media"      // 415: body is not application/json
+	CodeInternal             = "internal"               // 500
+	CodeServiceNotReady      = "not_ready"              // 503 from /readyz
+	CodeTimestampFailed      = "timestamp_failed"       // 502: no RFC 3161 authority answered
+	CodeProfileUnverified    = "profile_unverified"     // 422: a profile to publish is not validly signed
+	CodeProfileMismatch      = "profile_mismatch"       // 422: a Bounded Inference record the named profile does not cover
+	CodeClaimWithoutEvidence = "claim_without_evidence" // 422: a proof level the record carries no evidence for (field proof_level)
+	CodeNotImplemented       = "not_implemented"        // 501
+	CodeMethodNotAllowed     = "method_not_allowed"     // 405
 )
 
 // OpenRunRequest is the body of POST /api/v1/runs.

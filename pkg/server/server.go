@@ -6,13 +6,14 @@ package server
 import (
 	"context"
 	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"mime"
 	"net/http"
+	"path"
 	"strings"
 	"sync"
 	"time"
@@ -75,10 +76,15 @@ type Server struct {
 	// profiles caches published profiles by id (they are immutable) for
 	// the checks of Bounded Inference records.
 	profileCache boundedMap[*profile.Profile]
+	// scopes caches each run's organisation and environment (immutable)
+	// for the environment check of run-scoped routes.
+	scopes boundedMap[runScope]
 }
 
-// keyCache remembers API keys found by hash for keyCacheTTL, sparing a
-// database read per request. Keys are immutable once created.
+// keyCache remembers valid API keys found by hash for keyCacheTTL, sparing
+// a database read per request. A key revoked (svc admin key revoke) or
+// deleted in the database is refused by every process sharing it once its
+// entry expires: within keyCacheTTL.
 type keyCache struct {
 	mu sync.Mutex
 	m  map[string]cachedKey
@@ -89,7 +95,10 @@ type cachedKey struct {
 	expires time.Time
 }
 
-const keyCacheTTL = 30 * time.Second
+// keyCacheTTL bounds how long a revoked key keeps working in a process
+// (the revocation promise of docs/API.md is one second); it costs one
+// indexed read per key per keyCacheTTL.
+const keyCacheTTL = 500 * time.Millisecond
 
 func (c *keyCache) get(hash []byte, now time.Time) (store.APIKey, bool) {
 	c.mu.Lock()
@@ -140,6 +149,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, log: log, mux: http.NewServeMux(), sandbox: newLimiter(cfg.SandboxLimit, cfg.Now)}
 	s.runs.max, s.tips.max, s.profileCache.max = 50000, 50000, 1000
+	s.scopes.max = 50000
 	s.routes()
 	return s, nil
 }
@@ -190,11 +200,31 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		s.log.Info("request", "method", r.Method, "path", r.URL.Path, "status", rw.status, "duration_ms", float64(s.cfg.Now().Sub(start).Microseconds())/1000)
 	}()
+	// A path not in canonical form (//api/v1/..., /./, /../) is not an
+	// endpoint: the router would answer a redirect with an HTML body, and
+	// a redirected POST is not something an API client should follow.
+	if p := r.URL.Path; p != canonicalPath(p) {
+		writeError(rw, http.StatusNotFound, api.CodeNoEndpoint, fmt.Sprintf("no endpoint %s %q: the path is not in canonical form (did you mean %s?); see docs/API.md", r.Method, p, canonicalPath(p)), "")
+		return
+	}
 	if _, pattern := s.mux.Handler(r); pattern == "" {
 		writeError(rw, http.StatusNotFound, api.CodeNoEndpoint, fmt.Sprintf("no endpoint %s %s; see docs/API.md", r.Method, r.URL.Path), "")
 		return
 	}
 	s.mux.ServeHTTP(rw, r)
+}
+
+// canonicalPath is p cleaned as the router cleans it: rooted, no empty,
+// "." or ".." elements, a trailing slash kept.
+func canonicalPath(p string) string {
+	if p == "" {
+		return "/"
+	}
+	c := path.Clean("/" + p)
+	if strings.HasSuffix(p, "/") && c != "/" {
+		c += "/"
+	}
+	return c
 }
 
 type statusWriter struct {
@@ -272,8 +302,8 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 // MaxBodyBytes, no duplicate, unknown or mistyped fields. It returns the
 // parsed tree for canonical encoding.
 func (s *Server) decode(r *http.Request, v any) (*canonical.Value, error) {
-	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
-		return nil, &httpError{http.StatusUnsupportedMediaType, api.CodeUnsupportedMedia, "send the body as Content-Type: application/json", ""}
+	if err := checkMediaType(r.Header.Values("Content-Type")); err != nil {
+		return nil, err
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, s.cfg.MaxBodyBytes+1))
 	if err != nil {
@@ -286,7 +316,37 @@ func (s *Server) decode(r *http.Request, v any) (*canonical.Value, error) {
 	if err != nil {
 		return nil, badRequest(schemaField(err), "%s", strings.ReplaceAll(strings.TrimPrefix(err.Error(), "schema: "), "\nschema: ", "; "))
 	}
+	if l, ok := v.(limited); ok {
+		if err := l.CheckLimits(); err != nil {
+			return nil, limitError(err)
+		}
+	}
 	return tree, nil
+}
+
+// checkMediaType accepts exactly one Content-Type header whose media type
+// is application/json, with optional parameters (RFC 9110 8.3.1: the type
+// is case-insensitive); anything else, a missing header included, is 415.
+func checkMediaType(values []string) error {
+	refuse := func(got string) error {
+		return &httpError{http.StatusUnsupportedMediaType, api.CodeUnsupportedMedia, "send the body with Content-Type: application/json (got " + got + ")", ""}
+	}
+	switch len(values) {
+	case 0:
+		return refuse("no Content-Type")
+	case 1:
+	default:
+		return refuse(fmt.Sprintf("%d Content-Type headers", len(values)))
+	}
+	mt, _, err := mime.ParseMediaType(values[0])
+	if err != nil || mt != "application/json" {
+		v := values[0]
+		if len(v) > 64 {
+			v = v[:64] + "..."
+		}
+		return refuse(fmt.Sprintf("%q", v))
+	}
+	return nil
 }
 
 // schemaField extracts the field path from a document schema error.
@@ -329,21 +389,9 @@ func (s *Server) authWith(limited bool, next http.HandlerFunc) http.HandlerFunc 
 			writeError(w, http.StatusUnauthorized, api.CodeUnauthorized, "API keys start with pk_sb_ (sandbox) or pk_live_ (production)", "")
 			return
 		}
-		h := HashKey(tok)
-		now := s.cfg.Now()
-		k, ok := s.keys.get(h, now)
-		var err error
-		if !ok {
-			if k, err = s.cfg.Store.APIKeyByHash(r.Context(), h); err == nil {
-				s.keys.put(k, now)
-			}
-		}
-		if err != nil || subtle.ConstantTimeCompare(k.Hash, h) != 1 {
-			if err != nil && !errors.Is(err, store.ErrNotFound) {
-				s.fail(w, r, err)
-				return
-			}
-			writeError(w, http.StatusUnauthorized, api.CodeUnauthorized, "unknown API key", "")
+		k, err := s.apiKey(r.Context(), HashKey(tok))
+		if err != nil {
+			s.fail(w, r, err)
 			return
 		}
 		if limited && k.Environment == string(vpec.Sandbox) {
@@ -354,6 +402,10 @@ func (s *Server) authWith(limited bool, next http.HandlerFunc) http.HandlerFunc 
 					fmt.Sprintf("sandbox keys are limited to %.0f requests/s (burst %d); retry after %d s or use a pk_live_ key", s.cfg.SandboxLimit.PerSecond, s.cfg.SandboxLimit.Burst, secs), "")
 				return
 			}
+		}
+		if err := s.scopeRunPath(r, k); err != nil {
+			s.fail(w, r, err)
+			return
 		}
 		next(w, r.WithContext(context.WithValue(r.Context(), keyCtx, k)))
 	}

@@ -1,0 +1,188 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/svc-gov/svc/pkg/api"
+	"github.com/svc-gov/svc/pkg/canonical"
+	"github.com/svc-gov/svc/pkg/vpec"
+)
+
+// limited is a request body with documented limits, checked by decode
+// right after the strict parse (400 naming the field).
+type limited interface{ CheckLimits() error }
+
+// limitError maps a limit check's error to its response.
+func limitError(err error) error {
+	var fe *api.FieldError
+	if errors.As(err, &fe) {
+		return badRequest(fe.Field, "%s", fe.Error())
+	}
+	return badRequest("", "%v", err)
+}
+
+// CheckLimits checks a reviewer registration: a bounded public key and,
+// if given, a name a person can read.
+func (r *ReviewerKeyRequest) CheckLimits() error {
+	if len(r.PublicKey) > api.MaxPublicKeyBytes {
+		return &api.FieldError{Field: "public_key", Problem: fmt.Sprintf("must be at most %d bytes, is %d", api.MaxPublicKeyBytes, len(r.PublicKey)), Err: api.ErrLimit}
+	}
+	return api.CheckName("name", r.Name, 0, api.MaxReviewerNameBytes)
+}
+
+// CheckLimits checks a session request's names; kind, the duration and the
+// reviewer key are checked by openSession.
+func (r *SessionRequest) CheckLimits() error {
+	if err := api.CheckName("check", r.Check, 1, api.MaxCheckBytes); err != nil {
+		return err
+	}
+	if err := api.CheckName("manifest_id", r.ManifestID, 1, api.MaxManifestIDBytes); err != nil {
+		return err
+	}
+	return api.CheckName("reviewer_key_id", r.ReviewerKeyID, 0, api.MaxReviewerKeyIDBytes)
+}
+
+// CheckLimits checks a calibration request's free-text members and GPU
+// classes (known classes, each once).
+func (in *CalibrationRequestInput) CheckLimits() error {
+	if err := api.CheckText("model_description", in.ModelDescription, api.MaxDescriptionBytes); err != nil {
+		return err
+	}
+	if err := api.CheckName("hub_model_id", in.HubModelID, 0, api.MaxHubModelIDBytes); err != nil {
+		return err
+	}
+	if len(in.NotifyEmail) > api.MaxEmailBytes {
+		return &api.FieldError{Field: "notify_email", Problem: fmt.Sprintf("must be at most %d bytes", api.MaxEmailBytes)}
+	}
+	return api.CheckGPUClasses("desired_gpu_classes", in.DesiredGPUClasses)
+}
+
+// CheckLimits bounds a resume request's token.
+func (r *ResumeRequest) CheckLimits() error {
+	if len(r.LineageToken) > api.MaxLineageTokenBytes {
+		return &api.FieldError{Field: "lineage_token", Problem: fmt.Sprintf("must be at most %d bytes, is %d", api.MaxLineageTokenBytes, len(r.LineageToken))}
+	}
+	return nil
+}
+
+// CheckLimits bounds the canonical size of a delegation description.
+func (r *DelegationRequest) CheckLimits() error {
+	b, err := canonical.Marshal(r.Delegation)
+	if err != nil {
+		return &api.FieldError{Field: "delegation", Problem: err.Error(), Err: err}
+	}
+	if len(b) > api.MaxDelegationBytes {
+		return &api.FieldError{Field: "delegation", Problem: fmt.Sprintf("canonical JSON must be at most %d bytes, is %d", api.MaxDelegationBytes, len(b))}
+	}
+	return nil
+}
+
+// unprocessable is a 422 naming a field.
+func unprocessable(field, format string, a ...any) *httpError {
+	return &httpError{http.StatusUnprocessableEntity, api.CodeClaimWithoutEvidence, fmt.Sprintf(format, a...), field}
+}
+
+// checkClaims refuses a proof level the record does not carry the evidence
+// for (decision D6): the service signs no claim stronger than its evidence.
+//
+//   - verifiable_inference: never (API v1 takes no zero-knowledge proof);
+//   - mathematical: only the deterministic pre- or post-condition records of
+//     a bound_committed_inference decomposition (stage_type
+//     bound_committed_inference, stage_part pre_conditions or
+//     post_conditions); the verifier also requires the decomposition's
+//     operator_bound record in the same VPEC;
+//   - witnessed and operator_bound: their review and bounded_inference
+//     blocks (verified by checkRecord: review signature and timestamps,
+//     registry profile);
+//   - execution and attestation need no more than the record itself.
+func checkClaims(rec *vpec.Record) error {
+	switch rec.ProofLevel {
+	case vpec.VerifiableInference:
+		return unprocessable("proof_level", "proof_level verifiable_inference needs a zero-knowledge proof, which API v1 does not accept; record the check at a lower level")
+	case vpec.Witnessed:
+		if rec.Review == nil {
+			return unprocessable("proof_level", "proof_level witnessed needs its evidence, the review block of a review session (POST /api/v1/runs/{run_id}/sessions with kind review)")
+		}
+	case vpec.OperatorBound:
+		if rec.BoundedInference == nil {
+			return unprocessable("proof_level", "proof_level operator_bound needs its evidence, the bounded_inference block (profile, model, operator count and trace Merkle root)")
+		}
+	case vpec.Mathematical:
+		if rec.StageType != vpec.StageBoundCommittedInference || (rec.StagePart != vpec.StagePartPre && rec.StagePart != vpec.StagePartPost) {
+			return unprocessable("proof_level", "proof_level mathematical is accepted only on the pre_conditions or post_conditions records of a %s decomposition (stage_type %q, stage_part %q); record the check at execution level instead",
+				vpec.StageBoundCommittedInference, rec.StageType, rec.StagePart)
+		}
+	}
+	return nil
+}
+
+// checkRecordTime refuses a record dated more than vpec.MaxClockSkew after
+// the server clock (decision D7): the VPEC sealed now would carry a
+// record from the future, which the verifier rejects.
+func (s *Server) checkRecordTime(rec *vpec.Record) error {
+	t, err := time.Parse(time.RFC3339Nano, rec.RecordedAt)
+	if err != nil {
+		return badRequest("recorded_at", "recorded_at %q is not an RFC 3339 UTC time", rec.RecordedAt)
+	}
+	now := s.cfg.Now()
+	if t.After(now.Add(vpec.MaxClockSkew)) {
+		return badRequest("recorded_at", "recorded_at %s is %s ahead of the service clock (%s); at most %s of clock skew is accepted",
+			rec.RecordedAt, t.Sub(now).Round(time.Second), vpec.FormatTime(now), vpec.MaxClockSkew)
+	}
+	return nil
+}
+
+// checkRecordLimits checks what the server adds to vpec.Record.Validate:
+// the names a person reads (check, manifest_id) carry no control or bidi
+// character, and details stay within vpec.MaxDetailsBytes canonical bytes.
+func checkRecordLimits(rec *vpec.Record, tree *canonical.Value) error {
+	if err := api.CheckName("check", rec.Check, 1, api.MaxCheckBytes); err != nil {
+		return limitError(err)
+	}
+	if err := api.CheckName("manifest_id", rec.ManifestID, 1, api.MaxManifestIDBytes); err != nil {
+		return limitError(err)
+	}
+	if d := tree.Get("details"); d != nil {
+		if n := len(d.Canonical()); n > vpec.MaxDetailsBytes {
+			return badRequest("details", "details: canonical JSON must be at most %d bytes, is %d", vpec.MaxDetailsBytes, n)
+		}
+	}
+	return nil
+}
+
+// recordErrorField names the field of a vpec.Record.Validate problem:
+// "record.check must ..." gives "check", "record.review.session_id ..."
+// gives "review.session_id", and "record: a review block goes with ..."
+// gives the block it is about.
+func recordErrorField(msg string) string {
+	if f, ok := strings.CutPrefix(msg, "record."); ok {
+		if i := strings.IndexAny(f, " :"); i > 0 {
+			return f[:i]
+		}
+		return f
+	}
+	if rest, ok := strings.CutPrefix(msg, "record: "); ok {
+		for _, f := range []string{"review", "bounded_inference", "check_session"} {
+			if strings.HasPrefix(rest, "a "+f+" block") || strings.HasPrefix(rest, f+" ") {
+				return f
+			}
+		}
+	}
+	return ""
+}
+
+// validateRecord runs the server's own record checks (limits, claims,
+// time) in the order checkRecord calls them.
+func (s *Server) validateRecord(rec *vpec.Record, tree *canonical.Value) error {
+	if err := checkRecordLimits(rec, tree); err != nil {
+		return err
+	}
+	if err := s.checkRecordTime(rec); err != nil {
+		return err
+	}
+	return checkClaims(rec)
+}
