@@ -32,6 +32,9 @@ var (
 	ErrBadSignature = errors.New("signature does not verify")
 	// ErrUnknownKey reports a key id that the trust bundle does not hold.
 	ErrUnknownKey = errors.New("signing key not in trust bundle")
+	// ErrBase64 reports a string that is not in the one accepted base64
+	// form (see DecodeBase64).
+	ErrBase64 = errors.New("not canonical base64")
 )
 
 // GenerateKey returns a new Ed25519 key pair from crypto/rand.
@@ -130,15 +133,51 @@ func FormatSignature(sig []byte) string {
 	return SignaturePrefix + base64.StdEncoding.EncodeToString(sig)
 }
 
-// ParseSignature decodes a signature string written by FormatSignature.
+// DecodeBase64 decodes s in the one form svc accepts for binary values in
+// documents (signatures, public keys, RFC 3161 tokens): the standard
+// alphabet of RFC 4648 section 4 with = padding, nothing else (no line
+// breaks, spaces or URL-safe characters), and canonical: the unused bits
+// of the last character are zero, so encoding the result gives s again.
+// (encoding/base64 skips CR and LF even in Strict mode, which let
+// byte-different copies of a signed document verify.) Errors match
+// ErrBase64 and name the offset of the first offending character.
+func DecodeBase64(s string) ([]byte, error) {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '+' || c == '/' || c == '=') {
+			return nil, fmt.Errorf("%w: character %s at offset %d is not in the standard base64 alphabet", ErrBase64, quoteByte(c), i)
+		}
+	}
+	if len(s)%4 != 0 {
+		return nil, fmt.Errorf("%w: length %d is not a multiple of 4 (padding with = is required)", ErrBase64, len(s))
+	}
+	b, err := base64.StdEncoding.Strict().DecodeString(s)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBase64, err)
+	}
+	if base64.StdEncoding.EncodeToString(b) != s {
+		return nil, fmt.Errorf("%w: not the canonical encoding of its bytes", ErrBase64)
+	}
+	return b, nil
+}
+
+func quoteByte(c byte) string {
+	if c < 0x20 || c >= 0x7f {
+		return fmt.Sprintf("0x%02x", c)
+	}
+	return fmt.Sprintf("%q", c)
+}
+
+// ParseSignature decodes a signature string written by FormatSignature:
+// "Ed25519:" and the canonical base64 (see DecodeBase64) of 64 bytes.
 func ParseSignature(s string) ([]byte, error) {
 	rest, ok := strings.CutPrefix(s, SignaturePrefix)
 	if !ok {
 		return nil, fmt.Errorf("%w: must start with %q", ErrMalformedSignature, SignaturePrefix)
 	}
-	sig, err := base64.StdEncoding.Strict().DecodeString(rest)
+	sig, err := DecodeBase64(rest)
 	if err != nil {
-		return nil, fmt.Errorf("%w: base64: %v", ErrMalformedSignature, err)
+		return nil, fmt.Errorf("%w: %w", ErrMalformedSignature, err)
 	}
 	if len(sig) != ed25519.SignatureSize {
 		return nil, fmt.Errorf("%w: %d bytes, want %d", ErrMalformedSignature, len(sig), ed25519.SignatureSize)

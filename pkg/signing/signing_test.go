@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/ed25519"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/pem"
 	"errors"
@@ -196,6 +197,71 @@ func FuzzParseSignature(f *testing.F) {
 		sig, err := signing.ParseSignature(s)
 		if err == nil && signing.FormatSignature(sig) != s {
 			t.Fatalf("non-canonical signature string accepted: %q", s)
+		}
+	})
+}
+
+// TestDecodeBase64OneForm: a base64 value has exactly one accepted
+// spelling. encoding/base64 (even Strict) skips CR and LF, so a signature
+// with a line break inserted verified, making byte-different copies of a
+// signed document valid.
+func TestDecodeBase64OneForm(t *testing.T) {
+	raw := make([]byte, 64)
+	for i := range raw {
+		raw[i] = byte(i * 7)
+	}
+	good := base64.StdEncoding.EncodeToString(raw)
+	if b, err := signing.DecodeBase64(good); err != nil || !bytes.Equal(b, raw) {
+		t.Fatalf("canonical form refused: %v", err)
+	}
+	for _, ok := range []string{"", "AA==", "AAA=", "AAAA", "+/+/"} {
+		if _, err := signing.DecodeBase64(ok); err != nil {
+			t.Errorf("%q refused: %v", ok, err)
+		}
+	}
+	bad := map[string]string{
+		"CRLF inside":      good[:20] + "\r\n" + good[20:],
+		"LF inside":        good[:20] + "\n" + good[20:],
+		"CR at end":        good + "\r",
+		"LF at start":      "\n" + good,
+		"space":            good[:8] + " " + good[8:],
+		"tab":              good[:8] + "\t" + good[8:],
+		"no padding":       strings.TrimRight(good, "="),
+		"url alphabet":     strings.NewReplacer("+", "-", "/", "_").Replace(base64.StdEncoding.EncodeToString([]byte{0xfb, 0xff, 0xbf})),
+		"non-zero pad bit": "AB==",
+		"extra padding":    "AA===",
+		"padding inside":   "AA==AA==",
+		"unicode":          "AAA\u00e9",
+		"nul":              "AAA\x00",
+	}
+	for name, s := range bad {
+		t.Run(name, func(t *testing.T) {
+			if _, err := signing.DecodeBase64(s); !errors.Is(err, signing.ErrBase64) {
+				t.Fatalf("DecodeBase64(%q) = %v, want ErrBase64", s, err)
+			}
+			if strings.HasPrefix(name, "CR") || strings.HasPrefix(name, "LF") {
+				if _, err := signing.ParseSignature(signing.SignaturePrefix + s); !errors.Is(err, signing.ErrMalformedSignature) || !errors.Is(err, signing.ErrBase64) {
+					t.Fatalf("ParseSignature: %v", err)
+				}
+			}
+		})
+	}
+}
+
+func FuzzDecodeBase64(f *testing.F) {
+	for _, s := range []string{"", "AA==", "AB==", "AA\r\n==", "QUJD", "QU JD", "-_=="} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		b, err := signing.DecodeBase64(s)
+		if err != nil {
+			if !errors.Is(err, signing.ErrBase64) {
+				t.Fatalf("error %v does not match ErrBase64", err)
+			}
+			return
+		}
+		if base64.StdEncoding.EncodeToString(b) != s {
+			t.Fatalf("accepted %q, which is not the canonical encoding of its bytes", s)
 		}
 	})
 }
