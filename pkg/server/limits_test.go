@@ -106,7 +106,9 @@ func TestRequestLimits(t *testing.T) {
 		}
 		return "[" + strings.Join(parts, ",") + "]"
 	}
-	num := func(i int) string { return "p" + strings.Repeat("x", i%7) + string(rune('a'+i%26)) + strings.Repeat("y", i/26) }
+	num := func(i int) string {
+		return "p" + strings.Repeat("x", i%7) + string(rune('a'+i%26)) + strings.Repeat("y", i/26)
+	}
 	stage := func(name, ceiling, refs string) string {
 		return `{"stage_name":"` + name + `","proof_ceiling":"` + ceiling + `","regulatory_references":` + refs + `}`
 	}
