@@ -34,6 +34,7 @@ fail() {
   shift
   printf 'FAIL  %s\n' "$*"
   case $code in
+    2) echo "UNREADABLE (by hand)" ;;
     3) echo "UNVERIFIED (by hand)" ;;
     4) echo "NOT CHECKED (by hand): verify this document with svc-verify" ;;
     *) echo "INVALID (by hand)" ;;
@@ -44,7 +45,11 @@ sha256_hex() { openssl dgst -sha256 -r | cut -d ' ' -f 1; }
 b64d() { openssl base64 -d -A; }
 field() { jq -r "$1" "$VPEC"; }
 
-# Step 1: one JSON object without duplicate keys (I-JSON).
+# Step 1: a JSON text at all (exit 2 if not), then one JSON object without
+# duplicate keys (I-JSON).
+[ -n "$(tr -d ' \t\r\n' < "$VPEC" | head -c 1)" ] || fail 2 "schema: the document is empty"
+[ -z "$(LC_ALL=C tr -d '\t\r\n -\377' < "$VPEC" | head -c 1)" ] ||
+  fail 2 "schema: not JSON: binary data (a control byte)"
 [ "$(jq -s length "$VPEC" 2>/dev/null)" = 1 ] ||
   fail 1 "schema: not exactly one JSON value"
 [ "$(jq -c --stream . "$VPEC" | wc -l)" -eq "$(jq -c tostream "$VPEC" | wc -l)" ] ||
@@ -62,6 +67,8 @@ def count: int(0; 9007199254740991);
 def share: type == "number" and . >= 0 and . <= 1;
 def oneof($set): . as $v | any($set[]; . == $v);
 def opt(f): . == null or f;
+def name: type == "string" and (explode | all(.[]; (. < 32 or (. >= 127 and . <= 159) or . == 1564 or
+  . == 8206 or . == 8207 or (. >= 8234 and . <= 8238) or (. >= 8294 and . <= 8297)) | not));
 def member($name; f): (has($name) | not) or (.[$name] | f);
 def levels: ["mathematical", "verifiable_inference", "operator_bound", "execution", "witnessed", "attestation"];
 def items: if type == "array" then .[] else empty end;
@@ -77,8 +84,8 @@ def record($i):
   | fields($r; record_fields; ["output_commitment", "onnx_model_hash", "stage_type", "stage_part", "details", "review", "check_session", "bounded_inference"]),
     check("\($r).record_id"; .record_id | id and startswith("rec_")),
     check("\($r).sequence"; .sequence | int(1; 9007199254740991)),
-    check("\($r).check"; .check | type == "string" and length > 0 and utf8bytelength <= 256),
-    check("\($r).manifest_id"; .manifest_id | type == "string" and length > 0 and utf8bytelength <= 256),
+    check("\($r).check (1-256 bytes, no control characters)"; .check | name and length > 0 and utf8bytelength <= 256),
+    check("\($r).manifest_id (1-256 bytes, no control characters)"; .manifest_id | name and length > 0 and utf8bytelength <= 256),
     check("\($r).check_result"; .check_result |
       oneof(["pass", "fail", "error", "skipped", "degraded", "override", "not_applicable"])),
     check("\($r).proof_level"; .proof_level | oneof(levels)),
@@ -135,7 +142,7 @@ def gap($i):
       {system_unavailable: "High", model_profile_missing: "Medium", sequence_missing: "High", chain_break: "Critical",
        empty_run: "High"}
       [.gap_type | strings] as $fixed | $fixed == null or .severity == $fixed),
-    check("\($g).check"; .check | opt(type == "string")),
+    check("\($g).check"; .check | opt(name)),
     check("\($g).sequence"; .sequence | opt(int(-9007199254740991; 9007199254740991))),
     check("\($g).sequence_end (on sequence_missing gaps, and only on them, >= sequence)";
       if .gap_type == "sequence_missing" then (.sequence | int(1; 9007199254740991)) and
@@ -234,6 +241,7 @@ run_id=$(field .run_id)
 prev=$(printf '%s' "svc.chain.v1:$run_id" | sha256_hex)
 prev_seq=0
 breaks=0
+hash_breaks=""
 n=$(field '.records | length')
 i=0
 while [ "$i" -lt "$n" ]; do
@@ -252,6 +260,7 @@ while [ "$i" -lt "$n" ]; do
     want=$({ printf '%s' "$prev" | xxd -r -p; jq -jcS ".records[$i] | del(.chain_hash)" "$VPEC"; } | sha256_hex)
     if [ "sha256:$want" != "$stored" ]; then
       breaks=$((breaks + 1))
+      hash_breaks="$hash_breaks,$seq"
       declared "$seq" 0 0 ||
         fail 1 "chain: record $seq: chain_hash is $stored, recomputed sha256:$want"
       warn "chain: record $seq: chain_hash does not follow (declared chain_break)"
@@ -296,6 +305,19 @@ zk=$(field '[.records[] | select(.proof_level == "verifiable_inference")] | leng
 [ "$zk" -eq 0 ] || fail 1 "zk_proofs: $zk record(s) claim verifiable_inference; v1 carries no proof to check"
 ok "zk_proofs: none present"
 
+# Step 8b: claims and their evidence: a mathematical record is a pre- or
+# post-condition of a bound_committed_inference stage, in a VPEC that holds
+# that stage's operator_bound inference record.
+EVIDENCE_JQ='
+  any(.records[]; .proof_level == "operator_bound" and .stage_type == "bound_committed_inference") as $anchor
+  | [.records[] | select(.proof_level == "mathematical")
+     | select((.stage_type == "bound_committed_inference" and
+         (.stage_part == "pre_conditions" or .stage_part == "post_conditions") and $anchor) | not)
+     | .sequence | tostring] | join(", ")'
+bad=$(jq -r "$EVIDENCE_JQ" "$VPEC")
+[ -z "$bad" ] || fail 1 "evidence: record(s) $bad claim mathematical without its evidence"
+ok "evidence: every claimed proof level has its evidence"
+
 # Step 9: the RFC 3161 timestamp over SHA-256 of the 64 raw signature bytes.
 TIME_JQ='
 def months: ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
@@ -331,7 +353,39 @@ jq -n -e --argjson t "$tst_time" --argjson i "$issued" '$t - $i <= 900 and $i - 
   fail 1 "timestamp: genTime is more than 15 minutes away from issued_at $(field .issued_at)"
 ok "timestamp: authentic (RFC 3161, $(sed -n 's/^Time stamp: //p' "$work/timestamp.txt"), within 15 min of issued_at)"
 
-# Step 10: governance gaps: listed, not a failure.
+# Step 9b: the time rules: no recorded_at or gap timestamp after the
+# timestamp's genTime + 300 s, no gap before the run (its earliest
+# recorded_at or issued_at, less 300 s). Session genTimes: step 12.
+vpec_time=$tst_time
+TIMES_JQ="$TIME_JQ"'
+  ([(.records[].recorded_at, .issued_at) | rfc3339_epoch] | min - 300) as $floor
+  | (.records[] | select((.recorded_at | rfc3339_epoch) > $t + 300)
+      | "record \(.sequence): recorded_at \(.recorded_at) is after the VPEC timestamp (+5 min)"),
+    (.gaps[] | select((.timestamp | rfc3339_epoch) > $t + 300)
+      | "gap \(.gap_id): timestamp \(.timestamp) is after the VPEC timestamp (+5 min)"),
+    (.gaps[] | select((.timestamp | rfc3339_epoch) < $floor)
+      | "gap \(.gap_id): timestamp \(.timestamp) is before the run")'
+problems=$(jq -r --argjson t "$vpec_time" "$TIMES_JQ" "$VPEC")
+[ -z "$problems" ] || fail 1 "time: $(printf '%s\n' "$problems" | head -n 1)"
+ok "time: nothing dated after the timestamp (+5 min), no gap before the run"
+
+# Step 10: governance gaps: listed, not a failure, but the chain, sequence
+# and empty-run gaps must be exactly those the records show.
+GAPS_JQ='
+  [.records[].sequence] as $s
+  | [range(0; $s | length) | (if . == 0 then 0 else $s[. - 1] end) as $p
+     | select($s[.] > $p + 1) | [$p + 1, $s[.] - 1]] as $holes
+  | ($hash_breaks | split(",") | map(select(. != "") | tonumber)) as $hb
+  | (.gaps[] | select(.gap_type == "sequence_missing") | [.sequence, .sequence_end] as $r
+      | select(any($holes[]; . == $r) | not)
+      | "\(.gap_id) declares sequences \(.sequence)-\(.sequence_end) missing, which is not a hole"),
+    (.gaps[] | select(.gap_type == "chain_break") | select(.sequence as $q | $hb | index($q) == null)
+      | "\(.gap_id) declares a chain break at sequence \(.sequence), where the chain hash follows"),
+    (if ($s | length) == 0 then [.gaps[] | select(.gap_type == "empty_run")] | select(length != 1)
+       | "no records, and not exactly one empty_run gap"
+     else .gaps[] | select(.gap_type == "empty_run") | "\(.gap_id): an empty_run gap on a VPEC with records" end)'
+problems=$(jq -r --arg hash_breaks "$hash_breaks" "$GAPS_JQ" "$VPEC")
+[ -z "$problems" ] || fail 1 "gaps: $(printf '%s\n' "$problems" | head -n 1)"
 gaps=$(field '[.gaps[] | "\(.gap_type) (\(.severity))"] | join(", ")')
 if [ -z "$gaps" ]; then ok "gaps: none"; else warn "gaps: $gaps"; fi
 
@@ -389,6 +443,8 @@ for i in $(field '.records | to_entries[] | select(.value.review != null) | .key
   opened=$tst_time
   verify_tst check_close_tst "$(field "$r.check_close_tst")" \
     "$(printf '%s' "svc.check-close.v1:$session:$(field ".records[$i].commitment_hash")" | sha256_hex)"
+  jq -n -e --argjson o "$opened" --argjson c "$tst_time" --argjson t "$vpec_time" '$o <= $t + 300 and $c <= $t + 300' \
+    >/dev/null || fail 1 "time: record $seq: the review's timestamps are after the VPEC timestamp (+5 min)"
   jq -n -e --argjson o "$opened" --argjson c "$tst_time" --argjson min "$(field "$r.min_duration_seconds")" \
     '$c - $o >= $min' >/dev/null ||
     fail 1 "reviews: record $seq: the review lasted $(jq -n "$tst_time - $opened") s, less than min_duration_seconds"
@@ -406,6 +462,8 @@ for i in $(field '.records | to_entries[] | select(.value.check_session != null)
     "$(printf '%s' "svc.check-close.v1:$session:$(field ".records[$i].commitment_hash")" | sha256_hex)"
   jq -n -e --argjson o "$opened" --argjson c "$tst_time" '$c >= $o' >/dev/null ||
     fail 1 "reviews: record $seq: the check session closed before it opened"
+  jq -n -e --argjson o "$opened" --argjson c "$tst_time" --argjson t "$vpec_time" '$o <= $t + 300 and $c <= $t + 300' \
+    >/dev/null || fail 1 "time: record $seq: the check session's timestamps are after the VPEC timestamp (+5 min)"
   sessions=$((sessions + 1))
 done
 if [ $((reviews + sessions)) -eq 0 ]; then ok "reviews: none present"

@@ -1,6 +1,7 @@
 package profile
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -11,11 +12,27 @@ import (
 // ErrNotFound reports a profile id that a Set does not hold.
 var ErrNotFound = errors.New("profile not found")
 
+// ErrAmbiguous reports two explicitly given profile files that hold the
+// same profile_id with different bytes: the set refuses to pick one.
+var ErrAmbiguous = errors.New("ambiguous profile")
+
+// File is a profile document given explicitly (svc verify --profile):
+// every one is checked, whether or not a record needs it. Err is set when
+// the file is not a profile document at all (corrupt JSON, a duplicate
+// key, a schema error); Doc is then nil.
+type File struct {
+	Path string
+	ID   string
+	Doc  []byte
+	Err  error
+}
+
 // Set is a collection of profile documents indexed by profile id, loaded
 // from files or a directory. It stores the raw signed bytes; verification
 // happens where a profile is used.
 type Set struct {
-	docs map[string][]byte
+	docs     map[string][]byte
+	explicit []File
 }
 
 // NewSet returns an empty set.
@@ -43,6 +60,36 @@ func (s *Set) AddFile(path string) (string, error) {
 	}
 	return id, nil
 }
+
+// AddExplicit reads the profile file at path, given explicitly, and adds
+// it, winning over a cached profile of the same id. A file that cannot be
+// read is an error; a file that is not a valid profile document is kept,
+// with its error, in Explicit (the verifier reports it as PROFILE INVALID
+// rather than treating the profile as missing). Two explicit files with
+// one profile_id are accepted only if byte-identical; otherwise the error
+// wraps ErrAmbiguous.
+func (s *Set) AddExplicit(path string) error {
+	doc, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("read profile: %w", err)
+	}
+	p, err := Parse(doc)
+	if err != nil {
+		s.explicit = append(s.explicit, File{Path: path, Err: err})
+		return nil
+	}
+	for _, f := range s.explicit {
+		if f.ID == p.ProfileID && !bytes.Equal(f.Doc, doc) {
+			return fmt.Errorf("%w: %s and %s both hold profile %s, with different bytes; pass one", ErrAmbiguous, f.Path, path, p.ProfileID)
+		}
+	}
+	s.explicit = append(s.explicit, File{Path: path, ID: p.ProfileID, Doc: doc})
+	s.docs[p.ProfileID] = doc
+	return nil
+}
+
+// Explicit returns the files given with AddExplicit, in order.
+func (s *Set) Explicit() []File { return s.explicit }
 
 // AddDir adds every *.json profile in dir. A missing directory adds
 // nothing; files that are not valid profiles are skipped and returned as

@@ -11,7 +11,7 @@ import (
 )
 
 // FuzzVerify feeds arbitrary documents to the verifier: it must never
-// panic, must always report all ten checks, and must never call a document
+// panic, must always report every named check, and must never call a document
 // VALID unless its signature and timestamp checks passed.
 func FuzzVerify(f *testing.F) {
 	files, _ := filepath.Glob(filepath.Join(vectorsDir, "vpec", "*", "*.json"))
@@ -32,7 +32,7 @@ func FuzzVerify(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, doc []byte) {
 		r := vpec.Verify(doc, vpec.Options{Trust: trust, Profiles: set})
-		if len(r.Checks) != 10 {
+		if len(r.Checks) != len(vpec.Checks) {
 			t.Fatalf("%d checks reported", len(r.Checks))
 		}
 		if r.Valid && (r.Check(vpec.CheckSignature).Status != vpec.Pass || r.Check(vpec.CheckTimestamp).Status != vpec.Pass || r.Check(vpec.CheckChain).Status == vpec.Fail) {

@@ -3,8 +3,11 @@ package vpec
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 	"unicode/utf8"
+
+	"github.com/svc-gov/svc/pkg/canonical"
 )
 
 // MaxDetailsBytes bounds the canonical (RFC 8785) size of one record's
@@ -154,4 +157,50 @@ func gapMismatches(v *VPEC, breaks []ChainBreak) []string {
 		out = append(out, fmt.Sprintf("the VPEC holds no records and declares %d empty_run gaps (exactly one required)", emptyRun))
 	}
 	return out
+}
+
+// detailsSize returns the size of details in canonical (RFC 8785) form. It
+// walks the value for a cheap upper bound first and canonicalizes only
+// when that bound exceeds MaxDetailsBytes.
+func detailsSize(details map[string]any) int {
+	if detailsBound(details, 0) <= MaxDetailsBytes {
+		return 0
+	}
+	b, err := canonical.Marshal(details)
+	if err != nil {
+		return math.MaxInt
+	}
+	return len(b)
+}
+
+// detailsBound is an upper bound of v's canonical size: a string escapes
+// to at most 6 bytes per byte, a number takes at most 25 bytes.
+func detailsBound(v any, depth int) int {
+	if depth > 1000 {
+		return math.MaxInt / 2
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		n := 2
+		for k, e := range x {
+			n += 6*len(k) + 4 + detailsBound(e, depth+1)
+			if n > MaxDetailsBytes {
+				return n
+			}
+		}
+		return n
+	case []any:
+		n := 2
+		for _, e := range x {
+			n += 1 + detailsBound(e, depth+1)
+			if n > MaxDetailsBytes {
+				return n
+			}
+		}
+		return n
+	case string:
+		return 6*len(x) + 2
+	default:
+		return 25
+	}
 }

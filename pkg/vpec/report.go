@@ -23,15 +23,27 @@ const (
 	CheckChain     CheckName = "chain"
 	CheckMerkle    CheckName = "merkle_root"
 	CheckZK        CheckName = "zk_proofs"
+	// CheckEvidence: each claimed proof level's evidence is present and of
+	// the right kind (docs/FORMATS.md, "Claims and their evidence").
+	CheckEvidence  CheckName = "evidence"
 	CheckTimestamp CheckName = "timestamp"
-	CheckGaps      CheckName = "gaps"
-	CheckSummary   CheckName = "summary"
-	CheckReviews   CheckName = "reviews"
-	CheckProfile   CheckName = "profile"
+	// CheckTime: no time in the VPEC lies after its timestamp (plus
+	// MaxClockSkew), gaps are not dated before the run, sessions open
+	// before they close.
+	CheckTime    CheckName = "time"
+	CheckGaps    CheckName = "gaps"
+	CheckSummary CheckName = "summary"
+	CheckReviews CheckName = "reviews"
+	CheckProfile CheckName = "profile"
 	// CheckAudit is the replay audit of one Bounded Inference trace
 	// (svc verify --trace), run only when asked.
 	CheckAudit CheckName = "audit"
 )
+
+// Checks lists the checks Verify reports, in order: every report names
+// each of them once (a check that did not run is not_applicable).
+var Checks = []CheckName{CheckSchema, CheckSignature, CheckChain, CheckMerkle, CheckZK, CheckEvidence,
+	CheckTimestamp, CheckTime, CheckGaps, CheckSummary, CheckReviews, CheckProfile}
 
 // Check is the result of one named verification check.
 type Check struct {
@@ -66,6 +78,19 @@ type Report struct {
 	Records         int        `json:"records"`
 	Gaps            int        `json:"gaps"`
 	Checks          []Check    `json:"checks"`
+	// Unreadable is set when the input is not a JSON document at all
+	// (empty, binary, not UTF-8, a byte order mark, larger than the
+	// limit): the verdict is UNREADABLE and svc verify exits 2.
+	Unreadable bool `json:"unreadable,omitempty"`
+	// TrustRoot names the trust bundle the report was checked against
+	// and where its name came from; set by the command line.
+	TrustRoot *TrustRoot `json:"trust_root,omitempty"`
+}
+
+// TrustRoot names a trust bundle file and where it was named.
+type TrustRoot struct {
+	File   string `json:"file"`
+	Source string `json:"source"` // "flag --trust-root" or "environment SVC_TRUST_ROOT"
 }
 
 // ReportSchema versions the JSON report.
@@ -137,6 +162,9 @@ func (r *Report) finish() {
 	f := r.verdictCheck()
 	r.Valid = f == nil
 	switch {
+	case r.Unreadable:
+		r.Valid = false
+		r.Verdict = "UNREADABLE — " + f.Code
 	case f == nil:
 		r.Verdict = "VALID"
 	case f.MissingTrust:

@@ -2,7 +2,6 @@ package vpec
 
 import (
 	"crypto/sha256"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"math"
@@ -53,10 +52,33 @@ type parsed struct {
 	breaks     []ChainBreak
 }
 
+// NotCheckedSchema is the message of every check that did not run because
+// the schema check failed.
+const NotCheckedSchema = "not checked: the document does not match the v1 schema"
+
+// NotCheckedUnreadable is the message of every check that did not run
+// because the input is not a JSON document.
+const NotCheckedUnreadable = "not checked: the input is not a JSON document"
+
 // Verify checks a VPEC document offline and reports every check by name.
 // It never panics and never reports VALID for anything it did not check.
 func Verify(doc []byte, opts Options) *Report {
 	r := &Report{}
+	if err := document.CheckInput(doc); err != nil {
+		// Not a JSON document at all (empty, binary, not UTF-8, a BOM,
+		// too large): say so in words, and run nothing else.
+		r.Unreadable = true
+		code := "NOT JSON"
+		if errors.Is(err, document.ErrTooLarge) {
+			code = "TOO LARGE"
+		}
+		r.Checks = append(r.Checks, Check{Name: CheckSchema, Status: Fail, Code: code, Message: "unreadable input: " + err.Error()})
+		for _, n := range Checks[1:] {
+			r.Checks = append(r.Checks, Check{Name: n, Status: NotApplicable, Message: NotCheckedUnreadable})
+		}
+		r.finish()
+		return r
+	}
 	p := parse(doc)
 	r.fill(&p.v)
 	if len(p.schemaErrs) == 0 {
@@ -65,8 +87,8 @@ func Verify(doc []byte, opts Options) *Report {
 	if len(p.schemaErrs) > 0 {
 		r.Checks = append(r.Checks, Check{Name: CheckSchema, Status: Fail, Code: "SCHEMA ERROR",
 			Message: "schema invalid: " + p.schemaErrs[0], Details: p.schemaErrs})
-		for _, n := range []CheckName{CheckSignature, CheckChain, CheckMerkle, CheckZK, CheckTimestamp, CheckGaps, CheckSummary, CheckReviews, CheckProfile} {
-			r.Checks = append(r.Checks, Check{Name: n, Status: NotApplicable, Message: "not checked: the document does not match the v1 schema"})
+		for _, n := range Checks[1:] {
+			r.Checks = append(r.Checks, Check{Name: n, Status: NotApplicable, Message: NotCheckedSchema})
 		}
 		r.finish()
 		return r
@@ -76,16 +98,13 @@ func Verify(doc []byte, opts Options) *Report {
 	// while the other checks run.
 	sigc := make(chan Check, 1)
 	go func() { sigc <- checkSignature(p, opts.Trust) }()
-	rest := []Check{
-		checkChain(p),
-		checkMerkle(p),
-		checkZK(p),
-		checkTimestamp(p, opts.Trust, r),
-		checkGaps(p),
-		checkSummary(p),
-		checkReviews(p, opts.Trust),
-		checkProfiles(p, opts),
-	}
+	var sessions []sessionTimes
+	chain, merkle, zk := checkChain(p), checkMerkle(p), checkZK(p)
+	evidence := checkEvidence(p)
+	ts := checkTimestamp(p, opts.Trust, r)
+	reviews := checkReviews(p, opts.Trust, &sessions)
+	tm := checkTime(p, r, sessions)
+	rest := []Check{chain, merkle, zk, evidence, ts, tm, checkGaps(p), checkSummary(p), reviews, checkProfiles(p, opts)}
 	r.Checks = append(append(r.Checks, <-sigc), rest...)
 	r.finish()
 	return r
@@ -130,11 +149,17 @@ func validID(s string) bool {
 func parse(doc []byte) (p parsed) {
 	p.raw = doc
 	bad := func(format string, a ...any) { p.schemaErrs = append(p.schemaErrs, fmt.Sprintf(format, a...)) }
-	if len(doc) > document.MaxSize {
-		bad("document is %d bytes, larger than the %d byte limit", len(doc), document.MaxSize)
+	// Cheap refusals first, in one pass each and allocating nothing: too
+	// large, not JSON, then a shape that cannot be a VPEC.
+	if err := document.CheckInput(doc); err != nil {
+		bad("%v", err)
 		return p
 	}
-	tree, err := canonical.Parse(doc)
+	if err := CheckShape(doc); err != nil {
+		bad("%s", strings.TrimPrefix(err.Error(), "schema: "))
+		return p
+	}
+	tree, err := document.ParseTree(doc)
 	if err != nil {
 		bad("%v", err)
 		return p
@@ -235,9 +260,9 @@ func parse(doc []byte) (p parsed) {
 		bad("signature: %v", err)
 	}
 	p.signature = sig
-	tok, err := base64.StdEncoding.Strict().DecodeString(v.TimestampRFC3161)
+	tok, err := signing.DecodeBase64(v.TimestampRFC3161)
 	if err != nil || len(tok) == 0 {
-		bad("timestamp_rfc3161 must be the base64 DER of an RFC 3161 response")
+		bad("timestamp_rfc3161 must be the base64 DER of an RFC 3161 response (standard alphabet, padded, no line breaks)")
 	}
 	p.tsToken = tok
 	ids := map[string]bool{}
@@ -276,9 +301,9 @@ func (p *parsed) encode(tree *canonical.Value) {
 		// One buffer for every record; each record's bytes are a window of it.
 		buf := make([]byte, 0, len(p.raw))
 		p.recordJCS = make([][]byte, recs.Len())
-		for i := range p.recordJCS {
+		for i, rec := range recs.Elements() {
 			start := len(buf)
-			buf = recs.Index(i).AppendCanonical(buf, "chain_hash")
+			buf = rec.AppendCanonical(buf, "chain_hash")
 			p.recordJCS[i] = buf[start:len(buf):len(buf)]
 		}
 	}
@@ -310,9 +335,18 @@ func checkRecord(r *Record, f string, bad func(string, ...any)) {
 	}
 	if r.Check == "" || len(r.Check) > 256 {
 		bad("%s.check must be 1-256 characters", f)
+	} else if err := ValidName(r.Check); err != nil {
+		bad("%s.check: %v", f, err)
 	}
 	if r.ManifestID == "" || len(r.ManifestID) > 256 {
 		bad("%s.manifest_id must be 1-256 characters", f)
+	} else if err := ValidName(r.ManifestID); err != nil {
+		bad("%s.manifest_id: %v", f, err)
+	}
+	if r.Details != nil {
+		if n := detailsSize(r.Details); n > MaxDetailsBytes {
+			bad("%s.details is %d bytes in canonical form, more than %d", f, n, MaxDetailsBytes)
+		}
 	}
 	if !r.CheckResult.Valid() {
 		bad("%s.check_result %q is not one of %v", f, r.CheckResult, CheckResults)
@@ -645,21 +679,26 @@ func CheckCloseImprint(sessionID, commitmentHash string) []byte {
 	return d[:]
 }
 
-func checkReviews(p parsed, trust *signing.Bundle) Check {
+func checkReviews(p parsed, trust *signing.Bundle, times *[]sessionTimes) Check {
 	c := Check{Name: CheckReviews}
 	reviews, sessions := 0, 0
 	for i := range p.v.Records {
 		r := &p.v.Records[i]
 		var err error
+		var st sessionTimes
 		switch {
 		case r.Review != nil:
 			reviews++
-			err = verifyReview(p.v.RunID, r, trust)
+			st, err = reviewTimes(p.v.RunID, r, trust)
 		case r.CheckSession != nil:
 			sessions++
-			err = verifyCheckSession(r, trust)
+			st, err = checkSessionTimes(r, trust)
 		default:
 			continue
+		}
+		if !st.open.IsZero() {
+			st.index = i
+			*times = append(*times, st)
 		}
 		if err != nil {
 			c.Details = append(c.Details, fmt.Sprintf("sequence %d (%s): %v", r.Sequence, r.Check, err))
@@ -690,22 +729,33 @@ func VerifyCheckSession(r *Record, trust *signing.Bundle) error {
 }
 
 func verifyCheckSession(r *Record, trust *signing.Bundle) error {
+	_, err := checkSessionTimes(r, trust)
+	return err
+}
+
+// sessionTimes are the verified genTimes of one record's session tokens
+// (open is zero when the open token did not verify, close when the close
+// token did not).
+type sessionTimes struct {
+	index       int // records[index]
+	open, close time.Time
+}
+
+func checkSessionTimes(r *Record, trust *signing.Bundle) (st sessionTimes, err error) {
 	cs := r.CheckSession
 	if trust == nil || len(trust.Roots()) == 0 {
-		return fmt.Errorf("check session timestamps not checked: the trust bundle holds no timestamp authority root")
+		return st, fmt.Errorf("check session timestamps not checked: the trust bundle holds no timestamp authority root")
 	}
-	open, err := verifyTST(cs.CheckOpenTST, CheckOpenImprint(cs.SessionID), trust)
-	if err != nil {
-		return fmt.Errorf("check_session.check_open_tst: %w", err)
+	if st.open, err = verifyTST(cs.CheckOpenTST, CheckOpenImprint(cs.SessionID), trust); err != nil {
+		return st, fmt.Errorf("check_session.check_open_tst: %w", err)
 	}
-	cl, err := verifyTST(cs.CheckCloseTST, CheckCloseImprint(cs.SessionID, r.CommitmentHash), trust)
-	if err != nil {
-		return fmt.Errorf("check_session.check_close_tst: %w", err)
+	if st.close, err = verifyTST(cs.CheckCloseTST, CheckCloseImprint(cs.SessionID, r.CommitmentHash), trust); err != nil {
+		return st, fmt.Errorf("check_session.check_close_tst: %w", err)
 	}
-	if cl.Before(open) {
-		return fmt.Errorf("the check session closed before it opened")
+	if st.close.Before(st.open) {
+		return st, fmt.Errorf("the check session closed before it opened")
 	}
-	return nil
+	return st, nil
 }
 
 // VerifyReview checks the witnessed-review evidence of a record of run
@@ -716,54 +766,53 @@ func VerifyReview(runID string, r *Record, trust *signing.Bundle) error {
 	if r.Review == nil {
 		return fmt.Errorf("record has no review block")
 	}
-	return verifyReview(runID, r, trust)
+	_, err := reviewTimes(runID, r, trust)
+	return err
 }
 
-func verifyReview(runID string, r *Record, trust *signing.Bundle) error {
+func reviewTimes(runID string, r *Record, trust *signing.Bundle) (st sessionTimes, err error) {
 	rv := r.Review
-	der, err := base64.StdEncoding.Strict().DecodeString(rv.ReviewerPublicKey)
+	der, err := signing.DecodeBase64(rv.ReviewerPublicKey)
 	if err != nil {
-		return fmt.Errorf("reviewer_public_key is not base64 SPKI DER")
+		return st, fmt.Errorf("reviewer_public_key is not base64 SPKI DER")
 	}
 	pub, err := signing.ParsePublicKeyDER(der)
 	if err != nil {
-		return fmt.Errorf("reviewer_public_key: %w", err)
+		return st, fmt.Errorf("reviewer_public_key: %w", err)
 	}
 	if id := signing.KeyID(pub); id != rv.ReviewerKeyID {
-		return fmt.Errorf("reviewer_key_id %s does not match the reviewer public key (id %s)", rv.ReviewerKeyID, id)
+		return st, fmt.Errorf("reviewer_key_id %s does not match the reviewer public key (id %s)", rv.ReviewerKeyID, id)
 	}
 	sig, err := signing.ParseSignature(rv.ReviewerSignature)
 	if err != nil {
-		return fmt.Errorf("reviewer_signature: %w", err)
+		return st, fmt.Errorf("reviewer_signature: %w", err)
 	}
 	msg, err := ReviewStatement(runID, r)
 	if err != nil {
-		return err
+		return st, err
 	}
 	if err := signing.Verify(pub, msg, sig); err != nil {
-		return fmt.Errorf("reviewer signature: %w", err)
+		return st, fmt.Errorf("reviewer signature: %w", err)
 	}
 	if trust == nil || len(trust.Roots()) == 0 {
-		return fmt.Errorf("review timestamps not checked: the trust bundle holds no timestamp authority root")
+		return st, fmt.Errorf("review timestamps not checked: the trust bundle holds no timestamp authority root")
 	}
-	open, err := verifyTST(rv.CheckOpenTST, CheckOpenImprint(rv.SessionID), trust)
-	if err != nil {
-		return fmt.Errorf("check_open_tst: %w", err)
+	if st.open, err = verifyTST(rv.CheckOpenTST, CheckOpenImprint(rv.SessionID), trust); err != nil {
+		return st, fmt.Errorf("check_open_tst: %w", err)
 	}
-	cl, err := verifyTST(rv.CheckCloseTST, CheckCloseImprint(rv.SessionID, r.CommitmentHash), trust)
-	if err != nil {
-		return fmt.Errorf("check_close_tst: %w", err)
+	if st.close, err = verifyTST(rv.CheckCloseTST, CheckCloseImprint(rv.SessionID, r.CommitmentHash), trust); err != nil {
+		return st, fmt.Errorf("check_close_tst: %w", err)
 	}
-	if d := cl.Sub(open); d < time.Duration(rv.MinDurationSeconds)*time.Second {
-		return fmt.Errorf("review lasted %s, less than its minimum of %ds", d.Round(time.Millisecond), rv.MinDurationSeconds)
+	if d := st.close.Sub(st.open); d < time.Duration(rv.MinDurationSeconds)*time.Second {
+		return st, fmt.Errorf("review lasted %s, less than its minimum of %ds", d.Round(time.Millisecond), rv.MinDurationSeconds)
 	}
-	return nil
+	return st, nil
 }
 
 func verifyTST(b64 string, digest []byte, trust *signing.Bundle) (time.Time, error) {
-	der, err := base64.StdEncoding.Strict().DecodeString(b64)
+	der, err := signing.DecodeBase64(b64)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("not base64")
+		return time.Time{}, err
 	}
 	info, err := timestamp.Verify(der, digest, timestamp.VerifyOptions{Roots: trust.Roots()})
 	if err != nil {
@@ -779,6 +828,23 @@ func checkProfiles(p parsed, opts Options) Check {
 	cache := map[string]*profile.Profile{}
 	missing, invalid := false, false
 	var mismatchGPU string
+	// Profiles given explicitly are all checked: a corrupt or forged one is
+	// PROFILE INVALID even when no record needs it, never "not available".
+	if ex, ok := opts.Profiles.(interface{ Explicit() []profile.File }); ok {
+		for _, f := range ex.Explicit() {
+			err := f.Err
+			if err == nil {
+				if opts.Trust == nil {
+					continue
+				}
+				_, err = profile.Verify(f.Doc, opts.Trust)
+			}
+			if err != nil {
+				c.Details = append(c.Details, fmt.Sprintf("--profile %s: %v", f.Path, err))
+				invalid = true
+			}
+		}
+	}
 	for i := range p.v.Records {
 		r := &p.v.Records[i]
 		bi := r.BoundedInference
@@ -821,7 +887,7 @@ func checkProfiles(p parsed, opts Options) Check {
 			c.Details = append(c.Details, fmt.Sprintf("sequence %d: operator_count %d in %s mode, profile %s gives %d for this model", r.Sequence, bi.OperatorCount, bi.TraceMode, prof.ProfileID, want))
 		}
 	}
-	if len(seen) == 0 {
+	if len(seen) == 0 && len(c.Details) == 0 {
 		c.Status, c.Message = NotApplicable, "profile: no Bounded Inference records"
 		return c
 	}
@@ -834,7 +900,7 @@ func checkProfiles(p parsed, opts Options) Check {
 		if invalid {
 			code = "PROFILE INVALID"
 		}
-		if mismatchGPU != "" {
+		if mismatchGPU != "" && !invalid {
 			code = "PROFILE MISMATCH (gpu_class " + mismatchGPU + ")"
 		}
 		if missing && len(c.Details) == countMissing(c.Details) {

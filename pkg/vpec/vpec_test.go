@@ -93,7 +93,7 @@ func TestSealVerifyRoundTrip(t *testing.T) {
 // canonical form, not the bytes on disk.
 func TestWhitespaceIndependent(t *testing.T) {
 	f := newFixture(t)
-	doc := f.issue(t, records(3, vpec.Mathematical), nil)
+	doc := f.issue(t, records(3, vpec.Execution), nil)
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(doc, &m); err != nil {
 		t.Fatal(err)

@@ -1,0 +1,117 @@
+package vpec
+
+import (
+	"fmt"
+	"time"
+)
+
+// checkEvidence checks that every claimed proof level has its evidence
+// (decision D6; docs/FORMATS.md, "Claims and their evidence"):
+//   - mathematical: only on a pre_conditions or post_conditions record of a
+//     bound_committed_inference stage, in a VPEC that also holds the
+//     operator_bound inference record of such a stage (v1 carries no
+//     proofs, so this is the only evidence a mathematical claim can have);
+//   - operator_bound: a bounded_inference block, and witnessed: a review
+//     block (the schema requires each block with its level and only with
+//     it; the profile and reviews checks verify them);
+//   - verifiable_inference: never in v1 (the zk_proofs check fails it).
+func checkEvidence(p parsed) Check {
+	c := Check{Name: CheckEvidence}
+	anchor := false
+	math := 0
+	for i := range p.v.Records {
+		r := &p.v.Records[i]
+		if r.ProofLevel == OperatorBound && r.BoundedInference != nil && r.StageType == StageBoundCommittedInference {
+			anchor = true
+		}
+	}
+	for i := range p.v.Records {
+		r := &p.v.Records[i]
+		switch r.ProofLevel {
+		case Mathematical:
+			math++
+			if r.StageType != StageBoundCommittedInference || (r.StagePart != StagePartPre && r.StagePart != StagePartPost) {
+				c.Details = append(c.Details, fmt.Sprintf("sequence %d (%s) claims mathematical, but is not a pre_conditions or post_conditions record of a %s stage", r.Sequence, r.Check, StageBoundCommittedInference))
+			} else if !anchor {
+				c.Details = append(c.Details, fmt.Sprintf("sequence %d (%s) claims mathematical, but the VPEC holds no operator_bound %s inference record", r.Sequence, r.Check, StageBoundCommittedInference))
+			}
+		case OperatorBound:
+			if r.BoundedInference == nil {
+				c.Details = append(c.Details, fmt.Sprintf("sequence %d (%s) claims operator_bound without a bounded_inference block", r.Sequence, r.Check))
+			}
+		case Witnessed:
+			if r.Review == nil {
+				c.Details = append(c.Details, fmt.Sprintf("sequence %d (%s) claims witnessed without a review block", r.Sequence, r.Check))
+			}
+		}
+	}
+	if len(c.Details) > 0 {
+		return fail(c, "CLAIM WITHOUT EVIDENCE", "proof level claimed without its evidence: "+c.Details[0], false)
+	}
+	c.Status, c.Message = Pass, "every claimed proof level has its evidence"
+	if math > 0 {
+		c.Message = fmt.Sprintf("every claimed proof level has its evidence (%d mathematical pre/post-condition record(s) of a bound_committed_inference stage)", math)
+	}
+	return c
+}
+
+// checkTime applies the time rules (decision D7) against the VPEC
+// timestamp's verified genTime T:
+//   - every record's recorded_at, every gap's timestamp and every session
+//     token's genTime is at most T + MaxClockSkew;
+//   - no gap is dated more than MaxClockSkew before the run: before the
+//     earliest recorded_at, or before issued_at when that is earlier (an
+//     empty run);
+//   - every session opens no later than it closes.
+//
+// Without a verified timestamp there is no reference: the check does not
+// apply (the timestamp check has failed, so the VPEC is not VALID).
+func checkTime(p parsed, r *Report, sessions []sessionTimes) Check {
+	c := Check{Name: CheckTime}
+	if r.TimestampedAt == "" {
+		c.Status, c.Message = NotApplicable, "times not checked: no verified timestamp to compare them with"
+		return c
+	}
+	ref, _ := time.Parse(time.RFC3339Nano, r.TimestampedAt)
+	limit := ref.Add(MaxClockSkew)
+	parse := func(s string) time.Time { t, _ := time.Parse(time.RFC3339Nano, s); return t }
+	late := func(what string, t time.Time) {
+		if t.After(limit) {
+			c.Details = append(c.Details, fmt.Sprintf("%s %s is after the VPEC timestamp %s (at most %s later allowed)", what, FormatTime(t), r.TimestampedAt, MaxClockSkew))
+		}
+	}
+	floor := parse(p.v.IssuedAt)
+	for i := range p.v.Records {
+		rec := &p.v.Records[i]
+		at := parse(rec.RecordedAt)
+		late(fmt.Sprintf("records[%d] (sequence %d).recorded_at", i, rec.Sequence), at)
+		if at.Before(floor) {
+			floor = at
+		}
+	}
+	floor = floor.Add(-MaxClockSkew)
+	for i, g := range p.v.Gaps {
+		t := parse(g.Timestamp)
+		late(fmt.Sprintf("gaps[%d].timestamp", i), t)
+		if t.Before(floor) {
+			c.Details = append(c.Details, fmt.Sprintf("gaps[%d].timestamp %s is before the run (earliest record or issued_at %s, less %s)", i, FormatTime(t), FormatTime(floor.Add(MaxClockSkew)), MaxClockSkew))
+		}
+	}
+	for _, st := range sessions {
+		rec := &p.v.Records[st.index]
+		what := fmt.Sprintf("records[%d] (sequence %d) session", st.index, rec.Sequence)
+		late(what+" open genTime", st.open)
+		if !st.close.IsZero() {
+			late(what+" close genTime", st.close)
+			if st.close.Before(st.open) {
+				c.Details = append(c.Details, fmt.Sprintf("%s closes at %s, before it opens at %s", what, FormatTime(st.close), FormatTime(st.open)))
+			}
+		}
+	}
+	if len(c.Details) > 0 {
+		return fail(c, "TIME VIOLATION", "time rules violated: "+c.Details[0], false)
+	}
+	c.Status = Pass
+	c.Message = fmt.Sprintf("times consistent (none after the timestamp %s + %s; gaps not before the run; sessions open before they close)", r.TimestampedAt, MaxClockSkew)
+	return c
+}
