@@ -98,6 +98,9 @@ type serveOptions struct {
 	sandboxBurst int
 	tsaURLs      []string
 	tsaRoots     []string
+	// tsaFallbackBuiltin lets the built-in TSA answer when every --tsa-url
+	// fails (each fallback logged as a warning).
+	tsaFallbackBuiltin bool
 }
 
 func (a *app) serveCmd() *cobra.Command {
@@ -126,7 +129,8 @@ SIGINT or SIGTERM stops it gracefully: requests in flight finish.`,
 	cmd.Flags().DurationVar(&o.shutdown, "shutdown-timeout", 30*time.Second, "how long in-flight requests may take to finish on shutdown")
 	cmd.Flags().Float64Var(&o.sandboxRate, "sandbox-rate", server.DefaultSandboxLimit.PerSecond, "requests per second allowed to each sandbox (pk_sb_) key; 0 disables the limit")
 	cmd.Flags().IntVar(&o.sandboxBurst, "sandbox-burst", server.DefaultSandboxLimit.Burst, "burst allowed to each sandbox key")
-	cmd.Flags().StringArrayVar(&o.tsaURLs, "tsa-url", nil, "external RFC 3161 authority to timestamp VPECs with, tried in order before the built-in one (repeatable)")
+	cmd.Flags().StringArrayVar(&o.tsaURLs, "tsa-url", nil, "external RFC 3161 authority to timestamp VPECs and sessions with, tried in order (repeatable); when all fail, sealing fails (502) unless --tsa-fallback-builtin")
+	cmd.Flags().BoolVar(&o.tsaFallbackBuiltin, "tsa-fallback-builtin", false, "when every --tsa-url fails, timestamp with the built-in authority instead (a warning is logged each time; the token names the built-in TSA)")
 	cmd.Flags().StringArrayVar(&o.tsaRoots, "tsa-root", nil, "PEM root certificate of an external authority, published in the trust bundle (repeatable)")
 	cmd.Flags().StringVar(&o.addrFile, "addr-file", "", "write the address listened on to this file once serving (useful with --addr 127.0.0.1:0)")
 	trust := &cobra.Command{
@@ -134,9 +138,9 @@ SIGINT or SIGTERM stops it gracefully: requests in flight finish.`,
 		Short: "Print the trust bundle that verifies this service's VPECs and profiles",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			m, err := server.LoadMaterial(o.data.dir())
+			m, err := server.ReadMaterial(o.data.dir())
 			if err != nil {
-				return &Error{Code: ExitFailure, Err: err}
+				return materialError(err)
 			}
 			_, err = a.streams.Out.Write(m.Trust.Marshal())
 			return err
@@ -161,20 +165,25 @@ func (a *app) runServe(ctx context.Context, o *serveOptions) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	m, err := server.LoadMaterial(o.data.dir())
+	m, created, err := server.LoadOrCreateMaterial(o.data.dir())
 	if err != nil {
-		return &Error{Code: ExitFailure, Err: err, Hint: "check the --data-dir permissions"}
+		return materialError(err)
+	}
+	if created.Any() {
+		// Trust is explicit: new key material is announced, never silent.
+		fmt.Fprintf(a.streams.Err, "%s: first start in %s: created the service signing key %s (%s) and the built-in timestamp authority %s; publish the new trust bundle: %s serve trust-bundle --data-dir %s\n",
+			a.name, o.data.dir(), m.Signer.KeyID(), created.SigningKey, created.TSA, a.name, o.data.dir())
+		log.Warn("created new service key material", "signing_key", m.Signer.KeyID(), "key_file", created.SigningKey, "tsa_dir", created.TSA)
+	}
+	if o.tsaFallbackBuiltin && len(o.tsaURLs) == 0 {
+		return errorf(ExitUsage, "add --tsa-url URL, or leave --tsa-fallback-builtin out: the built-in authority is used by default", "--tsa-fallback-builtin needs --tsa-url")
 	}
 	st, where, err := o.data.open(ctx)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	var tsa timestamp.Chain
-	for _, u := range o.tsaURLs {
-		tsa = append(tsa, &timestamp.Client{URL: u})
-	}
-	tsa = append(tsa, m.TSA) // the built-in authority answers when no external one does
+	tsa := serveTimestamper(o, m, log)
 	for _, f := range o.tsaRoots {
 		data, err := os.ReadFile(f)
 		if err != nil {
@@ -227,6 +236,38 @@ func (a *app) runServe(ctx context.Context, o *serveOptions) error {
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// serveTimestamper is the authority a service timestamps with: the
+// built-in one by default; with --tsa-url the external ones in order and
+// nothing else, unless --tsa-fallback-builtin lets the built-in one answer
+// when they all fail (logged as a warning every time).
+func serveTimestamper(o *serveOptions, m *server.Material, log *slog.Logger) vpec.Timestamper {
+	if len(o.tsaURLs) == 0 {
+		return m.TSA
+	}
+	var ext timestamp.Chain
+	for _, u := range o.tsaURLs {
+		ext = append(ext, &timestamp.Client{URL: u})
+	}
+	if !o.tsaFallbackBuiltin {
+		return ext
+	}
+	return &timestamp.Fallback{Primary: ext, Secondary: m.TSA, OnFallback: func(err error) {
+		log.Warn("external timestamp authorities failed: timestamped with the built-in TSA (--tsa-fallback-builtin)",
+			"tsa", m.TSA.Certificate().Subject.CommonName, "tsa_urls", strings.Join(o.tsaURLs, " "), "error", err.Error())
+	}}
+}
+
+// materialError is the CLI error for key material that cannot be read.
+func materialError(err error) error {
+	switch {
+	case errors.Is(err, server.ErrNoMaterial):
+		return &Error{Code: ExitUsage, Err: err, Hint: "check --data-dir (or SVC_DATA_DIR): key material is created only by the first 'svc serve'"}
+	case errors.Is(err, server.ErrPartialMaterial):
+		return &Error{Code: ExitFailure, Err: err, Hint: "restore the data directory from a backup"}
+	}
+	return &Error{Code: ExitFailure, Err: err, Hint: "check the --data-dir permissions"}
 }
 
 type adminOptions struct {
