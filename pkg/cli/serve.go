@@ -363,7 +363,7 @@ func (a *app) adminCmd() *cobra.Command {
 	keyCreate.Flags().BoolVar(&o.sandbox, "sandbox", false, "a sandbox key (pk_sb_): free, rate-limited")
 	keyCreate.Flags().BoolVar(&o.live, "live", false, "a production key (pk_live_)")
 	addOutputFlag(keyCreate, &o.output)
-	key.AddCommand(keyCreate)
+	key.AddCommand(keyCreate, a.adminKeyListCmd(), a.adminKeyRevokeCmd())
 	cmd.AddCommand(org, key, a.adminCalibrationCmd())
 	return cmd
 }

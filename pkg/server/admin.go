@@ -94,3 +94,49 @@ func CreateAPIKey(ctx context.Context, st store.Store, orgName string, env vpec.
 	}
 	return key, k, nil
 }
+
+// RevocationDelay bounds how long a revoked API key keeps working on a
+// server sharing the database: the life of a server's key cache entry.
+const RevocationDelay = keyCacheTTL
+
+var keyIDPattern = regexp.MustCompile(`^pk_(sb|live)_[0-9a-f]{12}$`)
+
+// ListAPIKeys returns the API keys (never their secrets: only ids are
+// stored) of the organisation named orgName, or of every organisation when
+// orgName is "", oldest first, revoked ones included.
+func ListAPIKeys(ctx context.Context, st store.Store, orgName string) ([]store.APIKey, error) {
+	orgID := ""
+	if orgName != "" {
+		org, err := st.OrgByName(ctx, orgName)
+		if err != nil {
+			return nil, fmt.Errorf("organisation %s: %w", orgName, err)
+		}
+		orgID = org.ID
+	}
+	keys, err := st.APIKeys(ctx, orgID)
+	if err != nil {
+		return nil, fmt.Errorf("list API keys: %w", err)
+	}
+	return keys, nil
+}
+
+// RevokeAPIKey revokes the API key with the given public id (as listed by
+// ListAPIKeys, e.g. pk_live_9c1e4b7a2f30) at now. Every server sharing the
+// database refuses it within RevocationDelay, with 401 saying it was
+// revoked. Revoking a revoked key keeps its first revocation time. An
+// unknown id gives an error matching store.ErrNotFound; a malformed one
+// ErrInvalid.
+func RevokeAPIKey(ctx context.Context, st store.Store, id string, now time.Time) (store.APIKey, error) {
+	if !keyIDPattern.MatchString(id) {
+		if _, ok := vpec.EnvironmentOf(id); ok && len(id) > 20 {
+			// Never echo what looks like a secret key into logs or terminals.
+			return store.APIKey{}, fmt.Errorf("%w API key id: that is a secret API key, not a key id; give the key's id, not the secret key itself ('svc admin key list' shows the ids, e.g. %s)", ErrInvalid, KeyID(id))
+		}
+		return store.APIKey{}, fmt.Errorf("%w API key id %q: a key id is pk_sb_ or pk_live_ followed by 12 hex digits, e.g. pk_live_9c1e4b7a2f30 ('svc admin key list' shows them)", ErrInvalid, id)
+	}
+	k, err := st.RevokeAPIKey(ctx, id, now.UTC())
+	if err != nil {
+		return store.APIKey{}, fmt.Errorf("revoke API key %s: %w", id, err)
+	}
+	return k, nil
+}

@@ -123,7 +123,7 @@ func (s *Server) registerReviewer(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) openSession(w http.ResponseWriter, r *http.Request) {
-	run, err := s.openRunOf(r)
+	run, err := s.openRunFor(r)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -177,7 +177,7 @@ func (s *Server) openSession(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) closeSession(w http.ResponseWriter, r *http.Request) {
-	run, err := s.openRunOf(r)
+	run, err := s.openRunFor(r)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -266,7 +266,7 @@ func (s *Server) checkReviewSession(r *http.Request, run store.Run, rec *vpec.Re
 	case rec.Check != sess.Check || rec.ManifestID != sess.ManifestID:
 		return reject("check and manifest_id must be the session's (%s, %s)", sess.Check, sess.ManifestID)
 	}
-	return nil
+	return s.claimSession(r, run, sess, rec.RecordID, "review")
 }
 
 // checkCheckSession ties a record's check_session block to the check
@@ -293,5 +293,35 @@ func (s *Server) checkCheckSession(r *http.Request, run store.Run, rec *vpec.Rec
 	case rec.Check != sess.Check || rec.ManifestID != sess.ManifestID:
 		return reject("check and manifest_id must be the session's (%s, %s)", sess.Check, sess.ManifestID)
 	}
-	return nil
+	return s.claimSession(r, run, sess, rec.RecordID, "check_session")
+}
+
+// claimSession binds a session to the one record it backs (store
+// ClaimSession, atomic across processes): the record that first presents
+// it keeps it, and a retry of that record (same record_id) passes; any
+// other record gets 409 session_used naming field (review or
+// check_session). The claim is made once every session check has passed;
+// a record refused after it (a bad signature, a broken chain) keeps the
+// session, so its corrected retry must keep its record_id.
+func (s *Server) claimSession(r *http.Request, run store.Run, sess store.Session, recordID, field string) error {
+	used := func(holder string) error {
+		return &httpError{http.StatusConflict, CodeSessionUsed,
+			fmt.Sprintf("%s session %s already backs %s: a session backs one record; open a new session for this one", sess.Kind, sess.ID, holder), field}
+	}
+	switch sess.RecordID {
+	case recordID:
+		return nil
+	case "":
+	default:
+		return used("record " + sess.RecordID)
+	}
+	err := s.cfg.Store.ClaimSession(r.Context(), run.OrgID, sess.ID, recordID)
+	if !errors.Is(err, store.ErrConflict) {
+		return err
+	}
+	holder := "another record"
+	if cur, gerr := s.cfg.Store.Session(r.Context(), run.OrgID, sess.ID); gerr == nil && cur.RecordID != "" {
+		holder = "record " + cur.RecordID
+	}
+	return used(holder)
 }

@@ -23,6 +23,8 @@ var (
 	ErrSealed = errors.New("run is sealed")
 	// ErrConflict: a different record already holds this sequence number or record id.
 	ErrConflict = errors.New("conflicting record")
+	// ErrRevoked: the API key was revoked (APIKeyByHash returns it with the key).
+	ErrRevoked = errors.New("API key revoked")
 )
 
 // Org is an organisation: the unit every resource is scoped to.
@@ -41,6 +43,7 @@ type APIKey struct {
 	Environment string // "sandbox" or "production"
 	Hash        []byte // SHA-256 of the full key
 	CreatedAt   time.Time
+	RevokedAt   time.Time // zero while the key is valid
 }
 
 // Run is a stored run.
@@ -144,6 +147,7 @@ type Session struct {
 	ClosedAt           time.Time // zero while open
 	CommitmentHash     string    // set at close: the input the session closed on
 	CloseTST           []byte    // set at close
+	RecordID           string    // set by ClaimSession: the one record the session backs
 }
 
 // CalibrationRequest is a request to calibrate a drift profile for a model.
@@ -176,8 +180,18 @@ type Store interface {
 
 	// CreateAPIKey stores a key; ErrExists if its id or hash is taken.
 	CreateAPIKey(ctx context.Context, k APIKey) error
-	// APIKeyByHash finds a key by the SHA-256 of its secret; ErrNotFound if absent.
+	// APIKeyByHash finds a key by the SHA-256 of its secret; ErrNotFound if
+	// absent. A revoked key is returned with an error matching ErrRevoked
+	// (so a caller that only checks the error refuses it).
 	APIKeyByHash(ctx context.Context, hash []byte) (APIKey, error)
+	// APIKeys lists the keys of the organisation orgID, or of every
+	// organisation when orgID is "", revoked ones included, ordered by
+	// creation time then id.
+	APIKeys(ctx context.Context, orgID string) ([]APIKey, error)
+	// RevokeAPIKey revokes the key with the given id at time at and returns
+	// it. Revoking a revoked key changes nothing (the first revocation time
+	// stays) and succeeds; an unknown id gives ErrNotFound.
+	RevokeAPIKey(ctx context.Context, id string, at time.Time) (APIKey, error)
 
 	// CreateRun adds an open run; ErrExists if the id is taken.
 	CreateRun(ctx context.Context, r Run) error
@@ -236,6 +250,12 @@ type Store interface {
 	// retry); with another commitment hash it gives ErrConflict. An unknown
 	// session gives ErrNotFound; a session of a sealed run gives ErrSealed.
 	CloseSession(ctx context.Context, orgID, id string, closedAt time.Time, commitmentHash string, closeTST []byte) error
+	// ClaimSession binds a session of the organisation to the one record it
+	// backs, atomically across processes: the first claim stores recordID;
+	// a claim by the same record id again succeeds (a retry); a claim by
+	// another record id gives ErrConflict. An unknown session gives
+	// ErrNotFound.
+	ClaimSession(ctx context.Context, orgID, id, recordID string) error
 
 	// CreateCalibrationRequest stores a request; ErrExists if the id is taken.
 	CreateCalibrationRequest(ctx context.Context, r CalibrationRequest) error

@@ -263,16 +263,16 @@ func (db *DB) CreateAPIKey(ctx context.Context, k store.APIKey) error {
 
 // APIKeyByHash implements store.Store.
 func (db *DB) APIKeyByHash(ctx context.Context, hash []byte) (store.APIKey, error) {
-	var k store.APIKey
-	err := db.pool.QueryRow(ctx, "SELECT id, org_id, environment, hash, created_at FROM api_keys WHERE hash = $1", nonNil(hash)).
-		Scan(&k.ID, &k.OrgID, &k.Environment, &k.Hash, &k.CreatedAt)
+	k, err := scanAPIKey(db.pool.QueryRow(ctx, "SELECT "+apiKeyCols+" FROM api_keys WHERE hash = $1", nonNil(hash)))
 	if err == nil && subtle.ConstantTimeCompare(k.Hash, hash) != 1 {
 		err = pgx.ErrNoRows
 	}
 	if err != nil {
 		return store.APIKey{}, fmt.Errorf("postgres: api key by hash: %w", mapErr(err))
 	}
-	k.CreatedAt = k.CreatedAt.UTC()
+	if !k.RevokedAt.IsZero() {
+		return k, fmt.Errorf("postgres: api key %s: %w at %s", k.ID, store.ErrRevoked, k.RevokedAt.Format(time.RFC3339Nano))
+	}
 	return k, nil
 }
 

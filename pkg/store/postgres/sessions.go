@@ -73,12 +73,12 @@ func (db *DB) CreateSession(ctx context.Context, s store.Session) error {
 func (db *DB) Session(ctx context.Context, orgID, id string) (store.Session, error) {
 	var s store.Session
 	var closed *time.Time
-	var commitment *string
+	var commitment, record *string
 	err := db.pool.QueryRow(ctx, `SELECT id, org_id, run_id, kind, check_name, manifest_id, reviewer_key_id,
-		min_duration_seconds, opened_at, open_tst, closed_at, commitment_hash, close_tst
+		min_duration_seconds, opened_at, open_tst, closed_at, commitment_hash, close_tst, record_id
 		FROM sessions WHERE id = $1 AND org_id = $2`, id, orgID).
 		Scan(&s.ID, &s.OrgID, &s.RunID, &s.Kind, &s.Check, &s.ManifestID, &s.ReviewerKeyID,
-			&s.MinDurationSeconds, &s.OpenedAt, &s.OpenTST, &closed, &commitment, &s.CloseTST)
+			&s.MinDurationSeconds, &s.OpenedAt, &s.OpenTST, &closed, &commitment, &s.CloseTST, &record)
 	if err != nil {
 		return store.Session{}, fmt.Errorf("postgres: session %s of org %s: %w", id, orgID, mapErr(err))
 	}
@@ -88,6 +88,9 @@ func (db *DB) Session(ctx context.Context, orgID, id string) (store.Session, err
 	}
 	if commitment != nil {
 		s.CommitmentHash = *commitment
+	}
+	if record != nil {
+		s.RecordID = *record
 	}
 	return s, nil
 }

@@ -64,12 +64,12 @@ func (db *DB) CreateSession(ctx context.Context, s store.Session) error {
 func (db *DB) Session(ctx context.Context, orgID, id string) (store.Session, error) {
 	var s store.Session
 	var opened string
-	var closed, commitment sql.NullString
+	var closed, commitment, record sql.NullString
 	err := db.queryRow(ctx, `SELECT id, org_id, run_id, kind, check_name, manifest_id, reviewer_key_id,
-		min_duration_seconds, opened_at, open_tst, closed_at, commitment_hash, close_tst
+		min_duration_seconds, opened_at, open_tst, closed_at, commitment_hash, close_tst, record_id
 		FROM sessions WHERE id = ? AND org_id = ?`, id, orgID).
 		Scan(&s.ID, &s.OrgID, &s.RunID, &s.Kind, &s.Check, &s.ManifestID, &s.ReviewerKeyID,
-			&s.MinDurationSeconds, &opened, &s.OpenTST, &closed, &commitment, &s.CloseTST)
+			&s.MinDurationSeconds, &opened, &s.OpenTST, &closed, &commitment, &s.CloseTST, &record)
 	if err == nil {
 		s.OpenedAt, err = parseTime(opened)
 	}
@@ -79,7 +79,7 @@ func (db *DB) Session(ctx context.Context, orgID, id string) (store.Session, err
 	if err != nil {
 		return store.Session{}, fmt.Errorf("sqlite: session %s of org %s: %w", id, orgID, mapErr(err))
 	}
-	s.CommitmentHash = commitment.String
+	s.CommitmentHash, s.RecordID = commitment.String, record.String
 	return s, nil
 }
 

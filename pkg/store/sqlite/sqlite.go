@@ -112,6 +112,9 @@ type DB struct {
 	// writes they held (for tests and benchmarks: their ratio is the mean
 	// batch size).
 	commits, committed atomic.Int64
+
+	// minFree is the free space Ping requires (see SetMinFreeBytes).
+	minFree atomic.Uint64
 }
 
 var _ store.Store = (*DB)(nil)
@@ -137,6 +140,9 @@ func open(ctx context.Context, path string, ms []migrate.Migration) (*DB, error)
 	if strings.ContainsRune(path, '?') {
 		return nil, fmt.Errorf("sqlite: open %q: the path may not contain '?'", path)
 	}
+	if err := createPrivate(path); err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
 	common := url.Values{}
 	common.Set("_busy_timeout", fmt.Sprint(BusyTimeout.Milliseconds()))
 	common.Set("_foreign_keys", "1")
@@ -157,6 +163,7 @@ func open(ctx context.Context, path string, ms []migrate.Migration) (*DB, error)
 	w.SetConnMaxIdleTime(0)
 
 	db := &DB{path: path, w: w}
+	db.minFree.Store(DefaultMinFreeBytes)
 	if err := w.PingContext(ctx); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("sqlite: open %s: connect: %w", path, err)
@@ -316,7 +323,10 @@ func (db *DB) Close() error {
 	return db.closeErr
 }
 
-// Ping checks that the database file can be read and written to.
+// Ping checks that the database file can be read and written to: both
+// pools answer, and the database's directory takes a probe write and has
+// at least the minimum free space (DefaultMinFreeBytes); the errors match
+// ErrNotWritable and ErrLowDisk.
 func (db *DB) Ping(ctx context.Context) error {
 	if err := db.r.PingContext(ctx); err != nil {
 		return fmt.Errorf("sqlite: ping: %w", err)
@@ -326,6 +336,9 @@ func (db *DB) Ping(ctx context.Context) error {
 		return fmt.Errorf("sqlite: ping: %w", err)
 	}
 	if err := db.w.PingContext(ctx); err != nil {
+		return fmt.Errorf("sqlite: ping: %w", err)
+	}
+	if err := db.checkWritable(); err != nil {
 		return fmt.Errorf("sqlite: ping: %w", err)
 	}
 	return nil
@@ -391,18 +404,15 @@ func (db *DB) CreateAPIKey(ctx context.Context, k store.APIKey) error {
 
 // APIKeyByHash implements store.Store.
 func (db *DB) APIKeyByHash(ctx context.Context, hash []byte) (store.APIKey, error) {
-	var k store.APIKey
-	var created string
-	err := db.queryRow(ctx, "SELECT id, org_id, environment, hash, created_at FROM api_keys WHERE hash = ?", nonNil(hash)).
-		Scan(&k.ID, &k.OrgID, &k.Environment, &k.Hash, &created)
+	k, err := scanAPIKey(db.queryRow(ctx, "SELECT "+apiKeyCols+" FROM api_keys WHERE hash = ?", nonNil(hash)))
 	if err == nil && subtle.ConstantTimeCompare(k.Hash, hash) != 1 {
 		err = sql.ErrNoRows
 	}
-	if err == nil {
-		k.CreatedAt, err = parseTime(created)
-	}
 	if err != nil {
 		return store.APIKey{}, fmt.Errorf("sqlite: api key by hash: %w", mapErr(err))
+	}
+	if !k.RevokedAt.IsZero() {
+		return k, fmt.Errorf("sqlite: api key %s: %w at %s", k.ID, store.ErrRevoked, fmtTime(k.RevokedAt))
 	}
 	return k, nil
 }

@@ -76,6 +76,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"CalibrationRequestsByModel", testCalibrationRequestsByModel},
 		{"UpdateCalibrationRequest", testUpdateCalibrationRequest},
 		{"OrgIsolationSessions", testOrgIsolationSessions},
+		{"RevokeAPIKey", testRevokeAPIKey},
+		{"ClaimSession", testClaimSession},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,0 +1,91 @@
+package server_test
+
+import (
+	"crypto/x509"
+	"encoding/base64"
+	"testing"
+	"time"
+
+	"github.com/svc-gov/svc/pkg/api"
+	"github.com/svc-gov/svc/pkg/commitment"
+	"github.com/svc-gov/svc/pkg/server"
+	"github.com/svc-gov/svc/pkg/signing"
+	"github.com/svc-gov/svc/pkg/vpec"
+)
+
+// codeSessionUsed is the error code of a session presented by a second
+// record (docs/API.md).
+const codeSessionUsed = "session_used"
+
+// A check or review session backs one record: a second record presenting
+// it is refused with 409 session_used naming the block, while a retry of
+// the record it backs is still acknowledged as a duplicate.
+func TestSessionBacksOneRecord(t *testing.T) {
+	e := newEnv(t)
+	_, priv, _ := signing.GenerateKey()
+	reviewer, _ := signing.NewSigner(priv)
+	pubPEM, _ := signing.MarshalPublicKeyPEM(reviewer.PublicKey())
+	if code, body := e.do("POST", "/api/v1/reviewers", e.keyA, server.ReviewerKeyRequest{PublicKey: string(pubPEM)}, nil); code != 201 {
+		t.Fatalf("register reviewer: %d %s", code, body)
+	}
+	der, _ := x509.MarshalPKIXPublicKey(reviewer.PublicKey())
+	for _, kind := range []string{server.SessionCheck, server.SessionReview} {
+		t.Run(kind, func(t *testing.T) {
+			run := e.open(e.keyA)
+			base := "/api/v1/runs/" + run.RunID
+			req := server.SessionRequest{Kind: kind, Check: "pii", ManifestID: "m1"}
+			if kind == server.SessionReview {
+				req.ReviewerKeyID = reviewer.KeyID()
+			}
+			var sess server.SessionView
+			if code, body := e.do("POST", base+"/sessions", e.keyA, req, &sess); code != 201 {
+				t.Fatalf("open session: %d %s", code, body)
+			}
+			input := commitment.String([]byte("the input the session closed on"))
+			if code, body := e.do("POST", base+"/sessions/"+sess.SessionID+"/close", e.keyA, server.SessionCloseRequest{CommitmentHash: input}, &sess); code != 200 {
+				t.Fatalf("close session: %d %s", code, body)
+			}
+			// Two records on the same input, both presenting the session.
+			recs := chain(run.RunID, 2)
+			field := "check_session"
+			for i := range recs {
+				r := &recs[i]
+				r.Check, r.ManifestID, r.CommitmentHash, r.CheckResult = "pii", "m1", input, vpec.ResultPass
+				if kind == server.SessionCheck {
+					r.CheckSession = &vpec.CheckSession{SessionID: sess.SessionID, CheckOpenTST: sess.CheckOpenTST, CheckCloseTST: sess.CheckCloseTST}
+					continue
+				}
+				field = "review"
+				r.ProofLevel = vpec.Witnessed
+				r.Review = &vpec.Review{SessionID: sess.SessionID, ReviewerKeyID: reviewer.KeyID(), ReviewerPublicKey: base64.StdEncoding.EncodeToString(der),
+					RationaleHash: commitment.String([]byte("ok")), CheckOpenTST: sess.CheckOpenTST, CheckCloseTST: sess.CheckCloseTST}
+			}
+			for i := range recs {
+				vpec.Chain(vpec.Genesis(run.RunID), recs[:i+1])
+				if recs[i].Review != nil {
+					stmt, _ := vpec.ReviewStatement(run.RunID, &recs[i])
+					recs[i].Review.ReviewerSignature = signing.FormatSignature(reviewer.Sign(stmt))
+				}
+			}
+			vpec.Chain(vpec.Genesis(run.RunID), recs)
+			if code, body := e.do("POST", base+"/records", e.keyA, recs[0], nil); code != 201 {
+				t.Fatalf("first record: %d %s", code, body)
+			}
+			if code, body := e.do("POST", base+"/records", e.keyA, recs[0], nil); code != 200 {
+				t.Fatalf("retry of the first record: %d %s; want 200 duplicate", code, body)
+			}
+			var eb api.ErrorBody
+			if code, body := e.do("POST", base+"/records", e.keyA, recs[1], &eb); code != 409 || eb.Error.Code != codeSessionUsed || eb.Error.Field != field {
+				t.Fatalf("second record on the same %s session: %d %s; want 409 %s field %s", kind, code, body, codeSessionUsed, field)
+			}
+			code, doc := e.do("POST", base+"/close", e.keyA, nil, nil)
+			if code != 200 {
+				t.Fatalf("close: %d %s", code, doc)
+			}
+			if rep := e.verify(doc); !rep.Valid {
+				t.Fatalf("VPEC: %s", rep.Verdict)
+			}
+		})
+	}
+	_ = time.Second
+}
