@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -19,17 +20,42 @@ import (
 
 const trustHint = "pass --trust-root bundle.pem (or set SVC_TRUST_ROOT); an operator prints it with 'svc serve trust-bundle', and a service publishes it at /.well-known/svc/trust-bundle.pem"
 
-// trustOptions is the flag group for trust material.
+// trustEnv is the one environment variable trust material may come from.
+const trustEnv = "SVC_TRUST_ROOT"
+
+// trustOptions is the flag group for trust material. Trust material comes
+// only from the --trust-root flag or the SVC_TRUST_ROOT environment
+// variable, never from a config file: a trust root that silently sits in a
+// config file would make every verification VALID against it.
 type trustOptions struct {
 	trustRoot string
+	// fromFlag records whether --trust-root was on the command line, taken
+	// before the config file and environment fill unset flags.
+	fromFlag bool
+	// source says where the bundle's name came from, once loaded.
+	source string
 }
 
-func (o *trustOptions) add(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&o.trustRoot, "trust-root", "", "trust bundle PEM: service public keys and TSA root certificates (env SVC_TRUST_ROOT)")
+// add registers --trust-root on cmd and a pre-run hook that notes whether
+// the flag was given before the app's config loading fills unset flags.
+func (o *trustOptions) add(a *app, cmd *cobra.Command) {
+	cmd.Flags().StringVar(&o.trustRoot, "trust-root", "", "trust bundle PEM: service public keys and TSA root certificates (env "+trustEnv+"; never read from a config file)")
+	cmd.PersistentPreRunE = func(c *cobra.Command, _ []string) error {
+		o.fromFlag = c.Flags().Changed("trust-root")
+		return a.loadConfig(c)
+	}
 }
 
 func (o *trustOptions) load() (*signing.Bundle, error) {
-	if o.trustRoot == "" {
+	switch env := os.Getenv(trustEnv); {
+	case o.fromFlag:
+		o.source = "flag --trust-root"
+	case o.trustRoot != "" && o.trustRoot == env:
+		o.source = "environment " + trustEnv
+	case o.trustRoot != "":
+		return nil, errorf(ExitTrust, trustHint+"; remove trust-root from the config file",
+			"trust root %s comes from a config file: trust material is read only from --trust-root or %s", safe(o.trustRoot), trustEnv)
+	default:
 		return nil, errorf(ExitTrust, trustHint, "no trust root given")
 	}
 	b, err := signing.LoadBundle(o.trustRoot)
@@ -103,7 +129,7 @@ Exit codes: 0 VALID, 1 INVALID, 2 usage or unreadable input,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return a.runVerify(o, args[0]) },
 	}
-	o.trust.add(cmd)
+	o.trust.add(a, cmd)
 	cmd.Flags().StringArrayVar(&o.profiles, "profile", nil, "signed model profile JSON for Bounded Inference records (repeatable)")
 	cmd.Flags().StringVar(&o.profileDir, "profile-dir", "", "directory of cached signed profiles (default: svc/profiles in the user cache directory; env SVC_PROFILE_DIR)")
 	cmd.Flags().BoolVar(&o.requireClean, "require-clean", false, "treat governance gaps and declared chain breaks as invalid (exit 1)")
@@ -133,13 +159,20 @@ func (a *app) runVerify(o *verifyOptions, path string) error {
 	}
 	if o.profileDir != "" {
 		for _, err := range set.AddDir(o.profileDir) {
-			fmt.Fprintf(a.streams.Err, "%s: warning: skipping cached profile: %v\n", a.name, err)
+			fmt.Fprintf(a.streams.Err, "%s: warning: skipping cached profile: %s\n", a.name, safe(err.Error()))
 		}
 	}
-	// Profiles named on the command line win over cached ones.
+	// Profiles named on the command line win over cached ones. Each is
+	// checked: a corrupt or forged one makes the profile check fail
+	// (PROFILE INVALID, exit 1); two with one profile_id and different
+	// bytes are refused.
 	for _, p := range o.profiles {
-		if _, err := set.AddFile(p); err != nil {
-			return &Error{Code: ExitTrust, Err: err, Hint: "--profile takes a signed model profile JSON file"}
+		if err := set.AddExplicit(p); err != nil {
+			hint := "--profile takes a signed model profile JSON file"
+			if errors.Is(err, profile.ErrAmbiguous) {
+				hint = "pass each profile once: which of the two is meant cannot be decided for you"
+			}
+			return &Error{Code: ExitUsage, Err: err, Hint: hint}
 		}
 	}
 	// Verification allocates about ten times the document's size and the
@@ -147,7 +180,8 @@ func (a *app) runVerify(o *verifyOptions, path string) error {
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(max(512<<20, 24*int64(len(doc)))))
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	report := vpec.Verify(doc, vpec.Options{Trust: trust, Profiles: set})
-	if o.traceFile != "" {
+	report.TrustRoot = &vpec.TrustRoot{File: o.trust.trustRoot, Source: o.trust.source}
+	if o.traceFile != "" && !report.Unreadable {
 		c, err := a.audit(o, doc, trust, set)
 		if err != nil {
 			return err
@@ -156,6 +190,8 @@ func (a *app) runVerify(o *verifyOptions, path string) error {
 	}
 	code := ExitValid
 	switch {
+	case report.Unreadable:
+		code = ExitUsage
 	case report.Valid && o.requireClean && !report.IsClean:
 		code = ExitInvalid
 		report.Verdict = "INVALID — NOT CLEAN (--require-clean)"
@@ -221,34 +257,82 @@ func (a *app) printReport(r *vpec.Report) {
 	p := a.palette()
 	w := a.streams.Out
 	if r.VPECID != "" {
-		fmt.Fprintf(w, "VPEC %s\n", p.bold(r.VPECID))
-		fmt.Fprintf(w, "  run %s · workflow %s · org %s · %s\n", r.RunID, r.WorkflowID, r.OrgID, r.Environment)
+		fmt.Fprintf(w, "VPEC %s\n", p.bold(safe(r.VPECID)))
+		fmt.Fprintf(w, "  run %s · workflow %s · org %s · %s\n", safe(r.RunID), safe(r.WorkflowID), safe(r.OrgID), safe(r.Environment))
 	}
-	for _, c := range r.Checks {
-		fmt.Fprintf(w, "  %s %s\n", a.mark(c.Status), c.Message)
+	if tr := r.TrustRoot; tr != nil {
+		fmt.Fprintf(w, "  trust root %s (from %s)\n", safe(tr.File), tr.Source)
+	}
+	for i := 0; i < len(r.Checks); i++ {
+		c := r.Checks[i]
+		// Checks that did not run for one reason are one line naming them.
+		if c.Status == vpec.NotApplicable && (c.Message == vpec.NotCheckedSchema || c.Message == vpec.NotCheckedUnreadable) {
+			var names []string
+			for ; i < len(r.Checks) && r.Checks[i].Message == c.Message; i++ {
+				names = append(names, string(r.Checks[i].Name))
+			}
+			i--
+			fmt.Fprintf(w, "  %s %s: %s\n", a.mark(c.Status), safe(c.Message), safe(strings.Join(names, ", ")))
+			continue
+		}
+		fmt.Fprintf(w, "  %s %s\n", a.mark(c.Status), safe(c.Message))
 		if (c.Status == vpec.Fail || c.Status == vpec.Warn) && !(len(c.Details) == 1 && strings.HasSuffix(c.Message, c.Details[0])) {
 			for i, d := range c.Details {
 				if i == 10 {
 					fmt.Fprintf(w, "        … and %d more\n", len(c.Details)-10)
 					break
 				}
-				fmt.Fprintf(w, "        %s\n", d)
+				fmt.Fprintf(w, "        %s\n", safe(d))
 			}
 		}
 	}
 	if r.ProofLevelFloor != "" && r.Check(vpec.CheckSchema).Status == vpec.Pass {
-		fmt.Fprintf(w, "  proof_level_floor: %s\n", p.bold(r.ProofLevelFloor))
+		fmt.Fprintf(w, "  proof_level_floor: %s\n", p.bold(safe(string(r.ProofLevelFloor))))
 	}
-	verdict := r.Verdict
+	verdict := safe(r.Verdict)
 	switch {
 	case r.Valid && r.IsClean:
 		verdict = p.green(verdict)
 	case r.Valid:
-		verdict = p.yellow(verdict + " (not clean: see gaps)")
+		fmt.Fprintf(w, "  %s\n", p.yellow(fmt.Sprintf("not clean: %d governance gap(s) (see gaps); --require-clean exits 1", r.Gaps)))
+		verdict = p.yellow(verdict)
 	default:
 		verdict = p.red(verdict)
 	}
 	fmt.Fprintln(w, verdict)
+}
+
+// safe makes text from a document fit to print on a terminal: C0 and C1
+// controls, DEL, bidi controls, line and paragraph separators and invalid
+// UTF-8 are written as visible escapes (\x1b, \u202e), so no document can
+// move the cursor, clear the screen or reorder what a person reads.
+func safe(s string) string {
+	clean := true
+	for _, r := range s {
+		if vpec.IsControl(r) || r == utf8.RuneError || r == 0x2028 || r == 0x2029 {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n <= 1:
+			fmt.Fprintf(&b, "\\x%02x", s[i])
+		case r < 0x80 && vpec.IsControl(r):
+			fmt.Fprintf(&b, "\\x%02x", r)
+		case vpec.IsControl(r) || r == 0x2028 || r == 0x2029:
+			fmt.Fprintf(&b, "\\u%04x", r)
+		default:
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
 }
 
 type verifyProfileOptions struct {
@@ -289,6 +373,9 @@ Exit codes: 0 VALID, 1 INVALID, 2 usage or unreadable input,
 			if err != nil {
 				return err
 			}
+			if err := document.CheckInput(doc); err != nil {
+				return &Error{Code: ExitUsage, Err: fmt.Errorf("read profile: %s", safe(err.Error())), Hint: "a profile is the signed JSON document 'svc profile' writes"}
+			}
 			trust, err := o.trust.load()
 			if err != nil {
 				return err
@@ -316,7 +403,7 @@ Exit codes: 0 VALID, 1 INVALID, 2 usage or unreadable input,
 			return nil
 		},
 	}
-	o.trust.add(cmd)
+	o.trust.add(a, cmd)
 	addOutputFlag(cmd, &o.output)
 	return cmd
 }
@@ -338,17 +425,17 @@ func (a *app) printProfileReport(r profileReport, err error) {
 	p := a.palette()
 	w := a.streams.Out
 	if r.ProfileID != "" {
-		fmt.Fprintf(w, "profile %s\n", p.bold(r.ProfileID))
-		fmt.Fprintf(w, "  model class %s · GPU classes %s · %d model(s)\n", r.ModelClass, strings.Join(r.CalibratedGPUClasses, ", "), r.Models)
+		fmt.Fprintf(w, "profile %s\n", p.bold(safe(r.ProfileID)))
+		fmt.Fprintf(w, "  model class %s · GPU classes %s · %d model(s)\n", safe(r.ModelClass), safe(strings.Join(r.CalibratedGPUClasses, ", ")), r.Models)
 	}
 	if err == nil {
 		fmt.Fprintf(w, "  %s schema valid\n", a.mark(vpec.Pass))
-		fmt.Fprintf(w, "  %s signature valid (Ed25519, key %s)\n", a.mark(vpec.Pass), r.SigningKeyID)
+		fmt.Fprintf(w, "  %s signature valid (Ed25519, key %s)\n", a.mark(vpec.Pass), safe(r.SigningKeyID))
 		fmt.Fprintln(w, p.green(r.Verdict))
 		return
 	}
 	for _, line := range strings.Split(err.Error(), "\n") {
-		fmt.Fprintf(w, "  %s %s\n", a.mark(vpec.Fail), line)
+		fmt.Fprintf(w, "  %s %s\n", a.mark(vpec.Fail), safe(line))
 	}
 	fmt.Fprintln(w, p.red(r.Verdict))
 }
