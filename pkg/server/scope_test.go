@@ -70,9 +70,22 @@ func TestEnvironmentCrossing(t *testing.T) {
 				code, body := e.do(x.method, x.path, c.crosser, x.body, &eb)
 				if code != 403 || eb.Error.Code != codeEnvironmentMismatch ||
 					!strings.Contains(eb.Error.Message, string(c.runEnv)) || !strings.Contains(eb.Error.Message, string(c.keyEnv)) {
+					if len(body) > 300 {
+						body = body[:300]
+					}
 					t.Errorf("%s %s with a %s key on a %s run: %d %s; want 403 %s naming both environments",
 						x.method, strings.TrimPrefix(x.path, base), c.keyEnv, c.runEnv, code, body, codeEnvironmentMismatch)
 				}
+			}
+			// Opening the run's id again (a client's retry of a proposed
+			// run_id) does not hand the run to a key of the other environment.
+			proposed := vpec.NewID("run_")
+			req := api.OpenRunRequest{RunID: proposed, WorkflowID: "claims"}
+			if code, body := e.do("POST", "/api/v1/runs", c.owner, req, nil); code != 201 {
+				t.Fatalf("owner open of a proposed id: %d %s", code, body)
+			}
+			if code, body := e.do("POST", "/api/v1/runs", c.crosser, req, nil); code != 403 && code != 409 || strings.Contains(string(body), `"status"`) {
+				t.Errorf("retried open of a %s run's id with a %s key: %d %s; want 403 or 409 without the run", c.runEnv, c.keyEnv, code, body)
 			}
 			// Nothing was written: the run is open with one record, and its
 			// session is still open.
