@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -10,6 +11,9 @@ import (
 	"time"
 
 	"github.com/svc-gov/svc/pkg/api"
+	"github.com/svc-gov/svc/pkg/commitment"
+	"github.com/svc-gov/svc/pkg/profile"
+	"github.com/svc-gov/svc/pkg/server"
 	"github.com/svc-gov/svc/pkg/vpec"
 )
 
@@ -355,5 +359,69 @@ func TestRecordBlockWithoutLevel(t *testing.T) {
 	_, code, eb, data := e.recordOne(e.keyB, func(r *vpec.Record) { r.BoundedInference = bi })
 	if code != 400 || eb.Error.Field != "bounded_inference" {
 		t.Fatalf("%d %s, want 400 naming bounded_inference", code, data)
+	}
+}
+
+// A mathematical pre/post-condition record is sealed only beside the
+// operator_bound inference record of its decomposition (decision D6): a
+// run without it is not closed (422 naming proof_level); with it, the VPEC
+// verifies VALID.
+func TestCloseNeedsDecompositionAnchor(t *testing.T) {
+	e := newEnv(t)
+	model := commitment.String([]byte("anchor model"))
+	p := &profile.Profile{Schema: profile.Schema, ProfileID: "svc/anchor-class/v1.0.0", ModelClass: "anchor", Architecture: "bert",
+		CalibratedGPUClasses: []string{"cpu"}, CalibrationPasses: 1000, CalibrationDate: "2026-11-22", SafetyMargin: 2,
+		Operators: map[string]profile.Bounds{profile.Linear: {P99: 1e-7, P99_9: 2e-7, P9999: 3e-7}},
+		Models:    []profile.Model{{ONNXModelHash: model, OperatorCounts: map[string]int64{"full": 100}}}}
+	if _, err := server.Publish(context.Background(), e.st, e.mat.Signer, "test", p, nil, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	decomposition := func(runID string, withInference bool) []vpec.Record {
+		recs := chain(runID, 3)
+		for i := range recs {
+			recs[i].ProofLevel, recs[i].StageType = vpec.Mathematical, vpec.StageBoundCommittedInference
+			recs[i].CheckResult = vpec.ResultPass
+		}
+		recs[0].StagePart, recs[2].StagePart = vpec.StagePartPre, vpec.StagePartPost
+		recs[1].StagePart = vpec.StagePartInference
+		if withInference {
+			recs[1].ProofLevel, recs[1].ONNXModelHash = vpec.OperatorBound, model
+			recs[1].BoundedInference = &vpec.BoundedInference{ProfileID: p.ProfileID, GPUClass: "cpu", ONNXModelHash: model,
+				TraceMode: vpec.TraceFull, OperatorCount: 100, MerkleRoot: vpec.FormatHash([32]byte{7})}
+		} else {
+			recs = append(recs[:1], recs[2])
+			recs[1].Sequence = 2
+		}
+		vpec.Chain(vpec.Genesis(runID), recs)
+		return recs
+	}
+	for _, with := range []bool{false, true} {
+		run := e.open(e.keyB)
+		for _, r := range decomposition(run.RunID, with) {
+			if code, body := e.do("POST", "/api/v1/runs/"+run.RunID+"/records", e.keyB, r, nil); code != 201 {
+				t.Fatalf("record %d (%s): %d %s", r.Sequence, r.ProofLevel, code, body)
+			}
+		}
+		var eb api.ErrorBody
+		code, doc := e.do("POST", "/api/v1/runs/"+run.RunID+"/close", e.keyB, nil, nil)
+		json.Unmarshal(doc, &eb)
+		switch {
+		case !with && (code != 422 || eb.Error.Field != "proof_level" || eb.Error.Code != api.CodeClaimWithoutEvidence):
+			t.Fatalf("close without the inference record: %d %s", code, doc)
+		case with && code != 200:
+			t.Fatalf("close with the inference record: %d %s", code, doc)
+		case with:
+			sp, err := e.st.ProfileByID(context.Background(), p.ProfileID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			set := profile.NewSet()
+			if _, err := set.Add(sp.Body); err != nil {
+				t.Fatal(err)
+			}
+			if rep := vpec.Verify(doc, vpec.Options{Trust: e.mat.Trust, Profiles: set}); !rep.Valid {
+				t.Fatalf("anchored decomposition: %s %+v", rep.Verdict, rep.Checks)
+			}
+		}
 	}
 }

@@ -1,6 +1,8 @@
 package server_test
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -11,8 +13,11 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/svc-gov/svc/pkg/api"
 	"github.com/svc-gov/svc/pkg/canonical"
 	"github.com/svc-gov/svc/pkg/commitment"
+	"github.com/svc-gov/svc/pkg/profile"
+	"github.com/svc-gov/svc/pkg/server"
 	"github.com/svc-gov/svc/pkg/vpec"
 )
 
@@ -55,6 +60,9 @@ type gen struct {
 	rng  *rand.Rand
 	now  time.Time
 	tags []string // what the current record holds, for the failure summary
+	// profileID and model are a published profile and a model it covers
+	// (on cpu, 100 operators in full mode), for operator_bound records.
+	profileID, model string
 }
 
 func (g *gen) p(prob float64) bool { return g.rng.Float64() < prob }
@@ -74,7 +82,7 @@ func (g *gen) text(maxLen int, controls bool) string {
 	var b strings.Builder
 	for range n {
 		switch {
-		case controls && g.p(0.04):
+		case controls && g.p(0.01):
 			b.WriteRune(controlRunes[g.rng.IntN(len(controlRunes))])
 		case g.p(0.2):
 			b.WriteRune(oddRunes[g.rng.IntN(len(oddRunes))])
@@ -168,12 +176,14 @@ func (g *gen) value(depth int) string {
 		}
 		return "[" + strings.Join(parts, ",") + "]"
 	default:
-		return g.object(depth - 1)
+		return g.object(depth-1, 0)
 	}
 }
 
-func (g *gen) object(depth int) string {
-	n := g.rng.IntN(4)
+// object returns a random JSON object of at least minMembers members
+// (fewer when a random key repeats) whose values nest up to depth.
+func (g *gen) object(depth, minMembers int) string {
+	n := minMembers + g.rng.IntN(4)
 	seen := map[string]bool{}
 	var parts []string
 	for range n {
@@ -197,7 +207,7 @@ func (g *gen) optional(ms []member, key string, valid func() string) []member {
 	switch r := g.rng.Float64(); {
 	case r < 0.5:
 		return ms
-	case r < 0.65:
+	case r < 0.58:
 		g.tag("%s empty", key)
 		return append(ms, member{key, `""`})
 	default:
@@ -254,8 +264,20 @@ func (g *gen) record(seq int64) []member {
 		{"recorded_at", g.str(stamp)},
 	}
 	ms = g.optional(ms, "output_commitment", func() string { return g.str(hash()) })
-	ms = g.optional(ms, "onnx_model_hash", func() string { return g.str(vpec.FormatHash([32]byte{byte(g.rng.IntN(256))})) })
-	if level == vpec.Mathematical && g.p(0.6) {
+	ms = g.optional(ms, "onnx_model_hash", func() string {
+		if g.p(0.5) {
+			return g.str(g.model)
+		}
+		return g.str(vpec.FormatHash([32]byte{byte(g.rng.IntN(256))}))
+	})
+	if level == vpec.OperatorBound && g.p(0.7) {
+		// The inference record of a decomposition, with its evidence.
+		root := vpec.FormatHash([32]byte{byte(g.rng.IntN(256)), 1})
+		ms = append(ms, member{"stage_type", g.str(vpec.StageBoundCommittedInference)}, member{"stage_part", g.str(vpec.StagePartInference)},
+			member{"bounded_inference", fmt.Sprintf(`{"profile_id":%s,"gpu_class":"cpu","onnx_model_hash":%s,"trace_mode":"full","operator_count":100,"merkle_root":%s}`,
+				g.str(g.profileID), g.str(g.model), g.str(root))})
+		g.tag("operator_bound anchor")
+	} else if level == vpec.Mathematical && g.p(0.6) {
 		// The decomposition records that may claim mathematical.
 		ms = append(ms, member{"stage_type", g.str(vpec.StageBoundCommittedInference)},
 			member{"stage_part", g.str([]string{vpec.StagePartPre, vpec.StagePartPost}[g.rng.IntN(2)])})
@@ -274,7 +296,7 @@ func (g *gen) record(seq int64) []member {
 		g.tag("details {}")
 		ms = append(ms, member{"details", "{}"})
 	default:
-		ms = append(ms, member{"details", g.object(1 + g.rng.IntN(4))})
+		ms = append(ms, member{"details", g.object(1+g.rng.IntN(4), 1)})
 	}
 	return ms
 }
@@ -306,9 +328,26 @@ func TestPropertyAcceptedVerifies(t *testing.T) {
 	cases := envInt("SVC_PROPERTY_CASES", 300)
 	seed := uint64(envInt("SVC_PROPERTY_SEED", 10))
 	e := newEnv(t)
-	g := &gen{rng: rand.New(rand.NewPCG(seed, 0x5eed)), now: time.Now()}
+	model := commitment.String([]byte("property model"))
+	p := &profile.Profile{Schema: profile.Schema, ProfileID: "svc/property-class/v1.0.0", ModelClass: "property", Architecture: "bert",
+		CalibratedGPUClasses: []string{"cpu"}, CalibrationPasses: 1000, CalibrationDate: "2026-11-22", SafetyMargin: 2,
+		Operators: map[string]profile.Bounds{profile.Linear: {P99: 1e-7, P99_9: 2e-7, P9999: 3e-7}},
+		Models:    []profile.Model{{ONNXModelHash: model, OperatorCounts: map[string]int64{"full": 100}}}}
+	if _, err := server.Publish(context.Background(), e.st, e.mat.Signer, "test", p, nil, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	sp, err := e.st.ProfileByID(context.Background(), p.ProfileID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	profiles := profile.NewSet()
+	if _, err := profiles.Add(sp.Body); err != nil {
+		t.Fatal(err)
+	}
+	g := &gen{rng: rand.New(rand.NewPCG(seed, 0x5eed)), now: time.Now(), profileID: p.ProfileID, model: model}
+	sealed, math, bounded := 0, 0, 0
 	var accepted, refused, invalid int
-	refusedBy := map[string]int{}
+	refusedBy, unsealed := map[string]int{}, map[string]int{}
 	failures := map[string]int{}
 	var examples []string
 	for c := range cases {
@@ -345,6 +384,14 @@ func TestPropertyAcceptedVerifies(t *testing.T) {
 			}
 		}
 		code, doc := e.do("POST", "/api/v1/runs/"+run.RunID+"/close", e.keyB, nil, nil)
+		var ceb api.ErrorBody
+		if json.Unmarshal(doc, &ceb); code == 422 && ceb.Error.Field != "" {
+			// The service refuses to seal what would not verify (a
+			// mathematical record without its decomposition's
+			// operator_bound record): no VPEC, a reason naming the field.
+			unsealed[ceb.Error.Field]++
+			continue
+		}
 		if code != 200 {
 			invalid++
 			k := fmt.Sprintf("close answered %d", code)
@@ -353,7 +400,12 @@ func TestPropertyAcceptedVerifies(t *testing.T) {
 			}
 			continue
 		}
-		rep := vpec.Verify(doc, vpec.Options{Trust: e.mat.Trust})
+		rep := vpec.Verify(doc, vpec.Options{Trust: e.mat.Trust, Profiles: profiles})
+		sealed++
+		var v vpec.VPEC
+		json.Unmarshal(doc, &v)
+		math += int(v.ProofLevelBreakdown[string(vpec.Mathematical)])
+		bounded += int(v.ProofLevelBreakdown[string(vpec.OperatorBound)])
 		if !rep.Valid {
 			invalid++
 			var failed, why []string
@@ -373,6 +425,10 @@ func TestPropertyAcceptedVerifies(t *testing.T) {
 		}
 	}
 	t.Logf("%d cases (seed %d): %d records accepted, %d refused naming a field, %d failures", cases, seed, accepted, refused, invalid)
+	t.Logf("  %d VPECs sealed, holding %d mathematical and %d operator_bound records", sealed, math, bounded)
+	for f, n := range unsealed {
+		t.Logf("  close refused (422 naming %s): %d runs", f, n)
+	}
 	keys := make([]string, 0, len(refusedBy))
 	for k := range refusedBy {
 		keys = append(keys, k)

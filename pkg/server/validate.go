@@ -120,6 +120,48 @@ func checkClaims(rec *vpec.Record) error {
 	return nil
 }
 
+// runClaims is the close-time half of decision D6: a mathematical pre- or
+// post-condition record is evidence only beside the operator_bound
+// inference record of its bound_committed_inference decomposition, so a
+// run holding mathematical records without one is not sealed (the
+// verifier would fail the VPEC's evidence check). The client records the
+// missing inference record (it may still be queued) and closes again.
+// Feed it every record of the run with add (in any order, so a close can
+// stream the records), then ask err.
+type runClaims struct {
+	math     int
+	first    []int64 // the first few mathematical sequences, for the message
+	anchored bool
+}
+
+func (c *runClaims) add(r *vpec.Record) {
+	switch {
+	case r.ProofLevel == vpec.OperatorBound && r.BoundedInference != nil && r.StageType == vpec.StageBoundCommittedInference:
+		c.anchored = true
+	case r.ProofLevel == vpec.Mathematical:
+		if c.math++; len(c.first) < 5 {
+			c.first = append(c.first, r.Sequence)
+		}
+	}
+}
+
+func (c *runClaims) err() error {
+	if c.math == 0 || c.anchored {
+		return nil
+	}
+	return unprocessable("proof_level", "the run holds %d mathematical record(s) (sequence %v) but no operator_bound %s inference record: a mathematical pre/post-condition is evidence only beside the inference it bounds, so the service does not seal this run; record the operator_bound inference record and close again",
+		c.math, c.first, vpec.StageBoundCommittedInference)
+}
+
+// checkRunClaims applies runClaims to the records of a run.
+func checkRunClaims(records []vpec.Record) error {
+	var c runClaims
+	for i := range records {
+		c.add(&records[i])
+	}
+	return c.err()
+}
+
 // checkRecordTime refuses a record dated more than vpec.MaxClockSkew after
 // the server clock (decision D7): the VPEC sealed now would carry a
 // record from the future, which the verifier rejects.
