@@ -22,6 +22,15 @@ func FuzzVerify(f *testing.F) {
 	}
 	f.Add([]byte(`{}`))
 	f.Add([]byte(`{"records":[{"review":{}}]}`))
+	// The shapes of issue 10: null at every depth of details, ranges,
+	// empty runs, control characters, empty and binary input.
+	f.Add([]byte(`{"records":[{"details":{"x":null,"a":[null,{"b":null}]}}]}`))
+	f.Add([]byte(`{"records":[],"gaps":[{"gap_id":"g","gap_type":"empty_run","severity":"High","check":null,"sequence":null,"timestamp":"1970-01-01T00:00:00Z"}]}`))
+	f.Add([]byte(`{"gaps":[{"gap_type":"sequence_missing","sequence":3,"sequence_end":2}]}`))
+	f.Add([]byte(`{"gaps":[{"gap_type":"chain_break","sequence":1,"sequence_end":null}]}`))
+	f.Add([]byte("{\"records\":[{\"check\":\"a\u001b[2J\u202e\"}]}"))
+	f.Add([]byte(""))
+	f.Add([]byte("\x00\x01\xff"))
 	trust, err := signing.LoadBundle(filepath.Join(vectorsDir, "keys", "trust-bundle.pem"))
 	if err != nil {
 		f.Fatal(err)
@@ -37,6 +46,12 @@ func FuzzVerify(f *testing.F) {
 		}
 		if r.Valid && (r.Check(vpec.CheckSignature).Status != vpec.Pass || r.Check(vpec.CheckTimestamp).Status != vpec.Pass || r.Check(vpec.CheckChain).Status == vpec.Fail) {
 			t.Fatalf("VALID without signature, timestamp and chain checks passing: %+v", r.Checks)
+		}
+		if r.Valid && (r.Check(vpec.CheckTime).Status != vpec.Pass || r.Check(vpec.CheckEvidence).Status != vpec.Pass) {
+			t.Fatalf("VALID without the time and evidence checks passing: %+v", r.Checks)
+		}
+		if r.Valid && r.Records == 0 && r.IsClean {
+			t.Fatalf("an empty run reported VALID and clean")
 		}
 	})
 }

@@ -211,3 +211,48 @@ func TestVerifyEmptyRun(t *testing.T) {
 		t.Fatalf("empty_run gap on a run with records: verdict %s", r.Verdict)
 	}
 }
+
+// FuzzIssueGaps: whatever records a run keeps (any holes, however long,
+// or none at all), the VPEC sealed with IssueGaps' gaps verifies VALID,
+// and is clean exactly when nothing is missing.
+func FuzzIssueGaps(f *testing.F) {
+	f.Add([]byte{})
+	f.Add([]byte{1, 1, 1})
+	f.Add([]byte{1, 0xff, 0xff, 2, 1})
+	f.Add([]byte{3, 1, 200, 200, 1})
+	fx := newFixture(f)
+	f.Fuzz(func(t *testing.T, steps []byte) {
+		if len(steps) > 64 {
+			steps = steps[:64]
+		}
+		// Each byte is the step to the next kept sequence; a step of k
+		// leaves k-1 sequences missing (scaled: up to 2^14 per hole).
+		recs := records(len(steps), vpec.Execution)
+		var seq int64
+		for i, s := range steps {
+			step := int64(s)
+			if s >= 128 {
+				step = int64(s-127) * 128
+			}
+			seq += max(step, 1)
+			recs[i].Sequence = seq
+		}
+		doc := fx.issueRun(t, recs, nil, nil)
+		r := vpec.Verify(doc, vpec.Options{Trust: fx.trust})
+		if !r.Valid {
+			for _, c := range r.Checks {
+				t.Logf("%s %s %s %v", c.Status, c.Name, c.Message, c.Details)
+			}
+			t.Fatalf("IssueGaps' VPEC: %s", r.Verdict)
+		}
+		holes := len(recs) == 0
+		for i := range recs {
+			if recs[i].Sequence != int64(i+1) {
+				holes = true
+			}
+		}
+		if r.IsClean == holes {
+			t.Fatalf("is_clean %v with holes=%v (%d records)", r.IsClean, holes, len(recs))
+		}
+	})
+}
