@@ -217,6 +217,34 @@ func ParseDepth(data []byte, maxDepth int) (*Value, error) {
 	return &Value{t: &tree{data: data, nodes: p.nodes}}, nil
 }
 
+// Parser parses many small JSON texts one after the other (the records of
+// a large document, say) reusing its buffers, so that the work allocates
+// nothing once the buffers have grown to the largest text.
+type Parser struct {
+	// MaxDepth is the nesting limit (MaxDepth when 0).
+	MaxDepth int
+	p        parser
+	t        tree
+	v        Value
+}
+
+// Parse parses data under the rules of [Transform]. The result aliases
+// data and the parser's buffers: it is valid until the next call.
+func (ps *Parser) Parse(data []byte) (*Value, error) {
+	depth := ps.MaxDepth
+	if depth == 0 {
+		depth = MaxDepth
+	}
+	clear(ps.p.names)
+	ps.p = parser{data: data, maxDepth: depth, build: true, nodes: ps.p.nodes[:0], names: ps.p.names[:0], arena: ps.p.arena[:0]}
+	if err := ps.p.parseText(); err != nil {
+		return nil, err
+	}
+	ps.t = tree{data: data, nodes: ps.p.nodes}
+	ps.v = Value{t: &ps.t}
+	return &ps.v, nil
+}
+
 func (p *parser) fail(off int, sentinel error, format string, args ...any) error {
 	return &Error{Offset: off, Msg: fmt.Sprintf(format, args...), Err: sentinel}
 }

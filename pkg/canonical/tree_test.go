@@ -106,3 +106,37 @@ func TestValueAccess(t *testing.T) {
 		t.Fatalf("without: %s", got)
 	}
 }
+
+func TestParserReuseAndReplacing(t *testing.T) {
+	var ps Parser
+	for _, doc := range []string{`{"b":1,"a":[true]}`, `[1,2,3,{"x":"\u0041"}]`, `"s"`, `{"k":{"k":1}}`} {
+		v, err := ps.Parse([]byte(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := string(v.Canonical()), string(mustTransform(t, []byte(doc))); got != want {
+			t.Fatalf("reused parser: %s, want %s", got, want)
+		}
+	}
+	if _, err := ps.Parse([]byte(`{"a":1,"a":2}`)); err == nil {
+		t.Fatal("duplicate accepted by a reused parser")
+	}
+	doc := []byte(`{"z":0,"records":[],"sig":"s","a":{"records":5}}`)
+	v, err := Parse(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := v.AppendCanonicalReplacing(nil, "records", func(dst []byte) []byte { return append(dst, `[1,2]`...) }, "sig")
+	if string(got) != `{"a":{"records":5},"records":[1,2],"z":0}` {
+		t.Fatalf("replacing: %s", got)
+	}
+	small := []byte(`{"b":1,"a":[true,{"c":null}]}`)
+	allocs := testing.AllocsPerRun(10, func() {
+		if _, err := ps.Parse(small); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs > 0 {
+		t.Fatalf("a warmed-up Parser allocated %v times", allocs)
+	}
+}

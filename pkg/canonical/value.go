@@ -212,7 +212,10 @@ type encoder struct {
 	t     *tree
 	ms    []memberRef
 	arena []byte
-	num   []byte
+	// replace names a top-level member whose value write writes.
+	replace string
+	write   func(dst []byte) []byte
+	top     uint32 // node index of the object whose member is replaced
 }
 
 var encoders = sync.Pool{New: func() any { return new(encoder) }}
@@ -229,6 +232,20 @@ func (v *Value) AppendCanonical(dst []byte, without ...string) []byte {
 	if cap(e.ms) <= 1<<12 && cap(e.arena) <= 1<<16 {
 		encoders.Put(e)
 	}
+	return dst
+}
+
+// AppendCanonicalReplacing is AppendCanonical for an object in which the
+// value of the top-level member name is written by write instead (which
+// appends its canonical form to dst): a document can be encoded in parts.
+func (v *Value) AppendCanonicalReplacing(dst []byte, name string, write func(dst []byte) []byte, without ...string) []byte {
+	e := encoders.Get().(*encoder)
+	e.t, e.replace, e.write, e.top = v.t, name, write, v.i
+	dst = e.value(dst, v.i, without)
+	e.t, e.write = nil, nil
+	clear(e.ms)
+	e.ms, e.arena = e.ms[:0], e.arena[:0]
+	encoders.Put(e)
 	return dst
 }
 
@@ -292,6 +309,10 @@ func (e *encoder) value(dst []byte, i uint32, without []string) []byte {
 		m := e.ms[k]
 		dst = appendString(dst, m.name)
 		dst = append(dst, ':')
+		if e.write != nil && i == e.top && string(m.name) == e.replace {
+			dst = e.write(dst)
+			continue
+		}
 		dst = e.value(dst, m.val, nil)
 	}
 	clear(e.ms[base:top])

@@ -27,13 +27,33 @@ const maxSafeInteger = 1<<53 - 1
 // are errors. A field is required unless its tag says omitempty. Values of
 // type any (details) take any JSON value, null included. Errors name each
 // field's path, e.g. records[3].sequence, and match ErrSchema.
-func Decode(v *canonical.Value, target any) error {
+func Decode(v *canonical.Value, target any) error { return DecodeWith(v, target, Options{}) }
+
+// Options adjust DecodeWith.
+type Options struct {
+	// Path is the location of v in a larger document (e.g. "records[3]"),
+	// which error paths start with.
+	Path string
+	// SkipFreeMaps leaves fields of type map[string]any (free JSON
+	// metadata: a record's details) nil, after checking that the value is
+	// an object and, if the field is optional, not empty. For readers that
+	// need only its canonical bytes, which the tree gives: decoded, the
+	// smallest JSON values (0, "", [], null) cost up to 20 times their size.
+	SkipFreeMaps bool
+}
+
+// DecodeWith is Decode with options.
+func DecodeWith(v *canonical.Value, target any, opts Options) error {
 	rv := reflect.ValueOf(target)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
 		return fmt.Errorf("document: Decode needs a non-nil pointer, got %T", target)
 	}
-	d := &decoder{}
-	d.value(v, rv.Elem(), nil)
+	d := &decoder{skipFree: opts.SkipFreeMaps}
+	var root *path
+	if opts.Path != "" {
+		root = &path{name: opts.Path}
+	}
+	d.value(v, rv.Elem(), root)
 	if len(d.errs) == 0 {
 		return nil
 	}
@@ -44,8 +64,9 @@ func Decode(v *canonical.Value, target any) error {
 }
 
 type decoder struct {
-	errs    []error
-	dropped int
+	errs     []error
+	dropped  int
+	skipFree bool
 }
 
 // path is a field's location, built into a string only for an error.
@@ -206,6 +227,9 @@ func (d *decoder) value(v *canonical.Value, out reflect.Value, at *path) {
 		}
 		if v.Kind() != canonical.KindObject {
 			d.typeError(v, at, "an object")
+			return
+		}
+		if d.skipFree && out.Type().Elem() == anyType {
 			return
 		}
 		m := reflect.MakeMapWithSize(out.Type(), v.Len())

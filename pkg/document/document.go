@@ -108,7 +108,11 @@ func invalidUTF8(data []byte) int {
 	return -1
 }
 
-// parse reads data as an I-JSON document with CheckInput's rules first.
+// ParseTree reads data as an I-JSON document (CheckInput's rules first,
+// then the parse, at most MaxDepth levels) and returns its tree. Errors
+// are *SyntaxError.
+func ParseTree(data []byte) (*canonical.Value, error) { return parse(data) }
+
 func parse(data []byte) (*canonical.Value, error) {
 	if err := CheckInput(data); err != nil {
 		return nil, err
@@ -118,6 +122,19 @@ func parse(data []byte) (*canonical.Value, error) {
 		return nil, syntaxError(data, err)
 	}
 	return tree, nil
+}
+
+// SyntaxErrorAt is for a document parsed in parts: it turns err, from
+// parsing a part of data whose first byte is data[offset], into the
+// *SyntaxError of data.
+func SyntaxErrorAt(data []byte, offset int, err error) error {
+	var ce *canonical.Error
+	if !errors.As(err, &ce) {
+		return fmt.Errorf("%w: %w", ErrSchema, err)
+	}
+	moved := *ce
+	moved.Offset += offset
+	return syntaxError(data, &moved)
 }
 
 // syntaxError turns a parser error into a *SyntaxError without the

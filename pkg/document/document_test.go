@@ -309,3 +309,29 @@ func TestInputErrors(t *testing.T) {
 }
 
 var _ = reflect.TypeOf
+
+func TestDecodeWith(t *testing.T) {
+	var d doc
+	tree, err := document.ParseTree([]byte(good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := document.DecodeWith(tree, &d, document.Options{SkipFreeMaps: true}); err != nil || d.Details != nil || d.ID != "a" {
+		t.Fatalf("SkipFreeMaps: %v, details %v", err, d.Details)
+	}
+	for in, want := range map[string]string{
+		strings.Replace(good, `"details":{"k":[1,"two",null,{"z":false}]}`, `"details":{}`, 1):  "records[7].details: an empty object; omit the member instead",
+		strings.Replace(good, `"details":{"k":[1,"two",null,{"z":false}]}`, `"details":[1]`, 1): "records[7].details: is a JSON array, want an object",
+		strings.Replace(good, `"id":"a"`, `"id":1`, 1):                                          "records[7].id: is the number 1, want a string",
+	} {
+		tree, err := document.ParseTree([]byte(in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d doc
+		err = document.DecodeWith(tree, &d, document.Options{Path: "records[7]", SkipFreeMaps: true})
+		if !errors.Is(err, document.ErrSchema) || !strings.Contains(err.Error(), want) {
+			t.Errorf("err = %v, want %q", err, want)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/svc-gov/svc/pkg/canonical"
 	"github.com/svc-gov/svc/pkg/document"
 )
 
@@ -59,8 +60,17 @@ var (
 // syntax: text it cannot follow is left for the parser to report, so nil
 // means "not refused by shape", not "valid". Errors match ErrShape and
 // document.ErrSchema and name the member and byte offset.
+//
+// The member names of the top level, of records and of gaps must be
+// written plainly, without escapes: "\u0072ecords" is the same member in
+// canonical form, so accepting it would accept byte-different copies of
+// one signed document.
 func CheckShape(doc []byte) error {
 	s := shapeScanner{d: doc}
+	return s.scan()
+}
+
+func (s *shapeScanner) scan() error {
 	s.ws()
 	if s.pos >= len(s.d) {
 		return nil
@@ -72,11 +82,13 @@ func CheckShape(doc []byte) error {
 	s.object(func(name []byte, plain bool) bool {
 		switch {
 		case !plain:
-			s.skip() // an escaped name: the decoder judges it
+			err = s.fail(quoteName(name), "is a member name written with escapes; write it plainly")
 		case !vpecMembers[string(name)]:
 			err = s.fail(quoteName(name), "is not a member of a v1 VPEC")
 		case string(name) == "records":
+			s.recStart, s.elems = s.pos, s.elems[:0]
 			err = s.arrayOfObjects("records", func(i int) error { return s.record(i) })
+			s.recEnd = s.pos
 		case string(name) == "gaps":
 			err = s.arrayOfObjects("gaps", func(i int) error { return s.gap(i) })
 		default:
@@ -94,6 +106,11 @@ type shapeScanner struct {
 	depth int
 	bad   bool // text it cannot follow: stop and let the parser report
 	count int  // values skipped since the counter was reset
+	// With collect, where the records array is and where each record
+	// starts and ends (pairs of offsets).
+	collect          bool
+	recStart, recEnd int
+	elems            []uint32
 }
 
 func (s *shapeScanner) fail(field, format string, a ...any) error {
@@ -290,7 +307,11 @@ func (s *shapeScanner) arrayOfObjects(field string, each func(i int) error) erro
 			}
 			return false
 		}
+		start := s.pos
 		err = each(i)
+		if s.collect && field == "records" {
+			s.elems = append(s.elems, uint32(start), uint32(s.pos))
+		}
 		return err == nil
 	})
 	return err
@@ -301,10 +322,14 @@ func (s *shapeScanner) record(i int) error {
 	s.object(func(name []byte, plain bool) bool {
 		switch {
 		case !plain:
-			s.skip()
+			err = s.fail(fmt.Sprintf("records[%d].%s", i, quoteName(name)), "is a member name written with escapes; write it plainly")
 		case !recordMembers[string(name)]:
 			err = s.fail(fmt.Sprintf("records[%d].%s", i, quoteName(name)), "is not a member of a v1 record")
 		case recordObjects[string(name)]:
+			if s.pos < len(s.d) && s.d[s.pos] == 'n' {
+				err = s.fail(fmt.Sprintf("records[%d].%s:", i, name), "is null; omit the member instead")
+				break
+			}
 			if s.pos >= len(s.d) || s.d[s.pos] != '{' {
 				err = s.fail(fmt.Sprintf("records[%d].%s", i, name), "is a JSON %s, want an object", s.kindAt())
 				break
@@ -325,7 +350,11 @@ func (s *shapeScanner) record(i int) error {
 func (s *shapeScanner) gap(i int) error {
 	var err error
 	s.object(func(name []byte, plain bool) bool {
-		if plain && !gapMembers[string(name)] {
+		if !plain {
+			err = s.fail(fmt.Sprintf("gaps[%d].%s", i, quoteName(name)), "is a member name written with escapes; write it plainly")
+			return false
+		}
+		if !gapMembers[string(name)] {
 			err = s.fail(fmt.Sprintf("gaps[%d].%s", i, quoteName(name)), "is not a member of a v1 gap")
 			return false
 		}
@@ -333,4 +362,151 @@ func (s *shapeScanner) gap(i int) error {
 		return true
 	})
 	return err
+}
+
+// read parses doc and decodes it into p (the VPEC, its signed bytes and
+// each record's chain input), reporting problems through bad. It returns
+// false when there were any.
+//
+// Memory: when the shape scan has located every record, the document is
+// read in parts: the top level without its records as one small tree,
+// then each record on its own with one reused parser, written straight
+// into the two canonical encodings (signed bytes, chain input) and decoded
+// into its Record. What stays is the input, those two encodings and the
+// decoded records; no tree of the whole document is ever built. Details
+// are checked (an object, not empty, at most MaxDetailsBytes canonical)
+// and covered by both encodings, but not decoded into Record.Details: no
+// check reads them, and decoded, the densest JSON costs 20 times its size.
+// A document the scan could not follow is read as one tree (its parse
+// error is then reported exactly).
+func (p *parsed) read(doc []byte, bad func(string, ...any)) bool {
+	s := shapeScanner{d: doc, collect: true, recStart: -1}
+	if err := s.scan(); err != nil {
+		bad("%s", strings.TrimPrefix(err.Error(), "schema: "))
+		return false
+	}
+	if s.bad || s.recStart < 0 {
+		return p.readWhole(doc, bad)
+	}
+	var errs []string
+	if err := p.readParts(doc, &s, &errs); err != nil {
+		p.v, p.signedJCS, p.recordJCS = VPEC{}, nil, nil
+		if err == errWhole {
+			return p.readWhole(doc, bad)
+		}
+		bad("%v", err)
+		return false
+	}
+	for _, e := range errs {
+		bad("%s", e)
+	}
+	return len(errs) == 0
+}
+
+// maxReported bounds how many schema problems one document reports.
+const maxReported = 20
+
+func addErrors(errs *[]string, err error) {
+	for _, e := range strings.Split(err.Error(), "\n") {
+		switch {
+		case len(*errs) < maxReported:
+			*errs = append(*errs, strings.TrimPrefix(e, "schema: "))
+		case len(*errs) == maxReported:
+			*errs = append(*errs, "… and more problems")
+		}
+	}
+}
+
+var errWhole = errors.New("read the whole document")
+
+// readParts is read in parts (see read). It returns the parse error of
+// the document, if any; schema problems are added to errs.
+func (p *parsed) readParts(doc []byte, s *shapeScanner, errs *[]string) error {
+	skel := make([]byte, 0, len(doc)-(s.recEnd-s.recStart)+2)
+	skel = append(append(append(skel, doc[:s.recStart]...), "[]"...), doc[s.recEnd:]...)
+	top, err := document.ParseTree(skel)
+	if err != nil {
+		// The error is outside the records: read the whole document for
+		// its exact position.
+		return errWhole
+	}
+	if err := document.DecodeWith(top, &p.v, document.Options{SkipFreeMaps: true}); err != nil {
+		addErrors(errs, err)
+	}
+	n := len(s.elems) / 2
+	records := make([]Record, n)
+	p.recordJCS = make([][]byte, n)
+	chainBuf := make([]byte, 0, s.recEnd-s.recStart)
+	ps := canonical.Parser{MaxDepth: document.MaxDepth - 2} // records are at depth 3
+	var scratch []byte
+	var perr error
+	write := func(dst []byte) []byte {
+		dst = append(dst, '[')
+		for i := range n {
+			rec, err := ps.Parse(doc[s.elems[2*i]:s.elems[2*i+1]])
+			if err != nil {
+				perr = document.SyntaxErrorAt(doc, int(s.elems[2*i]), err)
+				return dst
+			}
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = rec.AppendCanonical(dst)
+			start := len(chainBuf)
+			chainBuf = rec.AppendCanonical(chainBuf, "chain_hash")
+			p.recordJCS[i] = chainBuf[start:len(chainBuf):len(chainBuf)]
+			if len(*errs) > maxReported {
+				continue
+			}
+			if err := document.DecodeWith(rec, &records[i], document.Options{Path: fmt.Sprintf("records[%d]", i), SkipFreeMaps: true}); err != nil {
+				addErrors(errs, err)
+			}
+			scratch = checkDetailsSize(rec, i, scratch, errs)
+		}
+		return append(dst, ']')
+	}
+	p.signedJCS = top.AppendCanonicalReplacing(make([]byte, 0, len(doc)), "records", write, unsignedFields...)
+	if perr != nil {
+		return perr
+	}
+	p.v.Records = records
+	return nil
+}
+
+// readWhole reads doc as one tree.
+func (p *parsed) readWhole(doc []byte, bad func(string, ...any)) bool {
+	tree, err := document.ParseTree(doc)
+	if err != nil {
+		bad("%v", err)
+		return false
+	}
+	p.encode(tree)
+	var errs []string
+	if err := document.DecodeWith(tree, &p.v, document.Options{SkipFreeMaps: true}); err != nil {
+		addErrors(&errs, err)
+	}
+	if recs := tree.Get("records"); recs != nil {
+		var scratch []byte
+		for i, rec := range recs.Elements() {
+			scratch = checkDetailsSize(rec, i, scratch, &errs)
+		}
+	}
+	for _, e := range errs {
+		bad("%s", e)
+	}
+	return len(errs) == 0
+}
+
+// checkDetailsSize reports a record whose details exceed MaxDetailsBytes
+// in canonical form (the rule Record.Validate applies to decoded details).
+func checkDetailsSize(rec *canonical.Value, i int, scratch []byte, errs *[]string) []byte {
+	d := rec.Get("details")
+	if d == nil || d.Kind() != canonical.KindObject {
+		return scratch
+	}
+	scratch = d.AppendCanonical(scratch[:0])
+	if len(scratch) > MaxDetailsBytes && len(*errs) < maxReported {
+		*errs = append(*errs, fmt.Sprintf("records[%d].details is %d bytes in canonical form, more than %d", i, len(scratch), MaxDetailsBytes))
+	}
+	return scratch
 }

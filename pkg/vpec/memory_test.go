@@ -78,7 +78,8 @@ func detailsVPEC(tb testing.TB, size int, details string) []byte {
 		if i > 1 {
 			b.WriteByte(',')
 		}
-		b.Write(bytes.Replace(rec, []byte(`"sequence":1,`), []byte(`"sequence":`+strconv.Itoa(i)+`,`), 1))
+		r := bytes.Replace(rec, []byte(`"sequence":1,`), []byte(`"sequence":`+strconv.Itoa(i)+`,`), 1)
+		b.Write(bytes.Replace(r, []byte(`-000000000001"`), fmt.Appendf(nil, `-%012d"`, i), 1))
 	}
 	b.Write(tail)
 	return b.Bytes()

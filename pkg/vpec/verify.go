@@ -155,28 +155,7 @@ func parse(doc []byte) (p parsed) {
 		bad("%v", err)
 		return p
 	}
-	if err := CheckShape(doc); err != nil {
-		bad("%s", strings.TrimPrefix(err.Error(), "schema: "))
-		return p
-	}
-	tree, err := document.ParseTree(doc)
-	if err != nil {
-		bad("%v", err)
-		return p
-	}
-	// The canonical bytes (signature coverage, chain input) only need the
-	// tree: compute them on another core while the tree is decoded.
-	encoded := make(chan struct{})
-	go func() {
-		defer close(encoded)
-		p.encode(tree)
-	}()
-	err = document.Decode(tree, &p.v)
-	<-encoded
-	if err != nil {
-		for _, e := range strings.Split(err.Error(), "\n") {
-			bad("%s", strings.TrimPrefix(e, "schema: "))
-		}
+	if !p.read(doc, bad) {
 		return p
 	}
 	v := &p.v
