@@ -11,7 +11,6 @@ import (
 	"github.com/svc-gov/svc/pkg/api"
 	"github.com/svc-gov/svc/pkg/canonical"
 	"github.com/svc-gov/svc/pkg/commitment"
-	"github.com/svc-gov/svc/pkg/document"
 	"github.com/svc-gov/svc/pkg/profile"
 	"github.com/svc-gov/svc/pkg/store"
 	"github.com/svc-gov/svc/pkg/vpec"
@@ -19,9 +18,6 @@ import (
 
 // runIDPattern matches the run ids a client may propose.
 var runIDPattern = regexp.MustCompile(`^run_[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
-
-// maxGapsPerBreak bounds the sequence_missing gaps one break produces.
-const maxGapsPerBreak = 1000
 
 func validWorkflowID(s string) bool {
 	if s == "" || len(s) > 128 {
@@ -106,9 +102,10 @@ func (s *Server) runView(r *http.Request, run store.Run) api.Run {
 	if run.Sealed {
 		out.Status, out.ClosedAt = api.RunSealed, vpec.FormatTime(run.ClosedAt)
 	}
-	if recs, err := s.cfg.Store.Records(r.Context(), run.ID); err == nil && len(recs) > 0 {
-		last := recs[len(recs)-1]
-		out.RecordCount, out.LastSequence, out.LastChainHash = int64(len(recs)), last.Sequence, last.ChainHash
+	// The run's metadata, kept by every append in its transaction: a run
+	// read never reads the records, and there is no second read to fail.
+	if run.RecordCount > 0 {
+		out.RecordCount, out.LastSequence, out.LastChainHash = run.RecordCount, run.LastSequence, run.LastChainHash
 	}
 	return out
 }
@@ -161,10 +158,14 @@ func (s *Server) record(w http.ResponseWriter, r *http.Request) {
 	}
 	dup, err := s.cfg.Store.AppendRecord(r.Context(), key.OrgID, store.Record{
 		RunID: run.ID, RecordID: rec.RecordID, Sequence: rec.Sequence, ChainHash: rec.ChainHash, Body: tree.Canonical(),
-	})
+	}, s.runLimits().store())
 	if err != nil {
 		if errors.Is(err, store.ErrSealed) {
 			s.runs.del(run.ID)
+		}
+		var le *store.LimitError
+		if errors.As(err, &le) {
+			err = runFull(le)
 		}
 		s.fail(w, r, err)
 		return
@@ -189,9 +190,15 @@ func (s *Server) record(w http.ResponseWriter, r *http.Request) {
 // checkRecord validates a record against the v1 rules, the proof level it
 // claims, and the chain stored so far.
 func (s *Server) checkRecord(r *http.Request, run store.Run, rec *vpec.Record, tree *canonical.Value) error {
+	// The server's own checks first (limits, time, claims: decision D6
+	// names proof_level when a level lacks its evidence block), then the
+	// v1 rules.
+	if err := s.validateRecord(rec, tree); err != nil {
+		return err
+	}
 	if err := rec.Validate(); err != nil {
 		msg := strings.ReplaceAll(err.Error(), "invalid record: ", "")
-		return badRequest(recordField(msg), "%s", strings.ReplaceAll(msg, "\n", "; "))
+		return badRequest(recordErrorField(msg), "%s", strings.ReplaceAll(msg, "\n", "; "))
 	}
 	switch rec.ProofLevel {
 	case vpec.VerifiableInference:
@@ -261,79 +268,80 @@ func recordField(msg string) string {
 
 func (s *Server) closeRun(w http.ResponseWriter, r *http.Request) {
 	key := caller(r)
-	run, err := s.openRunOf(r)
+	idem, err := idempotencyKey(r)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	v, err := s.issue(r, run)
+	// Phase 1: seal the record set. From this commit on no record is added
+	// to the run (in any process): the records read below are exactly
+	// the ones ever acknowledged.
+	run, sealedNow, err := s.cfg.Store.SealRecords(r.Context(), key.OrgID, r.PathValue("run_id"), idem, s.cfg.Now().UTC())
 	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	body, err := document.MarshalIndent(v)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	issued := s.cfg.Now().UTC()
-	if err := s.cfg.Store.SealRun(r.Context(), key.OrgID, run.ID, store.VPEC{ID: v.VPECID, RunID: run.ID, OrgID: key.OrgID, IssuedAt: issued, Body: body}); err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	s.runs.del(run.ID)
 	s.tips.del(run.ID)
-	s.log.Info("run closed", "run_id", run.ID, "vpec_id", v.VPECID, "records", v.TotalChecksRun, "gaps", len(v.Gaps), "chain_intact", v.ChainIntact)
+	if !sealedNow {
+		switch {
+		case run.VPECID != "" && idem != "" && idem == run.CloseKey:
+			// A retry of the close that issued the VPEC (its response was
+			// lost): the same bytes again.
+			s.writeStoredVPEC(w, r, run.VPECID)
+			return
+		case run.VPECID != "":
+			s.fail(w, r, sealedError(run))
+			return
+		case idem != run.CloseKey:
+			s.fail(w, r, sealedError(run))
+			return
+		}
+		// The close that sealed the records (same key, or both without
+		// one) did not store a VPEC: it is under way, crashed, or its
+		// timestamp authority failed. Complete it; if it completes first,
+		// StoreVPEC says so below.
+	}
+	// Phase 2: issue the VPEC of the sealed record set and store it.
+	v, body, err := s.issue(r, run)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	err = s.cfg.Store.StoreVPEC(r.Context(), key.OrgID, run.ID, store.VPEC{ID: v.VPECID, RunID: run.ID, OrgID: key.OrgID, IssuedAt: s.cfg.Now().UTC(), Body: body})
+	if errors.Is(err, store.ErrSealed) {
+		// Another close of the same seal stored its VPEC first.
+		cur, gerr := s.cfg.Store.Run(r.Context(), key.OrgID, run.ID)
+		switch {
+		case gerr != nil:
+			s.fail(w, r, gerr)
+		case idem != "" && cur.CloseKey == idem && cur.VPECID != "":
+			s.writeStoredVPEC(w, r, cur.VPECID)
+		default:
+			s.fail(w, r, sealedError(cur))
+		}
+		return
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.log.Info("run closed", "run_id", run.ID, "vpec_id", v.VPECID, "records", v.TotalChecksRun, "gaps", len(v.Gaps), "chain_intact", v.ChainIntact, "bytes", len(body))
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	w.Write(body)
 }
 
-// issue builds and seals the VPEC of a run from its stored records.
-func (s *Server) issue(r *http.Request, run store.Run) (*vpec.VPEC, error) {
-	stored, err := s.cfg.Store.Records(r.Context(), run.ID)
+// writeStoredVPEC answers 200 with the VPEC as stored.
+func (s *Server) writeStoredVPEC(w http.ResponseWriter, r *http.Request, vpecID string) {
+	v, err := s.cfg.Store.VPEC(r.Context(), caller(r).OrgID, vpecID)
 	if err != nil {
-		return nil, err
+		s.fail(w, r, err)
+		return
 	}
-	v := &vpec.VPEC{
-		VPECID: vpec.NewID("vpec_"), RunID: run.ID, WorkflowID: run.WorkflowID, OrgID: run.OrgID,
-		Environment: vpec.Environment(run.Environment), APIKeyID: run.APIKeyID,
-		Records: make([]vpec.Record, len(stored)), Gaps: []vpec.Gap{},
-	}
-	jcs := make([][]byte, len(stored))
-	for i, sr := range stored {
-		tree, err := document.Parse(sr.Body, &v.Records[i])
-		if err != nil {
-			return nil, fmt.Errorf("stored record %d of %s: %w", sr.Sequence, run.ID, err)
-		}
-		jcs[i] = tree.Canonical("chain_hash")
-	}
-	now := s.cfg.Now().UTC()
-	stamp := vpec.FormatTime(now)
-	for _, b := range vpec.VerifyChain(run.ID, v.Records, jcs) {
-		if b.MissingFrom > 0 {
-			for seq := b.MissingFrom; seq <= b.MissingTo && seq < b.MissingFrom+maxGapsPerBreak; seq++ {
-				sq := seq
-				v.Gaps = append(v.Gaps, vpec.Gap{GapID: vpec.NewID("gap_"), GapType: vpec.GapSequenceMissing, Severity: vpec.High, Sequence: &sq, Timestamp: stamp})
-			}
-			continue
-		}
-		sq := b.Sequence
-		v.Gaps = append(v.Gaps, vpec.Gap{GapID: vpec.NewID("gap_"), GapType: vpec.GapChainBreak, Severity: vpec.Critical, Sequence: &sq, Timestamp: stamp})
-	}
-	for i := range v.Records {
-		rec := &v.Records[i]
-		if rec.RaisesProfileMissing() && !s.profiled(r, rec.ONNXModelHash, gpuClassOf(rec)) {
-			check, sq := rec.Check, rec.Sequence
-			v.Gaps = append(v.Gaps, vpec.Gap{GapID: vpec.NewID("gap_"), GapType: vpec.GapModelProfileMissing, Severity: vpec.Medium, Check: &check, Sequence: &sq, Timestamp: stamp})
-		}
-	}
-	v.IssuedAt = stamp
-	vpec.Finish(v, jcs)
-	if err := vpec.Seal(v, s.cfg.Signer, s.cfg.Timestamper); err != nil {
-		return nil, &httpError{http.StatusBadGateway, api.CodeTimestampFailed, "could not seal the VPEC: " + err.Error(), ""}
-	}
-	return v, nil
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	w.Write(v.Body)
 }
 
 // checkBounded refuses a Bounded Inference record that the registry's
@@ -369,24 +377,6 @@ func (s *Server) checkBounded(r *http.Request, bi *vpec.BoundedInference) error 
 		return refuse("operator_count %d in %s mode; profile %s gives %d for this model", bi.OperatorCount, bi.TraceMode, p.ProfileID, want)
 	}
 	return nil
-}
-
-// profiled reports whether a published profile now covers the model (on
-// the GPU class, when the record names one): its model_profile_missing gap
-// has then resolved.
-func (s *Server) profiled(r *http.Request, modelHash, gpuClass string) bool {
-	if modelHash == "" {
-		return false
-	}
-	sp, err := s.cfg.Store.ProfileByModelHash(r.Context(), modelHash)
-	if err != nil {
-		return false
-	}
-	if gpuClass == "" {
-		return true
-	}
-	p, err := profile.Parse(sp.Body)
-	return err == nil && p.CoversGPU(gpuClass)
 }
 
 // gpuClassOf is the GPU class an open_source_ml record names in its details

@@ -25,7 +25,50 @@ var (
 	ErrConflict = errors.New("conflicting record")
 	// ErrRevoked: the API key was revoked (APIKeyByHash returns it with the key).
 	ErrRevoked = errors.New("API key revoked")
+	// ErrRunFull: a record would take its run past a Limits bound; the
+	// error is also a *LimitError naming the bound.
+	ErrRunFull = errors.New("run is full")
+	// ErrNotSealed: StoreVPEC on a run whose records are not sealed yet.
+	ErrNotSealed = errors.New("run records are not sealed")
 )
+
+// Limits bounds a run at append time. A zero field means no bound.
+type Limits struct {
+	// MaxRecords bounds the number of records of a run.
+	MaxRecords int64
+	// MaxBytes bounds the run's record bytes plus BytesPerRecord for each
+	// of its records: the bodies plus what each record may add to its VPEC
+	// beyond its body (separators, gaps).
+	MaxBytes       int64
+	BytesPerRecord int64
+}
+
+// LimitError is the error of an append refused by a Limits bound. It
+// matches ErrRunFull with errors.Is.
+type LimitError struct {
+	Limit string // "max_records" or "max_bytes"
+	Max   int64  // the bound
+	Have  int64  // what the run holds by that measure, before the refused record
+}
+
+func (e *LimitError) Error() string {
+	return fmt.Sprintf("run is full: %s is %d and the run holds %d", e.Limit, e.Max, e.Have)
+}
+
+// Is makes a *LimitError match ErrRunFull.
+func (e *LimitError) Is(target error) bool { return target == ErrRunFull }
+
+// Check returns a *LimitError if a run holding count records of bytes body
+// bytes cannot take one more record of n bytes.
+func (l Limits) Check(count, bytes, n int64) error {
+	if l.MaxRecords > 0 && count+1 > l.MaxRecords {
+		return &LimitError{Limit: "max_records", Max: l.MaxRecords, Have: count}
+	}
+	if l.MaxBytes > 0 && bytes+n+(count+1)*l.BytesPerRecord > l.MaxBytes {
+		return &LimitError{Limit: "max_bytes", Max: l.MaxBytes, Have: bytes + count*l.BytesPerRecord}
+	}
+	return nil
+}
 
 // Org is an organisation: the unit every resource is scoped to.
 type Org struct {
@@ -57,10 +100,22 @@ type Run struct {
 	ProcessContextHash string
 	Environment        string
 	APIKeyID           string
-	Sealed             bool
-	OpenedAt           time.Time
-	ClosedAt           time.Time // zero while open
-	VPECID             string    // set when sealed
+	// Sealed is set when the run's record set is sealed (the first phase
+	// of a close): from then on no record is added. VPECID is set once the
+	// VPEC is stored (the second phase); a sealed run without a VPEC is
+	// being closed, or its close failed and a retried close completes it.
+	Sealed   bool
+	OpenedAt time.Time
+	ClosedAt time.Time // zero while open: when the record set was sealed
+	VPECID   string    // set when the VPEC is stored
+	CloseKey string    // the Idempotency-Key of the close that sealed it ("" for none)
+
+	// Metadata kept by AppendRecord in the append's transaction, so that
+	// reading a run never reads its records.
+	RecordCount   int64  // number of records
+	LastSequence  int64  // highest sequence (0 while empty)
+	LastChainHash string // chain hash of the record at LastSequence ("" while empty)
+	RecordBytes   int64  // sum of the record bodies' lengths
 }
 
 // Record is a stored record: the canonical JSON of the vpec.Record exactly
@@ -199,19 +254,43 @@ type Store interface {
 	Run(ctx context.Context, orgID, runID string) (Run, error)
 
 	// AppendRecord stores a record in an open run of the organisation, in one
-	// transaction. If a record with the same record id and identical body is
-	// already stored it returns duplicate=true and changes nothing, even in
-	// a sealed run (a retry whose response was lost); a
+	// transaction that also updates the run's metadata (RecordCount,
+	// LastSequence, LastChainHash, RecordBytes). If a record with the same
+	// record id and identical body is already stored it returns
+	// duplicate=true and changes nothing, even in a sealed run (a retry
+	// whose response was lost: the record is in the sealed set); a
 	// different record with that id or that sequence gives ErrConflict; a
-	// sealed run gives ErrSealed; an unknown run ErrNotFound.
-	AppendRecord(ctx context.Context, orgID string, rec Record) (duplicate bool, err error)
+	// sealed run gives ErrSealed; an unknown run ErrNotFound; a record the
+	// run cannot take within lim a *LimitError (ErrRunFull). The append and
+	// the seal serialise on the run, across processes.
+	AppendRecord(ctx context.Context, orgID string, rec Record, lim Limits) (duplicate bool, err error)
 	// RecordBySequence returns one record of a run; ErrNotFound if absent.
 	RecordBySequence(ctx context.Context, runID string, seq int64) (Record, error)
 	// Records returns every record of a run ordered by sequence.
 	Records(ctx context.Context, runID string) ([]Record, error)
+	// EachRecord calls fn with every record of a run in sequence order,
+	// reading them as it goes (a run's records need not fit in memory
+	// twice); it stops at fn's first error and returns it.
+	EachRecord(ctx context.Context, runID string, fn func(Record) error) error
 
-	// SealRun marks an open run sealed and stores its VPEC, in one
-	// transaction; ErrSealed if it was already sealed (by any process).
+	// SealRecords is the first phase of a close: in one transaction it
+	// marks an open run of the organisation sealed, with closedAt and the
+	// close's idempotency key (may be ""). From its commit on, AppendRecord
+	// refuses every record the run does not hold (ErrSealed), in every
+	// process: the record set is final. It returns the run as stored after
+	// the call, and sealed=true if this call sealed it; a run that was
+	// already sealed is returned unchanged with sealed=false and no error.
+	// ErrNotFound for an unknown run.
+	SealRecords(ctx context.Context, orgID, runID, closeKey string, closedAt time.Time) (run Run, sealed bool, err error)
+	// StoreVPEC is the second phase: it stores the VPEC of a run whose
+	// records are sealed and sets its VPECID, in one transaction.
+	// ErrSealed if the run already has a VPEC (another close completed
+	// first), ErrNotSealed if its records are not sealed, ErrNotFound for an
+	// unknown run, ErrExists for a taken VPEC id.
+	StoreVPEC(ctx context.Context, orgID, runID string, v VPEC) error
+	// SealRun does both phases in one transaction (closedAt is
+	// v.IssuedAt, no idempotency key); ErrSealed if the run was already
+	// sealed (by any process).
 	SealRun(ctx context.Context, orgID, runID string, v VPEC) error
 	// VPEC returns an issued VPEC of the organisation; ErrNotFound otherwise.
 	VPEC(ctx context.Context, orgID, vpecID string) (VPEC, error)

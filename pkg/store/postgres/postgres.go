@@ -4,11 +4,12 @@
 // # Concurrency
 //
 // Every multi-statement write is one READ COMMITTED transaction (set
-// explicitly, whatever the server's default). AppendRecord and SealRun
-// first lock the run's row with SELECT ... FOR UPDATE, so across all
-// processes the appends to one run and its seal are serialised: an append
-// either commits before the seal or sees the run sealed, and of two
-// concurrent seals the second sees the first's and gets store.ErrSealed.
+// explicitly, whatever the server's default). AppendRecord, SealRecords,
+// StoreVPEC and SealRun first lock the run's row with SELECT ... FOR
+// UPDATE, so across all processes the appends to one run (which update its
+// metadata columns) and its seal are serialised: an append either commits
+// before the seal, and is in the sealed record set, or sees the run sealed,
+// and of two concurrent seals the second sees the first's.
 // CreateSession and CloseSession take the run's row FOR SHARE: they do not
 // wait for each other, but exclude the seal in the same way. Of concurrent
 // closes of one session, the first UPDATE wins and the others, having
@@ -291,18 +292,19 @@ func (db *DB) CreateRun(ctx context.Context, r store.Run) error {
 	return nil
 }
 
-// Run implements store.Store.
-func (db *DB) Run(ctx context.Context, orgID, runID string) (store.Run, error) {
+const runCols = `id, org_id, workflow_id, surface_id, policy_pack_id, policy_snapshot_hash, process_context_hash,
+	environment, api_key_id, sealed, opened_at, closed_at, vpec_id, close_key,
+	record_count, last_sequence, last_chain_hash, record_bytes`
+
+func scanRun(row pgx.Row) (store.Run, error) {
 	var r store.Run
 	var closed *time.Time
 	var vpecID *string
-	err := db.pool.QueryRow(ctx, `SELECT id, org_id, workflow_id, surface_id, policy_pack_id,
-		policy_snapshot_hash, process_context_hash, environment, api_key_id, sealed, opened_at, closed_at, vpec_id
-		FROM runs WHERE id = $1 AND org_id = $2`, runID, orgID).
-		Scan(&r.ID, &r.OrgID, &r.WorkflowID, &r.SurfaceID, &r.PolicyPackID, &r.PolicySnapshotHash,
-			&r.ProcessContextHash, &r.Environment, &r.APIKeyID, &r.Sealed, &r.OpenedAt, &closed, &vpecID)
+	err := row.Scan(&r.ID, &r.OrgID, &r.WorkflowID, &r.SurfaceID, &r.PolicyPackID, &r.PolicySnapshotHash,
+		&r.ProcessContextHash, &r.Environment, &r.APIKeyID, &r.Sealed, &r.OpenedAt, &closed, &vpecID, &r.CloseKey,
+		&r.RecordCount, &r.LastSequence, &r.LastChainHash, &r.RecordBytes)
 	if err != nil {
-		return store.Run{}, fmt.Errorf("postgres: run %s of org %s: %w", runID, orgID, mapErr(err))
+		return store.Run{}, err
 	}
 	r.OpenedAt = r.OpenedAt.UTC()
 	if closed != nil {
@@ -314,29 +316,48 @@ func (db *DB) Run(ctx context.Context, orgID, runID string) (store.Run, error) {
 	return r, nil
 }
 
+// Run implements store.Store.
+func (db *DB) Run(ctx context.Context, orgID, runID string) (store.Run, error) {
+	r, err := scanRun(db.pool.QueryRow(ctx, "SELECT "+runCols+" FROM runs WHERE id = $1 AND org_id = $2", runID, orgID))
+	if err != nil {
+		return store.Run{}, fmt.Errorf("postgres: run %s of org %s: %w", runID, orgID, mapErr(err))
+	}
+	return r, nil
+}
+
 // lockOpenRun locks the run's row for the rest of the transaction and
 // checks that it belongs to the organisation and is open. A concurrent
 // transaction holding the lock (an append or a seal) is waited for, and its
 // outcome seen.
 func lockOpenRun(ctx context.Context, tx pgx.Tx, orgID, runID string) error {
+	_, _, err := lockOpenRunSize(ctx, tx, orgID, runID)
+	return err
+}
+
+// lockOpenRunSize is lockOpenRun returning the run's record count and bytes.
+func lockOpenRunSize(ctx context.Context, tx pgx.Tx, orgID, runID string) (count, bytes int64, err error) {
 	var sealed bool
-	if err := tx.QueryRow(ctx, "SELECT sealed FROM runs WHERE id = $1 AND org_id = $2 FOR UPDATE", runID, orgID).Scan(&sealed); err != nil {
-		return mapErr(err)
+	if err := tx.QueryRow(ctx, "SELECT sealed, record_count, record_bytes FROM runs WHERE id = $1 AND org_id = $2 FOR UPDATE", runID, orgID).
+		Scan(&sealed, &count, &bytes); err != nil {
+		return 0, 0, mapErr(err)
 	}
 	if sealed {
-		return store.ErrSealed
+		return 0, 0, store.ErrSealed
 	}
-	return nil
+	return count, bytes, nil
 }
 
 // AppendRecord implements store.Store. A record is a duplicate when the
 // stored record with its id has the same sequence, chain hash and body; any
-// other difference is store.ErrConflict. The run is checked first: a sealed
-// run gives store.ErrSealed, except for a duplicate of a record it holds
-// (a retry whose response was lost), which is acknowledged.
-func (db *DB) AppendRecord(ctx context.Context, orgID string, rec store.Record) (duplicate bool, err error) {
+// other difference is store.ErrConflict. The run is checked first, its row
+// locked FOR UPDATE: a sealed run gives store.ErrSealed, except for a
+// duplicate of a record it holds (a retry whose response was lost), which
+// is acknowledged. The lock serialises the append with the seal (and the
+// run's metadata update with other appends) across processes.
+func (db *DB) AppendRecord(ctx context.Context, orgID string, rec store.Record, lim store.Limits) (duplicate bool, err error) {
 	err = db.inTx(ctx, func(tx pgx.Tx) error {
-		if err := lockOpenRun(ctx, tx, orgID, rec.RunID); err != nil {
+		count, bytes, err := lockOpenRunSize(ctx, tx, orgID, rec.RunID)
+		if err != nil {
 			if errors.Is(err, store.ErrSealed) {
 				if dup, derr := storedAlready(ctx, tx, rec); derr == nil && dup {
 					duplicate = true
@@ -345,9 +366,21 @@ func (db *DB) AppendRecord(ctx context.Context, orgID string, rec store.Record) 
 			}
 			return err
 		}
+		body := nonNil(rec.Body)
+		if lerr := lim.Check(count, bytes, int64(len(body))); lerr != nil {
+			dup, derr := storedAlready(ctx, tx, rec)
+			if derr != nil {
+				return derr
+			}
+			if dup {
+				duplicate = true
+				return nil
+			}
+			return lerr
+		}
 		tag, err := tx.Exec(ctx, `INSERT INTO records (run_id, sequence, record_id, chain_hash, body)
 			VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`,
-			rec.RunID, rec.Sequence, rec.RecordID, rec.ChainHash, nonNil(rec.Body))
+			rec.RunID, rec.Sequence, rec.RecordID, rec.ChainHash, body)
 		if err != nil {
 			if isUnique(err) {
 				return fmt.Errorf("%w (%v)", store.ErrConflict, err)
@@ -355,6 +388,14 @@ func (db *DB) AppendRecord(ctx context.Context, orgID string, rec store.Record) 
 			return mapErr(err)
 		}
 		if tag.RowsAffected() == 1 {
+			// SET expressions see the row as it was before the UPDATE.
+			_, err := tx.Exec(ctx, `UPDATE runs SET record_count = record_count + 1, record_bytes = record_bytes + $2,
+				last_sequence = CASE WHEN record_count = 0 OR $3 > last_sequence THEN $3 ELSE last_sequence END,
+				last_chain_hash = CASE WHEN record_count = 0 OR $3 > last_sequence THEN $4 ELSE last_chain_hash END
+				WHERE id = $1`, rec.RunID, int64(len(body)), rec.Sequence, rec.ChainHash)
+			if err != nil {
+				return fmt.Errorf("update run metadata: %w", err)
+			}
 			return nil
 		}
 		// The record id or the sequence is taken. Nothing was written.
@@ -413,18 +454,53 @@ func (db *DB) RecordBySequence(ctx context.Context, runID string, seq int64) (st
 // Records implements store.Store. An unknown run has no records: the
 // result is empty, not an error.
 func (db *DB) Records(ctx context.Context, runID string) ([]store.Record, error) {
-	rows, err := db.pool.Query(ctx, "SELECT "+recordCols+" FROM records WHERE run_id = $1 ORDER BY sequence", runID)
+	out := []store.Record{}
+	err := db.EachRecord(ctx, runID, func(r store.Record) error {
+		out = append(out, r)
+		return nil
+	})
 	if err != nil {
-		return nil, fmt.Errorf("postgres: records of run %s: %w", runID, err)
-	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.Record, error) { return scanRecord(row) })
-	if err != nil {
-		return nil, fmt.Errorf("postgres: records of run %s: %w", runID, err)
-	}
-	if out == nil {
-		out = []store.Record{}
+		return nil, err
 	}
 	return out, nil
+}
+
+// recordPage is how many records EachRecord reads per query.
+const recordPage = 256
+
+// EachRecord implements store.Store. It reads in pages of recordPage
+// records (keyset pagination on the primary key), so that neither the
+// whole run nor a long-lived cursor is held while fn works.
+func (db *DB) EachRecord(ctx context.Context, runID string, fn func(store.Record) error) error {
+	var after int64
+	first := true
+	for {
+		q, args := "SELECT "+recordCols+" FROM records WHERE run_id = $1 ORDER BY sequence LIMIT $2", []any{runID, recordPage}
+		if !first {
+			q, args = "SELECT "+recordCols+" FROM records WHERE run_id = $1 AND sequence > $3 ORDER BY sequence LIMIT $2", []any{runID, recordPage, after}
+		}
+		rows, err := db.pool.Query(ctx, q, args...)
+		if err != nil {
+			return fmt.Errorf("postgres: records of run %s: %w", runID, err)
+		}
+		page, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.Record, error) { return scanRecord(row) })
+		if err != nil {
+			return fmt.Errorf("postgres: records of run %s: %w", runID, err)
+		}
+		if len(page) > 0 {
+			after = page[len(page)-1].Sequence
+		}
+		for i := range page {
+			if err := fn(page[i]); err != nil {
+				return err
+			}
+			page[i] = store.Record{} // fn may keep what it needs, not the page
+		}
+		if len(page) < recordPage {
+			return nil
+		}
+		first = false
+	}
 }
 
 // SealRun implements store.Store. v.RunID and v.OrgID, when set, must name
@@ -437,21 +513,79 @@ func (db *DB) SealRun(ctx context.Context, orgID, runID string, v store.VPEC) er
 			if err := lockOpenRun(ctx, tx, orgID, runID); err != nil {
 				return err
 			}
-			if _, err := tx.Exec(ctx, "INSERT INTO vpecs (id, run_id, org_id, issued_at, body) VALUES ($1, $2, $3, $4, $5)",
-				v.ID, runID, orgID, v.IssuedAt, nonNil(v.Body)); err != nil {
-				var pe *pgconn.PgError
-				if errors.As(err, &pe) && pe.Code == uniqueViolation && pe.ConstraintName == "vpecs_run_id_key" {
-					return fmt.Errorf("%w (%v)", store.ErrSealed, err)
-				}
-				return mapErr(err)
+			if _, err := tx.Exec(ctx, "UPDATE runs SET sealed = true, closed_at = $2, close_key = '' WHERE id = $1", runID, v.IssuedAt); err != nil {
+				return err
 			}
-			_, err := tx.Exec(ctx, "UPDATE runs SET sealed = true, closed_at = $2, vpec_id = $3 WHERE id = $1",
-				runID, v.IssuedAt, v.ID)
-			return err
+			return storeVPEC(ctx, tx, orgID, runID, v)
 		})
 	}
 	if err != nil {
 		return fmt.Errorf("postgres: seal run %s of org %s with vpec %s: %w", runID, orgID, v.ID, err)
+	}
+	return nil
+}
+
+func storeVPEC(ctx context.Context, tx pgx.Tx, orgID, runID string, v store.VPEC) error {
+	if _, err := tx.Exec(ctx, "INSERT INTO vpecs (id, run_id, org_id, issued_at, body) VALUES ($1, $2, $3, $4, $5)",
+		v.ID, runID, orgID, v.IssuedAt, nonNil(v.Body)); err != nil {
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && pe.Code == uniqueViolation && pe.ConstraintName == "vpecs_run_id_key" {
+			return fmt.Errorf("%w (%v)", store.ErrSealed, err)
+		}
+		return mapErr(err)
+	}
+	_, err := tx.Exec(ctx, "UPDATE runs SET vpec_id = $2 WHERE id = $1", runID, v.ID)
+	return err
+}
+
+// SealRecords implements store.Store. It locks the run's row FOR UPDATE:
+// appends holding the lock commit first, appends waiting for it then see
+// the run sealed.
+func (db *DB) SealRecords(ctx context.Context, orgID, runID, closeKey string, closedAt time.Time) (store.Run, bool, error) {
+	var run store.Run
+	var sealed bool
+	err := db.inTx(ctx, func(tx pgx.Tx) error {
+		sealed = false
+		err := lockOpenRun(ctx, tx, orgID, runID)
+		switch {
+		case err == nil:
+			if _, err := tx.Exec(ctx, "UPDATE runs SET sealed = true, closed_at = $2, close_key = $3 WHERE id = $1", runID, closedAt, closeKey); err != nil {
+				return err
+			}
+			sealed = true
+		case !errors.Is(err, store.ErrSealed):
+			return err
+		}
+		run, err = scanRun(tx.QueryRow(ctx, "SELECT "+runCols+" FROM runs WHERE id = $1", runID))
+		return mapErr(err)
+	})
+	if err != nil {
+		return store.Run{}, false, fmt.Errorf("postgres: seal the records of run %s of org %s: %w", runID, orgID, err)
+	}
+	return run, sealed, nil
+}
+
+// StoreVPEC implements store.Store.
+func (db *DB) StoreVPEC(ctx context.Context, orgID, runID string, v store.VPEC) error {
+	err := v.Belongs(orgID, runID)
+	if err == nil {
+		err = db.inTx(ctx, func(tx pgx.Tx) error {
+			var sealed bool
+			var vpecID *string
+			if err := tx.QueryRow(ctx, "SELECT sealed, vpec_id FROM runs WHERE id = $1 AND org_id = $2 FOR UPDATE", runID, orgID).Scan(&sealed, &vpecID); err != nil {
+				return mapErr(err)
+			}
+			switch {
+			case !sealed:
+				return store.ErrNotSealed
+			case vpecID != nil:
+				return fmt.Errorf("%w: the run already has vpec %s", store.ErrSealed, *vpecID)
+			}
+			return storeVPEC(ctx, tx, orgID, runID, v)
+		})
+	}
+	if err != nil {
+		return fmt.Errorf("postgres: store vpec %s of run %s of org %s: %w", v.ID, runID, orgID, err)
 	}
 	return nil
 }

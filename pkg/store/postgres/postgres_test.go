@@ -196,7 +196,7 @@ func TestTwoServers(t *testing.T) {
 						j = n - 1 - k
 					}
 					rec := storetest.MakeRecord("run_1", int64(j), fmt.Sprintf("rec-%d", j), 600)
-					dup, err := db.AppendRecord(ctx, "org_a", rec)
+					dup, err := db.AppendRecord(ctx, "org_a", rec, store.Limits{})
 					if err != nil {
 						t.Errorf("server %d: AppendRecord(%d): %v", i, j, err)
 						continue
@@ -258,7 +258,7 @@ func TestTwoServers(t *testing.T) {
 	if err := servers[0].SealRun(ctx, "org_a", "run_1", store.VPEC{ID: "vpec-1", IssuedAt: storetest.T0, Body: []byte("{}")}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := servers[1].AppendRecord(ctx, "org_a", storetest.MakeRecord("run_1", n, "late", 10)); !errors.Is(err, store.ErrSealed) {
+	if _, err := servers[1].AppendRecord(ctx, "org_a", storetest.MakeRecord("run_1", n, "late", 10), store.Limits{}); !errors.Is(err, store.ErrSealed) {
 		t.Errorf("AppendRecord on the other server after the seal: %v, want ErrSealed", err)
 	}
 }
@@ -281,7 +281,7 @@ func BenchmarkAppendRecord(b *testing.B) {
 	b.SetBytes(int64(len(recs[0].Body)))
 	b.ResetTimer()
 	for i := range recs {
-		if _, err := db.AppendRecord(ctx, "org_a", recs[i]); err != nil {
+		if _, err := db.AppendRecord(ctx, "org_a", recs[i], store.Limits{}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -320,11 +320,16 @@ func TestMigrateFrom0001(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := old.SealRun(ctx, "org_a", "run_sealed", store.VPEC{ID: "vpec-1", IssuedAt: storetest.T0, Body: []byte("{}")}); err != nil {
+	// The current code's seal and append need the current schema: the old
+	// rows are written with the SQL of version 1.
+	if _, err := old.pool.Exec(ctx, "INSERT INTO vpecs VALUES ('vpec-1', 'run_sealed', 'org_a', $1, '{}')", storetest.T0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := old.pool.Exec(ctx, "UPDATE runs SET sealed = true, closed_at = $1, vpec_id = 'vpec-1' WHERE id = 'run_sealed'", storetest.T0); err != nil {
 		t.Fatal(err)
 	}
 	r0 := storetest.MakeRecord("run_1", 0, "rec-0", 100)
-	if _, err := old.AppendRecord(ctx, "org_a", r0); err != nil {
+	if _, err := old.pool.Exec(ctx, "INSERT INTO records VALUES ($1, $2, $3, $4, $5)", r0.RunID, r0.Sequence, r0.RecordID, r0.ChainHash, r0.Body); err != nil {
 		t.Fatal(err)
 	}
 	if v, err := old.SchemaVersion(ctx); err != nil || v != 1 {
@@ -362,7 +367,66 @@ func TestMigrateFrom0001(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(names, ","); got != "1_init,2_sessions_calibration" {
-		t.Errorf("schema_migrations = %s", got)
+	var want []string
+	for _, m := range ms {
+		want = append(want, fmt.Sprintf("%d_%s", m.Version, m.Name))
+	}
+	if got := strings.Join(names, ","); got != strings.Join(want, ",") {
+		t.Errorf("schema_migrations = %s, want %s", got, strings.Join(want, ","))
+	}
+}
+
+// TestMigrateRunMetadata: 0003 fills the metadata of the runs an older
+// binary stored (record count, bytes, last sequence and chain hash), and
+// appends after the upgrade continue from it.
+func TestMigrateRunMetadata(t *testing.T) {
+	ctx := context.Background()
+	dsn := testSchema(t)
+	ms, err := migrate.Load(migrationsFS, "migrations")
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := open(ctx, dsn, ms[:2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := old.CreateOrg(ctx, store.Org{ID: "org_a", Name: "a", Tier: "standard", CreatedAt: storetest.T0}); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"run_1", "run_empty"} {
+		if err := old.CreateRun(ctx, store.Run{ID: id, OrgID: "org_a", OpenedAt: storetest.T0}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var recs []store.Record
+	var bytes int64
+	for _, seq := range []int64{1, 2, 5, 3} {
+		r := storetest.MakeRecord("run_1", seq, fmt.Sprintf("rec-%d", seq), 100+int(seq))
+		recs = append(recs, r)
+		bytes += int64(len(r.Body))
+		if _, err := old.pool.Exec(ctx, "INSERT INTO records VALUES ($1, $2, $3, $4, $5)", r.RunID, r.Sequence, r.RecordID, r.ChainHash, r.Body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old.Close()
+	db := openDSN(t, dsn)
+	run, err := db.Run(ctx, "org_a", "run_1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.RecordCount != 4 || run.RecordBytes != bytes || run.LastSequence != 5 || run.LastChainHash != recs[2].ChainHash {
+		t.Errorf("run after 0003 = count %d bytes %d last %d %s; want 4 %d 5 %s", run.RecordCount, run.RecordBytes, run.LastSequence, run.LastChainHash, bytes, recs[2].ChainHash)
+	}
+	empty, err := db.Run(ctx, "org_a", "run_empty")
+	if err != nil || empty.RecordCount != 0 || empty.RecordBytes != 0 || empty.LastSequence != 0 || empty.LastChainHash != "" {
+		t.Errorf("empty run after 0003 = %+v, %v", empty, err)
+	}
+	r6 := storetest.MakeRecord("run_1", 6, "rec-6", 50)
+	if _, err := db.AppendRecord(ctx, "org_a", r6, store.Limits{}); err != nil {
+		t.Fatal(err)
+	}
+	run, err = db.Run(ctx, "org_a", "run_1")
+	if err != nil || run.RecordCount != 5 || run.RecordBytes != bytes+int64(len(r6.Body)) || run.LastSequence != 6 || run.LastChainHash != r6.ChainHash {
+		t.Errorf("run after an append = %+v, %v", run, err)
 	}
 }

@@ -435,40 +435,53 @@ func (db *DB) CreateRun(ctx context.Context, r store.Run) error {
 	return nil
 }
 
-// Run implements store.Store.
-func (db *DB) Run(ctx context.Context, orgID, runID string) (store.Run, error) {
+const runCols = `id, org_id, workflow_id, surface_id, policy_pack_id, policy_snapshot_hash, process_context_hash,
+	environment, api_key_id, sealed, opened_at, closed_at, vpec_id, close_key,
+	record_count, last_sequence, last_chain_hash, record_bytes`
+
+func scanRun(row interface{ Scan(...any) error }) (store.Run, error) {
 	var r store.Run
 	var opened string
 	var closed, vpecID sql.NullString
-	err := db.queryRow(ctx, `SELECT id, org_id, workflow_id, surface_id, policy_pack_id,
-		policy_snapshot_hash, process_context_hash, environment, api_key_id, sealed, opened_at, closed_at, vpec_id
-		FROM runs WHERE id = ? AND org_id = ?`, runID, orgID).
-		Scan(&r.ID, &r.OrgID, &r.WorkflowID, &r.SurfaceID, &r.PolicyPackID, &r.PolicySnapshotHash,
-			&r.ProcessContextHash, &r.Environment, &r.APIKeyID, &r.Sealed, &opened, &closed, &vpecID)
+	err := row.Scan(&r.ID, &r.OrgID, &r.WorkflowID, &r.SurfaceID, &r.PolicyPackID, &r.PolicySnapshotHash,
+		&r.ProcessContextHash, &r.Environment, &r.APIKeyID, &r.Sealed, &opened, &closed, &vpecID, &r.CloseKey,
+		&r.RecordCount, &r.LastSequence, &r.LastChainHash, &r.RecordBytes)
 	if err == nil {
 		r.OpenedAt, err = parseTime(opened)
 	}
 	if err == nil && closed.Valid {
 		r.ClosedAt, err = parseTime(closed.String)
 	}
+	r.VPECID = vpecID.String
+	return r, err
+}
+
+// Run implements store.Store.
+func (db *DB) Run(ctx context.Context, orgID, runID string) (store.Run, error) {
+	r, err := scanRun(db.queryRow(ctx, "SELECT "+runCols+" FROM runs WHERE id = ? AND org_id = ?", runID, orgID))
 	if err != nil {
 		return store.Run{}, fmt.Errorf("sqlite: run %s of org %s: %w", runID, orgID, mapErr(err))
 	}
-	r.VPECID = vpecID.String
 	return r, nil
 }
 
 // lockOpenRun checks, inside a write transaction, that the run exists in
 // the organisation and is open.
 func (db *DB) lockOpenRun(ctx context.Context, tx *wtx, orgID, runID string) error {
+	_, _, err := db.openRunSize(ctx, tx, orgID, runID)
+	return err
+}
+
+// openRunSize is lockOpenRun returning the run's record count and bytes.
+func (db *DB) openRunSize(ctx context.Context, tx *wtx, orgID, runID string) (count, bytes int64, err error) {
 	var sealed bool
-	if err := tx.stmt(ctx, db.stmts.runSealed).QueryRowContext(ctx, runID, orgID).Scan(&sealed); err != nil {
-		return mapErr(err)
+	if err := tx.stmt(ctx, db.stmts.runSealed).QueryRowContext(ctx, runID, orgID).Scan(&sealed, &count, &bytes); err != nil {
+		return 0, 0, mapErr(err)
 	}
 	if sealed {
-		return store.ErrSealed
+		return 0, 0, store.ErrSealed
 	}
-	return nil
+	return count, bytes, nil
 }
 
 // AppendRecord implements store.Store. A record is a duplicate when the
@@ -478,12 +491,13 @@ func (db *DB) lockOpenRun(ctx context.Context, tx *wtx, orgID, runID string) err
 //
 // Concurrent appends are group-committed (see the package documentation):
 // each is atomic on its own, in a savepoint of the batch's transaction, and
-// durable when it returns.
-func (db *DB) AppendRecord(ctx context.Context, orgID string, rec store.Record) (duplicate bool, err error) {
+// durable when it returns. Appends and seals all go through the one writer:
+// an append commits before a seal or sees the run sealed.
+func (db *DB) AppendRecord(ctx context.Context, orgID string, rec store.Record, lim store.Limits) (duplicate bool, err error) {
 	var dup bool // not the result duplicate: see PutManifest
 	err = db.write(ctx, func(ctx context.Context, tx *wtx) error {
 		var err error
-		dup, err = db.appendRecord(ctx, tx, orgID, rec)
+		dup, err = db.appendRecord(ctx, tx, orgID, rec, lim)
 		return err
 	})
 	if err != nil {
@@ -495,10 +509,12 @@ func (db *DB) AppendRecord(ctx context.Context, orgID string, rec store.Record) 
 
 // appendRecord appends rec in tx (the writer's transaction, or its
 // savepoint).
-func (db *DB) appendRecord(ctx context.Context, tx *wtx, orgID string, rec store.Record) (bool, error) {
-	if err := db.lockOpenRun(ctx, tx, orgID, rec.RunID); err != nil {
-		// A retry of a record the run already holds is acknowledged even
-		// after the seal (its response may have been lost in a crash).
+func (db *DB) appendRecord(ctx context.Context, tx *wtx, orgID string, rec store.Record, lim store.Limits) (bool, error) {
+	count, bytes, err := db.openRunSize(ctx, tx, orgID, rec.RunID)
+	if err != nil {
+		// A retry of a record the run already holds (so one of its sealed
+		// set) is acknowledged even after the seal: its response may have
+		// been lost in a crash.
 		if errors.Is(err, store.ErrSealed) {
 			if dup, derr := storedAlready(ctx, tx, rec); derr == nil && dup {
 				return true, nil
@@ -506,14 +522,25 @@ func (db *DB) appendRecord(ctx context.Context, tx *wtx, orgID string, rec store
 		}
 		return false, err
 	}
+	body := nonNil(rec.Body)
+	if lerr := lim.Check(count, bytes, int64(len(body))); lerr != nil {
+		// A retry of a stored record is still a duplicate, full or not.
+		if dup, derr := storedAlready(ctx, tx, rec); derr != nil || dup {
+			return dup, derr
+		}
+		return false, lerr
+	}
 	res, err := tx.stmt(ctx, db.stmts.insertRecord).ExecContext(ctx,
-		rec.RunID, rec.Sequence, rec.RecordID, rec.ChainHash, nonNil(rec.Body))
+		rec.RunID, rec.Sequence, rec.RecordID, rec.ChainHash, body)
 	if err != nil {
 		return false, mapErr(err)
 	}
 	if n, err := res.RowsAffected(); err != nil {
 		return false, err
 	} else if n == 1 {
+		if _, err := tx.stmt(ctx, db.stmts.updateRun).ExecContext(ctx, rec.RunID, len(body), rec.Sequence, rec.ChainHash); err != nil {
+			return false, fmt.Errorf("update run metadata: %w", err)
+		}
 		return false, nil
 	}
 	// The record id or the sequence is taken. Nothing was written.
@@ -565,24 +592,67 @@ func (db *DB) RecordBySequence(ctx context.Context, runID string, seq int64) (st
 // Records implements store.Store. An unknown run has no records: the
 // result is empty, not an error.
 func (db *DB) Records(ctx context.Context, runID string) ([]store.Record, error) {
-	rows, err := db.query(ctx, "SELECT "+recordCols+" FROM records WHERE run_id = ? ORDER BY sequence", runID)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: records of run %s: %w", runID, err)
-	}
-	defer rows.Close()
 	out := []store.Record{}
-	for rows.Next() {
-		r, err := scanRecord(rows)
-		if err != nil {
-			return nil, fmt.Errorf("sqlite: records of run %s: %w", runID, err)
-		}
+	err := db.EachRecord(ctx, runID, func(r store.Record) error {
 		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: records of run %s: %w", runID, err)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
+
+// EachRecord implements store.Store. It reads in pages of recordPage
+// records, each page in its own statement, so that no read transaction
+// stays open while fn works (a long reader would keep the WAL from being
+// checkpointed).
+func (db *DB) EachRecord(ctx context.Context, runID string, fn func(store.Record) error) error {
+	var after int64
+	first := true
+	for {
+		n := 0
+		q, args := "SELECT "+recordCols+" FROM records WHERE run_id = ? ORDER BY sequence LIMIT ?", []any{runID, recordPage}
+		if !first {
+			q, args = "SELECT "+recordCols+" FROM records WHERE run_id = ? AND sequence > ? ORDER BY sequence LIMIT ?", []any{runID, after, recordPage}
+		}
+		rows, err := db.query(ctx, q, args...)
+		if err != nil {
+			return fmt.Errorf("sqlite: records of run %s: %w", runID, err)
+		}
+		var page []store.Record
+		for rows.Next() {
+			r, err := scanRecord(rows)
+			if err != nil {
+				rows.Close()
+				return fmt.Errorf("sqlite: records of run %s: %w", runID, err)
+			}
+			page = append(page, r)
+			n++
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return fmt.Errorf("sqlite: records of run %s: %w", runID, err)
+		}
+		if len(page) > 0 {
+			after = page[len(page)-1].Sequence
+		}
+		for i := range page {
+			if err := fn(page[i]); err != nil {
+				return err
+			}
+			page[i] = store.Record{} // fn may keep what it needs, not the page
+		}
+		if n < recordPage {
+			return nil
+		}
+		first = false
+	}
+}
+
+// recordPage is how many records EachRecord reads per statement.
+const recordPage = 256
 
 // SealRun implements store.Store. v.RunID and v.OrgID, when set, must name
 // runID and orgID; the VPEC is stored with runID and orgID. A VPEC id that
@@ -590,7 +660,15 @@ func (db *DB) Records(ctx context.Context, runID string) ([]store.Record, error)
 func (db *DB) SealRun(ctx context.Context, orgID, runID string, v store.VPEC) error {
 	err := v.Belongs(orgID, runID)
 	if err == nil {
-		err = db.write(ctx, func(ctx context.Context, tx *wtx) error { return db.sealRun(ctx, tx, orgID, runID, v) })
+		err = db.write(ctx, func(ctx context.Context, tx *wtx) error {
+			if err := db.lockOpenRun(ctx, tx, orgID, runID); err != nil {
+				return err
+			}
+			if err := db.sealRecords(ctx, tx, runID, "", v.IssuedAt); err != nil {
+				return err
+			}
+			return db.storeVPEC(ctx, tx, orgID, runID, v)
+		})
 	}
 	if err != nil {
 		return fmt.Errorf("sqlite: seal run %s of org %s with vpec %s: %w", runID, orgID, v.ID, err)
@@ -598,18 +676,66 @@ func (db *DB) SealRun(ctx context.Context, orgID, runID string, v store.VPEC) er
 	return nil
 }
 
-func (db *DB) sealRun(ctx context.Context, tx *wtx, orgID, runID string, v store.VPEC) error {
-	if err := db.lockOpenRun(ctx, tx, orgID, runID); err != nil {
-		return err
-	}
-	issued := fmtTime(v.IssuedAt)
+func (db *DB) sealRecords(ctx context.Context, tx *wtx, runID, closeKey string, at time.Time) error {
+	_, err := tx.ExecContext(ctx, "UPDATE runs SET sealed = 1, closed_at = ?, close_key = ? WHERE id = ?", fmtTime(at), closeKey, runID)
+	return err
+}
+
+func (db *DB) storeVPEC(ctx context.Context, tx *wtx, orgID, runID string, v store.VPEC) error {
 	if _, err := tx.ExecContext(ctx, "INSERT INTO vpecs (id, run_id, org_id, issued_at, body) VALUES (?, ?, ?, ?, ?)",
-		v.ID, runID, orgID, issued, nonNil(v.Body)); err != nil {
+		v.ID, runID, orgID, fmtTime(v.IssuedAt), nonNil(v.Body)); err != nil {
 		return mapErr(err)
 	}
-	if _, err := tx.ExecContext(ctx, "UPDATE runs SET sealed = 1, closed_at = ?, vpec_id = ? WHERE id = ?",
-		issued, v.ID, runID); err != nil {
-		return err
+	_, err := tx.ExecContext(ctx, "UPDATE runs SET vpec_id = ? WHERE id = ?", v.ID, runID)
+	return err
+}
+
+// SealRecords implements store.Store.
+func (db *DB) SealRecords(ctx context.Context, orgID, runID, closeKey string, closedAt time.Time) (store.Run, bool, error) {
+	var run store.Run
+	var sealed bool
+	err := db.write(ctx, func(ctx context.Context, tx *wtx) error {
+		var err error
+		err = db.lockOpenRun(ctx, tx, orgID, runID)
+		switch {
+		case err == nil:
+			if err := db.sealRecords(ctx, tx, runID, closeKey, closedAt); err != nil {
+				return err
+			}
+			sealed = true
+		case !errors.Is(err, store.ErrSealed):
+			return err
+		}
+		run, err = scanRun(tx.QueryRowContext(ctx, "SELECT "+runCols+" FROM runs WHERE id = ?", runID))
+		return mapErr(err)
+	})
+	if err != nil {
+		return store.Run{}, false, fmt.Errorf("sqlite: seal the records of run %s of org %s: %w", runID, orgID, err)
+	}
+	return run, sealed, nil
+}
+
+// StoreVPEC implements store.Store.
+func (db *DB) StoreVPEC(ctx context.Context, orgID, runID string, v store.VPEC) error {
+	err := v.Belongs(orgID, runID)
+	if err == nil {
+		err = db.write(ctx, func(ctx context.Context, tx *wtx) error {
+			var sealed bool
+			var vpecID sql.NullString
+			if err := tx.QueryRowContext(ctx, "SELECT sealed, vpec_id FROM runs WHERE id = ? AND org_id = ?", runID, orgID).Scan(&sealed, &vpecID); err != nil {
+				return mapErr(err)
+			}
+			switch {
+			case !sealed:
+				return store.ErrNotSealed
+			case vpecID.Valid:
+				return fmt.Errorf("%w: the run already has vpec %s", store.ErrSealed, vpecID.String)
+			}
+			return db.storeVPEC(ctx, tx, orgID, runID, v)
+		})
+	}
+	if err != nil {
+		return fmt.Errorf("sqlite: store vpec %s of run %s of org %s: %w", v.ID, runID, orgID, err)
 	}
 	return nil
 }

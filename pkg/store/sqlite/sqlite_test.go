@@ -200,7 +200,7 @@ func TestTwoProcesses(t *testing.T) {
 				for j := w; j < n; j += workers {
 					if (j/workers)%2 == i {
 						rec := storetest.MakeRecord("run_1", int64(j), fmt.Sprintf("rec-%d", j), 600)
-						if dup, err := db.AppendRecord(ctx, "org_a", rec); err != nil || dup {
+						if dup, err := db.AppendRecord(ctx, "org_a", rec, store.Limits{}); err != nil || dup {
 							t.Errorf("db %d: AppendRecord(%d) = %v, %v", i, j, dup, err)
 						}
 					}
@@ -255,7 +255,7 @@ func TestTwoProcesses(t *testing.T) {
 	if won != 1 {
 		t.Fatalf("%d seals won (%v), want 1", won, errs)
 	}
-	if _, err := admin.AppendRecord(ctx, "org_a", storetest.MakeRecord("run_1", n, "late", 10)); !errors.Is(err, store.ErrSealed) {
+	if _, err := admin.AppendRecord(ctx, "org_a", storetest.MakeRecord("run_1", n, "late", 10), store.Limits{}); !errors.Is(err, store.ErrSealed) {
 		t.Errorf("AppendRecord after the other process sealed: %v, want ErrSealed", err)
 	}
 }
@@ -355,7 +355,7 @@ func helperAppend(path, ready string, p, procs, n int) error {
 		wg.Go(func() {
 			for j := p + procs*g; j < n; j += 3 * procs {
 				rec := storetest.MakeRecord("run_1", int64(j), fmt.Sprintf("rec-%d", j), 600)
-				if _, err := db.AppendRecord(ctx, "org_a", rec); err != nil {
+				if _, err := db.AppendRecord(ctx, "org_a", rec, store.Limits{}); err != nil {
 					errs <- fmt.Errorf("process %d: AppendRecord(%d): %w", p, j, err)
 					return
 				}
@@ -365,7 +365,7 @@ func helperAppend(path, ready string, p, procs, n int) error {
 	wg.Go(func() {
 		for j := range 2 * procs {
 			rec := storetest.MakeRecord("run_1", int64(j), fmt.Sprintf("rec-%d", j), 600)
-			if _, err := db.AppendRecord(ctx, "org_a", rec); err != nil {
+			if _, err := db.AppendRecord(ctx, "org_a", rec, store.Limits{}); err != nil {
 				errs <- fmt.Errorf("process %d: resend AppendRecord(%d): %w", p, j, err)
 				return
 			}
@@ -394,7 +394,7 @@ func BenchmarkAppendRecord(b *testing.B) {
 	b.SetBytes(int64(len(recs[0].Body)))
 	b.ResetTimer()
 	for i := range recs {
-		if _, err := db.AppendRecord(ctx, "org_a", recs[i]); err != nil {
+		if _, err := db.AppendRecord(ctx, "org_a", recs[i], store.Limits{}); err != nil {
 			b.Fatal(err)
 		}
 	}

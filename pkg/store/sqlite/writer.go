@@ -38,7 +38,7 @@ func (tx *wtx) stmt(ctx context.Context, s *sql.Stmt) *sql.Stmt {
 // writerStmts are the statements every append runs, prepared on the
 // writer connection.
 type writerStmts struct {
-	runSealed, insertRecord, savepoint, rollbackTo, release *sql.Stmt
+	runSealed, insertRecord, updateRun, savepoint, rollbackTo, release *sql.Stmt
 }
 
 // prepare prepares the writer's statements; Open calls it once the schema
@@ -49,7 +49,12 @@ func (db *DB) prepare(ctx context.Context) error {
 		stmt  **sql.Stmt
 		query string
 	}{
-		{&db.stmts.runSealed, "SELECT sealed FROM runs WHERE id = ? AND org_id = ?"},
+		{&db.stmts.runSealed, "SELECT sealed, record_count, record_bytes FROM runs WHERE id = ? AND org_id = ?"},
+		// SET expressions see the row as it was before the UPDATE.
+		{&db.stmts.updateRun, `UPDATE runs SET record_count = record_count + 1, record_bytes = record_bytes + ?2,
+			last_sequence = CASE WHEN record_count = 0 OR ?3 > last_sequence THEN ?3 ELSE last_sequence END,
+			last_chain_hash = CASE WHEN record_count = 0 OR ?3 > last_sequence THEN ?4 ELSE last_chain_hash END
+			WHERE id = ?1`},
 		{&db.stmts.insertRecord, `INSERT INTO records (run_id, sequence, record_id, chain_hash, body)
 			VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`},
 		{&db.stmts.savepoint, "SAVEPOINT w"},
@@ -66,7 +71,7 @@ func (db *DB) prepare(ctx context.Context) error {
 
 func (st *writerStmts) close() error {
 	var errs []error
-	for _, s := range []*sql.Stmt{st.runSealed, st.insertRecord, st.savepoint, st.rollbackTo, st.release} {
+	for _, s := range []*sql.Stmt{st.runSealed, st.insertRecord, st.updateRun, st.savepoint, st.rollbackTo, st.release} {
 		if s != nil {
 			errs = append(errs, s.Close())
 		}

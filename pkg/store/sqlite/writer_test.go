@@ -33,7 +33,7 @@ func seedRuns(t *testing.T, db *DB) store.Record {
 		t.Fatal(err)
 	}
 	r0 := storetest.MakeRecord("run_1", 0, "rec-0", 100)
-	if dup, err := db.AppendRecord(ctx, "org_a", r0); err != nil || dup {
+	if dup, err := db.AppendRecord(ctx, "org_a", r0, store.Limits{}); err != nil || dup {
 		t.Fatalf("AppendRecord = %v, %v", dup, err)
 	}
 	return r0
@@ -85,7 +85,7 @@ func TestBatch(t *testing.T) {
 		{name: "unknown run", rec: rec("run_nobody", 0, "rec-0"), wantErr: store.ErrNotFound},
 		{name: "context cancelled before the batch", ctx: cancelled, rec: rec("run_1", 7, "rec-7"), wantErr: context.Canceled},
 		{name: "fails after writing", fn: func(ctx context.Context, tx *wtx) error {
-			if _, err := db.appendRecord(ctx, tx, "org_a", rec("run_1", 5, "rec-5")); err != nil {
+			if _, err := db.appendRecord(ctx, tx, "org_a", rec("run_1", 5, "rec-5"), store.Limits{}); err != nil {
 				return err
 			}
 			cancelMidBatch()
@@ -103,7 +103,7 @@ func TestBatch(t *testing.T) {
 		fn := st.fn
 		if fn == nil {
 			fn = func(ctx context.Context, tx *wtx) (err error) {
-				dups[i], err = db.appendRecord(ctx, tx, "org_a", st.rec)
+				dups[i], err = db.appendRecord(ctx, tx, "org_a", st.rec, store.Limits{})
 				return err
 			}
 		}
@@ -149,12 +149,12 @@ func TestBatchCommitFails(t *testing.T) {
 	seedRuns(t, db)
 	ok := func(seq int64) func(ctx context.Context, tx *wtx) error {
 		return func(ctx context.Context, tx *wtx) error {
-			_, err := db.appendRecord(ctx, tx, "org_a", storetest.MakeRecord("run_1", seq, fmt.Sprintf("rec-%d", seq), 100))
+			_, err := db.appendRecord(ctx, tx, "org_a", storetest.MakeRecord("run_1", seq, fmt.Sprintf("rec-%d", seq), 100), store.Limits{})
 			return err
 		}
 	}
 	sealed := func(ctx context.Context, tx *wtx) error {
-		_, err := db.appendRecord(ctx, tx, "org_a", storetest.MakeRecord("run_sealed", 0, "rec-0", 100))
+		_, err := db.appendRecord(ctx, tx, "org_a", storetest.MakeRecord("run_sealed", 0, "rec-0", 100), store.Limits{})
 		return err
 	}
 	// A foreign key checked only at COMMIT: the commit fails.
@@ -191,7 +191,7 @@ func TestBatchCommitFails(t *testing.T) {
 	if err := db.write(ctx, badAtCommit); err == nil || !strings.Contains(err.Error(), "commit") {
 		t.Errorf("write: err = %v, want the commit's failure", err)
 	}
-	if dup, err := db.AppendRecord(ctx, "org_a", storetest.MakeRecord("run_1", 1, "rec-1", 100)); err != nil || dup {
+	if dup, err := db.AppendRecord(ctx, "org_a", storetest.MakeRecord("run_1", 1, "rec-1", 100), store.Limits{}); err != nil || dup {
 		t.Fatalf("AppendRecord after failed commits = %v, %v", dup, err)
 	}
 }
@@ -215,7 +215,7 @@ func TestGroupCommit(t *testing.T) {
 		wg.Go(func() {
 			<-start
 			for i := range each {
-				if dup, err := db.AppendRecord(ctx, "org_a", storetest.MakeRecord(fmt.Sprintf("run_w%d", w), int64(i), fmt.Sprintf("rec-%d", i), 600)); err != nil || dup {
+				if dup, err := db.AppendRecord(ctx, "org_a", storetest.MakeRecord(fmt.Sprintf("run_w%d", w), int64(i), fmt.Sprintf("rec-%d", i), 600), store.Limits{}); err != nil || dup {
 					t.Errorf("AppendRecord(%d, %d) = %v, %v", w, i, dup, err)
 				}
 			}
@@ -254,7 +254,7 @@ func TestCancelWhileQueued(t *testing.T) {
 	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer cancel()
 	begin := time.Now()
-	_, err := db.AppendRecord(short, "org_a", storetest.MakeRecord("run_1", 1, "rec-1", 100))
+	_, err := db.AppendRecord(short, "org_a", storetest.MakeRecord("run_1", 1, "rec-1", 100), store.Limits{})
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("AppendRecord behind a blocked writer: err = %v, want DeadlineExceeded", err)
 	}
@@ -293,7 +293,7 @@ func TestCloseDrains(t *testing.T) {
 	for w := range workers {
 		wg.Go(func() {
 			for i := 0; ; i++ {
-				_, err := db.AppendRecord(ctx, "org_a", storetest.MakeRecord(fmt.Sprintf("run_w%d", w), int64(i), fmt.Sprintf("rec-%d", i), 300))
+				_, err := db.AppendRecord(ctx, "org_a", storetest.MakeRecord(fmt.Sprintf("run_w%d", w), int64(i), fmt.Sprintf("rec-%d", i), 300), store.Limits{})
 				if err != nil {
 					if !errors.Is(err, ErrClosed) {
 						t.Errorf("worker %d: AppendRecord: %v, want nil or ErrClosed", w, err)
@@ -342,16 +342,25 @@ func TestMigrateFrom0001(t *testing.T) {
 	if len(ms) < 2 {
 		t.Fatalf("%d migrations, want at least 2", len(ms))
 	}
-	old, err := open(ctx, path, ms[:1])
-	if err != nil {
+	// The current code's statements need the current schema: the old
+	// database is written with the SQL of version 1.
+	r0 := storetest.MakeRecord("run_1", 0, "rec-0", 100)
+	old := oldDatabase(t, path, ms[:1])
+	for _, q := range []string{
+		"INSERT INTO orgs VALUES ('org_a', 'a', 'standard', '2025-03-14T15:09:26.535897000Z')",
+		"INSERT INTO runs (id, org_id, workflow_id, surface_id, policy_pack_id, policy_snapshot_hash, process_context_hash, environment, api_key_id, sealed, opened_at) VALUES ('run_1', 'org_a', '', '', '', '', '', '', '', 0, '2025-03-14T15:09:26.535897000Z')",
+		"INSERT INTO runs (id, org_id, workflow_id, surface_id, policy_pack_id, policy_snapshot_hash, process_context_hash, environment, api_key_id, sealed, opened_at, closed_at, vpec_id) VALUES ('run_sealed', 'org_a', '', '', '', '', '', '', '', 1, '2025-03-14T15:09:26.535897000Z', '2025-03-14T15:09:26.535897000Z', 'vpec-1')",
+		"INSERT INTO vpecs VALUES ('vpec-1', 'run_sealed', 'org_a', '2025-03-14T15:09:26.535897000Z', X'7B7D')",
+	} {
+		if _, err := old.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	if _, err := old.ExecContext(ctx, "INSERT INTO records VALUES (?, ?, ?, ?, ?)", r0.RunID, r0.Sequence, r0.RecordID, r0.ChainHash, r0.Body); err != nil {
 		t.Fatal(err)
 	}
-	r0 := seedRuns(t, old)
-	if v, err := old.SchemaVersion(ctx); err != nil || v != 1 {
-		t.Fatalf("SchemaVersion of the old database = %d, %v; want 1", v, err)
-	}
-	if err := old.CreateReviewerKey(ctx, store.ReviewerKey{OrgID: "org_a", KeyID: "k", CreatedAt: storetest.T0}); err == nil || !strings.Contains(err.Error(), "no such table") {
-		t.Fatalf("CreateReviewerKey at version 1: err = %v, want no such table", err)
+	if _, err := old.ExecContext(ctx, "INSERT INTO reviewer_keys VALUES ('org_a', 'k', X'00', '', '')"); err == nil || !strings.Contains(err.Error(), "no such table") {
+		t.Fatalf("insert a reviewer key at version 1: err = %v, want no such table", err)
 	}
 	if err := old.Close(); err != nil {
 		t.Fatal(err)
@@ -390,7 +399,11 @@ func TestMigrateFrom0001(t *testing.T) {
 		}
 		names = append(names, n)
 	}
-	if got := strings.Join(names, ","); got != "1_init,2_sessions_calibration" {
-		t.Errorf("schema_migrations = %s", got)
+	var want []string
+	for _, m := range ms {
+		want = append(want, fmt.Sprintf("%d_%s", m.Version, m.Name))
+	}
+	if got := strings.Join(names, ","); got != strings.Join(want, ",") {
+		t.Errorf("schema_migrations = %s, want %s", got, strings.Join(want, ","))
 	}
 }

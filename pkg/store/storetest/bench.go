@@ -47,7 +47,7 @@ func BenchAppendRecordParallel(b *testing.B, s store.Store, parallelism int) {
 		for seq := int64(0); pb.Next(); seq++ {
 			rec := MakeRecord(run, seq, fmt.Sprintf("rec-%08d", seq), 600)
 			start := time.Now()
-			if _, err := s.AppendRecord(ctx, org.ID, rec); err != nil {
+			if _, err := s.AppendRecord(ctx, org.ID, rec, store.Limits{}); err != nil {
 				b.Error(err)
 				return
 			}

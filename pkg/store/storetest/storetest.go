@@ -67,6 +67,11 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ConcurrentAppendSame", testConcurrentAppendSame},
 		{"ConcurrentSealRun", testConcurrentSealRun},
 		{"ConcurrentAppendAndSeal", testConcurrentAppendAndSeal},
+		{"RunMetadata", testRunMetadata},
+		{"Limits", testLimits},
+		{"TwoPhaseSeal", testTwoPhaseSeal},
+		{"EachRecord", testEachRecord},
+		{"ConcurrentAppendAndSealRecords", testConcurrentAppendAndSealRecords},
 		{"ReviewerKeys", testReviewerKeys},
 		{"Sessions", testSessions},
 		{"CloseSession", testCloseSession},
@@ -162,7 +167,7 @@ func RunPersistence(t *testing.T, reopen func(t *testing.T) store.Store) {
 		if got, err := s.ProfileByModelHash(ctx, "sha256:a"); err != nil || !profileEqual(got, p) {
 			t.Errorf("reopen %d: ProfileByModelHash = %+v, %v; want %+v", i, got, err, p)
 		}
-		if _, err := s.AppendRecord(ctx, f.org.ID, MakeRecord(f.run.ID, 1, "rec-1", 10)); !errors.Is(err, store.ErrSealed) {
+		if _, err := s.AppendRecord(ctx, f.org.ID, MakeRecord(f.run.ID, 1, "rec-1", 10), store.Limits{}); !errors.Is(err, store.ErrSealed) {
 			t.Errorf("reopen %d: AppendRecord on the sealed run: err = %v, want ErrSealed", i, err)
 		}
 		if got, err := s.ReviewerKey(ctx, f.org.ID, rk.KeyID); err != nil || !reviewerKeyEqual(got, rk) {
@@ -233,7 +238,7 @@ func newRun(orgID, keyID, id string) store.Run {
 
 func mustAppend(t *testing.T, s store.Store, orgID string, rec store.Record) {
 	t.Helper()
-	dup, err := s.AppendRecord(context.Background(), orgID, rec)
+	dup, err := s.AppendRecord(context.Background(), orgID, rec, store.Limits{})
 	if err != nil || dup {
 		t.Fatalf("AppendRecord(%s) = %v, %v; want false, nil", rec.RecordID, dup, err)
 	}
@@ -450,7 +455,7 @@ func testAppendRecord(t *testing.T, s store.Store) {
 		{"same record id in another run", g.org.ID, MakeRecord(g.run.ID, 0, "rec-0", 600), false, nil},
 	}
 	for _, st := range steps {
-		dup, err := s.AppendRecord(ctx, st.org, st.rec)
+		dup, err := s.AppendRecord(ctx, st.org, st.rec, store.Limits{})
 		wantErr(t, "AppendRecord "+st.name, err, st.wantErr)
 		if dup != st.wantDup {
 			t.Errorf("AppendRecord %s: duplicate = %v, want %v", st.name, dup, st.wantDup)
@@ -479,12 +484,12 @@ func testAppendRecordNoChange(t *testing.T, s store.Store) {
 	r0 := MakeRecord(f.run.ID, 0, "rec-0", 600)
 	mustAppend(t, s, f.org.ID, r0)
 	bad := MakeRecord(f.run.ID, 0, "rec-x", 600)
-	if _, err := s.AppendRecord(ctx, f.org.ID, bad); !errors.Is(err, store.ErrConflict) {
+	if _, err := s.AppendRecord(ctx, f.org.ID, bad, store.Limits{}); !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("AppendRecord: err = %v, want ErrConflict", err)
 	}
 	moved := r0
 	moved.Sequence = 1
-	if _, err := s.AppendRecord(ctx, f.org.ID, moved); !errors.Is(err, store.ErrConflict) {
+	if _, err := s.AppendRecord(ctx, f.org.ID, moved, store.Limits{}); !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("AppendRecord: err = %v, want ErrConflict", err)
 	}
 	got, err := s.Records(ctx, f.run.ID)
@@ -621,7 +626,7 @@ func testSealedRun(t *testing.T, s store.Store) {
 		{"another org", "org_nobody", MakeRecord(f.run.ID, 1, "rec-1", 600), store.ErrNotFound},
 	}
 	for _, c := range appends {
-		dup, err := s.AppendRecord(ctx, c.org, c.rec)
+		dup, err := s.AppendRecord(ctx, c.org, c.rec, store.Limits{})
 		wantErr(t, "AppendRecord "+c.name, err, c.want)
 		if dup != (c.want == nil) {
 			t.Errorf("AppendRecord %s: duplicate = %v", c.name, dup)
@@ -658,7 +663,7 @@ func testOrgIsolation(t *testing.T, s store.Store) {
 			{"Run", func() error { _, err := s.Run(ctx, c.me.org.ID, c.other.run.ID); return err }()},
 			{"VPEC", func() error { _, err := s.VPEC(ctx, c.me.org.ID, "vpec-"+c.other.org.Name); return err }()},
 			{"AppendRecord", func() error {
-				_, err := s.AppendRecord(ctx, c.me.org.ID, MakeRecord(c.other.run.ID, 9, "rec-9", 10))
+				_, err := s.AppendRecord(ctx, c.me.org.ID, MakeRecord(c.other.run.ID, 9, "rec-9", 10), store.Limits{})
 				return err
 			}()},
 			{"SealRun", s.SealRun(ctx, c.me.org.ID, c.other.run.ID, store.VPEC{ID: "vpec-z", IssuedAt: T0})},
@@ -812,7 +817,7 @@ func testCancelledContext(t *testing.T, s store.Store) {
 	f := seed(t, s, "acme")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := s.AppendRecord(ctx, f.org.ID, MakeRecord(f.run.ID, 0, "rec-0", 100)); err == nil {
+	if _, err := s.AppendRecord(ctx, f.org.ID, MakeRecord(f.run.ID, 0, "rec-0", 100), store.Limits{}); err == nil {
 		t.Errorf("AppendRecord with a cancelled context: err = nil")
 	}
 	if err := s.SealRun(ctx, f.org.ID, f.run.ID, store.VPEC{ID: "v", IssuedAt: T0}); err == nil {
@@ -860,7 +865,7 @@ func testConcurrentAppendDistinct(t *testing.T, s store.Store) {
 		wg.Go(func() {
 			for i := w; i < n; i += workers {
 				rec := MakeRecord(f.run.ID, int64(i), fmt.Sprintf("rec-%d", i), 600)
-				dup, err := s.AppendRecord(ctx, f.org.ID, rec)
+				dup, err := s.AppendRecord(ctx, f.org.ID, rec, store.Limits{})
 				if err != nil || dup {
 					errs <- fmt.Errorf("AppendRecord(%d) = %v, %v", i, dup, err)
 				}
@@ -900,7 +905,7 @@ func testConcurrentAppendSame(t *testing.T, s store.Store) {
 		for range workers {
 			wg.Go(func() {
 				<-start
-				dup, err := s.AppendRecord(ctx, f.org.ID, rec)
+				dup, err := s.AppendRecord(ctx, f.org.ID, rec, store.Limits{})
 				switch {
 				case err != nil:
 					t.Errorf("round %d: AppendRecord: %v", round, err)
@@ -987,7 +992,7 @@ func testConcurrentAppendAndSeal(t *testing.T, s store.Store) {
 	for w := range workers {
 		wg.Go(func() {
 			for i := w; i < n; i += workers {
-				_, err := s.AppendRecord(ctx, f.org.ID, MakeRecord(f.run.ID, int64(i), fmt.Sprintf("rec-%d", i), 300))
+				_, err := s.AppendRecord(ctx, f.org.ID, MakeRecord(f.run.ID, int64(i), fmt.Sprintf("rec-%d", i), 300), store.Limits{})
 				switch {
 				case err == nil:
 					ok.Add(1)
