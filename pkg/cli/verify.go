@@ -350,6 +350,8 @@ type profileReport struct {
 	Models               int      `json:"models"`
 	SigningKeyID         string   `json:"signing_key_id,omitempty"`
 	Error                string   `json:"error,omitempty"`
+	// TrustRoot names the trust bundle and where its name came from.
+	TrustRoot *vpec.TrustRoot `json:"trust_root,omitempty"`
 }
 
 func (a *app) verifyProfileCmd() *cobra.Command {
@@ -381,7 +383,7 @@ Exit codes: 0 VALID, 1 INVALID, 2 usage or unreadable input,
 				return err
 			}
 			prof, verr := profile.Verify(doc, trust)
-			rep := profileReport{Valid: verr == nil, Verdict: "VALID"}
+			rep := profileReport{Valid: verr == nil, Verdict: "VALID", TrustRoot: &vpec.TrustRoot{File: o.trust.trustRoot, Source: o.trust.source}}
 			if prof != nil {
 				rep.ProfileID, rep.ModelClass, rep.CalibratedGPUClasses = prof.ProfileID, prof.ModelClass, prof.CalibratedGPUClasses
 				rep.Models, rep.SigningKeyID = len(prof.Models), prof.SigningKeyID
@@ -427,6 +429,9 @@ func (a *app) printProfileReport(r profileReport, err error) {
 	if r.ProfileID != "" {
 		fmt.Fprintf(w, "profile %s\n", p.bold(safe(r.ProfileID)))
 		fmt.Fprintf(w, "  model class %s · GPU classes %s · %d model(s)\n", safe(r.ModelClass), safe(strings.Join(r.CalibratedGPUClasses, ", ")), r.Models)
+	}
+	if tr := r.TrustRoot; tr != nil {
+		fmt.Fprintf(w, "  trust root %s (from %s)\n", safe(tr.File), tr.Source)
 	}
 	if err == nil {
 		fmt.Fprintf(w, "  %s schema valid\n", a.mark(vpec.Pass))
