@@ -120,8 +120,15 @@ operator's drift must be within the profile's bounds for its class, else
 INVALID — PROFILE MISMATCH naming the GPU class. The audit needs a build
 with cgo and ONNX Runtime (svc, not svc-verify).
 
-Exit codes: 0 VALID, 1 INVALID, 2 usage or unreadable input,
-3 trust material (trust bundle, TSA root, profile) missing or unusable.`,
+Trust material comes only from --trust-root or SVC_TRUST_ROOT, never from
+a config file; the report names the bundle and where it came from. Every
+--profile file is checked: a corrupt or forged one is PROFILE INVALID. A
+valid VPEC with gaps is VALID and not clean; --require-clean makes that
+exit 1.
+
+Exit codes: 0 VALID, 1 INVALID, 2 usage or unreadable input (empty,
+binary, not JSON), 3 trust material (trust bundle, TSA root, profile)
+missing or unusable.`,
 		Example: `  svc verify vpec.json --trust-root trust-bundle.pem
   svc verify vpec.json --trust-root trust-bundle.pem --profile profile.json
   svc verify vpec.json --trust-root trust-bundle.pem --trace note.trace.json --model pii-model --input-file note.txt
