@@ -62,7 +62,7 @@ type OpenRunRequest struct {
 	// can open a run while the service is unreachable and create it later:
 	// opening the same id again with the same workflow returns that run.
 	RunID              string   `json:"run_id,omitempty"`
-	WorkflowID         string   `json:"workflow_id"`
+	WorkflowID         string   `json:"workflow_id,omitempty"` // "default" when absent
 	SurfaceID          string   `json:"surface_id,omitempty"`
 	Policy             []string `json:"policy,omitempty"`
 	ProcessContextHash string   `json:"process_context_hash,omitempty"`
