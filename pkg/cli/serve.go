@@ -91,6 +91,8 @@ type serveOptions struct {
 	data         dataOptions
 	addr         string
 	maxBodyBytes int64
+	// maxRecordsPerRun bounds the records of a run (D1).
+	maxRecordsPerRun int64
 	logFormat    string
 	shutdown     time.Duration
 	addrFile     string
@@ -125,6 +127,7 @@ SIGINT or SIGTERM stops it gracefully: requests in flight finish.`,
 	o.data.add(cmd)
 	cmd.Flags().StringVar(&o.addr, "addr", "127.0.0.1:8080", "address to listen on")
 	cmd.Flags().Int64Var(&o.maxBodyBytes, "max-body-bytes", server.DefaultMaxBodyBytes, "largest request body accepted (larger get 413)")
+	cmd.Flags().Int64Var(&o.maxRecordsPerRun, "max-records-per-run", server.DefaultMaxRecordsPerRun, "most records one run holds (more get 422 run_too_large); the VPEC size bound applies too")
 	cmd.Flags().StringVar(&o.logFormat, "log-format", "text", "log format on stderr: text or json")
 	cmd.Flags().DurationVar(&o.shutdown, "shutdown-timeout", 30*time.Second, "how long in-flight requests may take to finish on shutdown")
 	cmd.Flags().Float64Var(&o.sandboxRate, "sandbox-rate", server.DefaultSandboxLimit.PerSecond, "requests per second allowed to each sandbox (pk_sb_) key; 0 disables the limit")
@@ -208,6 +211,10 @@ func (a *app) runServe(ctx context.Context, o *serveOptions) error {
 	if err != nil {
 		return &Error{Code: ExitFailure, Err: err}
 	}
+	if o.maxRecordsPerRun < 1 {
+		return &Error{Code: ExitUsage, Err: fmt.Errorf("--max-records-per-run must be at least 1, is %d", o.maxRecordsPerRun)}
+	}
+	srv.SetRunLimits(server.RunLimits{MaxRecords: o.maxRecordsPerRun})
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
 		return &Error{Code: ExitFailure, Err: fmt.Errorf("listen: %w", err), Hint: "choose another --addr, e.g. 127.0.0.1:0 for any free port"}

@@ -32,9 +32,18 @@ import (
 // stressEnv is one or more servers (separate listeners, separate store
 // handles) on one database, and a production key of one organisation.
 type stressEnv struct {
-	urls  []string
-	key   string
-	trust *signing.Bundle
+	urls    []string
+	servers []*server.Server
+	key     string
+	trust   *signing.Bundle
+}
+
+// setLimits sets the run limits of every server of e.
+func setLimits(t *testing.T, e *stressEnv, l server.RunLimits) {
+	t.Helper()
+	for _, s := range e.servers {
+		s.SetRunLimits(l)
+	}
 }
 
 func newStressEnv(t *testing.T, stores []store.Store) *stressEnv {
@@ -52,7 +61,7 @@ func newStressEnv(t *testing.T, stores []store.Store) *stressEnv {
 		}
 		hs := httptest.NewServer(srv)
 		t.Cleanup(hs.Close)
-		e.urls = append(e.urls, hs.URL)
+		e.urls, e.servers = append(e.urls, hs.URL), append(e.servers, srv)
 	}
 	if _, err := server.CreateOrg(ctx, stores[0], "stress", server.TierStandard, time.Now()); err != nil {
 		t.Fatal(err)
