@@ -93,13 +93,13 @@ type serveOptions struct {
 	maxBodyBytes int64
 	// maxRecordsPerRun bounds the records of a run (D1).
 	maxRecordsPerRun int64
-	logFormat    string
-	shutdown     time.Duration
-	addrFile     string
-	sandboxRate  float64
-	sandboxBurst int
-	tsaURLs      []string
-	tsaRoots     []string
+	logFormat        string
+	shutdown         time.Duration
+	addrFile         string
+	sandboxRate      float64
+	sandboxBurst     int
+	tsaURLs          []string
+	tsaRoots         []string
 	// tsaFallbackBuiltin lets the built-in TSA answer when every --tsa-url
 	// fails (each fallback logged as a warning).
 	tsaFallbackBuiltin bool
