@@ -376,7 +376,10 @@ GAPS_JQ='
   | [range(0; $s | length) | (if . == 0 then 0 else $s[. - 1] end) as $p
      | select($s[.] > $p + 1) | [$p + 1, $s[.] - 1]] as $holes
   | ($hash_breaks | split(",") | map(select(. != "") | tonumber)) as $hb
-  | (.gaps[] | select(.gap_type == "sequence_missing") | [.sequence, .sequence_end] as $r
+  | ([.gaps[] | select(.gap_type == "sequence_missing" or .gap_type == "chain_break")
+      | [.gap_type, .sequence, .sequence_end]] | group_by(.)[] | select(length > 1)
+      | "\(.[0][0]) at sequence \(.[0][1]) is declared \(length) times"),
+    (.gaps[] | select(.gap_type == "sequence_missing") | [.sequence, .sequence_end] as $r
       | select(any($holes[]; . == $r) | not)
       | "\(.gap_id) declares sequences \(.sequence)-\(.sequence_end) missing, which is not a hole"),
     (.gaps[] | select(.gap_type == "chain_break") | select(.sequence as $q | $hb | index($q) == null)

@@ -136,15 +136,28 @@ func gapMismatches(v *VPEC, breaks []ChainBreak) []string {
 		}
 	}
 	emptyRun := 0
+	declared := map[[3]int64]bool{} // {0 hole | 1 break, from, to}
+	twice := func(i int, k [3]int64) {
+		if declared[k] {
+			out = append(out, fmt.Sprintf("gaps[%d] declares the same break as an earlier gap", i))
+		}
+		declared[k] = true
+	}
 	for i, g := range v.Gaps {
 		switch g.GapType {
 		case GapSequenceMissing:
-			if g.Sequence != nil && g.SequenceEnd != nil && !holes[[2]int64{*g.Sequence, *g.SequenceEnd}] {
-				out = append(out, fmt.Sprintf("gaps[%d] declares sequences %d-%d missing, which is not a hole in the records", i, *g.Sequence, *g.SequenceEnd))
+			if g.Sequence != nil && g.SequenceEnd != nil {
+				if !holes[[2]int64{*g.Sequence, *g.SequenceEnd}] {
+					out = append(out, fmt.Sprintf("gaps[%d] declares sequences %d-%d missing, which is not a hole in the records", i, *g.Sequence, *g.SequenceEnd))
+				}
+				twice(i, [3]int64{0, *g.Sequence, *g.SequenceEnd})
 			}
 		case GapChainBreak:
-			if g.Sequence != nil && !hashBreaks[*g.Sequence] {
-				out = append(out, fmt.Sprintf("gaps[%d] declares a chain break at sequence %d, where the chain hash follows", i, *g.Sequence))
+			if g.Sequence != nil {
+				if !hashBreaks[*g.Sequence] {
+					out = append(out, fmt.Sprintf("gaps[%d] declares a chain break at sequence %d, where the chain hash follows", i, *g.Sequence))
+				}
+				twice(i, [3]int64{1, *g.Sequence, *g.Sequence})
 			}
 		case GapEmptyRun:
 			emptyRun++

@@ -169,6 +169,11 @@ func TestVerifyDeclaredRanges(t *testing.T) {
 			s := int64(1504)
 			return append(g, vpec.Gap{GapID: "gap_2", GapType: vpec.GapSequenceMissing, Severity: vpec.High, Sequence: &s, SequenceEnd: &s, Timestamp: g[0].Timestamp})
 		}, false, vpec.CheckGaps},
+		{"range declared twice", func(g []vpec.Gap) []vpec.Gap {
+			d := g[0]
+			d.GapID = "gap_2"
+			return append(g, d)
+		}, false, vpec.CheckGaps},
 		{"sequence_end on chain_break", func(g []vpec.Gap) []vpec.Gap {
 			g = append(g, vpec.Gap{GapID: "gap_2", GapType: vpec.GapChainBreak, Severity: vpec.Critical, Sequence: g[0].Sequence, SequenceEnd: g[0].Sequence, Timestamp: g[0].Timestamp})
 			return g
