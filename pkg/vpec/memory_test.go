@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/svc-gov/svc/internal/testvectors"
+	"github.com/svc-gov/svc/pkg/signing"
 	"github.com/svc-gov/svc/pkg/vpec"
 )
 
@@ -42,7 +43,11 @@ var memoryShapes = []struct {
 	}},
 }
 
-var realCache = map[int][]byte{}
+var (
+	realCache = map[int][]byte{}
+	// realTrust is the trust bundle of the last real VPEC made.
+	realTrust string
+)
 
 // realVPEC is a sealed VPEC of realistic records (the 10k-record benchmark
 // VPEC, scaled to size).
@@ -55,6 +60,7 @@ func realVPEC(tb testing.TB, size int) []byte {
 		tb.Fatal(err)
 	}
 	realCache[size] = l.Doc
+	realTrust = l.BundlePath
 	return l.Doc
 }
 
@@ -100,6 +106,9 @@ func TestVerifierMemory(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, shape := range memoryShapes {
+			if f := os.Getenv("SVC_BENCH_SHAPE"); f != "" && !strings.Contains(shape.name, f) {
+				continue
+			}
 			doc := shape.make(t, mb<<20)
 			path := filepath.Join(dir, "doc.json")
 			if err := os.WriteFile(path, doc, 0o600); err != nil {
@@ -107,6 +116,9 @@ func TestVerifierMemory(t *testing.T) {
 			}
 			cmd := exec.Command(os.Args[0], "-test.run=^TestVerifierMemoryChild$", "-test.count=1")
 			cmd.Env = append(os.Environ(), "SVC_MEMORY_CHILD="+path)
+			if shape.name == "VPEC, real records" {
+				cmd.Env = append(cmd.Env, "SVC_MEMORY_TRUST="+realTrust)
+			}
 			out, err := cmd.CombinedOutput()
 			if err != nil {
 				t.Fatalf("%s: %v\n%s", shape.name, err, out)
@@ -140,6 +152,12 @@ func TestVerifierMemoryChild(t *testing.T) {
 		t.Skip("child of TestVerifierMemory")
 	}
 	_, trust := loadVectors(t)
+	if p := os.Getenv("SVC_MEMORY_TRUST"); p != "" {
+		var err error
+		if trust, err = signing.LoadBundle(p); err != nil {
+			t.Fatal(err)
+		}
+	}
 	runtime.GC()
 	// Reset the peak so it counts from here (Linux: write 5 to clear_refs).
 	_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
