@@ -323,6 +323,11 @@ func (p *Pipeline) Close() error {
 // 2xx; otherwise an *APIError, or an error wrapping ErrUnavailable when no
 // answer came.
 func (p *Pipeline) call(ctx context.Context, method, path string, body []byte) ([]byte, int, error) {
+	return p.callWith(ctx, method, path, body, nil)
+}
+
+// callWith is call with extra request headers.
+func (p *Pipeline) callWith(ctx context.Context, method, path string, body []byte, hdr map[string]string) ([]byte, int, error) {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
@@ -336,6 +341,9 @@ func (p *Pipeline) call(ctx context.Context, method, path string, body []byte) (
 	req.Header.Set("User-Agent", userAgent)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
 	}
 	resp, err := p.hc.Do(req)
 	if err != nil {

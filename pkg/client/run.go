@@ -466,7 +466,7 @@ func (r *Run) Close(ctx context.Context) (*VPECResult, error) {
 		err := p.flushFor(ctx, r.id)
 		if err == nil {
 			var data []byte
-			data, _, err = p.call(ctx, http.MethodPost, "/api/v1/runs/"+url.PathEscape(r.id)+"/close", nil)
+			data, err = r.closeOnline(ctx)
 			if err == nil {
 				res := &VPECResult{Raw: data}
 				if err := json.Unmarshal(data, &res.VPEC); err != nil {
@@ -494,6 +494,60 @@ func (r *Run) Close(ctx context.Context) (*VPECResult, error) {
 		return nil, err
 	}
 	return res, nil
+}
+
+// closeOnline sends the close with a fresh Idempotency-Key. If no answer
+// comes (the close may have been issued and its response lost), it sends
+// the close again with the same key, which the service answers with the
+// VPEC it issued (or issues it now); if the service answers that retry with
+// 409 run_sealed (a service without idempotent closes), the VPEC is
+// fetched through the run (GET run, then GET vpec). A 409 to the first
+// attempt is returned as is: the run was closed by someone else.
+func (r *Run) closeOnline(ctx context.Context) ([]byte, error) {
+	p := r.p
+	path := "/api/v1/runs/" + url.PathEscape(r.id) + "/close"
+	hdr := map[string]string{"Idempotency-Key": "close:" + strings.TrimPrefix(vpec.NewID("k"), "k")}
+	data, _, err := p.callWith(ctx, http.MethodPost, path, nil, hdr)
+	if err == nil || !unreachable(err) {
+		return data, err
+	}
+	for wait := 50 * time.Millisecond; ; wait = min(2*wait, time.Second) {
+		data, _, rerr := p.callWith(ctx, http.MethodPost, path, nil, hdr)
+		switch {
+		case rerr == nil:
+			return data, nil
+		case errors.Is(rerr, ErrRunSealed):
+			if v, ferr := r.fetchIssued(ctx); ferr == nil {
+				return v, nil
+			}
+			return nil, rerr
+		case !unreachable(rerr):
+			return nil, rerr
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err // still no answer: the caller queues the close
+		case <-time.After(wait):
+		}
+	}
+}
+
+// fetchIssued returns the VPEC the service issued for the run, through
+// GET run (its vpec_id) and GET vpec.
+func (r *Run) fetchIssued(ctx context.Context) ([]byte, error) {
+	data, _, err := r.p.call(ctx, http.MethodGet, "/api/v1/runs/"+url.PathEscape(r.id), nil)
+	if err != nil {
+		return nil, err
+	}
+	var ar api.Run
+	if err := json.Unmarshal(data, &ar); err != nil {
+		return nil, err
+	}
+	if ar.VPECID == "" {
+		return nil, fmt.Errorf("run %s is sealed without a VPEC yet", r.id)
+	}
+	v, _, err := r.p.call(ctx, http.MethodGet, "/api/v1/vpecs/"+url.PathEscape(ar.VPECID), nil)
+	return v, err
 }
 
 // offlineVPEC builds the unsigned VPEC of the records this Run made, with
