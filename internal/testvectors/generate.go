@@ -882,6 +882,7 @@ func SealRecords(runID string, records []vpec.Record, s *signing.Signer, tsa vpe
 	if err != nil {
 		return nil, err
 	}
+	v.Gaps = vpec.IssueGaps(runID, v.Records, jcs, v.IssuedAt)
 	vpec.Finish(v, jcs)
 	if err := vpec.Seal(v, s, tsa); err != nil {
 		return nil, err
