@@ -31,8 +31,8 @@ func TestReadyzDataDirectory(t *testing.T) {
 		t.Helper()
 		var h api.Health
 		code, body := e.do("GET", "/readyz", "", nil, &h)
-		if code != wantCode || !strings.Contains(h.Detail, wantDetail) {
-			t.Fatalf("/readyz: %d %s; want %d with detail containing %q", code, body, wantCode, wantDetail)
+		if code != wantCode || !strings.Contains(h.Detail, wantDetail) || strings.Contains(h.Detail, dir) {
+			t.Fatalf("/readyz: %d %s; want %d with detail containing %q and no path", code, body, wantCode, wantDetail)
 		}
 	}
 	ready(200, "")
@@ -53,5 +53,5 @@ func TestReadyzDataDirectory(t *testing.T) {
 		}
 		defer exec.Command("chattr", "-i", dir).Run()
 	}
-	ready(503, "not writable")
+	ready(503, "database not writable")
 }

@@ -421,7 +421,17 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
 	if err := s.cfg.Store.Ping(ctx); err != nil {
-		writeJSON(w, http.StatusServiceUnavailable, api.Health{Status: "unavailable", Detail: "database: " + err.Error()})
+		// The answer names the reason without paths or driver messages
+		// (the endpoint is unauthenticated); the log has the error.
+		s.log.Warn("not ready", "error", err.Error())
+		detail := "database unreachable"
+		switch {
+		case errors.Is(err, store.ErrNotWritable):
+			detail = "database not writable (read-only data directory or file)"
+		case errors.Is(err, store.ErrLowDisk):
+			detail = "free disk space below the readiness threshold"
+		}
+		writeJSON(w, http.StatusServiceUnavailable, api.Health{Status: "unavailable", Detail: detail + "; the service log has the details"})
 		return
 	}
 	writeJSON(w, http.StatusOK, api.Health{Status: "ready", Version: s.cfg.Version})

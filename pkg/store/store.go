@@ -25,6 +25,12 @@ var (
 	ErrConflict = errors.New("conflicting record")
 	// ErrRevoked: the API key was revoked (APIKeyByHash returns it with the key).
 	ErrRevoked = errors.New("API key revoked")
+	// ErrNotWritable (from Ping): the database's directory or file cannot
+	// be written.
+	ErrNotWritable = errors.New("not writable")
+	// ErrLowDisk (from Ping): the database's filesystem has less free space
+	// than the readiness threshold.
+	ErrLowDisk = errors.New("free disk space below the readiness threshold")
 	// ErrRunFull: a record would take its run past a Limits bound; the
 	// error is also a *LimitError naming the bound.
 	ErrRunFull = errors.New("run is full")
@@ -349,7 +355,8 @@ type Store interface {
 	// ErrNotFound if absent.
 	UpdateCalibrationRequest(ctx context.Context, id string, from []string, status, profileID, note string, at time.Time) error
 
-	// Ping checks the database is reachable (readiness).
+	// Ping checks the database is reachable and, where the store can tell,
+	// writable (readiness); ErrNotWritable and ErrLowDisk name why not.
 	Ping(ctx context.Context) error
 	// Close releases the database.
 	Close() error

@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/svc-gov/svc/pkg/store"
 )
 
 // DefaultMinFreeBytes is the free space the database's directory must have
@@ -14,13 +16,13 @@ import (
 // at /readyz before its writes start failing.
 const DefaultMinFreeBytes = 64 << 20
 
-// Errors of Ping, matchable with errors.Is.
+// Errors of Ping, matchable with errors.Is (the store's sentinels).
 var (
 	// ErrNotWritable: the database's directory or file cannot be written.
-	ErrNotWritable = errors.New("not writable")
+	ErrNotWritable = store.ErrNotWritable
 	// ErrLowDisk: the database's directory has less free space than the
 	// readiness threshold.
-	ErrLowDisk = errors.New("free disk space below the readiness threshold")
+	ErrLowDisk = store.ErrLowDisk
 )
 
 // SetMinFreeBytes sets the free space below which Ping fails with
