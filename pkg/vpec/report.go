@@ -1,5 +1,7 @@
 package vpec
 
+import "time"
+
 // Status is the outcome of one verification check.
 type Status string
 
@@ -85,6 +87,10 @@ type Report struct {
 	// TrustRoot names the trust bundle the report was checked against
 	// and where its name came from; set by the command line.
 	TrustRoot *TrustRoot `json:"trust_root,omitempty"`
+
+	// genTime is the verified genTime of the VPEC's timestamp, at full
+	// precision (zero when the timestamp did not verify).
+	genTime time.Time
 }
 
 // TrustRoot names a trust bundle file and where it was named.

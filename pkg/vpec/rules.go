@@ -68,12 +68,11 @@ func checkEvidence(p parsed) Check {
 // apply (the timestamp check has failed, so the VPEC is not VALID).
 func checkTime(p parsed, r *Report, sessions []sessionTimes) Check {
 	c := Check{Name: CheckTime}
-	if r.TimestampedAt == "" {
+	if r.genTime.IsZero() {
 		c.Status, c.Message = NotApplicable, "times not checked: no verified timestamp to compare them with"
 		return c
 	}
-	ref, _ := time.Parse(time.RFC3339Nano, r.TimestampedAt)
-	limit := ref.Add(MaxClockSkew)
+	limit := r.genTime.Add(MaxClockSkew)
 	parse := func(s string) time.Time { t, _ := time.Parse(time.RFC3339Nano, s); return t }
 	// late reports t, which what names, as after the limit (callers test
 	// first, so a long VPEC costs no allocation per record).

@@ -520,7 +520,7 @@ func checkTimestamp(p parsed, trust *signing.Bundle, r *Report) Check {
 		}
 		return fail(c, code, fmt.Sprintf("timestamp not authentic: %v", err), false)
 	}
-	r.TimestampedAt = FormatTime(info.GenTime)
+	r.TimestampedAt, r.genTime = FormatTime(info.GenTime), info.GenTime
 	issued, _ := time.Parse(time.RFC3339Nano, p.v.IssuedAt)
 	if d := info.GenTime.Sub(issued); d > MaxTimestampSkew || d < -MaxTimestampSkew {
 		return fail(c, "TIMESTAMP TIME MISMATCH", fmt.Sprintf("timestamp time %s is %s away from issued_at %s (at most %s allowed)", FormatTime(info.GenTime), d.Round(time.Second), p.v.IssuedAt, MaxTimestampSkew), false)
