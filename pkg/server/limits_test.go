@@ -194,6 +194,7 @@ func TestRequestLimits(t *testing.T) {
 	// At the limits, and with odd but harmless unicode, requests pass.
 	for _, tc := range []struct{ name, path, body string }{
 		{"run at limits", runs, `{"workflow_id":"` + long(128) + `","surface_id":"` + long(128) + `","policy_pack_id":"` + long(128) + `","policy":` + list(64, num) + `}`},
+		{"run with defaults", runs, `{}`},
 		{"run unicode", runs, `{"workflow_id":"w","surface_id":"wéb-検査-🎉","policy":["ΗΠΑ","zero\u200bwidth"]}`},
 		{"manifest at limits", manifests, manifest(long(128), long(64), stage(long(128), "mathematical", list(32, func(j int) string { return long(256 - j) }))+","+
 			many(255, func(i int) string { return stage(num(i), "attestation", `[]`) }))},
@@ -405,9 +406,29 @@ func TestCloseNeedsDecompositionAnchor(t *testing.T) {
 		var eb api.ErrorBody
 		code, doc := e.do("POST", "/api/v1/runs/"+run.RunID+"/close", e.keyB, nil, nil)
 		json.Unmarshal(doc, &eb)
+		if !with {
+			if code != 422 || eb.Error.Field != "proof_level" || eb.Error.Code != api.CodeClaimWithoutEvidence {
+				t.Fatalf("close without the inference record: %d %s", code, doc)
+			}
+			// The refused close leaves the run open: the inference record
+			// (queued at the client, say) arrives, and the close succeeds.
+			var got api.Run
+			e.do("GET", "/api/v1/runs/"+run.RunID, e.keyB, nil, &got)
+			inf := chain(run.RunID, 1)[0]
+			inf.Sequence, inf.CheckResult = 3, vpec.ResultPass
+			inf.ProofLevel, inf.StageType, inf.StagePart, inf.ONNXModelHash = vpec.OperatorBound, vpec.StageBoundCommittedInference, vpec.StagePartInference, model
+			inf.BoundedInference = &vpec.BoundedInference{ProfileID: p.ProfileID, GPUClass: "cpu", ONNXModelHash: model,
+				TraceMode: vpec.TraceFull, OperatorCount: 100, MerkleRoot: vpec.FormatHash([32]byte{8})}
+			prev, _ := vpec.ParseHash(got.LastChainHash)
+			one := []vpec.Record{inf}
+			vpec.Chain(prev, one)
+			if code, body := e.do("POST", "/api/v1/runs/"+run.RunID+"/records", e.keyB, one[0], nil); code != 201 || got.Status != api.RunOpen {
+				t.Fatalf("the refused close sealed the run (%s): the inference record got %d %s", got.Status, code, body)
+			}
+			code, doc = e.do("POST", "/api/v1/runs/"+run.RunID+"/close", e.keyB, nil, nil)
+			with = true
+		}
 		switch {
-		case !with && (code != 422 || eb.Error.Field != "proof_level" || eb.Error.Code != api.CodeClaimWithoutEvidence):
-			t.Fatalf("close without the inference record: %d %s", code, doc)
 		case with && code != 200:
 			t.Fatalf("close with the inference record: %d %s", code, doc)
 		case with:
