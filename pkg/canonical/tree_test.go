@@ -140,3 +140,23 @@ func TestParserReuseAndReplacing(t *testing.T) {
 		t.Fatalf("a warmed-up Parser allocated %v times", allocs)
 	}
 }
+
+// FuzzParser: a reused Parser accepts and encodes exactly what Transform
+// does, whatever it parsed before.
+func FuzzParser(f *testing.F) {
+	for _, s := range []string{`{"a":null,"b":[null,{"c":null}]}`, `[1.0,-0,1e21,"\u0000"]`, `{"a":1,"a":2}`, `[[[]]]`, `"\ud800"`, ``} {
+		f.Add([]byte(s), []byte(`{"warm":[1,2,{"x":"y"}]}`))
+	}
+	f.Fuzz(func(t *testing.T, data, before []byte) {
+		var ps Parser
+		_, _ = ps.Parse(before)
+		v, err := ps.Parse(data)
+		want, werr := Transform(data)
+		if (err == nil) != (werr == nil) {
+			t.Fatalf("Parser err %v, Transform err %v", err, werr)
+		}
+		if err == nil && !bytes.Equal(v.Canonical(), want) {
+			t.Fatalf("Parser gives %q, Transform %q", v.Canonical(), want)
+		}
+	})
+}

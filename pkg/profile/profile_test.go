@@ -170,6 +170,32 @@ func TestParseStrict(t *testing.T) {
 	}
 }
 
+// TestParseInputErrors: a profile file that is empty, binary or too large
+// gives a typed error a person can read (the CLI exits 2 on ErrNotJSON and
+// ErrTooLarge), and empty optional members and nulls are refused (D2, D3).
+func TestParseInputErrors(t *testing.T) {
+	for name, c := range map[string]struct {
+		doc  string
+		want error
+		msg  string
+	}{
+		"empty":     {"", document.ErrNotJSON, "the document is empty"},
+		"binary":    {"\x00\x01", document.ErrNotJSON, "binary data"},
+		"bom":       {"\ufeff{}", document.ErrNotJSON, "byte order mark"},
+		"cut":       {`{"schema":`, document.ErrSyntax, "not valid JSON"},
+		"null":      {`{"models":null}`, document.ErrSchema, "models: is null, want an array"},
+		"empty opt": {`{"signed_by":""}`, document.ErrSchema, "signed_by: empty; omit the member instead"},
+	} {
+		_, err := profile.Parse([]byte(c.doc))
+		if !errors.Is(err, c.want) || !strings.Contains(err.Error(), c.msg) || strings.Contains(err.Error(), "canonical") {
+			t.Errorf("%s: %v, want %v %q", name, err, c.want, c.msg)
+		}
+	}
+	if _, err := profile.Parse(make([]byte, document.MaxSize+1)); !errors.Is(err, document.ErrTooLarge) {
+		t.Errorf("oversized: %v", err)
+	}
+}
+
 func TestSet(t *testing.T) {
 	s, _ := testSigner(t)
 	p := sample()
@@ -198,9 +224,24 @@ func FuzzParse(f *testing.F) {
 		f.Add(b)
 	}
 	f.Add([]byte(`{"operators":{"Linear":{}}}`))
+	// Nulls, empty values and number spellings at every depth.
+	if b, err := os.ReadFile("../../testdata/vectors/profile/pii-detection-v1.0.0.json"); err == nil {
+		for _, edit := range [][2]string{
+			{`"models": [`, `"models": null, "x": [`}, {`"models": [`, `"models": [null, `},
+			{`"operators": {`, `"operators": null, "x": {`}, {`"operators": {`, `"operators": {"GELU": null, `},
+			{`"hub_model_id"`, `"hub_model_id": null, "y"`}, {`"hub_model_id"`, `"hub_model_id": "", "y"`},
+			{`"signed_by"`, `"signed_by": "", "y"`}, {`"calibration_passes": `, `"calibration_passes": 1e3, "y": `},
+			{`"safety_margin": `, `"safety_margin": 1.50, "y": `}, {`"profile_signature": "Ed25519:`, `"profile_signature": "Ed25519:\r\n`},
+		} {
+			f.Add([]byte(strings.Replace(string(b), edit[0], edit[1], 1)))
+		}
+	}
 	_, trust := testSigner(f)
 	f.Fuzz(func(t *testing.T, doc []byte) {
 		p, err := profile.Parse(doc)
+		if err != nil && !errors.Is(err, document.ErrSchema) && !errors.Is(err, profile.ErrInvalid) {
+			t.Fatalf("error %v is neither a schema error nor an invalid profile", err)
+		}
 		if err == nil && p.Validate() != nil {
 			t.Fatal("Parse accepted an invalid profile")
 		}
