@@ -403,6 +403,26 @@ func (g *gen) holed(runID string, edit func([]vpec.Gap) []vpec.Gap) (*vpec.VPEC,
 	return v, g.seal(v, g.service, g.tsa)
 }
 
+// lateSession seals one record whose check session closed an hour after
+// the VPEC's timestamp (the TSA's clock moved forward, then back).
+func (g *gen) lateSession(runID string) (*vpec.VPEC, error) {
+	recs := g.cleanRecords()[:1]
+	id := "chk_00000000-0000-4000-8000-00000000e5e3"
+	open, err := g.tsa.Timestamp(vpec.CheckOpenImprint(id))
+	if err != nil {
+		return nil, err
+	}
+	g.clk.advance(time.Hour)
+	cl, err := g.tsa.Timestamp(vpec.CheckCloseImprint(id, recs[0].CommitmentHash))
+	g.clk.advance(-time.Hour)
+	if err != nil {
+		return nil, err
+	}
+	recs[0].CheckSession = &vpec.CheckSession{SessionID: id,
+		CheckOpenTST: base64.StdEncoding.EncodeToString(open), CheckCloseTST: base64.StdEncoding.EncodeToString(cl)}
+	return g.newVPEC(runID, recs, nil)
+}
+
 func (g *gen) witnessed(runID string, lasted time.Duration, minSeconds int64) (*vpec.VPEC, error) {
 	recs := g.cleanRecords()[:2]
 	// The first check ran inside a check session.
@@ -763,6 +783,13 @@ func (g *gen) invalid() error {
 		return err
 	}
 	if err := g.badVPEC("empty-run-undeclared", "no records and no empty_run gap: it would pass --require-clean", []string{"gaps"}, "INVALID — GAP MISMATCH", undeclaredEmpty); err != nil {
+		return err
+	}
+	late, err := g.lateSession("run_00000000-0000-4000-8000-00000000e5e3")
+	if err != nil {
+		return err
+	}
+	if err := g.badVPEC("session-after-timestamp", "a check session's close token is dated an hour after the VPEC's own timestamp, consistently signed", []string{"time"}, "INVALID — TIME VIOLATION", late); err != nil {
 		return err
 	}
 	ctrl := clone(base)
