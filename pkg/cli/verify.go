@@ -72,13 +72,26 @@ func (o *trustOptions) load() (*signing.Bundle, error) {
 func (a *app) readInput(path, what string) ([]byte, error) {
 	var data []byte
 	var err error
+	// Never read more than one byte past the limit: a larger document is
+	// refused at once (exit 2), however large the file or stream.
 	if path == "-" {
 		data, err = io.ReadAll(io.LimitReader(a.streams.In, document.MaxSize+1))
 	} else {
-		data, err = os.ReadFile(path)
+		var f *os.File
+		if f, err = os.Open(path); err == nil {
+			if st, serr := f.Stat(); serr == nil && st.Mode().IsRegular() && st.Size() > document.MaxSize {
+				f.Close()
+				return nil, errorf(ExitUsage, "a document is at most 256 MiB", "read %s: %s is %d bytes, larger than %d bytes (256 MiB)", what, safe(path), st.Size(), document.MaxSize)
+			}
+			data, err = io.ReadAll(io.LimitReader(f, document.MaxSize+1))
+			f.Close()
+		}
 	}
 	if err != nil {
 		return nil, &Error{Code: ExitUsage, Err: fmt.Errorf("read %s: %w", what, err), Hint: "check the path; use - to read standard input"}
+	}
+	if len(data) > document.MaxSize {
+		return nil, errorf(ExitUsage, "a document is at most 256 MiB", "read %s: %s is larger than %d bytes (256 MiB)", what, safe(path), document.MaxSize)
 	}
 	return data, nil
 }
