@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
+
+	"github.com/svc-gov/svc/pkg/document"
 )
 
 // ErrNotFound reports a profile id that a Set does not hold.
@@ -50,7 +53,7 @@ func (s *Set) Add(doc []byte) (string, error) {
 
 // AddFile reads and adds the profile at path.
 func (s *Set) AddFile(path string) (string, error) {
-	doc, err := os.ReadFile(path)
+	doc, err := readLimited(path)
 	if err != nil {
 		return "", fmt.Errorf("read profile: %w", err)
 	}
@@ -69,7 +72,7 @@ func (s *Set) AddFile(path string) (string, error) {
 // one profile_id are accepted only if byte-identical; otherwise the error
 // wraps ErrAmbiguous.
 func (s *Set) AddExplicit(path string) error {
-	doc, err := os.ReadFile(path)
+	doc, err := readLimited(path)
 	if err != nil {
 		return fmt.Errorf("read profile: %w", err)
 	}
@@ -86,6 +89,28 @@ func (s *Set) AddExplicit(path string) error {
 	s.explicit = append(s.explicit, File{Path: path, ID: p.ProfileID, Doc: doc})
 	s.docs[p.ProfileID] = doc
 	return nil
+}
+
+// readLimited reads a file of at most document.MaxSize bytes; a larger
+// one is refused with an error matching document.ErrTooLarge, before it
+// is read whole.
+func readLimited(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > document.MaxSize {
+		return nil, fmt.Errorf("%w: %s is %d bytes, larger than %d", document.ErrTooLarge, path, st.Size(), document.MaxSize)
+	}
+	doc, err := io.ReadAll(io.LimitReader(f, document.MaxSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(doc) > document.MaxSize {
+		return nil, fmt.Errorf("%w: %s is larger than %d bytes", document.ErrTooLarge, path, document.MaxSize)
+	}
+	return doc, nil
 }
 
 // Explicit returns the files given with AddExplicit, in order.
