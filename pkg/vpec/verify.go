@@ -805,7 +805,7 @@ func checkProfiles(p parsed, opts Options) Check {
 	type key struct{ id, gpu string }
 	var seen []key
 	cache := map[string]*profile.Profile{}
-	missing, invalid := false, false
+	missing, invalid := 0, false
 	var mismatchGPU string
 	// Profiles given explicitly are all checked: a corrupt or forged one is
 	// PROFILE INVALID even when no record needs it, never "not available".
@@ -840,7 +840,7 @@ func checkProfiles(p parsed, opts Options) Check {
 			if err != nil {
 				c.Details = append(c.Details, fmt.Sprintf("sequence %d: profile %s: %v", r.Sequence, bi.ProfileID, err))
 				if errors.Is(err, ErrProfileNotFound) {
-					missing = true
+					missing++
 				} else {
 					invalid = true
 				}
@@ -882,23 +882,13 @@ func checkProfiles(p parsed, opts Options) Check {
 		if mismatchGPU != "" && !invalid {
 			code = "PROFILE MISMATCH (gpu_class " + mismatchGPU + ")"
 		}
-		if missing && len(c.Details) == countMissing(c.Details) {
+		if missing > 0 && len(c.Details) == missing {
 			return fail(c, "PROFILE NOT AVAILABLE", "profile not checked: "+c.Details[0]+"; pass it with --profile or put it in the profile directory", true)
 		}
 		return fail(c, code, "profile inconsistent: "+c.Details[0], false)
 	}
 	c.Status, c.Message = Pass, "profile consistent ("+strings.Join(names, "; ")+")"
 	return c
-}
-
-func countMissing(details []string) int {
-	n := 0
-	for _, d := range details {
-		if strings.Contains(d, ErrProfileNotFound.Error()) {
-			n++
-		}
-	}
-	return n
 }
 
 func resolveProfile(id string, opts Options) (*profile.Profile, error) {
