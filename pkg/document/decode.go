@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -25,7 +26,8 @@ const maxSafeInteger = 1<<53 - 1
 // RFC 8785 form), missing fields, and optional fields present with an
 // empty value (what omitempty would leave out: "", 0, false, [], {}, null)
 // are errors. A field is required unless its tag says omitempty. Values of
-// type any (details) take any JSON value, null included. Errors name each
+// type any (details) take any JSON value, null included. A field tagged
+// maxitems:"N" takes at most N array elements or object members. Errors name each
 // field's path, e.g. records[3].sequence, and match ErrSchema.
 func Decode(v *canonical.Value, target any) error { return DecodeWith(v, target, Options{}) }
 
@@ -269,6 +271,12 @@ func (d *decoder) value(v *canonical.Value, out reflect.Value, at *path) {
 				}
 				continue
 			}
+			if f.maxItems > 0 && (mv.Kind() == canonical.KindArray || mv.Kind() == canonical.KindObject) {
+				if n := mv.Len(); n > f.maxItems {
+					d.fail(here, "has %d items, at most %d", n, f.maxItems)
+					continue
+				}
+			}
 			fv := out.Field(f.index)
 			d.value(mv, fv, here)
 			if !f.required && isEmptyValue(fv) && emptyJSON(mv) {
@@ -392,6 +400,10 @@ type fieldInfo struct {
 	typ      reflect.Type
 	required bool
 	nullable bool
+	// maxItems, from the tag maxitems:"N", bounds the elements of an array
+	// or the members of an object, checked before anything is allocated
+	// for them.
+	maxItems int
 }
 
 type structFields struct {
@@ -421,10 +433,12 @@ func fieldsOf(t reflect.Type) *structFields {
 		}
 		k := f.Type.Kind()
 		sf.byName[name] = len(sf.list)
+		maxItems, _ := strconv.Atoi(f.Tag.Get("maxitems"))
 		sf.list = append(sf.list, fieldInfo{
 			name: name, index: i, typ: f.Type,
 			required: !strings.Contains(opts, "omitempty"),
 			nullable: k == reflect.Pointer || k == reflect.Interface,
+			maxItems: maxItems,
 		})
 	}
 	fieldCache.Store(t, sf)

@@ -54,11 +54,11 @@ type Profile struct {
 	ProfileID            string            `json:"profile_id"`
 	ModelClass           string            `json:"model_class"`
 	Architecture         string            `json:"architecture"`
-	CalibratedGPUClasses []string          `json:"calibrated_gpu_classes"`
+	CalibratedGPUClasses []string          `json:"calibrated_gpu_classes" maxitems:"4"`
 	CalibrationPasses    int64             `json:"calibration_passes"`
 	CalibrationDate      string            `json:"calibration_date"`
 	SafetyMargin         float64           `json:"safety_margin"`
-	Operators            map[string]Bounds `json:"operators"`
+	Operators            map[string]Bounds `json:"operators" maxitems:"6"`
 	Models               []Model           `json:"models"`
 	SignedBy             string            `json:"signed_by,omitempty"`
 	SigningKeyID         string            `json:"signing_key_id,omitempty"`
@@ -77,7 +77,7 @@ type Bounds struct {
 type Model struct {
 	ONNXModelHash  string           `json:"onnx_model_hash"`
 	HubModelID     string           `json:"hub_model_id,omitempty"`
-	OperatorCounts map[string]int64 `json:"operator_counts"`
+	OperatorCounts map[string]int64 `json:"operator_counts" maxitems:"2"`
 }
 
 // Trace modes that a model's operator_counts may name.

@@ -3,6 +3,8 @@ package profile_test
 import (
 	"errors"
 	"os"
+	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -193,6 +195,27 @@ func TestParseInputErrors(t *testing.T) {
 	}
 	if _, err := profile.Parse(make([]byte, document.MaxSize+1)); !errors.Is(err, document.ErrTooLarge) {
 		t.Errorf("oversized: %v", err)
+	}
+}
+
+// TestItemLimits: lists and maps whose valid contents are bounded are
+// refused above that bound before they are decoded (a profile of a
+// million empty GPU classes cost 9 times its size to decode), and the
+// bounds match the lists of valid values.
+func TestItemLimits(t *testing.T) {
+	for field, want := range map[string]int{"CalibratedGPUClasses": len(profile.GPUClasses), "Operators": len(profile.OperatorClasses)} {
+		f, _ := reflect.TypeFor[profile.Profile]().FieldByName(field)
+		if got, _ := strconv.Atoi(f.Tag.Get("maxitems")); got != want {
+			t.Errorf("%s: maxitems %d, want %d", field, got, want)
+		}
+	}
+	f, _ := reflect.TypeFor[profile.Model]().FieldByName("OperatorCounts")
+	if got, _ := strconv.Atoi(f.Tag.Get("maxitems")); got != len(profile.TraceModes) {
+		t.Errorf("OperatorCounts: maxitems %d", got)
+	}
+	doc := `{"calibrated_gpu_classes":[` + strings.Repeat(`"",`, 1000) + `""]}`
+	if _, err := profile.Parse([]byte(doc)); !errors.Is(err, document.ErrSchema) || !strings.Contains(err.Error(), "calibrated_gpu_classes: has 1001 items, at most 4") {
+		t.Errorf("1001 GPU classes: %v", err)
 	}
 }
 

@@ -56,7 +56,8 @@ var (
 // are not arrays of objects, a record member v1 does not define, a
 // details, review, check_session or bounded_inference that is not an
 // object, a record's details holding more values than MaxDetailsBytes
-// allows, or nesting deeper than document.MaxDepth. It does not judge JSON
+// allows, a proof level breakdown with more members than there are proof
+// levels, or nesting deeper than document.MaxDepth. It does not judge JSON
 // syntax: text it cannot follow is left for the parser to report, so nil
 // means "not refused by shape", not "valid". Errors match ErrShape and
 // document.ErrSchema and name the member and byte offset.
@@ -91,6 +92,17 @@ func (s *shapeScanner) scan() error {
 			s.recEnd = s.pos
 		case string(name) == "gaps":
 			err = s.arrayOfObjects("gaps", func(i int) error { return s.gap(i) })
+		case string(name) == "proof_level_breakdown" || string(name) == "provable_surface_breakdown":
+			// Keyed by proof level: at most one member per level.
+			if s.pos < len(s.d) && s.d[s.pos] == '{' {
+				members := 0
+				s.object(func([]byte, bool) bool { members++; s.skip(); return true })
+				if members > len(ProofLevels) && !s.bad {
+					err = s.fail(string(name), "has %d members; there are %d proof levels", members, len(ProofLevels))
+				}
+				break
+			}
+			s.skip()
 		default:
 			s.skip()
 		}

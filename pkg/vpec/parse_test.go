@@ -154,6 +154,7 @@ func TestShape(t *testing.T) {
 		"details not object":   {`{"records":[{"details":"x"}]}`, "records[0].details is a JSON string, want an object"},
 		"details too many":     {`{"records":[{"details":{"z":[` + strings.Repeat("0,", 8200) + `0]}}]}`, "records[0].details holds 8203 JSON values"},
 		"escaped name":         {`{"v\u0070ec_id":"x"}`, "is a member name written with escapes"},
+		"huge breakdown":       {`{"proof_level_breakdown":{` + strings.Repeat(`"":0,`, 6) + `"":0}}`, "proof_level_breakdown has 7 members; there are 6 proof levels"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
