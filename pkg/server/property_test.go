@@ -2,6 +2,8 @@ package server_test
 
 import (
 	"context"
+	"crypto/x509"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -18,6 +20,7 @@ import (
 	"github.com/svc-gov/svc/pkg/commitment"
 	"github.com/svc-gov/svc/pkg/profile"
 	"github.com/svc-gov/svc/pkg/server"
+	"github.com/svc-gov/svc/pkg/signing"
 	"github.com/svc-gov/svc/pkg/vpec"
 )
 
@@ -312,6 +315,70 @@ func (g *gen) assemble(ms []member) string {
 	return g.ws() + "{" + strings.Join(parts, ",") + "}" + g.ws()
 }
 
+// valueOf decodes the JSON string member key of ms ("" if absent or not a
+// string).
+func valueOf(ms []member, key string) string {
+	for _, m := range ms {
+		if m.key == key {
+			var v string
+			json.Unmarshal([]byte(m.val), &v)
+			return v
+		}
+	}
+	return ""
+}
+
+// evidence gives some records a real session: a witnessed record a review
+// block (a review session opened and closed on its input, the statement
+// signed by a registered reviewer), an execution or attestation record now
+// and then a check_session block. The session is refused (and the record
+// left as it is) when the record's names break the session limits.
+func (g *gen) evidence(e *env, runID string, reviewer *signing.Signer, ms []member) []member {
+	level := vpec.ProofLevel(valueOf(ms, "proof_level"))
+	kind := ""
+	switch {
+	case level == vpec.Witnessed && g.p(0.7):
+		kind = server.SessionReview
+	case (level == vpec.Execution || level == vpec.Attestation) && g.p(0.1):
+		kind = server.SessionCheck
+	default:
+		return ms
+	}
+	check, manifestID, ch := valueOf(ms, "check"), valueOf(ms, "manifest_id"), valueOf(ms, "commitment_hash")
+	req := server.SessionRequest{Kind: kind, Check: check, ManifestID: manifestID}
+	if kind == server.SessionReview {
+		req.ReviewerKeyID = reviewer.KeyID()
+	}
+	base := "/api/v1/runs/" + runID + "/sessions"
+	var sess server.SessionView
+	if code, _ := e.do("POST", base, e.keyB, req, &sess); code != 201 {
+		return ms
+	}
+	if code, _ := e.do("POST", base+"/"+sess.SessionID+"/close", e.keyB, server.SessionCloseRequest{CommitmentHash: ch}, &sess); code != 200 {
+		return ms
+	}
+	if kind == server.SessionCheck {
+		g.tag("check_session evidence")
+		return append(ms, member{"check_session", fmt.Sprintf(`{"session_id":%q,"check_open_tst":%q,"check_close_tst":%q}`, sess.SessionID, sess.CheckOpenTST, sess.CheckCloseTST)})
+	}
+	rv := &vpec.Review{SessionID: sess.SessionID}
+	if g.p(0.5) {
+		rv.RationaleHash = commitment.String([]byte(g.text(10, false)))
+	}
+	stmt, err := vpec.ReviewStatement(runID, &vpec.Record{Check: check, ManifestID: manifestID, CheckResult: vpec.CheckResult(valueOf(ms, "check_result")), CommitmentHash: ch, Review: rv})
+	if err != nil {
+		return ms
+	}
+	der, _ := x509.MarshalPKIXPublicKey(reviewer.PublicKey())
+	review := fmt.Sprintf(`{"session_id":%q,"reviewer_key_id":%q,"reviewer_public_key":%q,"reviewer_signature":%q,"min_duration_seconds":0,"check_open_tst":%q,"check_close_tst":%q`,
+		sess.SessionID, reviewer.KeyID(), base64.StdEncoding.EncodeToString(der), signing.FormatSignature(reviewer.Sign(stmt)), sess.CheckOpenTST, sess.CheckCloseTST)
+	if rv.RationaleHash != "" {
+		review += fmt.Sprintf(`,"rationale_hash":%q`, rv.RationaleHash)
+	}
+	g.tag("review evidence")
+	return append(ms, member{"review", review + "}"})
+}
+
 func envInt(name string, def int) int {
 	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
 		return v
@@ -344,8 +411,14 @@ func TestPropertyAcceptedVerifies(t *testing.T) {
 	if _, err := profiles.Add(sp.Body); err != nil {
 		t.Fatal(err)
 	}
+	_, priv, _ := signing.GenerateKey()
+	reviewer, _ := signing.NewSigner(priv)
+	pubPEM, _ := signing.MarshalPublicKeyPEM(reviewer.PublicKey())
+	if code, body := e.do("POST", "/api/v1/reviewers", e.keyB, server.ReviewerKeyRequest{PublicKey: string(pubPEM), Name: "Property Reviewer"}, nil); code != 201 {
+		t.Fatalf("register reviewer: %d %s", code, body)
+	}
 	g := &gen{rng: rand.New(rand.NewPCG(seed, 0x5eed)), now: time.Now(), profileID: p.ProfileID, model: model}
-	sealed, math, bounded := 0, 0, 0
+	sealed, math, bounded, witnessed, checkSessions := 0, 0, 0, 0, 0
 	var accepted, refused, invalid int
 	refusedBy, unsealed := map[string]int{}, map[string]int{}
 	failures := map[string]int{}
@@ -357,7 +430,7 @@ func TestPropertyAcceptedVerifies(t *testing.T) {
 		var tags []string
 		seq := int64(1)
 		for range 1 + g.rng.IntN(3) {
-			ms := g.record(seq)
+			ms := g.evidence(e, run.RunID, reviewer, g.record(seq))
 			text := g.assemble(ms)
 			jcs, err := canonical.Transform([]byte(text))
 			if err != nil {
@@ -406,6 +479,12 @@ func TestPropertyAcceptedVerifies(t *testing.T) {
 		json.Unmarshal(doc, &v)
 		math += int(v.ProofLevelBreakdown[string(vpec.Mathematical)])
 		bounded += int(v.ProofLevelBreakdown[string(vpec.OperatorBound)])
+		witnessed += int(v.ProofLevelBreakdown[string(vpec.Witnessed)])
+		for _, r := range v.Records {
+			if r.CheckSession != nil {
+				checkSessions++
+			}
+		}
 		if !rep.Valid {
 			invalid++
 			var failed, why []string
@@ -425,7 +504,7 @@ func TestPropertyAcceptedVerifies(t *testing.T) {
 		}
 	}
 	t.Logf("%d cases (seed %d): %d records accepted, %d refused naming a field, %d failures", cases, seed, accepted, refused, invalid)
-	t.Logf("  %d VPECs sealed, holding %d mathematical and %d operator_bound records", sealed, math, bounded)
+	t.Logf("  %d VPECs sealed, holding %d mathematical, %d operator_bound and %d witnessed records, %d with a check session", sealed, math, bounded, witnessed, checkSessions)
 	for f, n := range unsealed {
 		t.Logf("  close refused (422 naming %s): %d runs", f, n)
 	}
