@@ -12,27 +12,27 @@ import (
 // Limits of request fields (docs/API.md, "Limits"). Lengths are in bytes of
 // UTF-8. A request that breaks one gets 400 bad_request naming the field.
 const (
-	MaxWorkflowIDBytes     = 128  // workflow_id
-	MaxSurfaceIDBytes      = 128  // surface_id
-	MaxPolicyPackIDBytes   = 128  // policy_pack_id
-	MaxPolicies            = 64   // entries of policy
-	MaxPolicyBytes         = 128  // one policy entry
-	MaxManifestNameBytes   = 128  // manifest name
-	MaxManifestVersionByte = 64   // manifest version
-	MaxStages              = 256  // manifest stages
-	MaxStageNameBytes      = 128  // stages[].stage_name
-	MaxReferences          = 32   // stages[].regulatory_references
-	MaxReferenceBytes      = 256  // one regulatory reference
-	MaxCheckBytes          = 256  // a check name (sessions; records: vpec.Record.Validate)
-	MaxManifestIDBytes     = 256  // a manifest id (sessions; records: vpec.Record.Validate)
-	MaxReviewerNameBytes   = 128  // reviewer name
-	MaxPublicKeyBytes      = 4096 // reviewer public_key (PEM or base64 DER)
-	MaxReviewerKeyIDBytes  = 128  // reviewer_key_id
-	MaxDescriptionBytes    = 4096 // calibration model_description
-	MaxHubModelIDBytes     = 256  // calibration hub_model_id
-	MaxEmailBytes          = 254  // calibration notify_email
-	MaxLineageTokenBytes   = 4096 // lineage_token
-	MaxDelegationBytes     = 16384
+	MaxWorkflowIDBytes      = 128  // workflow_id
+	MaxSurfaceIDBytes       = 128  // surface_id
+	MaxPolicyPackIDBytes    = 128  // policy_pack_id
+	MaxPolicies             = 64   // entries of policy
+	MaxPolicyBytes          = 128  // one policy entry
+	MaxManifestNameBytes    = 128  // manifest name
+	MaxManifestVersionBytes = 64   // manifest version
+	MaxStages               = 256  // manifest stages
+	MaxStageNameBytes       = 128  // stages[].stage_name
+	MaxReferences           = 32   // stages[].regulatory_references
+	MaxReferenceBytes       = 256  // one regulatory reference
+	MaxCheckBytes           = 256  // a check name (sessions; records: vpec.Record.Validate)
+	MaxManifestIDBytes      = 256  // a manifest id (sessions; records: vpec.Record.Validate)
+	MaxReviewerNameBytes    = 128  // reviewer name
+	MaxPublicKeyBytes       = 4096 // reviewer public_key (PEM or base64 DER)
+	MaxReviewerKeyIDBytes   = 128  // reviewer_key_id
+	MaxDescriptionBytes     = 4096 // calibration model_description
+	MaxHubModelIDBytes      = 256  // calibration hub_model_id
+	MaxEmailBytes           = 254  // calibration notify_email
+	MaxLineageTokenBytes    = 4096 // lineage_token
+	MaxDelegationBytes      = 16384
 )
 
 // ErrLimit is wrapped by every FieldError: a request field breaks a
@@ -137,7 +137,7 @@ func (m *Manifest) CheckLimits() error {
 	if err := CheckName("name", m.Name, 1, MaxManifestNameBytes); err != nil {
 		return err
 	}
-	if err := CheckName("version", m.Version, 1, MaxManifestVersionByte); err != nil {
+	if err := CheckName("version", m.Version, 1, MaxManifestVersionBytes); err != nil {
 		return err
 	}
 	if len(m.Stages) > MaxStages {

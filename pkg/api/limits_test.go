@@ -77,7 +77,7 @@ func TestOpenAPILimits(t *testing.T) {
 		"OpenRunRequest.properties.policy.maxItems":                                         api.MaxPolicies,
 		"OpenRunRequest.properties.policy.items.maxLength":                                  api.MaxPolicyBytes,
 		"Manifest.properties.name.maxLength":                                                api.MaxManifestNameBytes,
-		"Manifest.properties.version.maxLength":                                             api.MaxManifestVersionByte,
+		"Manifest.properties.version.maxLength":                                             api.MaxManifestVersionBytes,
 		"Manifest.properties.stages.maxItems":                                               api.MaxStages,
 		"Manifest.properties.stages.items.properties.stage_name.maxLength":                  api.MaxStageNameBytes,
 		"Manifest.properties.stages.items.properties.regulatory_references.maxItems":        api.MaxReferences,

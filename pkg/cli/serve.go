@@ -187,6 +187,11 @@ func (a *app) runServe(ctx context.Context, o *serveOptions) error {
 	}
 	defer st.Close()
 	tsa := serveTimestamper(o, m, log)
+	if len(o.tsaURLs) == 0 {
+		log.Info("timestamping with the built-in TSA", "tsa", m.TSA.Certificate().Subject.CommonName)
+	} else {
+		log.Info("timestamping with external TSAs", "tsa_urls", strings.Join(o.tsaURLs, " "), "fallback_builtin", o.tsaFallbackBuiltin)
+	}
 	for _, f := range o.tsaRoots {
 		data, err := os.ReadFile(f)
 		if err != nil {
