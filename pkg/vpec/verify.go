@@ -546,7 +546,10 @@ func checkGaps(p parsed) Check {
 		if g.Check != nil {
 			d += " check " + *g.Check
 		}
-		if g.Sequence != nil {
+		switch {
+		case g.Sequence != nil && g.SequenceEnd != nil && *g.SequenceEnd != *g.Sequence:
+			d += fmt.Sprintf(" sequences %d-%d", *g.Sequence, *g.SequenceEnd)
+		case g.Sequence != nil:
 			d += fmt.Sprintf(" sequence %d", *g.Sequence)
 		}
 		c.Details = append(c.Details, d)
