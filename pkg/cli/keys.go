@@ -117,6 +117,8 @@ func (a *app) runKeygen(o *keygenOptions) error {
 		TrustBundle: filepath.Join(o.dir, TrustBundleFile),
 		TSARoots:    len(bundle.Roots()),
 	}
+	// Creating trust material is never silent (stdout may be JSON).
+	fmt.Fprintf(a.streams.Err, "%s: created a new signing key %s in %s; verifiers trust it only once they hold %s\n", a.name, res.KeyID, o.dir, res.TrustBundle)
 	if o.output == outputJSON {
 		return a.writeJSON(res)
 	}
@@ -164,6 +166,8 @@ overwritten. Add root.pem to a trust bundle with 'svc keygen --tsa-dir'.`,
 				}
 				return &Error{Code: ExitFailure, Err: err}
 			}
+			// Creating trust material is never silent (stdout may be JSON).
+			fmt.Fprintf(a.streams.Err, "%s: created a new timestamp authority in %s (root %s)\n", a.name, o.dir, tsa.Root().Subject.CommonName)
 			res := map[string]string{
 				"dir":         o.dir,
 				"root":        tsa.Root().Subject.CommonName,

@@ -233,3 +233,18 @@ func TestServeTSAFallbackExplicit(t *testing.T) {
 	}
 	t.Logf("timestamp check of the fallback VPEC: %s", ts.Message)
 }
+
+// keygen and tsa init, the other two commands that create trust material,
+// say so on stderr, also when stdout is JSON.
+func TestKeygenAndTSAInitSaySo(t *testing.T) {
+	dir := t.TempDir()
+	tsaDir, keyDir := filepath.Join(dir, "tsa"), filepath.Join(dir, "keys")
+	code, _, errOut := svcExec(t, "tsa", "init", "--dir", tsaDir, "--output", "json")
+	if code != 0 || !strings.Contains(errOut, "created a new timestamp authority in "+tsaDir) {
+		t.Fatalf("tsa init: %d %s", code, errOut)
+	}
+	code, out, errOut := svcExec(t, "keygen", "--dir", keyDir, "--tsa-dir", tsaDir, "--output", "json")
+	if code != 0 || !strings.Contains(errOut, "created a new signing key") || !json.Valid([]byte(out)) {
+		t.Fatalf("keygen: %d %s %s", code, out, errOut)
+	}
+}
