@@ -70,7 +70,7 @@ func TestContentType(t *testing.T) {
 			if code != tc.want {
 				t.Fatalf("Content-Type %q: %d %s, want %d", tc.cts, code, data, tc.want)
 			}
-			if code == 415 && (eb.Error.Code != api.CodeUnsupportedMedia || h.Get("Content-Type") != "application/json") {
+			if code == 415 && (eb.Error.Code != api.CodeUnsupportedMedia || eb.Error.Field != "Content-Type" || h.Get("Content-Type") != "application/json") {
 				t.Fatalf("415 body: %s (%s)", data, h.Get("Content-Type"))
 			}
 		})

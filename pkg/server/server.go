@@ -329,7 +329,7 @@ func (s *Server) decode(r *http.Request, v any) (*canonical.Value, error) {
 // is case-insensitive); anything else, a missing header included, is 415.
 func checkMediaType(values []string) error {
 	refuse := func(got string) error {
-		return &httpError{http.StatusUnsupportedMediaType, api.CodeUnsupportedMedia, "send the body with Content-Type: application/json (got " + got + ")", ""}
+		return &httpError{http.StatusUnsupportedMediaType, api.CodeUnsupportedMedia, "send the body with Content-Type: application/json (got " + got + ")", "Content-Type"}
 	}
 	switch len(values) {
 	case 0:
