@@ -115,6 +115,13 @@ func sealedError(run store.Run) error {
 	return &httpError{http.StatusConflict, api.CodeRunSealed, msg, ""}
 }
 
+// refusedClose is a close the service refuses for what the run holds
+// (not for a failure): the run is opened again, since nothing was issued.
+type refusedClose struct{ err error }
+
+func (e *refusedClose) Error() string { return e.err.Error() }
+func (e *refusedClose) Unwrap() error { return e.err }
+
 // recordsPattern and indentedRecordsPattern are the (only) places the
 // records go in a VPEC marshalled with no records: canonical and indented.
 // A JSON string cannot hold them (its quotes are escaped, it has no raw
@@ -172,9 +179,9 @@ func (s *Server) issue(r *http.Request, run store.Run) (*vpec.VPEC, []byte, erro
 		return nil, nil, fmt.Errorf("close %s: read records: %w", run.ID, err)
 	}
 	if err := claims.err(); err != nil {
-		// Nothing is signed. The records are sealed: this run cannot be
-		// completed and its close fails the same way again.
-		return nil, nil, err
+		// Nothing is signed; closeRun opens the run again so that the
+		// client can add what is missing and close again.
+		return nil, nil, &refusedClose{err}
 	}
 	v.Gaps = append(vpec.IssueGaps(run.ID, recs, jcs, stamp), profileGaps...)
 	v.Records = recs

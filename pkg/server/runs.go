@@ -304,6 +304,16 @@ func (s *Server) closeRun(w http.ResponseWriter, r *http.Request) {
 	}
 	// Phase 2: issue the VPEC of the sealed record set and store it.
 	v, body, err := s.issue(r, run)
+	var refused *refusedClose
+	if errors.As(err, &refused) {
+		// Nothing was issued and the run cannot be sealed as it is: open
+		// it again (records refused meanwhile got 409 and were not
+		// acknowledged), so the client can complete it and close again.
+		if uerr := s.cfg.Store.UnsealRecords(r.Context(), key.OrgID, run.ID, idem); uerr != nil && !errors.Is(uerr, store.ErrSealed) && !errors.Is(uerr, store.ErrNotSealed) {
+			err = errors.Join(err, uerr)
+		}
+		s.runs.del(run.ID)
+	}
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -294,6 +294,13 @@ type Store interface {
 	// first), ErrNotSealed if its records are not sealed, ErrNotFound for an
 	// unknown run, ErrExists for a taken VPEC id.
 	StoreVPEC(ctx context.Context, orgID, runID string, v VPEC) error
+	// UnsealRecords undoes SealRecords for a close that issued nothing
+	// because the run cannot be sealed as it is (the service refused it):
+	// in one transaction, a run sealed with closeKey and without a VPEC is
+	// open again (ClosedAt and CloseKey cleared). ErrSealed if the run has
+	// a VPEC or was sealed with another key, ErrNotSealed if it is open,
+	// ErrNotFound for an unknown run.
+	UnsealRecords(ctx context.Context, orgID, runID, closeKey string) error
 	// SealRun does both phases in one transaction (closedAt is
 	// v.IssuedAt, no idempotency key); ErrSealed if the run was already
 	// sealed (by any process).

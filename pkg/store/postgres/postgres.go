@@ -565,6 +565,30 @@ func (db *DB) SealRecords(ctx context.Context, orgID, runID, closeKey string, cl
 	return run, sealed, nil
 }
 
+// UnsealRecords implements store.Store.
+func (db *DB) UnsealRecords(ctx context.Context, orgID, runID, closeKey string) error {
+	err := db.inTx(ctx, func(tx pgx.Tx) error {
+		var sealed bool
+		var vpecID *string
+		var key string
+		if err := tx.QueryRow(ctx, "SELECT sealed, vpec_id, close_key FROM runs WHERE id = $1 AND org_id = $2 FOR UPDATE", runID, orgID).Scan(&sealed, &vpecID, &key); err != nil {
+			return mapErr(err)
+		}
+		switch {
+		case !sealed:
+			return store.ErrNotSealed
+		case vpecID != nil || key != closeKey:
+			return store.ErrSealed
+		}
+		_, err := tx.Exec(ctx, "UPDATE runs SET sealed = false, closed_at = NULL, close_key = '' WHERE id = $1", runID)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("postgres: unseal the records of run %s of org %s: %w", runID, orgID, err)
+	}
+	return nil
+}
+
 // StoreVPEC implements store.Store.
 func (db *DB) StoreVPEC(ctx context.Context, orgID, runID string, v store.VPEC) error {
 	err := v.Belongs(orgID, runID)

@@ -715,6 +715,30 @@ func (db *DB) SealRecords(ctx context.Context, orgID, runID, closeKey string, cl
 	return run, sealed, nil
 }
 
+// UnsealRecords implements store.Store.
+func (db *DB) UnsealRecords(ctx context.Context, orgID, runID, closeKey string) error {
+	err := db.write(ctx, func(ctx context.Context, tx *wtx) error {
+		var sealed bool
+		var vpecID sql.NullString
+		var key string
+		if err := tx.QueryRowContext(ctx, "SELECT sealed, vpec_id, close_key FROM runs WHERE id = ? AND org_id = ?", runID, orgID).Scan(&sealed, &vpecID, &key); err != nil {
+			return mapErr(err)
+		}
+		switch {
+		case !sealed:
+			return store.ErrNotSealed
+		case vpecID.Valid || key != closeKey:
+			return store.ErrSealed
+		}
+		_, err := tx.ExecContext(ctx, "UPDATE runs SET sealed = 0, closed_at = NULL, close_key = '' WHERE id = ?", runID)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: unseal the records of run %s of org %s: %w", runID, orgID, err)
+	}
+	return nil
+}
+
 // StoreVPEC implements store.Store.
 func (db *DB) StoreVPEC(ctx context.Context, orgID, runID string, v store.VPEC) error {
 	err := v.Belongs(orgID, runID)

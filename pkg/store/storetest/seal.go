@@ -240,3 +240,40 @@ func testConcurrentAppendAndSealRecords(t *testing.T, s store.Store) {
 		t.Errorf("%d records sealed, want at least %d", len(sealedSet), n/4)
 	}
 }
+
+// testUnsealRecords: a run sealed without a VPEC is opened again by the
+// key that sealed it, and only then; appends work again afterwards.
+func testUnsealRecords(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	f := seed(t, s, "acme")
+	mustAppend(t, s, f.org.ID, MakeRecord(f.run.ID, 1, "rec-1", 100))
+	if err := s.UnsealRecords(ctx, f.org.ID, f.run.ID, "k"); !errors.Is(err, store.ErrNotSealed) {
+		t.Errorf("UnsealRecords of an open run: %v, want ErrNotSealed", err)
+	}
+	if _, _, err := s.SealRecords(ctx, f.org.ID, f.run.ID, "k", T0); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.UnsealRecords(ctx, f.org.ID, f.run.ID, "other"); !errors.Is(err, store.ErrSealed) {
+		t.Errorf("UnsealRecords with another key: %v, want ErrSealed", err)
+	}
+	if err := s.UnsealRecords(ctx, "org_other", f.run.ID, "k"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("UnsealRecords of another org's run: %v, want ErrNotFound", err)
+	}
+	if err := s.UnsealRecords(ctx, f.org.ID, f.run.ID, "k"); err != nil {
+		t.Fatalf("UnsealRecords: %v", err)
+	}
+	r, err := s.Run(ctx, f.org.ID, f.run.ID)
+	if err != nil || r.Sealed || !r.ClosedAt.IsZero() || r.CloseKey != "" || r.RecordCount != 1 {
+		t.Errorf("run after UnsealRecords = %+v, %v", r, err)
+	}
+	mustAppend(t, s, f.org.ID, MakeRecord(f.run.ID, 2, "rec-2", 100))
+	if _, _, err := s.SealRecords(ctx, f.org.ID, f.run.ID, "k2", T0); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.StoreVPEC(ctx, f.org.ID, f.run.ID, store.VPEC{ID: "vpec-1", IssuedAt: T0, Body: []byte("{}")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.UnsealRecords(ctx, f.org.ID, f.run.ID, "k2"); !errors.Is(err, store.ErrSealed) {
+		t.Errorf("UnsealRecords of a run with a VPEC: %v, want ErrSealed", err)
+	}
+}

@@ -70,6 +70,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"RunMetadata", testRunMetadata},
 		{"Limits", testLimits},
 		{"TwoPhaseSeal", testTwoPhaseSeal},
+		{"UnsealRecords", testUnsealRecords},
 		{"EachRecord", testEachRecord},
 		{"ConcurrentAppendAndSealRecords", testConcurrentAppendAndSealRecords},
 		{"ReviewerKeys", testReviewerKeys},
