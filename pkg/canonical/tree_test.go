@@ -160,3 +160,29 @@ func FuzzParser(f *testing.F) {
 		}
 	})
 }
+
+func TestNonCanonicalNumber(t *testing.T) {
+	for doc, want := range map[string]string{
+		`{"a":[1,0.5,1e-7,1e+21,-3,"1.0"]}`: "",
+		`{"a":[1,1.0]}`:                     "1.0",
+		`[-0]`:                              "-0",
+		`{"x":{"y":[2.50]}}`:                "2.50",
+		`[1E-7]`:                            "1E-7",
+		`[1e20]`:                            "1e20",
+		`[0.000001,1e-06]`:                  "1e-06",
+		`[100000000000000000000]`:           "",
+		`[1234567890123456789]`:             "1234567890123456789",
+	} {
+		v, err := Parse([]byte(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := ""
+		if n := v.NonCanonicalNumber(); n != nil {
+			got = string(n.Raw())
+		}
+		if got != want {
+			t.Errorf("%s: %q, want %q", doc, got, want)
+		}
+	}
+}

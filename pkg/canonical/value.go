@@ -200,6 +200,26 @@ func (v *Value) Get(name string) *Value {
 	return nil
 }
 
+// NonCanonicalNumber returns the first number in v (v itself or anywhere
+// inside it) that is not written in its RFC 8785 form, such as 1.0, 1e0,
+// -0 or 0.50, or nil when every number is.
+func (v *Value) NonCanonicalNumber() *Value {
+	end := v.t.next(v.i)
+	var buf [32]byte
+	for j := v.i; j < end; j++ {
+		n := v.t.nodes[j]
+		if n.kind() != nNumX {
+			continue // nNum is canonical by construction
+		}
+		raw := v.t.data[n.off():n.b]
+		f, _ := strconv.ParseFloat(string(raw), 64)
+		if string(AppendNumber(buf[:0], f)) != string(raw) {
+			return &Value{t: v.t, i: j}
+		}
+	}
+	return nil
+}
+
 // memberRef is an object member while it is written in canonical order.
 type memberRef struct {
 	name []byte // decoded

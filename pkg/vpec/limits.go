@@ -41,7 +41,30 @@ func jsonNames(t reflect.Type) map[string]bool {
 	return names
 }
 
+// requiredCount returns how many members of struct type t are required
+// (not omitempty): an object with fewer cannot decode into it.
+func requiredCount(t reflect.Type) int {
+	n := 0
+	for i := 0; i < t.NumField(); i++ {
+		name, opts, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if name != "-" && !strings.Contains(opts, "omitempty") {
+			n++
+		}
+	}
+	return n
+}
+
 var (
+	// The fewest members each object of the VPEC may have: every one of
+	// them costs more decoded than written unless it carries its
+	// required members.
+	minMembers = map[string]int{
+		"records":           requiredCount(reflect.TypeFor[Record]()),
+		"gaps":              requiredCount(reflect.TypeFor[Gap]()),
+		"review":            requiredCount(reflect.TypeFor[Review]()),
+		"check_session":     requiredCount(reflect.TypeFor[CheckSession]()),
+		"bounded_inference": requiredCount(reflect.TypeFor[BoundedInference]()),
+	}
 	vpecMembers   = jsonNames(reflect.TypeFor[VPEC]())
 	recordMembers = jsonNames(reflect.TypeFor[Record]())
 	gapMembers    = jsonNames(reflect.TypeFor[Gap]())
@@ -331,7 +354,9 @@ func (s *shapeScanner) arrayOfObjects(field string, each func(i int) error) erro
 
 func (s *shapeScanner) record(i int) error {
 	var err error
+	members := 0
 	s.object(func(name []byte, plain bool) bool {
+		members++
 		switch {
 		case !plain:
 			err = s.fail(fmt.Sprintf("records[%d].%s", i, quoteName(name)), "is a member name written with escapes; write it plainly")
@@ -346,22 +371,35 @@ func (s *shapeScanner) record(i int) error {
 				err = s.fail(fmt.Sprintf("records[%d].%s", i, name), "is a JSON %s, want an object", s.kindAt())
 				break
 			}
-			s.count = 0
-			s.skip()
-			if string(name) == "details" && s.count > maxDetailsValues && !s.bad {
-				err = s.fail(fmt.Sprintf("records[%d].details", i), "holds %d JSON values: more than %d bytes in canonical form", s.count, MaxDetailsBytes)
+			if string(name) == "details" {
+				s.count = 0
+				s.skip()
+				if s.count > maxDetailsValues && !s.bad {
+					err = s.fail(fmt.Sprintf("records[%d].details", i), "holds %d JSON values: more than %d bytes in canonical form", s.count, MaxDetailsBytes)
+				}
+				break
+			}
+			n := 0
+			s.object(func([]byte, bool) bool { n++; s.skip(); return true })
+			if want := minMembers[string(name)]; n < want && !s.bad {
+				err = s.fail(fmt.Sprintf("records[%d].%s", i, name), "has %d members; a %s block has at least %d", n, name, want)
 			}
 		default:
 			s.skip()
 		}
 		return err == nil
 	})
+	if err == nil && !s.bad && members < minMembers["records"] {
+		err = s.fail(fmt.Sprintf("records[%d]", i), "has %d members; a v1 record has at least %d", members, minMembers["records"])
+	}
 	return err
 }
 
 func (s *shapeScanner) gap(i int) error {
 	var err error
+	members := 0
 	s.object(func(name []byte, plain bool) bool {
+		members++
 		if !plain {
 			err = s.fail(fmt.Sprintf("gaps[%d].%s", i, quoteName(name)), "is a member name written with escapes; write it plainly")
 			return false
@@ -373,6 +411,9 @@ func (s *shapeScanner) gap(i int) error {
 		s.skip()
 		return true
 	})
+	if err == nil && !s.bad && members < minMembers["gaps"] {
+		err = s.fail(fmt.Sprintf("gaps[%d]", i), "has %d members; a v1 gap has at least %d", members, minMembers["gaps"])
+	}
 	return err
 }
 
@@ -455,25 +496,29 @@ func (p *parsed) readParts(doc []byte, s *shapeScanner, errs *[]string) error {
 	write := func(dst []byte) []byte {
 		dst = append(dst, '[')
 		for i := range n {
+			if len(*errs) > maxReported {
+				break
+			}
 			rec, err := ps.Parse(doc[s.elems[2*i]:s.elems[2*i+1]])
 			if err != nil {
 				perr = document.SyntaxErrorAt(doc, int(s.elems[2*i]), err)
 				return dst
 			}
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = rec.AppendCanonical(dst)
-			start := len(chainBuf)
-			chainBuf = rec.AppendCanonical(chainBuf, "chain_hash")
-			p.recordJCS[i] = chainBuf[start:len(chainBuf):len(chainBuf)]
-			if len(*errs) > maxReported {
-				continue
+			scratch = checkDetails(rec, i, scratch, errs)
+			if len(*errs) == 0 {
+				// The encodings are needed only for a document without
+				// schema problems (their checks do not run otherwise).
+				if i > 0 {
+					dst = append(dst, ',')
+				}
+				dst = rec.AppendCanonical(dst)
+				start := len(chainBuf)
+				chainBuf = rec.AppendCanonical(chainBuf, "chain_hash")
+				p.recordJCS[i] = chainBuf[start:len(chainBuf):len(chainBuf)]
 			}
 			if err := document.DecodeWith(rec, &records[i], document.Options{Path: fmt.Sprintf("records[%d]", i), SkipFreeMaps: true}); err != nil {
 				addErrors(errs, err)
 			}
-			scratch = checkDetailsSize(rec, i, scratch, errs)
 		}
 		return append(dst, ']')
 	}
@@ -500,7 +545,7 @@ func (p *parsed) readWhole(doc []byte, bad func(string, ...any)) bool {
 	if recs := tree.Get("records"); recs != nil {
 		var scratch []byte
 		for i, rec := range recs.Elements() {
-			scratch = checkDetailsSize(rec, i, scratch, &errs)
+			scratch = checkDetails(rec, i, scratch, &errs)
 		}
 	}
 	for _, e := range errs {
@@ -509,11 +554,20 @@ func (p *parsed) readWhole(doc []byte, bad func(string, ...any)) bool {
 	return len(errs) == 0
 }
 
-// checkDetailsSize reports a record whose details exceed MaxDetailsBytes
-// in canonical form (the rule Record.Validate applies to decoded details).
-func checkDetailsSize(rec *canonical.Value, i int, scratch []byte, errs *[]string) []byte {
+// checkDetails reports a record whose details hold a number not in its
+// RFC 8785 form (in a VPEC every number has its one form; the service
+// writes details canonically) or exceed MaxDetailsBytes in canonical form
+// (the rule Record.Validate applies to decoded details).
+func checkDetails(rec *canonical.Value, i int, scratch []byte, errs *[]string) []byte {
 	d := rec.Get("details")
 	if d == nil || d.Kind() != canonical.KindObject {
+		return scratch
+	}
+	if n := d.NonCanonicalNumber(); n != nil {
+		if len(*errs) < maxReported {
+			text, _ := n.Number()
+			*errs = append(*errs, fmt.Sprintf("records[%d].details: the number %.40s is not in its canonical form %s (RFC 8785)", i, n.Raw(), text))
+		}
 		return scratch
 	}
 	scratch = d.AppendCanonical(scratch[:0])
