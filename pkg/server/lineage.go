@@ -146,7 +146,7 @@ func (s *Server) resume(w http.ResponseWriter, r *http.Request) {
 		bad(fmt.Errorf("%w: issued to another organisation", ErrLineageMismatch))
 		return
 	}
-	run, err := s.cfg.Store.Run(r.Context(), l.OrgID, l.RunID)
+	run, err := s.runFor(r, l.RunID) // the caller's organisation is l.OrgID; refuses another environment's run
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -77,6 +77,10 @@ func (s *Server) openRun(w http.ResponseWriter, r *http.Request) {
 		// service was down) returns the run it made.
 		if errors.Is(err, store.ErrExists) && req.RunID != "" {
 			if old, gerr := s.cfg.Store.Run(r.Context(), key.OrgID, req.RunID); gerr == nil && old.WorkflowID == run.WorkflowID {
+				if err := s.checkRunScope(r, old); err != nil {
+					s.fail(w, r, err) // never hand a run to a key of the other environment
+					return
+				}
 				writeJSON(w, http.StatusOK, s.runView(r, old))
 				return
 			}
@@ -200,9 +204,7 @@ func (s *Server) checkRecord(r *http.Request, run store.Run, rec *vpec.Record, t
 		msg := strings.ReplaceAll(err.Error(), "invalid record: ", "")
 		return badRequest(recordErrorField(msg), "%s", strings.ReplaceAll(msg, "\n", "; "))
 	}
-	switch rec.ProofLevel {
-	case vpec.VerifiableInference:
-		return &httpError{http.StatusUnprocessableEntity, api.CodeBadRequest, "proof_level verifiable_inference needs a zero-knowledge proof, which API v1 does not accept", "proof_level"}
+	switch rec.ProofLevel { // verifiable_inference: refused by checkClaims
 	case vpec.Witnessed:
 		if err := s.checkReviewSession(r, run, rec); err != nil {
 			return err
@@ -255,15 +257,6 @@ func (s *Server) checkRecord(r *http.Request, run store.Run, rec *vpec.Record, t
 			fmt.Sprintf("chain_hash of sequence %d does not follow from the stored chain: expected %s (SHA-256 of the previous chain hash and the record's canonical JSON without chain_hash)", rec.Sequence, want), "chain_hash"}
 	}
 	return nil
-}
-
-func recordField(msg string) string {
-	if f, ok := strings.CutPrefix(msg, "record."); ok {
-		if i := strings.IndexAny(f, " :"); i > 0 {
-			return f[:i]
-		}
-	}
-	return ""
 }
 
 func (s *Server) closeRun(w http.ResponseWriter, r *http.Request) {
