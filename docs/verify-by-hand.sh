@@ -93,12 +93,12 @@ def record($i):
     check("\($r).commitment_hash"; .commitment_hash | commitment),
     check("\($r).commitment_algorithm"; (.commitment_hash | type == "string") and
       .commitment_algorithm == (.commitment_hash | split(":")[0])),
-    check("\($r).output_commitment"; member("output_commitment"; . == "" or commitment)),
+    check("\($r).output_commitment (omitted, never empty)"; member("output_commitment"; commitment)),
     check("\($r).onnx_model_hash"; member("onnx_model_hash"; type == "string" and test("^sha256:[0-9a-f]{64}$"))),
     check("\($r).recorded_at"; .recorded_at | time),
-    check("\($r).stage_type"; member("stage_type"; oneof(["", "bound_committed_inference", "open_source_ml"]))),
-    check("\($r).stage_part"; member("stage_part"; oneof(["", "pre_conditions", "inference", "post_conditions"]))),
-    check("\($r).details"; member("details"; opt(type == "object"))),
+    check("\($r).stage_type"; member("stage_type"; oneof(["bound_committed_inference", "open_source_ml"]))),
+    check("\($r).stage_part"; member("stage_part"; oneof(["pre_conditions", "inference", "post_conditions"]))),
+    check("\($r).details (omitted, never null or {})"; member("details"; type == "object" and length > 0)),
     check("\($r).chain_hash"; .chain_hash | type == "string"),
     check("\($r): review goes with proof_level witnessed, and only with it";
       (.proof_level == "witnessed") == (.review != null)),
@@ -114,8 +114,8 @@ def record($i):
       check("\($r).review.check_open_tst"; .check_open_tst | type == "string"),
       check("\($r).review.check_close_tst"; .check_close_tst | type == "string"),
       check("\($r).review.min_duration_seconds"; .min_duration_seconds | int(0; 1099511627776)),
-      check("\($r).review.display_content_hash"; member("display_content_hash"; . == "" or commitment)),
-      check("\($r).review.rationale_hash"; member("rationale_hash"; . == "" or commitment))),
+      check("\($r).review.display_content_hash"; member("display_content_hash"; commitment)),
+      check("\($r).review.rationale_hash"; member("rationale_hash"; commitment))),
     check("\($r): check_session and review do not go together"; .check_session == null or .review == null),
     (.check_session | select(. != null) |
       fields("\($r).check_session"; ["session_id", "check_open_tst", "check_close_tst"]; []),

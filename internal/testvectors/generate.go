@@ -591,6 +591,12 @@ func (g *gen) invalid() error {
 				r := records(m)[0].(map[string]any)
 				r["commitment_hash"] = "sha256:" + strings.ToUpper(r["commitment_hash"].(string)[7:])
 			}},
+		{"empty-output-commitment", "a record's optional output_commitment is \"\" instead of omitted", []string{"schema"}, "INVALID — SCHEMA ERROR",
+			func(m map[string]any) { records(m)[0].(map[string]any)["output_commitment"] = "" }},
+		{"empty-details", "a record's optional details is {} instead of omitted", []string{"schema"}, "INVALID — SCHEMA ERROR",
+			func(m map[string]any) { records(m)[1].(map[string]any)["details"] = map[string]any{} }},
+		{"empty-stage-type", "a record's optional stage_type is \"\" instead of omitted", []string{"schema"}, "INVALID — SCHEMA ERROR",
+			func(m map[string]any) { records(m)[2].(map[string]any)["stage_type"] = "" }},
 		{"huge-sequence", "a record sequence of 2^63-1", []string{"schema"}, "INVALID — SCHEMA ERROR",
 			func(m map[string]any) {
 				records(m)[3].(map[string]any)["sequence"] = json.Number("9223372036854775807")
