@@ -79,12 +79,11 @@ func TestCrashKeepsAcknowledgedRecords(t *testing.T) {
 	}
 	data := t.TempDir()
 	key := newOrgKey(t, "crash", "--data-dir", data)
+	url, proc := startServe(t, data) // the first serve creates the key material
 	trust, err := signing.ParseBundle([]byte(svcOut(t, "serve", "trust-bundle", "--data-dir", data)))
 	if err != nil {
 		t.Fatal(err)
 	}
-
-	url, proc := startServe(t, data)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan *loadgen.Result)
 	go func() { done <- loadgen.Drive(ctx, loadgen.Config{URL: url, Key: key.APIKey, Runs: 8}) }()

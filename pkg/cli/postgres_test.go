@@ -28,12 +28,12 @@ func TestTwoServersOnePostgres(t *testing.T) {
 	data := t.TempDir()
 	org := "two-" + vpec.NewID("")[:8]
 	key := newOrgKey(t, org, "--database", dsn, "--data-dir", data)
+	urlA, _ := startServe(t, data, "--database", dsn) // the first serve creates the key material
+	urlB, _ := startServe(t, data, "--database", dsn)
 	trust, err := signing.ParseBundle([]byte(svcOut(t, "serve", "trust-bundle", "--data-dir", data)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	urlA, _ := startServe(t, data, "--database", dsn)
-	urlB, _ := startServe(t, data, "--database", dsn)
 
 	hc := &http.Client{Timeout: 10 * time.Second}
 	post := func(url, path string, body, out any) int {

@@ -51,9 +51,9 @@ notice through the SMTP server given by --smtp.`,
 			if err != nil {
 				return &Error{Code: ExitUsage, Err: err}
 			}
-			m, err := server.LoadMaterial(o.data.dir())
+			m, err := server.ReadMaterial(o.data.dir())
 			if err != nil {
-				return &Error{Code: ExitFailure, Err: err}
+				return materialError(err)
 			}
 			st, _, err := o.data.open(cmdContext(cmd))
 			if err != nil {

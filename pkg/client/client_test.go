@@ -53,8 +53,8 @@ func TestOpenRecordClose(t *testing.T) {
 	if run.LastCommitmentHash() != res.CommitmentHash {
 		t.Fatalf("last commitment %s", run.LastCommitmentHash())
 	}
-	res2, err := run.Record(ctx, "schema", manifest, vpec.ResultFail, []byte("{}"), client.WithProofLevel(vpec.Mathematical), client.WithVisibility(vpec.Selective))
-	if err != nil || res2.Sequence != 2 || res2.ProofLevel != vpec.Mathematical {
+	res2, err := run.Record(ctx, "schema", manifest, vpec.ResultFail, []byte("{}"), client.WithProofLevel(vpec.Attestation), client.WithVisibility(vpec.Selective))
+	if err != nil || res2.Sequence != 2 || res2.ProofLevel != vpec.Attestation {
 		t.Fatalf("second record %+v %v", res2, err)
 	}
 	v, err := run.Close(ctx)
@@ -62,7 +62,7 @@ func TestOpenRecordClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	rep := e.verify(v.Raw)
-	if !rep.Valid || v.VPEC.ChecksPassed != 1 || v.VPEC.ChecksFailed != 1 || v.VPEC.ProofLevelFloor != vpec.Execution || v.Offline {
+	if !rep.Valid || v.VPEC.ChecksPassed != 1 || v.VPEC.ChecksFailed != 1 || v.VPEC.ProofLevelFloor != vpec.Attestation || v.Offline {
 		t.Fatalf("VPEC %s %+v", rep.Verdict, v.VPEC)
 	}
 	if !v.VPEC.IsClean || v.VPEC.Records[0].Details["engine"] != "v2" {
@@ -289,7 +289,7 @@ func TestLogger(t *testing.T) {
 	}
 	p.SetLogger(func(ev client.LogEvent) { events = append(events, ev) }, true)
 	r2, _ := run.Record(ctx, "tox", manifest, vpec.ResultFail, []byte("b"), client.WithStage(vpec.StageOpenSourceML, "inference"))
-	r3, _ := run.Record(ctx, "inj", manifest, vpec.ResultPass, []byte("c"), client.WithProofLevel(vpec.Mathematical))
+	r3, _ := run.Record(ctx, "inj", manifest, vpec.ResultPass, []byte("c"), client.WithProofLevel(vpec.Attestation))
 	e.gate.set(unavailable)
 	r4, _ := run.Record(ctx, "queued", manifest, vpec.ResultPass, []byte("d"))
 	p.SetLogger(nil, false)

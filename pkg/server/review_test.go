@@ -108,7 +108,7 @@ func TestCalibrationAndPublish(t *testing.T) {
 		t.Fatalf("request: %+v", req)
 	}
 	var eb api.ErrorBody
-	if code, _ := e.do("POST", "/api/v1/registry/calibration-requests", e.keyA, server.CalibrationRequestInput{ONNXModelHash: model, DesiredGPUClasses: []string{"tpu"}}, &eb); code != 400 || eb.Error.Field != "desired_gpu_classes" {
+	if code, _ := e.do("POST", "/api/v1/registry/calibration-requests", e.keyA, server.CalibrationRequestInput{ONNXModelHash: model, DesiredGPUClasses: []string{"tpu"}}, &eb); code != 400 || eb.Error.Field != "desired_gpu_classes[0]" {
 		t.Fatalf("bad GPU class: %d %+v", code, eb)
 	}
 	if code, _ := e.do("GET", "/api/v1/registry/calibration-requests/"+req.RequestID, e.keyB, nil, nil); code != 404 {

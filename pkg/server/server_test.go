@@ -216,7 +216,7 @@ func TestRecordErrors(t *testing.T) {
 		{"malformed json", `{"record_id":`, 400, api.CodeBadRequest, ""},
 		{"duplicate key", strings.Replace(string(raw), `"check":`, `"check":"x","check":`, 1), 400, api.CodeBadRequest, ""},
 		{"too large", `{"details":{"x":"` + strings.Repeat("a", 70<<10) + `"}}`, 413, api.CodePayloadTooLarge, ""},
-		{"zk claim", func() vpec.Record { r := recs[1]; r.ProofLevel = vpec.VerifiableInference; return r }(), 422, api.CodeBadRequest, "proof_level"},
+		{"zk claim", func() vpec.Record { r := recs[1]; r.ProofLevel = vpec.VerifiableInference; return r }(), 422, api.CodeClaimWithoutEvidence, "proof_level"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -292,7 +292,14 @@ func (c *Classifier) Check(ctx context.Context, run *client.Run, check, manifest
 		result          vpec.CheckResult
 		opts            []client.RecordOption
 	}
-	math_ := client.WithProofLevel(vpec.Mathematical)
+	// The pre- and post-conditions are mathematical only beside an
+	// operator_bound inference (decision D6); in the open_source_ml
+	// fallback they are execution-level records like the inference.
+	cond := vpec.Execution
+	if res.StageType == vpec.StageBoundCommittedInference {
+		cond = vpec.Mathematical
+	}
+	math_ := client.WithProofLevel(cond)
 	parts := []part{
 		{check + ":tokenization", vpec.StagePartPre, vpec.ResultPass, []client.RecordOption{math_, client.WithOutput(ids),
 			client.WithDetails(map[string]any{"tokens": tr.Tokens})}},
