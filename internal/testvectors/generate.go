@@ -341,6 +341,18 @@ func (g *gen) valid() error {
 	}
 	g.add(Vector{Name: "witnessed", Kind: "vpec", File: "vpec/valid/witnessed.json", Description: "a check run in a timestamped check session, and a human review signed with Ed25519, open and close timestamps 30 s apart (minimum 10 s)", Valid: true, Exit: 0})
 
+	// null in details, at every depth, is a value like any other (D3).
+	nullRecs := g.cleanRecords()[:2]
+	nullRecs[0].Details = map[string]any{"x": nil, "labels": []any{nil, "PII", map[string]any{"score": nil, "spans": []any{[]any{nil}}}}}
+	nv, err := g.newVPEC("run_00000000-0000-4000-8000-0000000000d0", nullRecs, nil)
+	if err != nil {
+		return err
+	}
+	if err := g.write("vpec/valid/details-null.json", nv); err != nil {
+		return err
+	}
+	g.add(Vector{Name: "details-null", Kind: "vpec", File: "vpec/valid/details-null.json", Description: "a record's details holding null at every depth: a JSON value, kept byte for byte", Valid: true, Exit: 0})
+
 	// A run closed without records: its empty_run gap makes it not clean.
 	ev := &vpec.VPEC{VPECID: "vpec_00000000-0000-4000-8000-000000000e70", RunID: "run_00000000-0000-4000-8000-000000000e70", WorkflowID: "claims-intake", OrgID: "org_acme-health",
 		Environment: vpec.Production, APIKeyID: "pk_live_9c1e4b7a2f30", Records: []vpec.Record{}}
