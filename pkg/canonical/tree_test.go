@@ -126,8 +126,11 @@ func TestParserReuseAndReplacing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := v.AppendCanonicalReplacing(nil, "records", func(dst []byte) []byte { return append(dst, `[1,2]`...) }, "sig")
-	if string(got) != `{"a":{"records":5},"records":[1,2],"z":0}` {
+	got := v.AppendCanonicalReplacing(nil, map[string]func([]byte) []byte{
+		"records": func(dst []byte) []byte { return append(dst, `[1,2]`...) },
+		"z":       func(dst []byte) []byte { return append(dst, `true`...) },
+	}, "sig")
+	if string(got) != `{"a":{"records":5},"records":[1,2],"z":true}` {
 		t.Fatalf("replacing: %s", got)
 	}
 	small := []byte(`{"b":1,"a":[true,{"c":null}]}`)

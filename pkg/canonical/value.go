@@ -117,7 +117,8 @@ func (v *Value) Len() int {
 	return count
 }
 
-// Elements iterates over the elements of an array.
+// Elements iterates over the elements of an array. The *Value it yields
+// is reused for the next element: copy it (*e) to keep it.
 func (v *Value) Elements() iter.Seq2[int, *Value] {
 	return func(yield func(int, *Value) bool) {
 		n := v.node()
@@ -125,8 +126,10 @@ func (v *Value) Elements() iter.Seq2[int, *Value] {
 			return
 		}
 		k := 0
+		e := &Value{t: v.t}
 		for j := v.i + 1; j < n.b; j = v.t.next(j) {
-			if !yield(k, &Value{t: v.t, i: j}) {
+			e.i = j
+			if !yield(k, e) {
 				return
 			}
 			k++
@@ -135,16 +138,38 @@ func (v *Value) Elements() iter.Seq2[int, *Value] {
 }
 
 // Members iterates over the members of an object in document order,
-// yielding each decoded name and value.
+// yielding each decoded name and value. The *Value it yields is reused for
+// the next member: copy it (*m) to keep it.
 func (v *Value) Members() iter.Seq2[string, *Value] {
 	return func(yield func(string, *Value) bool) {
+		for name, m := range v.MemberNames() {
+			if !yield(string(name), m) {
+				return
+			}
+		}
+	}
+}
+
+// MemberNames is Members with each name as bytes, valid only until the
+// next member: the input's bytes when the name has no escapes, so that
+// reading names allocates nothing.
+func (v *Value) MemberNames() iter.Seq2[[]byte, *Value] {
+	return func(yield func([]byte, *Value) bool) {
 		n := v.node()
 		if n.kind() != nObj {
 			return
 		}
+		m := &Value{t: v.t}
+		var buf []byte
 		for j := v.i + 1; j < n.b; {
-			name := (&Value{t: v.t, i: j}).Str()
-			if !yield(name, &Value{t: v.t, i: j + 1}) {
+			nn := v.t.nodes[j]
+			name := v.t.data[nn.off()+1 : nn.b-1]
+			if nn.kind() == nStrEsc {
+				buf = decodeString(buf[:0], name)
+				name = buf
+			}
+			m.i = j + 1
+			if !yield(name, m) {
 				return
 			}
 			j = v.t.next(j + 1)
@@ -157,7 +182,8 @@ func (v *Value) Members() iter.Seq2[string, *Value] {
 func (v *Value) Index(i int) *Value {
 	for k, e := range v.Elements() {
 		if k == i {
-			return e
+			c := *e
+			return &c
 		}
 	}
 	panic("canonical: index out of range")
@@ -169,7 +195,8 @@ func (v *Value) Member(i int) (string, *Value) {
 	k := 0
 	for name, m := range v.Members() {
 		if k == i {
-			return name, m
+			c := *m
+			return name, &c
 		}
 		k++
 	}
@@ -232,10 +259,9 @@ type encoder struct {
 	t     *tree
 	ms    []memberRef
 	arena []byte
-	// replace names a top-level member whose value write writes.
-	replace string
-	write   func(dst []byte) []byte
-	top     uint32 // node index of the object whose member is replaced
+	// replace writes the values of members of the object at node top.
+	replace map[string]func(dst []byte) []byte
+	top     uint32
 }
 
 var encoders = sync.Pool{New: func() any { return new(encoder) }}
@@ -256,13 +282,14 @@ func (v *Value) AppendCanonical(dst []byte, without ...string) []byte {
 }
 
 // AppendCanonicalReplacing is AppendCanonical for an object in which the
-// value of the top-level member name is written by write instead (which
-// appends its canonical form to dst): a document can be encoded in parts.
-func (v *Value) AppendCanonicalReplacing(dst []byte, name string, write func(dst []byte) []byte, without ...string) []byte {
+// values of the top-level members named in replace are written by their
+// functions instead (each appends the value's canonical form to dst): a
+// document can be encoded in parts.
+func (v *Value) AppendCanonicalReplacing(dst []byte, replace map[string]func(dst []byte) []byte, without ...string) []byte {
 	e := encoders.Get().(*encoder)
-	e.t, e.replace, e.write, e.top = v.t, name, write, v.i
+	e.t, e.replace, e.top = v.t, replace, v.i
 	dst = e.value(dst, v.i, without)
-	e.t, e.write = nil, nil
+	e.t, e.replace = nil, nil
 	clear(e.ms)
 	e.ms, e.arena = e.ms[:0], e.arena[:0]
 	encoders.Put(e)
@@ -329,9 +356,11 @@ func (e *encoder) value(dst []byte, i uint32, without []string) []byte {
 		m := e.ms[k]
 		dst = appendString(dst, m.name)
 		dst = append(dst, ':')
-		if e.write != nil && i == e.top && string(m.name) == e.replace {
-			dst = e.write(dst)
-			continue
+		if e.replace != nil && i == e.top {
+			if write := e.replace[string(m.name)]; write != nil {
+				dst = write(dst)
+				continue
+			}
 		}
 		dst = e.value(dst, m.val, nil)
 	}

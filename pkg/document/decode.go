@@ -33,9 +33,11 @@ func Decode(v *canonical.Value, target any) error { return DecodeWith(v, target,
 
 // Options adjust DecodeWith.
 type Options struct {
-	// Path is the location of v in a larger document (e.g. "records[3]"),
-	// which error paths start with.
-	Path string
+	// Path is the location of v in a larger document (e.g. "records"),
+	// which error paths start with; with Indexed, followed by [Index].
+	Path    string
+	Indexed bool
+	Index   int
 	// SkipFreeMaps leaves fields of type map[string]any (free JSON
 	// metadata: a record's details) nil, after checking that the value is
 	// an object and, if the field is optional, not empty. For readers that
@@ -50,12 +52,11 @@ func DecodeWith(v *canonical.Value, target any, opts Options) error {
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
 		return fmt.Errorf("document: Decode needs a non-nil pointer, got %T", target)
 	}
-	d := &decoder{skipFree: opts.SkipFreeMaps}
-	var root *path
-	if opts.Path != "" {
-		root = &path{name: opts.Path}
+	d := &decoder{skipFree: opts.SkipFreeMaps, root: opts.Path, rootIndex: -1}
+	if opts.Indexed {
+		d.rootIndex = opts.Index
 	}
-	d.value(v, rv.Elem(), root)
+	d.value(v, rv.Elem())
 	if len(d.errs) == 0 {
 		return nil
 	}
@@ -69,46 +70,55 @@ type decoder struct {
 	errs     []error
 	dropped  int
 	skipFree bool
+	// The path of the value being decoded, turned into a string only for
+	// an error: root, [rootIndex] when not -1, then stack.
+	root      string
+	rootIndex int
+	stack     []pathElem
 }
 
-// path is a field's location, built into a string only for an error.
-type path struct {
-	parent *path
-	name   string // member name, or "" for an array element
-	index  int
+// pathElem is a member name or, when name is nil, an array index.
+type pathElem struct {
+	name  []byte
+	index int
 }
 
-func (p *path) String() string {
-	if p == nil {
-		return "(document)"
-	}
-	var parts []string
-	for q := p; q != nil; q = q.parent {
-		if q.name == "" {
-			parts = append(parts, fmt.Sprintf("[%d]", q.index))
-		} else if q.parent == nil {
-			parts = append(parts, q.name)
-		} else {
-			parts = append(parts, "."+q.name)
-		}
-	}
+func (d *decoder) push(name []byte, index int) { d.stack = append(d.stack, pathElem{name, index}) }
+func (d *decoder) pop()                        { d.stack = d.stack[:len(d.stack)-1] }
+
+// path returns the location being decoded, e.g. records[3].review.session_id.
+func (d *decoder) path() string {
 	var b strings.Builder
-	for i := len(parts) - 1; i >= 0; i-- {
-		b.WriteString(parts[i])
+	b.WriteString(d.root)
+	if d.rootIndex >= 0 {
+		fmt.Fprintf(&b, "[%d]", d.rootIndex)
+	}
+	for _, e := range d.stack {
+		if e.name == nil {
+			fmt.Fprintf(&b, "[%d]", e.index)
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.Write(e.name)
+	}
+	if b.Len() == 0 {
+		return "(document)"
 	}
 	return b.String()
 }
 
-func (d *decoder) fail(p *path, format string, a ...any) {
+func (d *decoder) fail(format string, a ...any) {
 	if len(d.errs) >= maxErrors {
 		d.dropped++
 		return
 	}
-	d.errs = append(d.errs, fmt.Errorf("%w: %s: %s", ErrSchema, p, fmt.Sprintf(format, a...)))
+	d.errs = append(d.errs, fmt.Errorf("%w: %s: %s", ErrSchema, d.path(), fmt.Sprintf(format, a...)))
 }
 
-func (d *decoder) typeError(v *canonical.Value, at *path, want string) {
-	d.fail(at, "is %s, want %s", describeValue(v), want)
+func (d *decoder) typeError(v *canonical.Value, want string) {
+	d.fail("is %s, want %s", describeValue(v), want)
 }
 
 func describeValue(v *canonical.Value) string {
@@ -151,7 +161,7 @@ func canonicalInt(raw []byte) bool {
 	return true
 }
 
-func (d *decoder) value(v *canonical.Value, out reflect.Value, at *path) {
+func (d *decoder) value(v *canonical.Value, out reflect.Value) {
 	if out.Type() == anyType {
 		if a := toAny(v); a != nil {
 			out.Set(reflect.ValueOf(a))
@@ -167,60 +177,62 @@ func (d *decoder) value(v *canonical.Value, out reflect.Value, at *path) {
 			return
 		}
 		p := reflect.New(out.Type().Elem())
-		d.value(v, p.Elem(), at)
+		d.value(v, p.Elem())
 		out.Set(p)
 	case reflect.String:
 		if v.Kind() != canonical.KindString {
-			d.typeError(v, at, "a string")
+			d.typeError(v, "a string")
 			return
 		}
 		out.SetString(v.Str())
 	case reflect.Bool:
 		if v.Kind() != canonical.KindBool {
-			d.typeError(v, at, "true or false")
+			d.typeError(v, "true or false")
 			return
 		}
 		out.SetBool(v.Bool())
 	case reflect.Int, reflect.Int64, reflect.Int32:
 		if v.Kind() != canonical.KindNumber {
-			d.typeError(v, at, "an integer")
+			d.typeError(v, "an integer")
 			return
 		}
 		raw := v.Raw()
 		if !canonicalInt(raw) {
-			d.fail(at, "%s is not an integer written as plain digits (no fraction, exponent, leading zero or -0)", quoteShort(raw))
+			d.fail("%s is not an integer written as plain digits (no fraction, exponent, leading zero or -0)", quoteShort(raw))
 			return
 		}
 		text, f := v.Number()
 		if f != math.Trunc(f) || math.Abs(f) > maxSafeInteger {
-			d.fail(at, "%s is not an integer between -(2^53-1) and 2^53-1", text)
+			d.fail("%s is not an integer between -(2^53-1) and 2^53-1", text)
 			return
 		}
 		if out.OverflowInt(int64(f)) {
-			d.fail(at, "%s is out of range", text)
+			d.fail("%s is out of range", text)
 			return
 		}
 		out.SetInt(int64(f))
 	case reflect.Float64:
 		if v.Kind() != canonical.KindNumber {
-			d.typeError(v, at, "a number")
+			d.typeError(v, "a number")
 			return
 		}
 		text, f := v.Number()
 		if raw := v.Raw(); string(raw) != text {
-			d.fail(at, "%s is not in its canonical form %s (RFC 8785: shortest round-trip digits, no trailing zeros, no + or leading zeros)", quoteShort(raw), text)
+			d.fail("%s is not in its canonical form %s (RFC 8785: shortest round-trip digits, no trailing zeros, no + or leading zeros)", quoteShort(raw), text)
 			return
 		}
 		out.SetFloat(f)
 	case reflect.Slice:
 		if v.Kind() != canonical.KindArray {
-			d.typeError(v, at, "an array")
+			d.typeError(v, "an array")
 			return
 		}
 		n := v.Len()
 		s := reflect.MakeSlice(out.Type(), n, n)
 		for i, e := range v.Elements() {
-			d.value(e, s.Index(i), &path{parent: at, index: i})
+			d.push(nil, i)
+			d.value(e, s.Index(i))
+			d.pop()
 		}
 		out.Set(s)
 	case reflect.Map:
@@ -228,7 +240,7 @@ func (d *decoder) value(v *canonical.Value, out reflect.Value, at *path) {
 			panic("document: map keys must be strings")
 		}
 		if v.Kind() != canonical.KindObject {
-			d.typeError(v, at, "an object")
+			d.typeError(v, "an object")
 			return
 		}
 		if d.skipFree && out.Type().Elem() == anyType {
@@ -236,60 +248,81 @@ func (d *decoder) value(v *canonical.Value, out reflect.Value, at *path) {
 		}
 		m := reflect.MakeMapWithSize(out.Type(), v.Len())
 		et := out.Type().Elem()
-		for name, mv := range v.Members() {
+		for name, mv := range v.MemberNames() {
 			e := reflect.New(et).Elem()
-			here := &path{parent: at, name: name}
+			d.push(name, 0)
 			if mv.Kind() == canonical.KindNull && !nullable(et) {
-				d.fail(here, "is null, want %s", kindName(et))
-				continue
+				d.fail("is null, want %s", kindName(et))
+			} else {
+				d.value(mv, e)
+				m.SetMapIndex(reflect.ValueOf(string(name)).Convert(out.Type().Key()), e)
 			}
-			d.value(mv, e, here)
-			m.SetMapIndex(reflect.ValueOf(name).Convert(out.Type().Key()), e)
+			d.pop()
 		}
 		out.Set(m)
 	case reflect.Struct:
 		if v.Kind() != canonical.KindObject {
-			d.typeError(v, at, "an object")
+			d.typeError(v, "an object")
 			return
 		}
 		fields := fieldsOf(out.Type())
-		seen := make([]bool, len(fields.list))
-		for name, mv := range v.Members() {
-			idx, ok := fields.byName[name]
-			here := &path{parent: at, name: name}
-			if !ok {
-				d.fail(here, "unknown field")
-				continue
-			}
-			seen[idx] = true
-			f := fields.list[idx]
-			if mv.Kind() == canonical.KindNull && (!f.nullable || !f.required) {
-				if f.required {
-					d.fail(here, "is null, want %s", kindName(f.typ))
-				} else {
-					d.fail(here, "is null; omit the member instead")
-				}
-				continue
-			}
-			if f.maxItems > 0 && (mv.Kind() == canonical.KindArray || mv.Kind() == canonical.KindObject) {
-				if n := mv.Len(); n > f.maxItems {
-					d.fail(here, "has %d items, at most %d", n, f.maxItems)
-					continue
-				}
-			}
-			fv := out.Field(f.index)
-			d.value(mv, fv, here)
-			if !f.required && isEmptyValue(fv) && emptyJSON(mv) {
-				d.fail(here, "%s; omit the member instead", emptyWord(mv))
-			}
+		var seenBits uint64
+		var seenMore []bool
+		if len(fields.list) > 64 {
+			seenMore = make([]bool, len(fields.list))
+		}
+		for name, mv := range v.MemberNames() {
+			d.push(name, 0)
+			d.member(fields, name, mv, out, &seenBits, seenMore)
+			d.pop()
 		}
 		for i, f := range fields.list {
-			if !seen[i] && f.required {
-				d.fail(&path{parent: at, name: f.name}, "missing required field")
+			seen := seenBits&(1<<i) != 0
+			if seenMore != nil {
+				seen = seenMore[i]
+			}
+			if !seen && f.required {
+				d.push([]byte(f.name), 0)
+				d.fail("missing required field")
+				d.pop()
 			}
 		}
 	default:
 		panic("document: unsupported field type " + out.Type().String())
+	}
+}
+
+// member decodes the member name of a struct of fields into out.
+func (d *decoder) member(fields *structFields, name []byte, mv *canonical.Value, out reflect.Value, seenBits *uint64, seenMore []bool) {
+	idx, ok := fields.byName[string(name)]
+	if !ok {
+		d.fail("unknown field")
+		return
+	}
+	if seenMore != nil {
+		seenMore[idx] = true
+	} else {
+		*seenBits |= 1 << idx
+	}
+	f := fields.list[idx]
+	if mv.Kind() == canonical.KindNull && (!f.nullable || !f.required) {
+		if f.required {
+			d.fail("is null, want %s", kindName(f.typ))
+		} else {
+			d.fail("is null; omit the member instead")
+		}
+		return
+	}
+	if f.maxItems > 0 && (mv.Kind() == canonical.KindArray || mv.Kind() == canonical.KindObject) {
+		if n := mv.Len(); n > f.maxItems {
+			d.fail("has %d items, at most %d", n, f.maxItems)
+			return
+		}
+	}
+	fv := out.Field(f.index)
+	d.value(mv, fv)
+	if !f.required && isEmptyValue(fv) && emptyJSON(mv) {
+		d.fail("%s; omit the member instead", emptyWord(mv))
 	}
 }
 

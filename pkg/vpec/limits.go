@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/svc-gov/svc/pkg/canonical"
@@ -110,11 +111,15 @@ func (s *shapeScanner) scan() error {
 		case !vpecMembers[string(name)]:
 			err = s.fail(quoteName(name), "is not a member of a v1 VPEC")
 		case string(name) == "records":
-			s.recStart, s.elems = s.pos, s.elems[:0]
+			a := &s.arrays[0]
+			a.start, a.elems = s.pos, a.elems[:0]
 			err = s.arrayOfObjects("records", func(i int) error { return s.record(i) })
-			s.recEnd = s.pos
+			a.end = s.pos
 		case string(name) == "gaps":
+			a := &s.arrays[1]
+			a.start, a.elems = s.pos, a.elems[:0]
 			err = s.arrayOfObjects("gaps", func(i int) error { return s.gap(i) })
+			a.end = s.pos
 		case string(name) == "proof_level_breakdown" || string(name) == "provable_surface_breakdown":
 			// Keyed by proof level: at most one member per level.
 			if s.pos < len(s.d) && s.d[s.pos] == '{' {
@@ -141,11 +146,18 @@ type shapeScanner struct {
 	depth int
 	bad   bool // text it cannot follow: stop and let the parser report
 	count int  // values skipped since the counter was reset
-	// With collect, where the records array is and where each record
-	// starts and ends (pairs of offsets).
-	collect          bool
-	recStart, recEnd int
-	elems            []uint32
+	// With collect, where the records and gaps arrays are and where each
+	// of their elements starts and ends.
+	collect bool
+	arrays  [2]arrayPart // records, gaps
+	scratch []byte
+}
+
+// arrayPart is where an array of objects lies in a document.
+type arrayPart struct {
+	name       string
+	start, end int      // the array, '[' to after ']'; start -1: absent
+	elems      []uint32 // each element's start and end offsets
 }
 
 func (s *shapeScanner) fail(field, format string, a ...any) error {
@@ -344,8 +356,12 @@ func (s *shapeScanner) arrayOfObjects(field string, each func(i int) error) erro
 		}
 		start := s.pos
 		err = each(i)
-		if s.collect && field == "records" {
-			s.elems = append(s.elems, uint32(start), uint32(s.pos))
+		if s.collect {
+			a := &s.arrays[0]
+			if field == "gaps" {
+				a = &s.arrays[1]
+			}
+			a.elems = append(a.elems, uint32(start), uint32(s.pos))
 		}
 		return err == nil
 	})
@@ -433,12 +449,12 @@ func (s *shapeScanner) gap(i int) error {
 // A document the scan could not follow is read as one tree (its parse
 // error is then reported exactly).
 func (p *parsed) read(doc []byte, bad func(string, ...any)) bool {
-	s := shapeScanner{d: doc, collect: true, recStart: -1}
+	s := shapeScanner{d: doc, collect: true, arrays: [2]arrayPart{{name: "records", start: -1}, {name: "gaps", start: -1}}}
 	if err := s.scan(); err != nil {
 		bad("%s", strings.TrimPrefix(err.Error(), "schema: "))
 		return false
 	}
-	if s.bad || s.recStart < 0 {
+	if s.bad || s.arrays[0].start < 0 {
 		return p.readWhole(doc, bad)
 	}
 	var errs []string
@@ -475,58 +491,99 @@ var errWhole = errors.New("read the whole document")
 // readParts is read in parts (see read). It returns the parse error of
 // the document, if any; schema problems are added to errs.
 func (p *parsed) readParts(doc []byte, s *shapeScanner, errs *[]string) error {
-	skel := make([]byte, 0, len(doc)-(s.recEnd-s.recStart)+2)
-	skel = append(append(append(skel, doc[:s.recStart]...), "[]"...), doc[s.recEnd:]...)
+	// The skeleton: the document with the records and gaps arrays empty.
+	var parts []*arrayPart
+	cut := 0
+	for i := range s.arrays {
+		if a := &s.arrays[i]; a.start >= 0 {
+			parts = append(parts, a)
+			cut += a.end - a.start - 2
+		}
+	}
+	slices.SortFunc(parts, func(a, b *arrayPart) int { return a.start - b.start })
+	skel := make([]byte, 0, len(doc)-cut)
+	at := 0
+	for _, a := range parts {
+		skel = append(append(skel, doc[at:a.start]...), "[]"...)
+		at = a.end
+	}
+	skel = append(skel, doc[at:]...)
 	top, err := document.ParseTree(skel)
 	if err != nil {
-		// The error is outside the records: read the whole document for
-		// its exact position.
+		// The error is outside the records and gaps: read the whole
+		// document for its exact position.
 		return errWhole
 	}
 	if err := document.DecodeWith(top, &p.v, document.Options{SkipFreeMaps: true}); err != nil {
 		addErrors(errs, err)
 	}
-	n := len(s.elems) / 2
-	records := make([]Record, n)
-	p.recordJCS = make([][]byte, n)
-	chainBuf := make([]byte, 0, s.recEnd-s.recStart)
-	ps := canonical.Parser{MaxDepth: document.MaxDepth - 2} // records are at depth 3
-	var scratch []byte
+	ps := canonical.Parser{MaxDepth: document.MaxDepth - 2} // elements are at depth 3
 	var perr error
-	write := func(dst []byte) []byte {
+	// each parses element i of a and writes it, calling use on its tree.
+	each := func(dst []byte, a *arrayPart, use func(i int, v *canonical.Value)) []byte {
 		dst = append(dst, '[')
-		for i := range n {
-			if len(*errs) > maxReported {
+		for i := range len(a.elems) / 2 {
+			if len(*errs) > maxReported || perr != nil {
 				break
 			}
-			rec, err := ps.Parse(doc[s.elems[2*i]:s.elems[2*i+1]])
+			v, err := ps.Parse(doc[a.elems[2*i]:a.elems[2*i+1]])
 			if err != nil {
-				perr = document.SyntaxErrorAt(doc, int(s.elems[2*i]), err)
-				return dst
+				perr = document.SyntaxErrorAt(doc, int(a.elems[2*i]), err)
+				break
 			}
-			scratch = checkDetails(rec, i, scratch, errs)
+			if a.name == "records" {
+				s.scratch = checkDetails(v, i, s.scratch, errs)
+			}
 			if len(*errs) == 0 {
 				// The encodings are needed only for a document without
 				// schema problems (their checks do not run otherwise).
 				if i > 0 {
 					dst = append(dst, ',')
 				}
-				dst = rec.AppendCanonical(dst)
-				start := len(chainBuf)
-				chainBuf = rec.AppendCanonical(chainBuf, "chain_hash")
-				p.recordJCS[i] = chainBuf[start:len(chainBuf):len(chainBuf)]
+				dst = v.AppendCanonical(dst)
 			}
-			if err := document.DecodeWith(rec, &records[i], document.Options{Path: fmt.Sprintf("records[%d]", i), SkipFreeMaps: true}); err != nil {
-				addErrors(errs, err)
-			}
+			use(i, v)
 		}
 		return append(dst, ']')
 	}
-	p.signedJCS = top.AppendCanonicalReplacing(make([]byte, 0, len(doc)), "records", write, unsignedFields...)
+	recs := &s.arrays[0]
+	n := len(recs.elems) / 2
+	records := make([]Record, n)
+	p.recordJCS = make([][]byte, n)
+	chainBuf := make([]byte, 0, recs.end-recs.start)
+	replace := map[string]func([]byte) []byte{
+		"records": func(dst []byte) []byte {
+			return each(dst, recs, func(i int, v *canonical.Value) {
+				if len(*errs) == 0 {
+					start := len(chainBuf)
+					chainBuf = v.AppendCanonical(chainBuf, "chain_hash")
+					p.recordJCS[i] = chainBuf[start:len(chainBuf):len(chainBuf)]
+				}
+				if err := document.DecodeWith(v, &records[i], document.Options{Path: "records", Indexed: true, Index: i, SkipFreeMaps: true}); err != nil {
+					addErrors(errs, err)
+				}
+			})
+		},
+	}
+	var gaps []Gap
+	if g := &s.arrays[1]; g.start >= 0 {
+		gaps = make([]Gap, len(g.elems)/2)
+		replace["gaps"] = func(dst []byte) []byte {
+			return each(dst, g, func(i int, v *canonical.Value) {
+				if err := document.DecodeWith(v, &gaps[i], document.Options{Path: "gaps", Indexed: true, Index: i}); err != nil {
+					addErrors(errs, err)
+				}
+			})
+		}
+	}
+	p.signedJCS = top.AppendCanonicalReplacing(make([]byte, 0, len(doc)), replace, unsignedFields...)
 	if perr != nil {
 		return perr
 	}
 	p.v.Records = records
+	if gaps != nil {
+		p.v.Gaps = gaps
+	}
 	return nil
 }
 

@@ -38,6 +38,12 @@ var memoryShapes = []struct {
 	{"VPEC, details of small strings", func(tb testing.TB, size int) []byte {
 		return detailsVPEC(tb, size, `{"s":[`+strings.Repeat(`"a",`, 3999)+`"a"]}`)
 	}},
+	{"VPEC, many small gaps", func(tb testing.TB, size int) []byte {
+		doc := realVPEC(tb, 8000)
+		gap := `{"gap_id":"g","gap_type":"t","severity":"Low","check":null,"sequence":null,"timestamp":"2026-11-24T00:00:00Z"},`
+		gaps := strings.Repeat(gap, (size-len(doc))/len(gap)+1)
+		return bytes.Replace(doc, []byte(`"gaps": [],`), []byte(`"gaps": [`+gaps[:len(gaps)-1]+`],`), 1)
+	}},
 	{"VPEC, deeply nested details", func(tb testing.TB, size int) []byte {
 		return detailsVPEC(tb, size, strings.Repeat(`{"a":[`, 30)+"0"+strings.Repeat("]}", 30))
 	}},
