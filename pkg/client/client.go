@@ -633,7 +633,12 @@ func (p *Pipeline) deliver(ctx context.Context, e entry) error {
 	case kindRecord:
 		_, _, err = p.call(ctx, http.MethodPost, run+"/records", e.Body)
 	case kindClose:
-		_, _, err = p.call(ctx, http.MethodPost, run+"/close", nil)
+		var hdr map[string]string
+		var qc queuedClose
+		if len(e.Body) > 0 && json.Unmarshal(e.Body, &qc) == nil && qc.IdempotencyKey != "" {
+			hdr = map[string]string{"Idempotency-Key": qc.IdempotencyKey}
+		}
+		_, _, err = p.callWith(ctx, http.MethodPost, run+"/close", nil, hdr)
 		if errors.Is(err, ErrRunSealed) {
 			err = nil
 		}

@@ -8,8 +8,11 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/svc-gov/svc/pkg/api"
 	"github.com/svc-gov/svc/pkg/client"
+	"github.com/svc-gov/svc/pkg/server"
 	"github.com/svc-gov/svc/pkg/vpec"
 )
 
@@ -73,4 +76,57 @@ func TestCloseResponseLost(t *testing.T) {
 	if _, err := run.Close(ctx); !errors.Is(err, client.ErrRunSealed) {
 		t.Errorf("second Close: %v, want ErrRunSealed", err)
 	}
+}
+
+// flakyTSA fails while down is set.
+type flakyTSA struct {
+	next vpec.Timestamper
+	down atomic.Bool
+}
+
+func (f *flakyTSA) Timestamp(d []byte) ([]byte, error) {
+	if f.down.Load() {
+		return nil, errors.New("TSA unreachable")
+	}
+	return f.next.Timestamp(d)
+}
+
+// TestCloseAfterTimestampFailure: a Close while the service's timestamp
+// authority fails (502: the run's records are sealed, no VPEC) is retried
+// with the same Idempotency-Key, then queued with that key (the client
+// answers offline); once the authority is back, delivering the queued
+// close completes the same close (not 409), and FetchVPEC returns the
+// service's VPEC.
+func TestCloseAfterTimestampFailure(t *testing.T) {
+	tsa := &flakyTSA{}
+	e := newEnv(t, func(c *server.Config) { tsa.next = c.Timestamper; c.Timestamper = tsa })
+	p := e.pipeline(func(o *client.Options) { o.Timeout = 300 * time.Millisecond })
+	ctx := context.Background()
+	run, err := p.Open(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifest := "sha256:" + strings.Repeat("ab", 32)
+	for i := range 2 {
+		if _, err := run.Record(ctx, "pii_scan", manifest, vpec.ResultPass, []byte{byte(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tsa.down.Store(true)
+	res, err := run.Close(ctx)
+	if err != nil || !res.Offline {
+		t.Fatalf("Close with the TSA down: %v, offline %v; want an offline VPEC", err, res != nil && res.Offline)
+	}
+	if sr, _ := e.serverRun(run.ID()); sr.Status != api.RunSealed || sr.VPECID != "" {
+		t.Fatalf("the service's run: %s vpec %q; want sealed without a VPEC", sr.Status, sr.VPECID)
+	}
+	tsa.down.Store(false)
+	if n, err := p.FlushQueue(ctx); err != nil || n != 1 {
+		t.Fatalf("FlushQueue: %d, %v; want the close delivered", n, err)
+	}
+	got, err := p.FetchVPEC(ctx, run.ID())
+	if err != nil {
+		t.Fatalf("FetchVPEC: %v", err)
+	}
+	e.mustValid(got, 2)
 }

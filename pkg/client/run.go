@@ -59,6 +59,7 @@ type Run struct {
 	bodies             [][]byte // the records this client made, as sent
 	lastCommitment     string
 	sealed             bool
+	closeKey           string // the Idempotency-Key of this Run's close, made at the first Close
 }
 
 // ID is the run id (client-proposed, accepted by the service).
@@ -485,7 +486,7 @@ func (r *Run) Close(ctx context.Context) (*VPECResult, error) {
 			return nil, fmt.Errorf("svc client: close run %s: %w", r.id, err)
 		}
 	}
-	if err := p.q.append(kindClose, r.id, nil); err != nil {
+	if err := p.q.append(kindClose, r.id, r.closeBody()); err != nil {
 		return nil, fmt.Errorf("svc client: close run %s: the service is unreachable and the queue failed: %w", r.id, err)
 	}
 	r.sealed = true
@@ -506,9 +507,9 @@ func (r *Run) Close(ctx context.Context) (*VPECResult, error) {
 func (r *Run) closeOnline(ctx context.Context) ([]byte, error) {
 	p := r.p
 	path := "/api/v1/runs/" + url.PathEscape(r.id) + "/close"
-	hdr := map[string]string{"Idempotency-Key": "close:" + strings.TrimPrefix(vpec.NewID("k"), "k")}
+	hdr := map[string]string{"Idempotency-Key": r.idempotencyKey()}
 	data, _, err := p.callWith(ctx, http.MethodPost, path, nil, hdr)
-	if err == nil || !unreachable(err) {
+	if err == nil || !retryClose(err) {
 		return data, err
 	}
 	for wait := 50 * time.Millisecond; ; wait = min(2*wait, time.Second) {
@@ -521,8 +522,11 @@ func (r *Run) closeOnline(ctx context.Context) ([]byte, error) {
 				return v, nil
 			}
 			return nil, rerr
-		case !unreachable(rerr):
+		case !retryClose(rerr):
 			return nil, rerr
+		}
+		if !unreachable(rerr) {
+			err = rerr
 		}
 		select {
 		case <-ctx.Done():
@@ -530,6 +534,37 @@ func (r *Run) closeOnline(ctx context.Context) ([]byte, error) {
 		case <-time.After(wait):
 		}
 	}
+}
+
+// idempotencyKey is the Run's close key: made at the first Close and
+// kept, so that a Close the application calls again after an error (a
+// failed timestamp authority, a lost answer) completes the same close.
+func (r *Run) idempotencyKey() string {
+	if r.closeKey == "" {
+		r.closeKey = "close:" + strings.TrimPrefix(vpec.NewID("k"), "k")
+	}
+	return r.closeKey
+}
+
+// closeBody is the queued close's body: its idempotency key, sent as the
+// Idempotency-Key header when the queue delivers it.
+func (r *Run) closeBody() []byte {
+	b, _ := json.Marshal(queuedClose{IdempotencyKey: r.idempotencyKey()})
+	return b
+}
+
+// queuedClose is the body of a queued close entry.
+type queuedClose struct {
+	IdempotencyKey string `json:"idempotency_key"`
+}
+
+// retryClose reports whether a close that got err may be sent again with
+// the same key: no answer, or the service could not finish it (a 5xx, e.g.
+// 502 timestamp_failed: the run's records are sealed and the retry
+// completes the close).
+func retryClose(err error) bool {
+	var ae *APIError
+	return unreachable(err) || errors.As(err, &ae) && ae.Status >= 500
 }
 
 // fetchIssued returns the VPEC the service issued for the run, through
