@@ -101,6 +101,12 @@ func TestStoreErrorsAreNotFacts(t *testing.T) {
 	if code < 500 && (code != 201 || json.Unmarshal(body, &del) != nil || del.LastSequence != 3) {
 		t.Errorf("delegation with failing record reads: %d %s; want 5xx or a token at sequence 3", code, body)
 	}
+	if code == 201 {
+		code, body = req("POST", "/api/v1/runs/resume", server.ResumeRequest{LineageToken: del.LineageToken})
+		if code < 500 && (code != 200 || json.Unmarshal(body, &got) != nil || got.LastSequence != 3) {
+			t.Errorf("resume with failing record reads: %d %s; want 5xx or the run at sequence 3", code, body)
+		}
+	}
 	code, body = req("POST", "/api/v1/runs/"+run.RunID+"/close", nil)
 	if code != 500 {
 		t.Errorf("close with failing record reads: %d %s; want 500", code, body)
