@@ -21,9 +21,8 @@ const maxSafeInteger = 1<<53 - 1
 // Decode decodes the parsed tree v into target (a pointer to a struct),
 // following the json tags of its fields. It is strict: unknown fields,
 // mistyped values, null where no pointer is (arrays and objects are never
-// null), integers that are not exact or exceed 2^53-1, numbers not written
-// in their one accepted form (integers as plain digits; other numbers in
-// RFC 8785 form), missing fields, and optional fields present with an
+// null), integers that are not exact or exceed 2^53-1, missing fields,
+// and optional fields present with an
 // empty value (what omitempty would leave out: "", 0, false, [], {}, null)
 // are errors. A field is required unless its tag says omitempty. Values of
 // type any (details) take any JSON value, null included. A field tagged
@@ -44,6 +43,12 @@ type Options struct {
 	// need only its canonical bytes, which the tree gives: decoded, the
 	// smallest JSON values (0, "", [], null) cost up to 20 times their size.
 	SkipFreeMaps bool
+	// CanonicalNumbers accepts each number field only in its one form
+	// (integers as plain digits, other numbers in RFC 8785 form): for
+	// signed documents (VPECs, profiles), where another spelling of the
+	// same value would make a byte-different copy that verifies. Without
+	// it any spelling of an exact integer (3.0, 3e0) or number is read.
+	CanonicalNumbers bool
 }
 
 // DecodeWith is Decode with options.
@@ -52,7 +57,7 @@ func DecodeWith(v *canonical.Value, target any, opts Options) error {
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
 		return fmt.Errorf("document: Decode needs a non-nil pointer, got %T", target)
 	}
-	d := &decoder{skipFree: opts.SkipFreeMaps, root: opts.Path, rootIndex: -1}
+	d := &decoder{skipFree: opts.SkipFreeMaps, strictNumbers: opts.CanonicalNumbers, root: opts.Path, rootIndex: -1}
 	if opts.Indexed {
 		d.rootIndex = opts.Index
 	}
@@ -67,9 +72,10 @@ func DecodeWith(v *canonical.Value, target any, opts Options) error {
 }
 
 type decoder struct {
-	errs     []error
-	dropped  int
-	skipFree bool
+	errs          []error
+	dropped       int
+	skipFree      bool
+	strictNumbers bool
 	// The path of the value being decoded, turned into a string only for
 	// an error: root, [rootIndex] when not -1, then stack.
 	root      string
@@ -197,7 +203,7 @@ func (d *decoder) value(v *canonical.Value, out reflect.Value) {
 			return
 		}
 		raw := v.Raw()
-		if !canonicalInt(raw) {
+		if d.strictNumbers && !canonicalInt(raw) {
 			d.fail("%s is not an integer written as plain digits (no fraction, exponent, leading zero or -0)", quoteShort(raw))
 			return
 		}
@@ -217,7 +223,7 @@ func (d *decoder) value(v *canonical.Value, out reflect.Value) {
 			return
 		}
 		text, f := v.Number()
-		if raw := v.Raw(); string(raw) != text {
+		if raw := v.Raw(); d.strictNumbers && string(raw) != text {
 			d.fail("%s is not in its canonical form %s (RFC 8785: shortest round-trip digits, no trailing zeros, no + or leading zeros)", quoteShort(raw), text)
 			return
 		}

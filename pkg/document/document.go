@@ -174,11 +174,17 @@ func position(data []byte, offset int) (line, col int) {
 // it into target (see Decode). It returns the parsed tree, from which signed
 // bytes are computed without parsing again.
 func Parse(data []byte, target any) (*canonical.Value, error) {
+	return ParseWith(data, target, Options{})
+}
+
+// ParseWith is Parse with decoding options; signed documents are read
+// with CanonicalNumbers.
+func ParseWith(data []byte, target any, opts Options) (*canonical.Value, error) {
 	tree, err := parse(data)
 	if err != nil {
 		return nil, err
 	}
-	if err := Decode(tree, target); err != nil {
+	if err := DecodeWith(tree, target, opts); err != nil {
 		return tree, err
 	}
 	return tree, nil

@@ -229,7 +229,7 @@ func Parse(doc []byte) (*Profile, error) {
 
 func parse(doc []byte) (*Profile, *canonical.Value, error) {
 	var p Profile
-	tree, err := document.Parse(doc, &p)
+	tree, err := document.ParseWith(doc, &p, document.Options{CanonicalNumbers: true})
 	if err != nil {
 		return nil, nil, fmt.Errorf("profile: %w", err)
 	}

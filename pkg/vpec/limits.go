@@ -514,7 +514,7 @@ func (p *parsed) readParts(doc []byte, s *shapeScanner, errs *[]string) error {
 		// document for its exact position.
 		return errWhole
 	}
-	if err := document.DecodeWith(top, &p.v, document.Options{SkipFreeMaps: true}); err != nil {
+	if err := document.DecodeWith(top, &p.v, document.Options{SkipFreeMaps: true, CanonicalNumbers: true}); err != nil {
 		addErrors(errs, err)
 	}
 	ps := canonical.Parser{MaxDepth: document.MaxDepth - 2} // elements are at depth 3
@@ -559,7 +559,7 @@ func (p *parsed) readParts(doc []byte, s *shapeScanner, errs *[]string) error {
 					chainBuf = v.AppendCanonical(chainBuf, "chain_hash")
 					p.recordJCS[i] = chainBuf[start:len(chainBuf):len(chainBuf)]
 				}
-				if err := document.DecodeWith(v, &records[i], document.Options{Path: "records", Indexed: true, Index: i, SkipFreeMaps: true}); err != nil {
+				if err := document.DecodeWith(v, &records[i], document.Options{Path: "records", Indexed: true, Index: i, SkipFreeMaps: true, CanonicalNumbers: true}); err != nil {
 					addErrors(errs, err)
 				}
 			})
@@ -570,7 +570,7 @@ func (p *parsed) readParts(doc []byte, s *shapeScanner, errs *[]string) error {
 		gaps = make([]Gap, len(g.elems)/2)
 		replace["gaps"] = func(dst []byte) []byte {
 			return each(dst, g, func(i int, v *canonical.Value) {
-				if err := document.DecodeWith(v, &gaps[i], document.Options{Path: "gaps", Indexed: true, Index: i}); err != nil {
+				if err := document.DecodeWith(v, &gaps[i], document.Options{Path: "gaps", Indexed: true, Index: i, CanonicalNumbers: true}); err != nil {
 					addErrors(errs, err)
 				}
 			})
@@ -596,7 +596,7 @@ func (p *parsed) readWhole(doc []byte, bad func(string, ...any)) bool {
 	}
 	p.encode(tree)
 	var errs []string
-	if err := document.DecodeWith(tree, &p.v, document.Options{SkipFreeMaps: true}); err != nil {
+	if err := document.DecodeWith(tree, &p.v, document.Options{SkipFreeMaps: true, CanonicalNumbers: true}); err != nil {
 		addErrors(&errs, err)
 	}
 	if recs := tree.Get("records"); recs != nil {
