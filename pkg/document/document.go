@@ -78,7 +78,7 @@ func CheckInput(data []byte) error {
 		return &SyntaxError{Offset: -1, Err: ErrNotJSON, Msg: "the document is empty"}
 	}
 	if bytes.HasPrefix(data, []byte("\xef\xbb\xbf")) {
-		return &SyntaxError{Offset: 0, Err: ErrNotJSON,
+		return &SyntaxError{Offset: -1, Err: ErrNotJSON,
 			Msg: "not JSON: the document starts with a UTF-8 byte order mark (EF BB BF); save it without one"}
 	}
 	for i, c := range data {
