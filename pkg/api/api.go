@@ -52,6 +52,9 @@ const (
 	CodeProfileUnverified    = "profile_unverified"     // 422: a profile to publish is not validly signed
 	CodeProfileMismatch      = "profile_mismatch"       // 422: a Bounded Inference record the named profile does not cover
 	CodeClaimWithoutEvidence = "claim_without_evidence" // 422: a proof level the record carries no evidence for (field proof_level)
+	CodeEnvironmentMismatch  = "environment_mismatch"   // 403: a key acts on a run of the other environment (sandbox vs production)
+	CodeSessionUsed          = "session_used"           // 409: a check or review session already backs another record
+	CodeRunTooLarge          = "run_too_large"          // 422: the run holds the maximum records or bytes; close it and open another
 	CodeNotImplemented       = "not_implemented"        // 501
 	CodeMethodNotAllowed     = "method_not_allowed"     // 405
 )

@@ -209,17 +209,17 @@ func (a *app) runServe(ctx context.Context, o *serveOptions) error {
 	if o.sandboxRate <= 0 {
 		limit.PerSecond = -1
 	}
+	if o.maxRecordsPerRun < 1 {
+		return &Error{Code: ExitUsage, Err: fmt.Errorf("--max-records-per-run must be at least 1, is %d", o.maxRecordsPerRun)}
+	}
 	srv, err := server.New(server.Config{
 		Store: st, Signer: m.Signer, Timestamper: tsa, Trust: m.Trust, Logger: log,
 		MaxBodyBytes: o.maxBodyBytes, Version: BuildVersion().Version, SandboxLimit: limit,
+		RunLimits: server.RunLimits{MaxRecords: o.maxRecordsPerRun},
 	})
 	if err != nil {
 		return &Error{Code: ExitFailure, Err: err}
 	}
-	if o.maxRecordsPerRun < 1 {
-		return &Error{Code: ExitUsage, Err: fmt.Errorf("--max-records-per-run must be at least 1, is %d", o.maxRecordsPerRun)}
-	}
-	srv.SetRunLimits(server.RunLimits{MaxRecords: o.maxRecordsPerRun})
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
 		return &Error{Code: ExitFailure, Err: fmt.Errorf("listen: %w", err), Hint: "choose another --addr, e.g. 127.0.0.1:0 for any free port"}

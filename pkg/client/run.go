@@ -602,17 +602,8 @@ func (r *Run) offlineVPEC() (*VPECResult, error) {
 		}
 		jcs[i] = tree.Canonical("chain_hash")
 	}
-	for _, b := range vpec.VerifyChain(r.id, v.Records, jcs) {
-		if b.MissingFrom > 0 {
-			for seq := b.MissingFrom; seq <= b.MissingTo && seq < b.MissingFrom+1000; seq++ {
-				sq := seq
-				v.Gaps = append(v.Gaps, vpec.Gap{GapID: vpec.NewID("gap_"), GapType: vpec.GapSequenceMissing, Severity: vpec.High, Sequence: &sq, Timestamp: now})
-			}
-			continue
-		}
-		sq := b.Sequence
-		v.Gaps = append(v.Gaps, vpec.Gap{GapID: vpec.NewID("gap_"), GapType: vpec.GapChainBreak, Severity: vpec.Critical, Sequence: &sq, Timestamp: now})
-	}
+	// The same chain, hole and empty-run gaps the service would declare.
+	v.Gaps = vpec.IssueGaps(r.id, v.Records, jcs, now)
 	for i := range v.Records {
 		if rec := &v.Records[i]; rec.RaisesProfileMissing() {
 			check, sq := rec.Check, rec.Sequence

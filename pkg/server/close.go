@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"regexp"
 	"runtime"
-	"sync"
 
 	"github.com/svc-gov/svc/pkg/api"
 	"github.com/svc-gov/svc/pkg/document"
@@ -21,10 +20,6 @@ import (
 // DefaultMaxRecordsPerRun bounds the records of a run unless configured
 // otherwise (svc serve --max-records-per-run).
 const DefaultMaxRecordsPerRun = 100000
-
-// CodeRunTooLarge is the error code of a record refused because its run
-// is full (422): the body names the limit. Close the run and open another.
-const CodeRunTooLarge = "run_too_large"
 
 // The byte budget of a run. The VPEC of a run is its header, then each
 // record's stored body verbatim on a line of its own, then its gaps. What
@@ -58,28 +53,18 @@ func (l RunLimits) store() store.Limits {
 	return store.Limits{MaxRecords: l.MaxRecords, MaxBytes: l.MaxDocumentBytes - VPECHeaderBytes, BytesPerRecord: VPECBytesPerRecord}
 }
 
-// runLimits holds each server's limits.
-// TODO(lead): move into Config (MaxRecordsPerRun) once server.go may change.
-var runLimits sync.Map // *Server -> RunLimits
-
-// SetRunLimits sets the server's run limits; zero fields take the defaults.
-// Call it before serving.
-func (s *Server) SetRunLimits(l RunLimits) {
+// withDefaults fills the zero fields of l with the defaults.
+func (l RunLimits) withDefaults() RunLimits {
 	if l.MaxRecords <= 0 {
 		l.MaxRecords = DefaultMaxRecordsPerRun
 	}
 	if l.MaxDocumentBytes <= 0 {
 		l.MaxDocumentBytes = vpec.MaxDocumentBytes
 	}
-	runLimits.Store(s, l)
+	return l
 }
 
-func (s *Server) runLimits() RunLimits {
-	if l, ok := runLimits.Load(s); ok {
-		return l.(RunLimits)
-	}
-	return RunLimits{MaxRecords: DefaultMaxRecordsPerRun, MaxDocumentBytes: vpec.MaxDocumentBytes}
-}
+func (s *Server) runLimits() RunLimits { return s.cfg.RunLimits }
 
 // runFull is the answer to a record its run cannot take.
 func runFull(le *store.LimitError) error {
@@ -87,7 +72,7 @@ func runFull(le *store.LimitError) error {
 	if le.Limit == "max_bytes" {
 		msg = fmt.Sprintf("the run's records would exceed %d bytes (max_run_bytes: its VPEC must stay below %d bytes); close it and record into a new run", le.Max, le.Max+VPECHeaderBytes)
 	}
-	return &httpError{http.StatusUnprocessableEntity, CodeRunTooLarge, msg, ""}
+	return &httpError{http.StatusUnprocessableEntity, api.CodeRunTooLarge, msg, ""}
 }
 
 // idempotencyKeyPattern is the form of a close's Idempotency-Key (D8).

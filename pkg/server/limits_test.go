@@ -270,7 +270,7 @@ func TestClaimsNeedEvidence(t *testing.T) {
 	}
 }
 
-// A record dated more than vpec.MaxClockSkew after the service clock is
+// A record dated more than server.MaxRecordAhead after the service clock is
 // refused naming recorded_at (decision D7); within the skew it passes.
 func TestRecordedAtFuture(t *testing.T) {
 	e := newEnv(t)
@@ -280,8 +280,8 @@ func TestRecordedAtFuture(t *testing.T) {
 	}{
 		{-24 * time.Hour, 201},
 		{0, 201},
-		{vpec.MaxClockSkew - 30*time.Second, 201},
-		{vpec.MaxClockSkew + 30*time.Second, 400},
+		{server.MaxRecordAhead - 30*time.Second, 201},
+		{server.MaxRecordAhead + 30*time.Second, 400},
 		{30 * 24 * time.Hour, 400},
 	} {
 		_, code, eb, data := e.recordOne(e.keyB, func(r *vpec.Record) { r.RecordedAt = vpec.FormatTime(time.Now().Add(tc.ahead)) })

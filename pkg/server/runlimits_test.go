@@ -29,12 +29,8 @@ func TestRunByteBudget(t *testing.T) {
 	}
 	t.Cleanup(func() { st.Close() })
 	const records = 40
-	e := newStressEnv(t, []store.Store{st})
-	var run api.Run
-	code, body, err := e.post(e.urls[0], "/api/v1/runs", api.OpenRunRequest{WorkflowID: "w"}, nil)
-	if err != nil || code != 201 || json.Unmarshal(body, &run) != nil {
-		t.Fatalf("open: %d %s %v", code, body, err)
-	}
+	// The records (and so the budget) depend on the run id: propose one.
+	run := api.Run{RunID: vpec.NewID("run_")}
 	recs := chain(run.RunID, records+10)
 	for i := range recs {
 		recs[i].Sequence = int64(2*i + 2) // a hole before every record
@@ -52,7 +48,11 @@ func TestRunByteBudget(t *testing.T) {
 	}
 	// Room for exactly `records` of them.
 	srvLimit := server.VPECHeaderBytes + bodies + records*server.VPECBytesPerRecord
-	setLimits(t, e, server.RunLimits{MaxDocumentBytes: srvLimit})
+	e := newStressEnv(t, []store.Store{st}, server.RunLimits{MaxDocumentBytes: srvLimit})
+	code, body, err := e.post(e.urls[0], "/api/v1/runs", api.OpenRunRequest{WorkflowID: "w", RunID: run.RunID}, nil)
+	if err != nil || code != 201 || json.Unmarshal(body, &run) != nil {
+		t.Fatalf("open: %d %s %v", code, body, err)
+	}
 	for i, r := range recs {
 		code, body, err := e.post(e.urls[0], "/api/v1/runs/"+run.RunID+"/records", r, nil)
 		var eb api.ErrorBody
@@ -61,7 +61,7 @@ func TestRunByteBudget(t *testing.T) {
 			t.Fatal(err)
 		case i < records && code != 201:
 			t.Fatalf("record %d: %d %s", i, code, body)
-		case i >= records && (code != 422 || json.Unmarshal(body, &eb) != nil || eb.Error.Code != server.CodeRunTooLarge || !strings.Contains(eb.Error.Message, "max_run_bytes")):
+		case i >= records && (code != 422 || json.Unmarshal(body, &eb) != nil || eb.Error.Code != api.CodeRunTooLarge || !strings.Contains(eb.Error.Message, "max_run_bytes")):
 			t.Fatalf("record %d past the budget: %d %s; want 422 run_too_large naming max_run_bytes", i, code, body)
 		}
 	}
@@ -99,8 +99,7 @@ func TestMaxRecordsPerRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	e := newStressEnv(t, []store.Store{st})
-	setLimits(t, e, server.RunLimits{MaxRecords: 3})
+	e := newStressEnv(t, []store.Store{st}, server.RunLimits{MaxRecords: 3})
 	var run api.Run
 	code, body, err := e.post(e.urls[0], "/api/v1/runs", api.OpenRunRequest{WorkflowID: "w"}, nil)
 	if err != nil || code != 201 || json.Unmarshal(body, &run) != nil {

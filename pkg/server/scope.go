@@ -5,17 +5,8 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/svc-gov/svc/pkg/api"
 	"github.com/svc-gov/svc/pkg/store"
-)
-
-// Error codes of the run scope and of session claims (docs/API.md).
-const (
-	// CodeEnvironmentMismatch (403): a key acts on a run of the other
-	// environment (a sandbox key on a production run, or the reverse).
-	CodeEnvironmentMismatch = "environment_mismatch"
-	// CodeSessionUsed (409): a check or review session presented by a
-	// record other than the one it already backs.
-	CodeSessionUsed = "session_used"
 )
 
 // runScope is what the environment check needs of a run: both never
@@ -32,7 +23,7 @@ func checkEnvironment(key store.APIKey, runID, runEnv string) error {
 	if key.Environment == runEnv {
 		return nil
 	}
-	return &httpError{http.StatusForbidden, CodeEnvironmentMismatch,
+	return &httpError{http.StatusForbidden, api.CodeEnvironmentMismatch,
 		fmt.Sprintf("run %s is a %s run and API key %s is a %s key: a key acts only on runs of its own environment; use a %s key",
 			runID, runEnv, key.ID, key.Environment, runEnv), ""}
 }

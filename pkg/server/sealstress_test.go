@@ -38,15 +38,9 @@ type stressEnv struct {
 	trust   *signing.Bundle
 }
 
-// setLimits sets the run limits of every server of e.
-func setLimits(t *testing.T, e *stressEnv, l server.RunLimits) {
-	t.Helper()
-	for _, s := range e.servers {
-		s.SetRunLimits(l)
-	}
-}
-
-func newStressEnv(t *testing.T, stores []store.Store) *stressEnv {
+// newStressEnv starts one server per store; limits, if given, are the
+// servers' run limits.
+func newStressEnv(t *testing.T, stores []store.Store, limits ...server.RunLimits) *stressEnv {
 	t.Helper()
 	ctx := context.Background()
 	mat, err := server.LoadMaterial(filepath.Join(t.TempDir(), "data"))
@@ -55,7 +49,11 @@ func newStressEnv(t *testing.T, stores []store.Store) *stressEnv {
 	}
 	e := &stressEnv{trust: mat.Trust}
 	for _, st := range stores {
-		srv, err := server.New(server.Config{Store: st, Signer: mat.Signer, Timestamper: mat.TSA, Trust: mat.Trust})
+		cfg := server.Config{Store: st, Signer: mat.Signer, Timestamper: mat.TSA, Trust: mat.Trust}
+		if len(limits) > 0 {
+			cfg.RunLimits = limits[0]
+		}
+		srv, err := server.New(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}

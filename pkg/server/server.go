@@ -57,6 +57,9 @@ type Config struct {
 	// LineageTTL is how long a delegation lineage token stays valid
 	// (default 24 h).
 	LineageTTL time.Duration
+	// RunLimits bound the records of a run (decision D1 in docs/API.md);
+	// zero fields take the defaults.
+	RunLimits RunLimits
 }
 
 // Server serves the API. Create it with New.
@@ -147,6 +150,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.LineageTTL <= 0 {
 		cfg.LineageTTL = 24 * time.Hour
 	}
+	cfg.RunLimits = cfg.RunLimits.withDefaults()
 	s := &Server{cfg: cfg, log: log, mux: http.NewServeMux(), sandbox: newLimiter(cfg.SandboxLimit, cfg.Now)}
 	s.runs.max, s.tips.max, s.profileCache.max = 50000, 50000, 1000
 	s.scopes.max = 50000

@@ -305,7 +305,7 @@ func (s *Server) checkCheckSession(r *http.Request, run store.Run, rec *vpec.Rec
 // session, so its corrected retry must keep its record_id.
 func (s *Server) claimSession(r *http.Request, run store.Run, sess store.Session, recordID, field string) error {
 	used := func(holder string) error {
-		return &httpError{http.StatusConflict, CodeSessionUsed,
+		return &httpError{http.StatusConflict, api.CodeSessionUsed,
 			fmt.Sprintf("%s session %s already backs %s: a session backs one record; open a new session for this one", sess.Kind, sess.ID, holder), field}
 	}
 	switch sess.RecordID {

@@ -201,8 +201,14 @@ func checkRunClaims(records []vpec.Record) error {
 	return c.err()
 }
 
-// checkRecordTime refuses a record dated more than vpec.MaxClockSkew after
-// the server clock (decision D7): the VPEC sealed now would carry a
+// MaxRecordAhead is how far a record's recorded_at may be ahead of the
+// service clock: vpec.MaxClockSkew less one minute, the room left for a
+// timestamp authority whose clock lags the service's (the verifier allows
+// recorded_at up to MaxClockSkew after the VPEC's timestamp).
+const MaxRecordAhead = vpec.MaxClockSkew - time.Minute
+
+// checkRecordTime refuses a record dated more than MaxRecordAhead after
+// the server clock (decision D7): the VPEC sealed later would carry a
 // record from the future, which the verifier rejects.
 func (s *Server) checkRecordTime(rec *vpec.Record) error {
 	t, err := time.Parse(time.RFC3339Nano, rec.RecordedAt)
@@ -210,9 +216,9 @@ func (s *Server) checkRecordTime(rec *vpec.Record) error {
 		return badRequest("recorded_at", "recorded_at %q is not an RFC 3339 UTC time", rec.RecordedAt)
 	}
 	now := s.cfg.Now()
-	if t.After(now.Add(vpec.MaxClockSkew)) {
-		return badRequest("recorded_at", "recorded_at %s is %s ahead of the service clock (%s); at most %s of clock skew is accepted",
-			rec.RecordedAt, t.Sub(now).Round(time.Second), vpec.FormatTime(now), vpec.MaxClockSkew)
+	if t.After(now.Add(MaxRecordAhead)) {
+		return badRequest("recorded_at", "recorded_at %s is %s ahead of the service clock (%s); at most %s ahead is accepted: check the client's clock",
+			rec.RecordedAt, t.Sub(now).Round(time.Second), vpec.FormatTime(now), MaxRecordAhead)
 	}
 	return nil
 }
