@@ -59,7 +59,9 @@ func ParseLineage(token string, trust *signing.Bundle, now time.Time) (*Lineage,
 	enc := base64.RawURLEncoding
 	payload, err1 := enc.DecodeString(p64)
 	sig, err2 := enc.DecodeString(s64)
-	if !ok || err1 != nil || err2 != nil {
+	// One spelling per token: base64url without padding, re-encoding to
+	// the same text (no stray trailing bits, no CR/LF).
+	if !ok || err1 != nil || err2 != nil || enc.EncodeToString(payload) != p64 || enc.EncodeToString(sig) != s64 {
 		return nil, fmt.Errorf("%w: not <payload>.<signature> in base64url", ErrLineageForged)
 	}
 	var l Lineage

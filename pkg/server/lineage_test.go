@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -123,5 +124,33 @@ func TestProposedRunID(t *testing.T) {
 	}
 	if code, _ := e.do("POST", "/api/v1/runs", e.keyA, api.OpenRunRequest{RunID: "run_123", WorkflowID: "x"}, &eb); code != 400 || eb.Error.Field != "run_id" {
 		t.Fatalf("malformed id: %d %+v", code, eb)
+	}
+}
+
+// A token has one spelling: the same token with a line break, or with other
+// trailing bits in its last base64url character, is refused as forged.
+func TestLineageOneSpelling(t *testing.T) {
+	_, priv, _ := signing.GenerateKey()
+	s, _ := signing.NewSigner(priv)
+	trust := signing.NewBundle()
+	trust.AddKey(s.PublicKey())
+	now := time.Now()
+	tok, err := server.SignLineage(server.Lineage{RunID: "run_x", OrgID: "org_a", LastChainHash: "sha256:" + strings.Repeat("0", 64), DelegationHash: "sha256:" + strings.Repeat("1", 64), IssuedAt: now.Format(time.RFC3339), ExpiresAt: now.Add(time.Hour).UTC().Format(time.RFC3339)}, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The signature is 64 bytes: 86 characters, the last carrying 2
+	// unused bits; flipping one of them decodes to the same bytes.
+	last := tok[len(tok)-1]
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+	other := alphabet[strings.IndexByte(alphabet, last)^1]
+	for name, variant := range map[string]string{
+		"line break in payload": tok[:10] + "\n" + tok[10:],
+		"CR before signature":   strings.Replace(tok, ".", "\r.", 1),
+		"other trailing bits":   tok[:len(tok)-1] + string(other),
+	} {
+		if _, err := server.ParseLineage(variant, trust, now); !errors.Is(err, server.ErrLineageForged) {
+			t.Errorf("%s: %v, want ErrLineageForged", name, err)
+		}
 	}
 }

@@ -224,3 +224,21 @@ func TestCheckSession(t *testing.T) {
 		t.Fatalf("VPEC: %s %+v", rep.Verdict, rep.Check(vpec.CheckReviews))
 	}
 }
+
+// A reviewer key given as base64 DER has one spelling: with a line break
+// (which encoding/base64 would skip) it is refused naming public_key.
+func TestReviewerKeyOneSpelling(t *testing.T) {
+	e := newEnv(t)
+	_, priv, _ := signing.GenerateKey()
+	reviewer, _ := signing.NewSigner(priv)
+	pubPEM, _ := signing.MarshalPublicKeyPEM(reviewer.PublicKey())
+	der := strings.Join(strings.Split(strings.TrimSpace(string(pubPEM)), "\n")[1:2], "")
+	var eb api.ErrorBody
+	if code, body := e.do("POST", "/api/v1/reviewers", e.keyA, server.ReviewerKeyRequest{PublicKey: der[:20] + "\n" + der[20:]}, &eb); code != 400 || eb.Error.Field != "public_key" {
+		t.Fatalf("base64 with a line break: %d %s, want 400 naming public_key", code, body)
+	}
+	var reg server.ReviewerKeyResult
+	if code, body := e.do("POST", "/api/v1/reviewers", e.keyA, server.ReviewerKeyRequest{PublicKey: der}, &reg); code != 201 || reg.ReviewerKeyID != reviewer.KeyID() {
+		t.Fatalf("base64 DER: %d %s", code, body)
+	}
+}

@@ -86,7 +86,7 @@ func parseSPKI(s string) ([]byte, error) {
 		}
 		return block.Bytes, nil
 	}
-	return base64.StdEncoding.DecodeString(s)
+	return signing.DecodeBase64(s)
 }
 
 func (s *Server) registerReviewer(w http.ResponseWriter, r *http.Request) {
@@ -253,7 +253,7 @@ func (s *Server) checkReviewSession(r *http.Request, run store.Run, rec *vpec.Re
 	if err != nil {
 		return reject("reviewer key %s is not registered", sess.ReviewerKeyID)
 	}
-	pub, err := base64.StdEncoding.DecodeString(rv.ReviewerPublicKey)
+	pub, err := signing.DecodeBase64(rv.ReviewerPublicKey)
 	switch {
 	case err != nil || !bytes.Equal(pub, key.PublicKey) || rv.ReviewerKeyID != sess.ReviewerKeyID:
 		return reject("the reviewer key is not the one the session was opened for (%s)", sess.ReviewerKeyID)
