@@ -204,9 +204,17 @@ func (s *Server) checkRecord(r *http.Request, run store.Run, rec *vpec.Record, t
 		msg := strings.ReplaceAll(err.Error(), "invalid record: ", "")
 		return badRequest(recordErrorField(msg), "%s", strings.ReplaceAll(msg, "\n", "; "))
 	}
+	// Sessions are checked here and claimed last, once the record has
+	// passed every check (claimSession).
+	type claim struct {
+		sess  store.Session
+		field string
+	}
+	var claims []claim
 	switch rec.ProofLevel { // verifiable_inference: refused by checkClaims
 	case vpec.Witnessed:
-		if err := s.checkReviewSession(r, run, rec); err != nil {
+		sess, err := s.checkReviewSession(r, run, rec)
+		if err != nil {
 			return err
 		}
 		if err := vpec.VerifyReview(run.ID, rec, s.cfg.Trust); err != nil {
@@ -216,6 +224,7 @@ func (s *Server) checkRecord(r *http.Request, run store.Run, rec *vpec.Record, t
 			}
 			return &httpError{http.StatusUnprocessableEntity, code, "witnessed review rejected: " + err.Error(), "review"}
 		}
+		claims = append(claims, claim{sess, "review"})
 	}
 	if bi := rec.BoundedInference; bi != nil {
 		if err := s.checkBounded(r, bi); err != nil {
@@ -223,13 +232,29 @@ func (s *Server) checkRecord(r *http.Request, run store.Run, rec *vpec.Record, t
 		}
 	}
 	if rec.CheckSession != nil {
-		if err := s.checkCheckSession(r, run, rec); err != nil {
+		sess, err := s.checkCheckSession(r, run, rec)
+		if err != nil {
 			return err
 		}
 		if err := vpec.VerifyCheckSession(rec, s.cfg.Trust); err != nil {
 			return &httpError{http.StatusUnprocessableEntity, api.CodeInvalidSignature, "check session rejected: " + err.Error(), "check_session"}
 		}
+		claims = append(claims, claim{sess, "check_session"})
 	}
+	if err := s.checkChainLink(r, run, rec, tree); err != nil {
+		return err
+	}
+	for _, c := range claims {
+		if err := s.claimSession(r, run, c.sess, rec.RecordID, c.field); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkChainLink checks the record's chain_hash against its stored
+// predecessor (or genesis).
+func (s *Server) checkChainLink(r *http.Request, run store.Run, rec *vpec.Record, tree *canonical.Value) error {
 	// The chain: follow from genesis or from the stored predecessor. A
 	// missing predecessor (a record still queued at the client) is accepted
 	// here and becomes a gap at close if it never arrives.

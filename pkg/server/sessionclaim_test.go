@@ -3,6 +3,7 @@ package server_test
 import (
 	"crypto/x509"
 	"encoding/base64"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,10 +13,6 @@ import (
 	"github.com/svc-gov/svc/pkg/signing"
 	"github.com/svc-gov/svc/pkg/vpec"
 )
-
-// codeSessionUsed is the error code of a session presented by a second
-// record (docs/API.md).
-const codeSessionUsed = "session_used"
 
 // A check or review session backs one record: a second record presenting
 // it is refused with 409 session_used naming the block, while a retry of
@@ -68,6 +65,21 @@ func TestSessionBacksOneRecord(t *testing.T) {
 				}
 			}
 			vpec.Chain(vpec.Genesis(run.RunID), recs)
+			// A record refused for its chain (after its session checks
+			// passed) does not take the session: the corrected record,
+			// under another record_id, still gets it.
+			bad := recs[0]
+			bad.RecordID, bad.ChainHash = vpec.NewID("rec_"), "sha256:"+strings.Repeat("0", 64)
+			if bad.Review != nil {
+				rv := *bad.Review
+				bad.Review = &rv
+				stmt, _ := vpec.ReviewStatement(run.RunID, &bad)
+				bad.Review.ReviewerSignature = signing.FormatSignature(reviewer.Sign(stmt))
+			}
+			var beb api.ErrorBody
+			if code, body := e.do("POST", base+"/records", e.keyA, bad, &beb); code != 422 || beb.Error.Code != api.CodeChainMismatch {
+				t.Fatalf("record with a broken chain: %d %s; want 422 %s", code, body, api.CodeChainMismatch)
+			}
 			if code, body := e.do("POST", base+"/records", e.keyA, recs[0], nil); code != 201 {
 				t.Fatalf("first record: %d %s", code, body)
 			}
@@ -75,8 +87,8 @@ func TestSessionBacksOneRecord(t *testing.T) {
 				t.Fatalf("retry of the first record: %d %s; want 200 duplicate", code, body)
 			}
 			var eb api.ErrorBody
-			if code, body := e.do("POST", base+"/records", e.keyA, recs[1], &eb); code != 409 || eb.Error.Code != codeSessionUsed || eb.Error.Field != field {
-				t.Fatalf("second record on the same %s session: %d %s; want 409 %s field %s", kind, code, body, codeSessionUsed, field)
+			if code, body := e.do("POST", base+"/records", e.keyA, recs[1], &eb); code != 409 || eb.Error.Code != api.CodeSessionUsed || eb.Error.Field != field {
+				t.Fatalf("second record on the same %s session: %d %s; want 409 %s field %s", kind, code, body, api.CodeSessionUsed, field)
 			}
 			code, doc := e.do("POST", base+"/close", e.keyA, nil, nil)
 			if code != 200 {

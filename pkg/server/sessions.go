@@ -233,76 +233,79 @@ func (s *Server) closeSession(w http.ResponseWriter, r *http.Request) {
 
 // checkReviewSession ties a witnessed record to the review session the
 // service opened and closed: same run, reviewer, input and timestamps, and
-// a reviewer key registered by the organisation.
-func (s *Server) checkReviewSession(r *http.Request, run store.Run, rec *vpec.Record) error {
+// a reviewer key registered by the organisation. It returns the session for
+// claimSession, which the caller makes once every check has passed.
+func (s *Server) checkReviewSession(r *http.Request, run store.Run, rec *vpec.Record) (store.Session, error) {
 	rv := rec.Review
 	reject := func(format string, a ...any) error {
 		return &httpError{http.StatusUnprocessableEntity, api.CodeInvalidSignature, "witnessed review rejected: " + fmt.Sprintf(format, a...), "review"}
 	}
 	sess, err := s.cfg.Store.Session(r.Context(), run.OrgID, rv.SessionID)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && (sess.RunID != run.ID || sess.Kind != SessionReview)) {
-		return reject("review.session_id %q is not a review session of this run: open one with POST /api/v1/runs/%s/sessions", rv.SessionID, run.ID)
+		return store.Session{}, reject("review.session_id %q is not a review session of this run: open one with POST /api/v1/runs/%s/sessions", rv.SessionID, run.ID)
 	}
 	if err != nil {
-		return err
+		return store.Session{}, err
 	}
 	if sess.ClosedAt.IsZero() {
-		return reject("the review session is still open: close it on the input first (POST .../sessions/%s/close)", sess.ID)
+		return store.Session{}, reject("the review session is still open: close it on the input first (POST .../sessions/%s/close)", sess.ID)
 	}
 	key, err := s.cfg.Store.ReviewerKey(r.Context(), run.OrgID, sess.ReviewerKeyID)
 	if err != nil {
-		return reject("reviewer key %s is not registered", sess.ReviewerKeyID)
+		return store.Session{}, reject("reviewer key %s is not registered", sess.ReviewerKeyID)
 	}
 	pub, err := signing.DecodeBase64(rv.ReviewerPublicKey)
 	switch {
 	case err != nil || !bytes.Equal(pub, key.PublicKey) || rv.ReviewerKeyID != sess.ReviewerKeyID:
-		return reject("the reviewer key is not the one the session was opened for (%s)", sess.ReviewerKeyID)
+		return store.Session{}, reject("the reviewer key is not the one the session was opened for (%s)", sess.ReviewerKeyID)
 	case sess.CommitmentHash != rec.CommitmentHash:
-		return reject("the session was closed on another input than this record's commitment_hash")
+		return store.Session{}, reject("the session was closed on another input than this record's commitment_hash")
 	case rv.CheckOpenTST != base64.StdEncoding.EncodeToString(sess.OpenTST) || rv.CheckCloseTST != base64.StdEncoding.EncodeToString(sess.CloseTST):
-		return reject("check_open_tst and check_close_tst must be the session's timestamps")
+		return store.Session{}, reject("check_open_tst and check_close_tst must be the session's timestamps")
 	case rv.MinDurationSeconds != sess.MinDurationSeconds:
-		return reject("min_duration_seconds must be the session's (%d)", sess.MinDurationSeconds)
+		return store.Session{}, reject("min_duration_seconds must be the session's (%d)", sess.MinDurationSeconds)
 	case rec.Check != sess.Check || rec.ManifestID != sess.ManifestID:
-		return reject("check and manifest_id must be the session's (%s, %s)", sess.Check, sess.ManifestID)
+		return store.Session{}, reject("check and manifest_id must be the session's (%s, %s)", sess.Check, sess.ManifestID)
 	}
-	return s.claimSession(r, run, sess, rec.RecordID, "review")
+	return sess, nil
 }
 
 // checkCheckSession ties a record's check_session block to the check
-// session the service opened and closed on the record's input.
-func (s *Server) checkCheckSession(r *http.Request, run store.Run, rec *vpec.Record) error {
+// session the service opened and closed on the record's input. It returns
+// the session for claimSession, as checkReviewSession does.
+func (s *Server) checkCheckSession(r *http.Request, run store.Run, rec *vpec.Record) (store.Session, error) {
 	cs := rec.CheckSession
 	reject := func(format string, a ...any) error {
 		return &httpError{http.StatusUnprocessableEntity, api.CodeInvalidSignature, "check session rejected: " + fmt.Sprintf(format, a...), "check_session"}
 	}
 	sess, err := s.cfg.Store.Session(r.Context(), run.OrgID, cs.SessionID)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && (sess.RunID != run.ID || sess.Kind != SessionCheck)) {
-		return reject("check_session.session_id %q is not a check session of this run", cs.SessionID)
+		return store.Session{}, reject("check_session.session_id %q is not a check session of this run", cs.SessionID)
 	}
 	if err != nil {
-		return err
+		return store.Session{}, err
 	}
 	switch {
 	case sess.ClosedAt.IsZero():
-		return reject("the session is still open: close it on the input first (POST .../sessions/%s/close)", sess.ID)
+		return store.Session{}, reject("the session is still open: close it on the input first (POST .../sessions/%s/close)", sess.ID)
 	case sess.CommitmentHash != rec.CommitmentHash:
-		return reject("the session was closed on another input than this record's commitment_hash")
+		return store.Session{}, reject("the session was closed on another input than this record's commitment_hash")
 	case cs.CheckOpenTST != base64.StdEncoding.EncodeToString(sess.OpenTST) || cs.CheckCloseTST != base64.StdEncoding.EncodeToString(sess.CloseTST):
-		return reject("check_open_tst and check_close_tst must be the session's timestamps")
+		return store.Session{}, reject("check_open_tst and check_close_tst must be the session's timestamps")
 	case rec.Check != sess.Check || rec.ManifestID != sess.ManifestID:
-		return reject("check and manifest_id must be the session's (%s, %s)", sess.Check, sess.ManifestID)
+		return store.Session{}, reject("check and manifest_id must be the session's (%s, %s)", sess.Check, sess.ManifestID)
 	}
-	return s.claimSession(r, run, sess, rec.RecordID, "check_session")
+	return sess, nil
 }
 
 // claimSession binds a session to the one record it backs (store
 // ClaimSession, atomic across processes): the record that first presents
 // it keeps it, and a retry of that record (same record_id) passes; any
 // other record gets 409 session_used naming field (review or
-// check_session). The claim is made once every session check has passed;
-// a record refused after it (a bad signature, a broken chain) keeps the
-// session, so its corrected retry must keep its record_id.
+// check_session). checkRecord claims once every other check of the record
+// has passed (signatures, evidence, chain): only a record the store then
+// refuses (a conflicting sequence, a sealed run) keeps a session it does not
+// use, and its retry must keep its record_id.
 func (s *Server) claimSession(r *http.Request, run store.Run, sess store.Session, recordID, field string) error {
 	used := func(holder string) error {
 		return &httpError{http.StatusConflict, api.CodeSessionUsed,
