@@ -2,6 +2,7 @@ package vpec_test
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -260,4 +261,31 @@ func FuzzIssueGaps(f *testing.F) {
 			t.Fatalf("is_clean %v with holes=%v (%d records)", r.IsClean, holes, len(recs))
 		}
 	})
+}
+
+// A VPEC with many gaps gets a bounded report: MaxReportDetails lines and
+// one counting the rest, and a message that counts each gap type.
+func TestGapReportBounded(t *testing.T) {
+	f := newFixture(t)
+	const n = 2*vpec.MaxReportDetails + 50
+	everyOther := func(recs []vpec.Record) []vpec.Record {
+		var kept []vpec.Record
+		for i := range recs {
+			if i%2 == 0 {
+				kept = append(kept, recs[i])
+			}
+		}
+		return kept
+	}
+	r := vpec.Verify(f.issueRun(t, records(2*n+1, vpec.Execution), everyOther, nil), vpec.Options{Trust: f.trust})
+	c := r.Check(vpec.CheckGaps)
+	if !r.Valid || c.Status != vpec.Warn {
+		t.Fatalf("verdict %s, gaps check %s %s", r.Verdict, c.Status, c.Message)
+	}
+	if len(c.Details) != vpec.MaxReportDetails+1 || c.Details[vpec.MaxReportDetails] != fmt.Sprintf("… and %d more", n-vpec.MaxReportDetails) {
+		t.Fatalf("%d detail lines, last %q", len(c.Details), c.Details[len(c.Details)-1])
+	}
+	if want := fmt.Sprintf("%d governance gap(s): sequence_missing ×%d", n, n); c.Message != want {
+		t.Fatalf("message %q, want %q", c.Message, want)
+	}
 }

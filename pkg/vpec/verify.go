@@ -530,6 +530,10 @@ func checkTimestamp(p parsed, trust *signing.Bundle, r *Report) Check {
 	return c
 }
 
+// MaxReportDetails bounds the detail lines a check lists (one per gap,
+// record or violation); the rest are counted in a last line.
+const MaxReportDetails = 100
+
 func checkGaps(p parsed) Check {
 	c := Check{Name: CheckGaps}
 	if bad := gapMismatches(&p.v, p.breaks); len(bad) > 0 {
@@ -540,8 +544,21 @@ func checkGaps(p parsed) Check {
 		c.Status, c.Message = Pass, "no governance gaps"
 		return c
 	}
-	var parts []string
-	for _, g := range p.v.Gaps {
+	// One detail line per gap up to MaxReportDetails (a VPEC may hold
+	// 100,000 gaps: the report stays small), and the message counts
+	// the gap types in order of first appearance.
+	var types []string
+	count := map[string]int{}
+	for i, g := range p.v.Gaps {
+		if count[g.GapType]++; count[g.GapType] == 1 {
+			types = append(types, g.GapType)
+		}
+		if i == MaxReportDetails {
+			c.Details = append(c.Details, fmt.Sprintf("… and %d more", len(p.v.Gaps)-i))
+		}
+		if i >= MaxReportDetails {
+			continue
+		}
 		d := fmt.Sprintf("%s (%s)", g.GapType, g.Severity)
 		if g.Check != nil {
 			d += " check " + *g.Check
@@ -553,7 +570,13 @@ func checkGaps(p parsed) Check {
 			d += fmt.Sprintf(" sequence %d", *g.Sequence)
 		}
 		c.Details = append(c.Details, d)
-		parts = append(parts, g.GapType)
+	}
+	parts := make([]string, len(types))
+	for i, t := range types {
+		parts[i] = t
+		if n := count[t]; n > 1 {
+			parts[i] = fmt.Sprintf("%s ×%d", t, n)
+		}
 	}
 	c.Status, c.Message = Warn, fmt.Sprintf("%d governance gap(s): %s", len(p.v.Gaps), strings.Join(parts, ", "))
 	return c
