@@ -1,8 +1,10 @@
 package vpec_test
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/svc-gov/svc/pkg/profile"
@@ -15,9 +17,29 @@ import (
 // VALID unless its signature and timestamp checks passed.
 func FuzzVerify(f *testing.F) {
 	files, _ := filepath.Glob(filepath.Join(vectorsDir, "vpec", "*", "*.json"))
+	var base []byte
 	for _, p := range files {
 		if b, err := os.ReadFile(p); err == nil {
 			f.Add(b)
+			if strings.HasSuffix(p, "witnessed.json") {
+				base = b
+			}
+		}
+	}
+	// The short seeds below stop at the shape check (a record has at least
+	// 11 members): the same shapes inside a real VPEC reach every check.
+	for _, edit := range [][2]string{
+		{`"sequence": 1,`, `"sequence": 1, "details": {"x": null, "a": [null, {"b": null}]},`},
+		{`"sequence": 1,`, `"sequence": 1, "details": null,`},
+		{`"sequence": 1,`, `"sequence": 1, "output_commitment": "",`},
+		{`"check": "`, "\"check\": \"\u001b[2J\u202e"},
+		{`"gaps": [],`, `"gaps": [{"gap_id": "g", "gap_type": "sequence_missing", "severity": "High", "check": null, "sequence": 3, "sequence_end": 2, "timestamp": "1970-01-01T00:00:00Z"}],`},
+		{`"gaps": [],`, `"gaps": [{"gap_id": "g", "gap_type": "empty_run", "severity": "High", "check": null, "sequence": null, "timestamp": "2099-01-01T00:00:00Z"}],`},
+		{`"signature": "`, `"signature": "\r\n`},
+		{`"proof_level": "witnessed"`, `"proof_level": "mathematical"`},
+	} {
+		if base != nil {
+			f.Add(bytes.Replace(base, []byte(edit[0]), []byte(edit[1]), 1))
 		}
 	}
 	f.Add([]byte(`{}`))
