@@ -42,7 +42,9 @@ fail() {
   exit "$code"
 }
 sha256_hex() { openssl dgst -sha256 -r | cut -d ' ' -f 1; }
-b64d() { openssl base64 -d -A; }
+# b64d decodes one-line standard base64 and fails unless the text is the
+# one canonical spelling of its bytes (padded, no whitespace, no stray bits).
+b64d() { local s; s=$(cat; printf x); s=${s%x}; s=${s%$'\n'}; [ "$(printf '%s' "$s" | openssl base64 -d -A | openssl base64 -A)" = "$s" ] && printf '%s' "$s" | openssl base64 -d -A; }
 field() { jq -r "$1" "$VPEC"; }
 
 # Step 1: a JSON text at all (exit 2 if not), then one JSON object without
@@ -57,11 +59,11 @@ field() { jq -r "$1" "$VPEC"; }
 
 # Step 2: the v1 schema: exact field sets, types, enums and patterns.
 SCHEMA_JQ='
-def id: type == "string" and test("^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$");
-def sha256: type == "string" and test("^sha256:[0-9a-f]{64}$");
-def commitment: type == "string" and test("^(sha256:[0-9a-f]{64}|poseidon2:([0-9a-f]{2})+)$");
+def id: type == "string" and test("\\A[A-Za-z0-9][A-Za-z0-9._:-]{0,127}\\z");
+def sha256: type == "string" and test("\\Asha256:[0-9a-f]{64}\\z");
+def commitment: type == "string" and test("\\A(sha256:[0-9a-f]{64}|poseidon2:([0-9a-f]{2})+)\\z");
 def time: type == "string" and
-  test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}([.][0-9]+)?Z$");
+  test("\\A[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}([.][0-9]+)?Z\\z");
 def int($lo; $hi): type == "number" and . == floor and . >= $lo and . <= $hi;
 def count: int(0; 9007199254740991);
 def share: type == "number" and . >= 0 and . <= 1;
@@ -94,7 +96,7 @@ def record($i):
     check("\($r).commitment_algorithm"; (.commitment_hash | type == "string") and
       .commitment_algorithm == (.commitment_hash | split(":")[0])),
     check("\($r).output_commitment (omitted, never empty)"; member("output_commitment"; commitment)),
-    check("\($r).onnx_model_hash"; member("onnx_model_hash"; type == "string" and test("^sha256:[0-9a-f]{64}$"))),
+    check("\($r).onnx_model_hash"; member("onnx_model_hash"; type == "string" and test("\\Asha256:[0-9a-f]{64}\\z"))),
     check("\($r).recorded_at"; .recorded_at | time),
     check("\($r).stage_type"; member("stage_type"; oneof(["bound_committed_inference", "open_source_ml"]))),
     check("\($r).stage_part"; member("stage_part"; oneof(["pre_conditions", "inference", "post_conditions"]))),
@@ -126,7 +128,7 @@ def record($i):
       fields("\($r).bounded_inference"; ["profile_id", "gpu_class", "onnx_model_hash", "trace_mode",
         "operator_count", "merkle_root"]; []),
       check("\($r).bounded_inference.profile_id"; .profile_id | type == "string" and
-        test("^[a-z0-9][a-z0-9._-]{0,63}/[a-z0-9][a-z0-9._-]{0,63}-class/v(0|[1-9][0-9]{0,5})[.](0|[1-9][0-9]{0,5})[.](0|[1-9][0-9]{0,5})$")),
+        test("\\A[a-z0-9][a-z0-9._-]{0,63}/[a-z0-9][a-z0-9._-]{0,63}-class/v(0|[1-9][0-9]{0,5})[.](0|[1-9][0-9]{0,5})[.](0|[1-9][0-9]{0,5})\\z")),
       check("\($r).bounded_inference.gpu_class"; .gpu_class | oneof(["cpu", "a10g", "a100", "h100"])),
       check("\($r).bounded_inference.onnx_model_hash"; .onnx_model_hash | sha256),
       check("\($r).bounded_inference.trace_mode"; .trace_mode | oneof(["full", "production"])),
@@ -178,9 +180,9 @@ if type != "object" then "the document is not a JSON object" else
   check("is_clean"; .is_clean | type == "boolean"),
   check("merkle_root"; .merkle_root | sha256),
   check("records"; .records | type == "array"),
-  check("signing_key_id"; .signing_key_id | type == "string" and test("^[0-9a-f]{16}$")),
-  check("signature"; .signature | type == "string" and test("^Ed25519:[A-Za-z0-9+/]{86}==$")),
-  check("timestamp_rfc3161"; .timestamp_rfc3161 | type == "string" and test("^([A-Za-z0-9+/]{4})+$|^([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)$")),
+  check("signing_key_id"; .signing_key_id | type == "string" and test("\\A[0-9a-f]{16}\\z")),
+  check("signature"; .signature | type == "string" and test("\\AEd25519:[A-Za-z0-9+/]{86}==\\z")),
+  check("timestamp_rfc3161"; .timestamp_rfc3161 | type == "string" and test("\\A([A-Za-z0-9+/]{4})+\\z|\\A([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)\\z")),
   (.gaps | if type == "array" then to_entries[] | .key as $i | .value | gap($i) else empty end),
   (.records | if type == "array" then to_entries[] | .key as $i | .value | record($i) else empty end),
   check("records (record_id values must be unique)"; [.records | items | .record_id] | length == (unique | length)),
@@ -193,9 +195,9 @@ ok "schema: valid (svc.vpec/v1, $(field '.records | length') records)"
 
 # Step 3: check that `jq -cS` writes this document's RFC 8785 (JCS) bytes.
 CANONICAL_JQ='
-  (.. | objects | keys[] | select(test("^[ -~]*$") | not) | "object key \(tojson) is not printable ASCII"),
+  (.. | objects | keys[] | select(test("\\A[ -~]*\\z") | not) | "object key \(tojson) is not printable ASCII"),
   (.. | strings | select(test("[\u007f\ufffd]")) | "string \(tojson) holds U+007F or U+FFFD"),
-  (.. | numbers | select((tostring | test("^-?(0|[1-9][0-9]*)([.][0-9]*[1-9])?$") | not)
+  (.. | numbers | select((tostring | test("\\A-?(0|[1-9][0-9]*)([.][0-9]*[1-9])?\\z") | not)
       or tostring == "-0" or . > 9007199254740992 or . < -9007199254740992)
     | "number \(tostring) is not written the same way by jq and RFC 8785")'
 problems=$(jq -r "$CANONICAL_JQ" "$VPEC")
@@ -225,7 +227,8 @@ ls "$work"/key*.pem >/dev/null 2>&1 || fail 3 "signature: the trust bundle holds
 # Step 5: the Ed25519 signature over JCS(VPEC without signature and timestamp_rfc3161).
 key_id=$(field .signing_key_id)
 pub=$(key_for "$key_id") || fail 1 "signature: key $key_id is not an Ed25519 key of the trust bundle"
-field .signature | sed 's/^Ed25519://' | b64d > "$work/sig.bin"
+field .signature | sed 's/^Ed25519://' | b64d > "$work/sig.bin" ||
+  fail 1 "schema: signature is not canonical base64"
 jq -jcS 'del(.signature, .timestamp_rfc3161)' "$VPEC" > "$work/signed.json"
 openssl pkeyutl -verify -pubin -inkey "$pub" -rawin -in "$work/signed.json" \
   -sigfile "$work/sig.bin" >/dev/null 2>&1 ||
@@ -333,7 +336,7 @@ def openssl_epoch:
   | ("\(.y)-\(months | index($m) + 1 | two)-\(.d | two)T\(.t)Z" | fromdateiso8601) + ("0" + (.f // "") | tonumber);'
 [ -s "$work/roots.pem" ] || fail 3 "timestamp: the trust bundle holds no TSA root CERTIFICATE"
 verify_tst() { # $1 name, $2 base64 TimeStampResp, $3 expected imprint (hex); sets tst_time
-  printf '%s' "$2" | b64d > "$work/$1.der"
+  printf '%s' "$2" | b64d > "$work/$1.der" || fail 1 "$1: not canonical standard base64"
   openssl ts -reply -in "$work/$1.der" -text > "$work/$1.txt" 2>/dev/null ||
     fail 1 "$1: not a DER RFC 3161 TimeStampResp"
   grep -x 'Hash Algorithm: sha256' "$work/$1.txt" >/dev/null || fail 1 "$1: the message imprint is not SHA-256"
@@ -426,7 +429,8 @@ reviews=0
 for i in $(field '.records | to_entries[] | select(.value.review != null) | .key'); do
   r=".records[$i].review"
   seq=$(field ".records[$i].sequence")
-  field "$r.reviewer_public_key" | b64d > "$work/reviewer.der"
+  field "$r.reviewer_public_key" | b64d > "$work/reviewer.der" ||
+    fail 1 "reviews: record $seq: reviewer_public_key is not canonical base64"
   openssl pkey -pubin -inform DER -in "$work/reviewer.der" -out "$work/reviewer.pem" 2>/dev/null ||
     fail 1 "reviews: record $seq: reviewer_public_key is not base64 SPKI DER"
   openssl pkey -pubin -in "$work/reviewer.pem" -noout -text | grep '^ED25519 Public-Key:' >/dev/null ||
@@ -435,7 +439,8 @@ for i in $(field '.records | to_entries[] | select(.value.review != null) | .key
     fail 1 "reviews: record $seq: reviewer_key_id does not match reviewer_public_key"
   field "$r.reviewer_signature" | grep -x 'Ed25519:[A-Za-z0-9+/]\{86\}==' >/dev/null ||
     fail 1 "reviews: record $seq: reviewer_signature is not Ed25519:<base64 of 64 bytes>"
-  field "$r.reviewer_signature" | sed 's/^Ed25519://' | b64d > "$work/review-sig.bin"
+  field "$r.reviewer_signature" | sed 's/^Ed25519://' | b64d > "$work/review-sig.bin" ||
+    fail 1 "reviews: record $seq: reviewer_signature is not canonical base64"
   jq -jcS --argjson i "$i" "$REVIEW_JQ" "$VPEC" > "$work/review.json"
   openssl pkeyutl -verify -pubin -inkey "$work/reviewer.pem" -rawin -in "$work/review.json" \
     -sigfile "$work/review-sig.bin" >/dev/null 2>&1 ||
@@ -504,7 +509,7 @@ def jcs:
   elif type == "number" then jcs_number
   else tojson end;'
 PROFILE_JQ='
-def sha256: type == "string" and test("^sha256:[0-9a-f]{64}$");
+def sha256: type == "string" and test("\\Asha256:[0-9a-f]{64}\\z");
 def oneof($set): . as $v | any($set[]; . == $v);
 def count($lo; $hi): type == "number" and . == floor and . >= $lo and . <= $hi;
 def nonempty: type == "string" and length > 0;
@@ -517,13 +522,13 @@ def check($what; f): if f then empty else "invalid \($what)" end;
  | .[] | "missing field \(.)"),
 check("schema (must be svc.profile/v1)"; .schema == "svc.profile/v1"),
 check("profile_id"; .profile_id | type == "string" and
-  test("^[a-z0-9][a-z0-9._-]{0,63}/[a-z0-9][a-z0-9._-]{0,63}-class/v(0|[1-9][0-9]{0,5})[.](0|[1-9][0-9]{0,5})[.](0|[1-9][0-9]{0,5})$")),
+  test("\\A[a-z0-9][a-z0-9._-]{0,63}/[a-z0-9][a-z0-9._-]{0,63}-class/v(0|[1-9][0-9]{0,5})[.](0|[1-9][0-9]{0,5})[.](0|[1-9][0-9]{0,5})\\z")),
 check("model_class"; .model_class | nonempty),
 check("architecture"; .architecture | nonempty),
 check("calibrated_gpu_classes"; .calibrated_gpu_classes | type == "array" and length > 0 and
   (unique | length) == length and all(.[]; oneof(["cpu", "a10g", "a100", "h100"]))),
 check("calibration_passes"; .calibration_passes | count(1; 1099511627776)),
-check("calibration_date"; .calibration_date | type == "string" and test("^[0-9]{4}-[0-9]{2}-[0-9]{2}$")),
+check("calibration_date"; .calibration_date | type == "string" and test("\\A[0-9]{4}-[0-9]{2}-[0-9]{2}\\z")),
 check("safety_margin"; .safety_margin | type == "number" and . >= 1 and . <= 1000),
 check("operators"; .operators | type == "object" and length > 0 and all(to_entries[];
   (.key | oneof(["Linear", "LayerNorm", "Softmax", "GELU", "Dropout", "Other"])) and
@@ -536,7 +541,7 @@ check("models"; .models | type == "array" and length > 0 and
   (.operator_counts | type == "object" and length > 0 and
    all(to_entries[]; (.key | oneof(["full", "production"])) and (.value | count(1; 4294967296)))))),
 check("signature"; (.signing_key_id | type == "string") and
-  (.profile_signature | type == "string" and test("^Ed25519:[A-Za-z0-9+/]{86}==$")))'
+  (.profile_signature | type == "string" and test("\\AEd25519:[A-Za-z0-9+/]{86}==\\z")))'
 checked=""
 for i in $(field '.records | to_entries[] | select(.value.bounded_inference != null) | .key'); do
   b=".records[$i].bounded_inference"
@@ -556,7 +561,8 @@ for i in $(field '.records | to_entries[] | select(.value.bounded_inference != n
     fail 4 "profile: $id: a string holds U+FFFD, which jq also writes for invalid UTF-8"
   pkey=$(key_for "$(jq -r .signing_key_id "$prof")") ||
     fail 1 "profile: $id: signed by key $(jq -r .signing_key_id "$prof"), not a key of the trust bundle"
-  jq -r .profile_signature "$prof" | sed 's/^Ed25519://' | b64d > "$work/profile-sig.bin"
+  jq -r .profile_signature "$prof" | sed 's/^Ed25519://' | b64d > "$work/profile-sig.bin" ||
+    fail 1 "profile: $id: profile_signature is not canonical base64"
   jq -j "$JCS_JQ del(.profile_signature) | jcs" "$prof" > "$work/profile-signed.json"
   openssl pkeyutl -verify -pubin -inkey "$pkey" -rawin -in "$work/profile-signed.json" \
     -sigfile "$work/profile-sig.bin" >/dev/null 2>&1 ||

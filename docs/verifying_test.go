@@ -601,3 +601,60 @@ func TestFormatsWorkedExamples(t *testing.T) {
 		}
 	}
 }
+
+// TestVerifyByHandOneSpelling: byte-different spellings of the unsigned
+// members of a valid VPEC (its signature with other stray bits, a final
+// line break after the signature or the timestamp token) are refused by the
+// recipe as svc-verify refuses them (exit 1): jq's `$` matches before a
+// final newline, and `base64 -d` skips line breaks and stray bits.
+// (Spellings inside the signed bytes break the signature as well.)
+func TestVerifyByHandOneSpelling(t *testing.T) {
+	requireTools(t)
+	src, err := os.ReadFile(filepath.Join(vectorsDir, "vpec/valid/witnessed.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	trust, err := signing.LoadBundle(bundle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(src, &doc); err != nil {
+		t.Fatal(err)
+	}
+	sig := doc["signature"].(string)
+	// 64 bytes: the last base64 character before "==" carries 2 bits and 4
+	// unused ones; flipping its lowest bit keeps the bytes.
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+	last := strings.IndexByte(alphabet, sig[len(sig)-3])
+	strayBits := sig[:len(sig)-3] + string(alphabet[last^1]) + "=="
+	for name, edit := range map[string]func(map[string]any){
+		"signature with other stray bits": func(d map[string]any) { d["signature"] = strayBits },
+		"line break after the signature":  func(d map[string]any) { d["signature"] = sig + "\n" },
+		"line break after the timestamp":  func(d map[string]any) { d["timestamp_rfc3161"] = d["timestamp_rfc3161"].(string) + "\n" },
+		"line break inside the timestamp": func(d map[string]any) {
+			ts := d["timestamp_rfc3161"].(string)
+			d["timestamp_rfc3161"] = ts[:76] + "\r\n" + ts[76:]
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var d map[string]any
+			json.Unmarshal(src, &d)
+			edit(d)
+			out, err := json.MarshalIndent(d, "", "  ")
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := filepath.Join(t.TempDir(), "variant.json")
+			if err := os.WriteFile(f, out, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if r := vpec.Verify(out, vpec.Options{Trust: trust}); r.Valid {
+				t.Fatalf("svc-verify: %s", r.Verdict)
+			}
+			if got, code := runScript(t, f, bundle); code != 1 {
+				t.Fatalf("by hand: exit %d, want 1; output:\n%s", code, got)
+			}
+		})
+	}
+}
