@@ -45,7 +45,7 @@ func (a *app) adminKeyListCmd() *cobra.Command {
 			if err := checkOutput(output); err != nil {
 				return err
 			}
-			st, _, err := data.open(cmdContext(cmd))
+			st, _, err := data.openExisting(cmdContext(cmd))
 			if err != nil {
 				return err
 			}
@@ -104,7 +104,7 @@ another key of the organisation, still name the key that opened them.`,
 			if err := checkOutput(output); err != nil {
 				return err
 			}
-			st, _, err := data.open(cmdContext(cmd))
+			st, _, err := data.openExisting(cmdContext(cmd))
 			if err != nil {
 				return err
 			}

@@ -55,7 +55,7 @@ notice through the SMTP server given by --smtp.`,
 			if err != nil {
 				return materialError(err)
 			}
-			st, _, err := o.data.open(cmdContext(cmd))
+			st, _, err := o.data.openExisting(cmdContext(cmd))
 			if err != nil {
 				return err
 			}
@@ -110,7 +110,7 @@ func (a *app) adminCalibrationCmd() *cobra.Command {
 			if o.org == "" {
 				return errorf(ExitUsage, "name the organisation that made the request", "--org is required")
 			}
-			st, _, err := o.data.open(cmdContext(cmd))
+			st, _, err := o.data.openExisting(cmdContext(cmd))
 			if err != nil {
 				return err
 			}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -52,8 +54,12 @@ func (o *dataOptions) dir() string {
 }
 
 // open returns the store: PostgreSQL when a DSN is given, else SQLite in
-// the data directory.
-func (o *dataOptions) open(ctx context.Context) (store.Store, string, error) {
+// the data directory. A new SQLite database is created only when notice is
+// not nil (the first serve, and the bootstrap commands admin org create and
+// admin key create), and then notice is told where, so a mistyped
+// --data-dir shows at once; every other command refuses a data directory
+// without a database (openExisting).
+func (o *dataOptions) open(ctx context.Context, notice io.Writer) (store.Store, string, error) {
 	if o.database != "" {
 		if !strings.HasPrefix(o.database, "postgres://") && !strings.HasPrefix(o.database, "postgresql://") {
 			return nil, "", errorf(ExitUsage, "--database takes a postgres://user@host:port/db DSN; leave it out for SQLite", "unsupported database %q", redactDSN(o.database))
@@ -64,15 +70,30 @@ func (o *dataOptions) open(ctx context.Context) (store.Store, string, error) {
 		}
 		return st, "postgres " + redactDSN(o.database), nil
 	}
+	path := filepath.Join(o.dir(), SQLiteFile)
+	_, statErr := os.Stat(path)
+	isNew := errors.Is(statErr, fs.ErrNotExist)
+	if isNew && notice == nil {
+		return nil, "", errorf(ExitUsage, "check --data-dir (or SVC_DATA_DIR); a service creates its database on its first 'svc serve'",
+			"no service database at %s", path)
+	}
 	if err := os.MkdirAll(o.dir(), 0o700); err != nil {
 		return nil, "", &Error{Code: ExitFailure, Err: fmt.Errorf("data directory: %w", err)}
 	}
-	path := filepath.Join(o.dir(), SQLiteFile)
 	st, err := sqlite.Open(ctx, path)
 	if err != nil {
 		return nil, "", &Error{Code: ExitFailure, Err: err, Hint: "check the --data-dir permissions"}
 	}
+	if isNew {
+		fmt.Fprintf(notice, "svc: created a new service database at %s\n", path)
+	}
 	return st, "sqlite " + path, nil
+}
+
+// openExisting opens the store of an existing service: it never creates a
+// database.
+func (o *dataOptions) openExisting(ctx context.Context) (store.Store, string, error) {
+	return o.open(ctx, nil)
 }
 
 // redactDSN hides a password in a DSN for messages.
@@ -181,7 +202,7 @@ func (a *app) runServe(ctx context.Context, o *serveOptions) error {
 	if o.tsaFallbackBuiltin && len(o.tsaURLs) == 0 {
 		return errorf(ExitUsage, "add --tsa-url URL, or leave --tsa-fallback-builtin out: the built-in authority is used by default", "--tsa-fallback-builtin needs --tsa-url")
 	}
-	st, where, err := o.data.open(ctx)
+	st, where, err := o.data.open(ctx, a.streams.Err)
 	if err != nil {
 		return err
 	}
@@ -304,7 +325,7 @@ func (a *app) adminCmd() *cobra.Command {
 			if err := checkOutput(o.output); err != nil {
 				return err
 			}
-			st, _, err := o.data.open(cmdContext(cmd))
+			st, _, err := o.data.open(cmdContext(cmd), a.streams.Err)
 			if err != nil {
 				return err
 			}
@@ -350,7 +371,7 @@ func (a *app) adminCmd() *cobra.Command {
 			if o.live {
 				env = vpec.Production
 			}
-			st, _, err := o.data.open(cmdContext(cmd))
+			st, _, err := o.data.open(cmdContext(cmd), a.streams.Err)
 			if err != nil {
 				return err
 			}
