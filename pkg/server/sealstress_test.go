@@ -233,6 +233,25 @@ func TestSealAtomicSQLite(t *testing.T) {
 // its own connection pool, on one PostgreSQL database
 // (SVC_TEST_POSTGRES_DSN; skipped without it).
 func TestSealAtomicPostgresTwoServers(t *testing.T) {
+	sdsn := postgresSchema(t)
+	ctx := context.Background()
+	var stores []store.Store
+	for range 2 {
+		st, err := postgres.Open(ctx, sdsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		stores = append(stores, st)
+	}
+	runSealStress(t, newStressEnv(t, stores))
+}
+
+// postgresSchema makes a fresh schema in the test PostgreSQL database
+// (skipping without SVC_TEST_POSTGRES_DSN), dropped at the end, and returns
+// a DSN that uses it.
+func postgresSchema(t *testing.T) string {
+	t.Helper()
 	dsn := os.Getenv("SVC_TEST_POSTGRES_DSN")
 	if dsn == "" {
 		t.Skip("SVC_TEST_POSTGRES_DSN not set")
@@ -260,14 +279,5 @@ func TestSealAtomicPostgresTwoServers(t *testing.T) {
 	if cfg.RuntimeParams != nil && !bytes.ContainsRune([]byte(dsn), '?') {
 		sdsn = fmt.Sprintf("%s?search_path=%s", dsn, schema)
 	}
-	var stores []store.Store
-	for range 2 {
-		st, err := postgres.Open(ctx, sdsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		stores = append(stores, st)
-	}
-	runSealStress(t, newStressEnv(t, stores))
+	return sdsn
 }
