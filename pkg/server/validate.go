@@ -1,8 +1,6 @@
 package server
 
 import (
-	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -11,8 +9,6 @@ import (
 
 	"github.com/svc-gov/svc/pkg/api"
 	"github.com/svc-gov/svc/pkg/canonical"
-	"github.com/svc-gov/svc/pkg/document"
-	"github.com/svc-gov/svc/pkg/store"
 	"github.com/svc-gov/svc/pkg/vpec"
 )
 
@@ -155,41 +151,6 @@ func (c *runClaims) err() error {
 	}
 	return unprocessable("proof_level", "the run holds %d mathematical record(s) (sequence %v) but no operator_bound %s inference record: a mathematical pre/post-condition is evidence only beside the inference it bounds, so the service does not seal this run; record the operator_bound inference record and close again",
 		c.math, c.first, vpec.StageBoundCommittedInference)
-}
-
-// Byte patterns of the members runClaims looks at, as they appear in a
-// stored (canonical) record body: a body without them cannot matter.
-var (
-	mathematicalMember  = []byte(`"proof_level":"mathematical"`)
-	operatorBoundMember = []byte(`"proof_level":"operator_bound"`)
-)
-
-// precheckClaims applies runClaims to the stored records of an open run.
-// closeRun calls it before it seals the run's record set, so a close it
-// refuses (422 proof_level) leaves the run open: the client records the
-// missing operator_bound inference record and closes again. Only records
-// whose bytes hold a mathematical or operator_bound proof_level member are
-// decoded.
-func (s *Server) precheckClaims(ctx context.Context, orgID, runID string) error {
-	if run, err := s.cfg.Store.Run(ctx, orgID, runID); err != nil || run.Sealed {
-		return nil // not the caller's, or already sealed: the seal answers
-	}
-	var c runClaims
-	err := s.cfg.Store.EachRecord(ctx, runID, func(sr store.Record) error {
-		if !bytes.Contains(sr.Body, mathematicalMember) && !bytes.Contains(sr.Body, operatorBoundMember) {
-			return nil
-		}
-		var rec vpec.Record
-		if _, err := document.Parse(sr.Body, &rec); err != nil {
-			return fmt.Errorf("stored record %d of %s: %w", sr.Sequence, runID, err)
-		}
-		c.add(&rec)
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("close %s: read records: %w", runID, err)
-	}
-	return c.err()
 }
 
 // checkRunClaims applies runClaims to the records of a run.
