@@ -73,6 +73,15 @@ func newStressEnv(t *testing.T, stores []store.Store, limits ...server.RunLimits
 // post sends a JSON request and returns the status and body; it never
 // calls t.Fatal (it runs on the clients' goroutines).
 func (e *stressEnv) post(url, path string, body any, hdr map[string]string) (int, []byte, error) {
+	return e.do("POST", url, path, body, hdr)
+}
+
+// get is post for GET requests.
+func (e *stressEnv) get(url, path string) (int, []byte, error) {
+	return e.do("GET", url, path, nil, nil)
+}
+
+func (e *stressEnv) do(method, url, path string, body any, hdr map[string]string) (int, []byte, error) {
 	var r io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -81,7 +90,7 @@ func (e *stressEnv) post(url, path string, body any, hdr map[string]string) (int
 		}
 		r = bytes.NewReader(b)
 	}
-	req, err := http.NewRequest("POST", url+path, r)
+	req, err := http.NewRequest(method, url+path, r)
 	if err != nil {
 		return 0, nil, err
 	}
