@@ -21,8 +21,8 @@ type Error struct {
 	Code string `json:"code"`
 	// Message says what is wrong and how to fix it.
 	Message string `json:"message"`
-	// Field names the request field at fault, when there is one.
-	Field string `json:"field,omitempty"`
+	// Field names the request field at fault; "" when there is none (always present).
+	Field string `json:"field"`
 }
 
 // ErrorBody wraps Error as {"error": {...}}.

@@ -384,3 +384,18 @@ func newEnvServer(t *testing.T) *server.Server {
 	}
 	return srv
 }
+
+// Every error body carries "field", "" when no field is at fault (API.md).
+func TestErrorBodyAlwaysHasField(t *testing.T) {
+	e := newEnv(t)
+	for _, path := range []string{"/api/v1/no-such-endpoint", "/api/v1/runs/run_00000000-0000-4000-8000-000000000000"} {
+		code, body := e.do("GET", path, e.keyA, nil, nil)
+		var m map[string]map[string]any
+		if err := json.Unmarshal(body, &m); err != nil || code != 404 {
+			t.Fatalf("%s: %d %s", path, code, body)
+		}
+		if f, ok := m["error"]["field"]; !ok || f != "" {
+			t.Errorf("%s: %s lacks \"field\": \"\"", path, body)
+		}
+	}
+}
