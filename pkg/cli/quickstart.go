@@ -39,7 +39,7 @@ and record a bound_committed_inference check. Close the run, write the VPEC,
 the trust bundle (and the profile, trace, model and input for the audit) to
 --dir, verify the VPEC offline and replay the trace.`,
 		Example: `  svc quickstart
-  svc verify svc-quickstart/vpec.json --trust-root svc-quickstart/trust-bundle.pem`,
+  svc verify svc-quickstart/vpec.json --trust-root svc-quickstart/trust-bundle.pem --profile svc-quickstart/profile.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOutput(output); err != nil {
@@ -185,8 +185,11 @@ func (a *app) runQuickstart(ctx context.Context, dir, output string) error {
 		}
 	} else {
 		a.printReport(report)
-		fmt.Fprintf(a.streams.Err, "quickstart: verify it again any time: svc verify %s --trust-root %s\n", vpecPath, bundlePath)
-		if bi != nil {
+		if bi == nil {
+			fmt.Fprintf(a.streams.Err, "quickstart: verify it again any time: svc verify %s --trust-root %s\n", vpecPath, bundlePath)
+		} else {
+			// The classifier's record needs its signed profile offline.
+			fmt.Fprintf(a.streams.Err, "quickstart: verify it again any time: svc verify %s --trust-root %s --profile %s\n", vpecPath, bundlePath, bi.profilePath)
 			fmt.Fprintf(a.streams.Err, "quickstart: and audit the classifier's trace: svc verify %s --trust-root %s --profile %s --trace %s --model %s --input-file %s\n",
 				vpecPath, bundlePath, bi.profilePath, bi.tracePath, bi.modelDir, bi.inputPath)
 		}
