@@ -133,7 +133,7 @@ type jsonFile struct {
 	Normalizer    json.RawMessage `json:"normalizer"`
 	PreTokenizer  json.RawMessage `json:"pre_tokenizer"`
 	PostProcessor json.RawMessage `json:"post_processor"`
-	Model         *jsonModel      `json:"model"`
+	Model         json.RawMessage `json:"model"`
 }
 
 type jsonTruncation struct {
@@ -222,16 +222,19 @@ func FromJSON(doc []byte) (*Tokenizer, error) {
 	if err := json.Unmarshal(doc, &f); err != nil {
 		return nil, formatErrorf("tokenizer.json: invalid JSON: %v; the file must be a Hugging Face tokenizer.json", err)
 	}
-	if f.Model == nil {
+	if isNull(f.Model) {
 		return nil, formatErrorf("tokenizer.json: missing \"model\" object; the file must be a Hugging Face tokenizer.json")
 	}
-	m := f.Model
-	switch m.Type {
-	case "WordPiece":
-	case "":
-		return nil, formatErrorf("tokenizer.json: model.type is missing; expected \"WordPiece\"")
-	default:
-		return nil, formatErrorf("tokenizer.json: model type %q is not supported (WordPiece only)", m.Type)
+	m := new(jsonModel)
+	if err := json.Unmarshal(f.Model, m); err != nil {
+		return nil, formatErrorf("tokenizer.json: model: %v", err)
+	}
+	kind, err := modelType(f.Model)
+	if err != nil {
+		return nil, err
+	}
+	if kind != "WordPiece" {
+		return nil, formatErrorf("tokenizer.json: model type %q is not supported (WordPiece only)", kind)
 	}
 
 	vocab, idToToken, err := parseJSONVocab(m.Vocab)
@@ -353,6 +356,41 @@ func FromJSON(doc []byte) (*Tokenizer, error) {
 	t.rawAdded = newMatcher(raw)
 	t.normAdded = newMatcher(normalized)
 	return t, nil
+}
+
+// modelType returns model.type, or when the field is absent the model type
+// Hugging Face's tokenizers library infers from the fields, as it does for
+// files such as bert-base-uncased's own tokenizer.json: it tries BPE
+// (needs vocab and merges), then WordPiece (needs vocab, unk_token,
+// continuing_subword_prefix and max_input_chars_per_word), then WordLevel
+// (vocab and unk_token), then Unigram (a vocab list). A null or non-string
+// type is an error there too.
+func modelType(raw json.RawMessage) (string, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
+		return "", formatErrorf("tokenizer.json: model must be an object")
+	}
+	if t, ok := fields["type"]; ok {
+		var s string
+		if json.Unmarshal(t, &s) != nil || isNull(t) {
+			return "", formatErrorf("tokenizer.json: model.type must be a string such as \"WordPiece\"")
+		}
+		return s, nil
+	}
+	has := func(k string) bool { _, ok := fields[k]; return ok }
+	vocab := bytes.TrimSpace(fields["vocab"])
+	isObject := len(vocab) > 0 && vocab[0] == '{'
+	switch {
+	case has("vocab") && has("merges"):
+		return "BPE", nil
+	case isObject && has("unk_token") && has("continuing_subword_prefix") && has("max_input_chars_per_word"):
+		return "WordPiece", nil
+	case isObject && has("unk_token"):
+		return "WordLevel", nil
+	case len(vocab) > 0 && vocab[0] == '[':
+		return "Unigram", nil
+	}
+	return "", formatErrorf("tokenizer.json: model has no type and its fields match no model; a WordPiece model needs vocab, unk_token, continuing_subword_prefix and max_input_chars_per_word (or set model.type to \"WordPiece\")")
 }
 
 func safeToken(tokens []string, id int64) string {

@@ -15,7 +15,7 @@ type normKind int
 const (
 	normBert normKind = iota
 	normLowercase
-	normStripAccents // StripAccents normalizer: drops all marks (M)
+	normStripAccents // StripAccents normalizer: drops combining marks
 	normNFD
 	normNFC
 	normNFKD
@@ -46,7 +46,7 @@ func (st normStep) apply(s string) string {
 			s = bertClean(s, st.cleanText, st.chinese)
 		}
 		if st.stripAccents {
-			s = dropRunes(norm.NFD.String(s), unicode.Mn)
+			s = dropRunes(nfd(s), hfMn)
 		}
 		if st.lowercase {
 			s = lowercase(s)
@@ -54,9 +54,9 @@ func (st normStep) apply(s string) string {
 	case normLowercase:
 		s = lowercase(s)
 	case normStripAccents:
-		s = dropRunes(s, unicode.M)
+		s = dropRunes(s, hfCombining)
 	case normNFD:
-		s = norm.NFD.String(s)
+		s = nfd(s)
 	case normNFC:
 		s = norm.NFC.String(s)
 	case normNFKD:
@@ -65,10 +65,10 @@ func (st normStep) apply(s string) string {
 		s = norm.NFKC.String(s)
 	case normStrip:
 		if st.left {
-			s = strings.TrimLeftFunc(s, unicode.IsSpace)
+			s = strings.TrimLeftFunc(s, isWhitespace)
 		}
 		if st.right {
-			s = strings.TrimRightFunc(s, unicode.IsSpace)
+			s = strings.TrimRightFunc(s, isWhitespace)
 		}
 	}
 	return s
@@ -80,10 +80,10 @@ func bertClean(s string, clean, chinese bool) string {
 	b.Grow(len(s))
 	for _, r := range s {
 		if clean {
-			if r == 0 || r == utf8.RuneError || isControl(r) {
+			if hfCleanDrop.has(r) {
 				continue
 			}
-			if isWhitespace(r) {
+			if hfCleanSpace.has(r) {
 				r = ' '
 			}
 		}
@@ -94,67 +94,6 @@ func bertClean(s string, clean, chinese bool) string {
 			continue
 		}
 		b.WriteRune(r)
-	}
-	return b.String()
-}
-
-// isWhitespace is BertNormalizer's whitespace test (Rust char::is_whitespace,
-// i.e. the Unicode White_Space property, which contains \t \n \r and Zs).
-func isWhitespace(r rune) bool {
-	return unicode.IsSpace(r) || unicode.Is(unicode.Zs, r)
-}
-
-// isControl is BertNormalizer's control test: Unicode "Other" as the Rust
-// unicode_categories crate defines it (Cc, Cf, Co), except \t \n \r.
-// Surrogates (Cs) cannot occur in Go strings.
-func isControl(r rune) bool {
-	switch r {
-	case '\t', '\n', '\r':
-		return false
-	}
-	return unicode.In(r, unicode.Cc, unicode.Cf, unicode.Co)
-}
-
-// isChineseChar reports whether r is in the CJK ideograph ranges of
-// Hugging Face's BertNormalizer. The 0x2B920 lower bound (not 0x2B820, as in
-// the original Python BERT) is what the tokenizers library uses.
-func isChineseChar(r rune) bool {
-	switch {
-	case r >= 0x4E00 && r <= 0x9FFF,
-		r >= 0x3400 && r <= 0x4DBF,
-		r >= 0x20000 && r <= 0x2A6DF,
-		r >= 0x2A700 && r <= 0x2B73F,
-		r >= 0x2B740 && r <= 0x2B81F,
-		r >= 0x2B920 && r <= 0x2CEAF,
-		r >= 0xF900 && r <= 0xFAFF,
-		r >= 0x2F800 && r <= 0x2FA1F:
-		return true
-	}
-	return false
-}
-
-// lowercase maps each rune with its full lowercase mapping (Rust
-// char::to_lowercase): strings.ToLower except that U+0130 becomes "i̇".
-func lowercase(s string) string {
-	var b strings.Builder
-	b.Grow(len(s))
-	for _, r := range s {
-		if r == 0x130 {
-			b.WriteString("i\u0307")
-			continue
-		}
-		b.WriteRune(unicode.ToLower(r))
-	}
-	return b.String()
-}
-
-func dropRunes(s string, table *unicode.RangeTable) string {
-	var b strings.Builder
-	b.Grow(len(s))
-	for _, r := range s {
-		if !unicode.Is(table, r) {
-			b.WriteRune(r)
-		}
 	}
 	return b.String()
 }
@@ -210,15 +149,6 @@ func splitWord(out []string, s string, punct bool) []string {
 		out = append(out, s[start:])
 	}
 	return out
-}
-
-// isPunct is BertPreTokenizer's punctuation test: ASCII punctuation
-// (33-47, 58-64, 91-96, 123-126) or Unicode category P.
-func isPunct(r rune) bool {
-	if (r >= 33 && r <= 47) || (r >= 58 && r <= 64) || (r >= 91 && r <= 96) || (r >= 123 && r <= 126) {
-		return true
-	}
-	return unicode.IsPunct(r)
 }
 
 // addedToken is an entry of tokenizer.json's added_tokens.
@@ -285,10 +215,10 @@ func (m *matcher) split(s string) []segment {
 			}
 		}
 		if tok.lstrip {
-			start = max(len(strings.TrimRightFunc(s[:start], unicode.IsSpace)), offset)
+			start = max(len(strings.TrimRightFunc(s[:start], isWhitespace)), offset)
 		}
 		if tok.rstrip {
-			stop = len(s) - len(strings.TrimLeftFunc(s[stop:], unicode.IsSpace))
+			stop = len(s) - len(strings.TrimLeftFunc(s[stop:], isWhitespace))
 		}
 		if start < offset {
 			continue // overlaps whitespace already taken by the previous token

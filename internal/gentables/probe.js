@@ -1,0 +1,72 @@
+// probe.js: asks Hugging Face's tokenizers library (its Node.js binding),
+// one code point at a time, every character decision that svc's tokenizer
+// makes, and prints them as JSON for internal/gentables.
+// Usage: node probe.js <directory of the tokenizers package>
+'use strict';
+const tk = require(process.argv[2]);
+
+const bert = (o) => tk.bertNormalizer(Object.assign({ cleanText: false, handleChineseChars: false, stripAccents: false, lowercase: false }, o));
+const clean = bert({ cleanText: true });
+const chinese = bert({ handleChineseChars: true });
+const strip = bert({ stripAccents: true });
+const lower = tk.lowercase();
+const nfd = tk.nfdNormalizer();
+const combining = tk.stripAccentsNormalizer();
+const pre = tk.bertPreTokenizer();
+
+// Sets are collected as sorted [lo, hi] ranges.
+function rangeSet() {
+  const r = [];
+  return {
+    r,
+    add(c) {
+      const last = r[r.length - 1];
+      if (last && last[1] === c - 1) last[1] = c;
+      else r.push([c, c]);
+    },
+  };
+}
+const sets = {};
+for (const name of ['whitespace', 'punct', 'cleanDrop', 'cleanSpace', 'chinese', 'mn', 'nonStarter', 'combining']) sets[name] = rangeSet();
+const decomp = [];
+const lowerMap = [];
+const cps = (s) => Array.from(s, (ch) => ch.codePointAt(0));
+const oddities = [];
+const R1 = '\u0334'; // canonical combining class 1
+const R240 = '\u0345'; // canonical combining class 240
+
+for (let c = 0; c <= 0x10ffff; c++) {
+  if (c >= 0xd800 && c <= 0xdfff) continue; // surrogates: no Go string holds them
+  const s = String.fromCodePoint(c);
+  const words = pre.preTokenizeString('a' + s + 'b').map((w) => w[0]);
+  if (words.length === 2 && words[0] === 'a' && words[1] === 'b') sets.whitespace.add(c);
+  else if (words.length === 3 && words[1] === s) sets.punct.add(c);
+  else if (!(words.length === 1 && words[0] === 'a' + s + 'b')) oddities.push(['pre', c, words]);
+
+  const cl = clean.normalizeString(s);
+  if (cl === '') sets.cleanDrop.add(c);
+  else if (cl === ' ' && s !== ' ') sets.cleanSpace.add(c);
+  else if (cl !== s) oddities.push(['clean', c, cl]);
+
+  const ch = chinese.normalizeString(s);
+  if (ch === ' ' + s + ' ') sets.chinese.add(c);
+  else if (ch !== s) oddities.push(['chinese', c, ch]);
+
+  const d = nfd.normalizeString(s);
+  if (d !== s) decomp.push([c, cps(d)]);
+  else {
+    if (strip.normalizeString(s) === '') sets.mn.add(c);
+    const a = nfd.normalizeString(s + R1);
+    const b = nfd.normalizeString(R240 + s);
+    if (a === R1 + s || b === s + R240) sets.nonStarter.add(c);
+  }
+
+  const lo = lower.normalizeString(s);
+  if (lo !== s) lowerMap.push([c, cps(lo)]);
+
+  if (combining.normalizeString(s) === '') sets.combining.add(c);
+}
+
+const out = { version: require(process.argv[2] + '/package.json').version, decomp, lower: lowerMap, oddities };
+for (const k of Object.keys(sets)) out[k] = sets[k].r;
+process.stdout.write(JSON.stringify(out));

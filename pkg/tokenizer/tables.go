@@ -1,0 +1,128 @@
+package tokenizer
+
+import (
+	"sort"
+	"strings"
+)
+
+// The character tables (tables_gen.go) are Hugging Face tokenizers' own
+// decisions, probed from the library by internal/gentables, so that
+// tokenization does not depend on the Unicode version of the Go toolchain
+// or of golang.org/x/text. Regenerate with
+//
+//	go run ./internal/gentables/gen -tokenizers "$(scripts/install-tokenizers.sh)"
+//
+// internal/gentables' test fails when the committed tables are stale.
+
+// runeRange is an inclusive range of code points.
+type runeRange struct{ lo, hi rune }
+
+// runeSet is a sorted list of disjoint ranges.
+type runeSet []runeRange
+
+func (s runeSet) has(r rune) bool {
+	i := sort.Search(len(s), func(i int) bool { return s[i].hi >= r })
+	return i < len(s) && s[i].lo <= r
+}
+
+// isWhitespace is Hugging Face's whitespace test (Rust char::is_whitespace),
+// used by BertNormalizer, BertPreTokenizer, WhitespaceSplit, Strip and the
+// added tokens' lstrip/rstrip.
+func isWhitespace(r rune) bool { return hfWhitespace.has(r) }
+
+// isPunct is BertPreTokenizer's punctuation test.
+func isPunct(r rune) bool { return hfPunct.has(r) }
+
+// isChineseChar is BertNormalizer's handle_chinese_chars test.
+func isChineseChar(r rune) bool { return hfChinese.has(r) }
+
+// Hangul syllable decomposition (Unicode chapter 3.12); the generator
+// checks that the library decomposes every syllable this way.
+const (
+	hangulBase = 0xAC00
+	hangulLast = 0xD7A3
+	jamoL      = 0x1100
+	jamoV      = 0x1161
+	jamoT      = 0x11A7
+	countV     = 21
+	countT     = 28
+)
+
+// nfd is the library's canonical decomposition: each character replaced by
+// its full decomposition, then every run of non-starters stably sorted by
+// canonical combining class.
+func nfd(s string) string {
+	simple := true
+	for _, r := range s {
+		if r >= 0xC0 {
+			simple = false
+			break
+		}
+	}
+	if simple {
+		return s
+	}
+	buf := make([]rune, 0, len(s))
+	for _, r := range s {
+		switch {
+		case r >= hangulBase && r <= hangulLast:
+			i := r - hangulBase
+			buf = append(buf, jamoL+i/(countV*countT), jamoV+(i%(countV*countT))/countT)
+			if t := i % countT; t != 0 {
+				buf = append(buf, jamoT+t)
+			}
+		default:
+			if d, ok := hfDecomp[r]; ok {
+				for _, c := range d {
+					buf = append(buf, c)
+				}
+			} else {
+				buf = append(buf, r)
+			}
+		}
+	}
+	// Canonical ordering: insertion sort inside each run of non-starters
+	// (stable, so equal classes keep their order).
+	for i := 1; i < len(buf); i++ {
+		c := hfCCC[buf[i]]
+		if c == 0 {
+			continue
+		}
+		for j := i; j > 0; j-- {
+			p := hfCCC[buf[j-1]]
+			if p == 0 || p <= c {
+				break
+			}
+			buf[j-1], buf[j] = buf[j], buf[j-1]
+		}
+	}
+	return string(buf)
+}
+
+// lowercase is the library's Lowercase normalizer: each character replaced
+// by its Rust char::to_lowercase mapping (no context rules: final sigma is
+// not special).
+func lowercase(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s {
+		if l, ok := hfLower[r]; ok {
+			b.WriteString(l)
+		} else {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// dropRunes removes the characters of set from s.
+func dropRunes(s string, set runeSet) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s {
+		if !set.has(r) {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
