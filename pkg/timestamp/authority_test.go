@@ -187,7 +187,7 @@ func TestAuthorityOptions(t *testing.T) {
 		t.Errorf("Policy = %v", info.Policy)
 	}
 	var st time.Time
-	if err := parsedToken(t, resp).p7.UnmarshalSignedAttribute(oidSigningTime, &st); err != nil || !st.Equal(info.GenTime) {
+	if err := signingTimeOf(parsedToken(t, resp), &st); err != nil || !st.Equal(info.GenTime) {
 		t.Errorf("signing time %v (%v), want genTime", st, err)
 	}
 	// The policy survives persistence (it lives in the TSA certificate).

@@ -18,8 +18,15 @@ var (
 	ErrNotGranted = errors.New("time-stamp request not granted")
 
 	// ErrImprintMismatch means the message imprint in the token differs from
-	// the digest of the data, or the imprint's hash algorithm is not SHA-256.
+	// the digest of the data, or its hash algorithm is not one of SHA-256,
+	// SHA-384 and SHA-512 (then the error matches ErrUnsupportedHash too).
 	ErrImprintMismatch = errors.New("time-stamp message imprint mismatch")
+
+	// ErrUnsupportedHash means the token uses a hash algorithm svc refuses:
+	// SHA-1, MD5 or an unknown one, for the message imprint (the error also
+	// matches ErrImprintMismatch) or for the CMS signature (the error also
+	// matches ErrBadSignature). Accepted: SHA-256, SHA-384, SHA-512.
+	ErrUnsupportedHash = errors.New("time-stamp hash algorithm refused")
 
 	// ErrBadSignature means the CMS signature of the token, or one of its
 	// signed attributes (content type, message digest, ESS signing

@@ -15,7 +15,7 @@ import (
 // allSentinels lists every sentinel error of the package.
 var allSentinels = []error{
 	ErrMalformed, ErrNotGranted, ErrImprintMismatch, ErrBadSignature,
-	ErrUntrustedTSA, ErrEKU, ErrNonceMismatch, ErrNoCertificate,
+	ErrUntrustedTSA, ErrEKU, ErrNonceMismatch, ErrNoCertificate, ErrUnsupportedHash,
 }
 
 // matchesSentinel reports whether err matches at least one sentinel.
@@ -107,4 +107,18 @@ func parsedToken(t testing.TB, resp []byte) *token {
 		t.Fatalf("parseAny: %v", err)
 	}
 	return tok
+}
+
+// signingTimeOf reads the signing-time signed attribute of tok.
+func signingTimeOf(tok *token, st *time.Time) error {
+	attrs, err := signedAttributes(tok.signer.SignedAttrs)
+	if err != nil {
+		return err
+	}
+	v, err := singleValue(attrs, oidSigningTime, "signing-time")
+	if err != nil {
+		return err
+	}
+	_, err = asn1.Unmarshal(v.FullBytes, st)
+	return err
 }

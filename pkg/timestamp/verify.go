@@ -3,7 +3,6 @@ package timestamp
 import (
 	"bytes"
 	"crypto"
-	"crypto/sha256"
 	_ "crypto/sha512" // SHA-384 and SHA-512 for ESS certificate identifiers
 	"crypto/subtle"
 	"crypto/x509"
@@ -12,8 +11,6 @@ import (
 	"math/big"
 	"strings"
 	"time"
-
-	"github.com/digitorus/pkcs7"
 )
 
 // Info describes a time-stamp token. [Verify] returns it only for a token
@@ -57,34 +54,63 @@ var recoverPanics = true
 
 // token is a parsed, not yet verified, time-stamp token.
 type token struct {
-	p7      *pkcs7.PKCS7
-	tst     tstInfo
-	imprint messageImprint
+	certs    []*x509.Certificate // the certificates the token embeds
+	signer   signerInfo
+	econtent []byte // the DER TSTInfo, as signed
+	tst      tstInfo
+	imprint  messageImprint
 }
 
 // Verify checks a DER-encoded RFC 3161 TimeStampResp, or a bare
-// TimeStampToken (a CMS ContentInfo; the kind is detected), against a
-// SHA-256 digest of the time-stamped data. It checks, in order:
+// TimeStampToken (a CMS ContentInfo; the kind is detected), against digest:
+// the digest of the time-stamped data under the token's imprint hash
+// algorithm (SHA-256, SHA-384 or SHA-512; 32, 48 or 64 bytes). Use
+// [VerifyData] when you have the data itself: the imprint may use any of
+// the three algorithms, and only VerifyData can check all of them. Verify
+// checks, in order:
 //
 //   - the structure, and that the status is granted or grantedWithMods
 //     (ErrMalformed, ErrNotGranted);
+//   - that the imprint's hash algorithm is SHA-256, SHA-384 or SHA-512
+//     (ErrUnsupportedHash, which also matches ErrImprintMismatch: SHA-1
+//     and MD5 are refused);
 //   - that the signer's certificate is embedded or among
 //     opts.Intermediates (ErrNoCertificate);
-//   - the RFC 3161 rules for the TSA certificate: extended key usage
-//     extension present, critical and exactly id-kp-timeStamping, key usage
-//     (if present) only digitalSignature and/or nonRepudiation, not a CA
-//     (ErrEKU);
-//   - that the certificate chains to one of opts.Roots at the token's
-//     genTime (ErrUntrustedTSA);
-//   - the CMS signature, the content-type and message-digest signed
-//     attributes, and the ESS signing-certificate attribute binding the
-//     signer certificate (ErrBadSignature);
-//   - that the message imprint uses SHA-256 and equals digest, compared in
-//     constant time (ErrImprintMismatch);
+//   - the RFC 3161 §2.3 rules for the TSA certificate itself: extended key
+//     usage extension present, critical and exactly id-kp-timeStamping, key
+//     usage (if present) only digitalSignature and/or nonRepudiation, not a
+//     CA (ErrEKU);
+//   - that the certificate chains to one of opts.Roots, every signature and
+//     validity period checked at the token's genTime; extended key usages of
+//     the CA certificates are not required to include timeStamping (RFC 3161
+//     puts the requirement on the TSA certificate only) (ErrUntrustedTSA);
+//   - the CMS signature over the signed attributes exactly as received
+//     (SHA-256/384/512 with RSA PKCS #1 v1.5, ECDSA or Ed25519), the
+//     content-type and message-digest signed attributes, and the ESS
+//     signing-certificate attribute binding the signer certificate
+//     (ErrBadSignature; a SHA-1 signature also matches ErrUnsupportedHash);
+//   - that the imprint equals digest, compared in constant time
+//     (ErrImprintMismatch);
 //   - the nonce, if opts.Nonce is set (ErrNonceMismatch).
 //
 // It never panics, whatever the input.
 func Verify(resp []byte, digest []byte, opts VerifyOptions) (info *Info, err error) {
+	return verify(resp, nil, digest, opts)
+}
+
+// VerifyData is [Verify] given the time-stamped data instead of its digest:
+// the imprint must equal H(data), H being the token's imprint algorithm
+// (SHA-256, SHA-384 or SHA-512). For a VPEC, data is the 64 raw signature
+// bytes.
+func VerifyData(resp []byte, data []byte, opts VerifyOptions) (info *Info, err error) {
+	if data == nil {
+		data = []byte{}
+	}
+	return verify(resp, data, nil, opts)
+}
+
+// verify implements Verify (data nil) and VerifyData.
+func verify(resp, data, digest []byte, opts VerifyOptions) (info *Info, err error) {
 	defer func() {
 		if !recoverPanics {
 			return
@@ -93,25 +119,33 @@ func Verify(resp []byte, digest []byte, opts VerifyOptions) (info *Info, err err
 			info, err = nil, fmt.Errorf("timestamp: verify: %w: parser failure: %v", ErrMalformed, r)
 		}
 	}()
-	if len(digest) != sha256.Size {
-		return nil, fmt.Errorf("timestamp: verify: %w: the data digest must be %d bytes of SHA-256, got %d bytes", ErrImprintMismatch, sha256.Size, len(digest))
-	}
 	tok, err := parseAny(resp)
 	if err != nil {
 		return nil, fmt.Errorf("timestamp: verify: %w", err)
 	}
 	genTime := tok.tst.GenTime
 
+	h, err := acceptedHash(tok.imprint.HashAlgorithm, "the message imprint")
+	if err != nil {
+		return nil, fmt.Errorf("timestamp: verify: %w: %w", ErrImprintMismatch, err)
+	}
+	if data != nil {
+		d := h.New()
+		d.Write(data)
+		digest = d.Sum(nil)
+	} else if len(digest) != h.Size() {
+		return nil, fmt.Errorf("timestamp: verify: %w: the token's imprint is %v (%d bytes) but the digest given is %d bytes; pass the data to VerifyData", ErrImprintMismatch, h, h.Size(), len(digest))
+	}
+
 	// Find the signer among the embedded and the supplied certificates.
-	extra := make([]*x509.Certificate, 0, len(tok.p7.Certificates)+len(opts.Intermediates))
-	extra = append(extra, tok.p7.Certificates...)
+	extra := make([]*x509.Certificate, 0, len(tok.certs)+len(opts.Intermediates))
+	extra = append(extra, tok.certs...)
 	for _, c := range opts.Intermediates {
 		if c != nil {
 			extra = append(extra, c)
 		}
 	}
-	tok.p7.Certificates = extra
-	signer := tok.p7.GetOnlySigner()
+	signer := findSigner(&tok.signer, extra)
 	if signer == nil {
 		return nil, fmt.Errorf("timestamp: verify: %w: the token embeds no certificate matching its signer and none was supplied; pass the TSA certificate in VerifyOptions.Intermediates", ErrNoCertificate)
 	}
@@ -137,25 +171,24 @@ func Verify(resp []byte, digest []byte, opts VerifyOptions) (info *Info, err err
 			inter.AddCert(c)
 		}
 	}
+	// The TSA certificate's own usage was checked above (RFC 3161 §2.3);
+	// the chain is checked for signatures, validity at genTime, basic
+	// constraints and name constraints, without requiring timeStamping in
+	// the CAs' extended key usages (x509's EKU nesting): GlobalSign's "TSA
+	// for Adobe CDS" is issued by a CA whose EKU holds only an Adobe usage.
 	if _, err := signer.Verify(x509.VerifyOptions{
 		Roots:         roots,
 		Intermediates: inter,
 		CurrentTime:   genTime,
-		KeyUsages:     []x509.ExtKeyUsage{x509.ExtKeyUsageTimeStamping},
+		KeyUsages:     []x509.ExtKeyUsage{x509.ExtKeyUsageAny},
 	}); err != nil {
 		return nil, fmt.Errorf("timestamp: verify: %w: TSA certificate %q at genTime %s: %v", ErrUntrustedTSA, signer.Subject.CommonName, genTime.Format(time.RFC3339), err)
 	}
 
-	if err := checkSignature(tok.p7, signer, genTime); err != nil {
+	if err := checkSignerInfo(&tok.signer, tok.econtent, signer); err != nil {
 		return nil, fmt.Errorf("timestamp: verify: %w", err)
 	}
 
-	if h := hashForOID(tok.imprint.HashAlgorithm.Algorithm); h != crypto.SHA256 {
-		return nil, fmt.Errorf("timestamp: verify: %w: message imprint uses hash algorithm %v, want SHA-256", ErrImprintMismatch, tok.imprint.HashAlgorithm.Algorithm)
-	}
-	if p := tok.imprint.HashAlgorithm.Parameters; len(p.FullBytes) != 0 && !bytes.Equal(p.FullBytes, asn1.NullBytes) {
-		return nil, fmt.Errorf("timestamp: verify: %w: message imprint hash algorithm has unexpected parameters", ErrImprintMismatch)
-	}
 	if subtle.ConstantTimeCompare(tok.imprint.HashedMessage, digest) != 1 {
 		return nil, fmt.Errorf("timestamp: verify: %w: the token time-stamps other data", ErrImprintMismatch)
 	}
@@ -193,7 +226,7 @@ func ParseResponse(resp []byte) (info *Info, err error) {
 		return nil, fmt.Errorf("timestamp: parse: %w", err)
 	}
 	info = tok.info()
-	info.Signer = tok.p7.GetOnlySigner()
+	info.Signer = findSigner(&tok.signer, tok.certs)
 	return info, nil
 }
 
@@ -301,28 +334,28 @@ func parseToken(der []byte) (*token, error) {
 	if !ok {
 		return nil, malformed("TimeStampToken: bad content")
 	}
-	var head signedDataHead
-	if _, err := asn1.Unmarshal(sdRaw.FullBytes, &head); err != nil {
+	var sd signedData
+	if rest, err := asn1.Unmarshal(sdRaw.FullBytes, &sd); err != nil || len(rest) > 0 {
+		if err == nil {
+			err = fmt.Errorf("trailing data")
+		}
 		return nil, malformed("SignedData: %v", err)
 	}
-	if !head.EncapContentInfo.EContentType.Equal(oidTSTInfo) {
-		return nil, malformed("encapsulated content type is %v, want id-ct-TSTInfo", head.EncapContentInfo.EContentType)
+	if !sd.EncapContentInfo.EContentType.Equal(oidTSTInfo) {
+		return nil, malformed("encapsulated content type is %v, want id-ct-TSTInfo", sd.EncapContentInfo.EContentType)
 	}
-	ec, ok := explicitInner(head.EncapContentInfo.EContent)
+	ec, ok := explicitInner(sd.EncapContentInfo.EContent)
 	if !ok || ec.Class != asn1.ClassUniversal || ec.Tag != asn1.TagOctetString || ec.IsCompound || len(ec.Bytes) == 0 {
 		return nil, malformed("missing or non-DER encapsulated TSTInfo")
 	}
-	p7, err := pkcs7.Parse(der)
+	if len(sd.SignerInfos) != 1 {
+		return nil, malformed("token has %d signers, want exactly 1", len(sd.SignerInfos))
+	}
+	certs, err := parseCertificates(sd.Certificates)
 	if err != nil {
-		return nil, malformed("CMS: %v", err)
+		return nil, err
 	}
-	if len(p7.Signers) != 1 {
-		return nil, malformed("token has %d signers, want exactly 1", len(p7.Signers))
-	}
-	if !bytes.Equal(p7.Content, ec.Bytes) {
-		return nil, malformed("inconsistent encapsulated content")
-	}
-	tok := &token{p7: p7}
+	tok := &token{certs: certs, signer: sd.SignerInfos[0], econtent: ec.Bytes}
 	rest, err = asn1.Unmarshal(ec.Bytes, &tok.tst)
 	if err != nil {
 		return nil, malformed("TSTInfo: %v", err)
@@ -385,60 +418,6 @@ func checkTSACertificate(c *x509.Certificate) error {
 		return fmt.Errorf("%w: key usage %#x, want only digitalSignature and/or nonRepudiation", ErrEKU, c.KeyUsage)
 	}
 	return nil
-}
-
-// checkSignature verifies the CMS signature and the signed attributes that
-// bind it to a TSTInfo and to the signer certificate. Errors wrap
-// ErrBadSignature.
-func checkSignature(p7 *pkcs7.PKCS7, signer *x509.Certificate, genTime time.Time) error {
-	attrs := p7.Signers[0].AuthenticatedAttributes
-	if len(attrs) == 0 {
-		return fmt.Errorf("%w: no signed attributes", ErrBadSignature)
-	}
-	// Roots is nil: pkcs7 checks the message digest and the signature only;
-	// the chain was verified separately, with the timeStamping usage.
-	if err := p7.VerifyWithOpts(x509.VerifyOptions{CurrentTime: genTime}); err != nil {
-		return fmt.Errorf("%w: %v", ErrBadSignature, err)
-	}
-	var ct asn1.ObjectIdentifier
-	if err := p7.UnmarshalSignedAttribute(oidContentType, &ct); err != nil {
-		return fmt.Errorf("%w: content-type signed attribute: %v", ErrBadSignature, err)
-	}
-	if !ct.Equal(oidTSTInfo) {
-		return fmt.Errorf("%w: content-type signed attribute is %v, want id-ct-TSTInfo", ErrBadSignature, ct)
-	}
-	has := func(oid asn1.ObjectIdentifier) bool {
-		for _, a := range attrs {
-			if a.Type.Equal(oid) {
-				return true
-			}
-		}
-		return false
-	}
-	switch {
-	case has(oidSigningCert2):
-		var sc signingCertificateV2
-		if err := p7.UnmarshalSignedAttribute(oidSigningCert2, &sc); err != nil || len(sc.Certs) == 0 {
-			return fmt.Errorf("%w: malformed signing-certificate-v2 attribute", ErrBadSignature)
-		}
-		id := sc.Certs[0]
-		h := crypto.SHA256
-		if len(id.HashAlgorithm.Algorithm) > 0 {
-			h = hashForOID(id.HashAlgorithm.Algorithm)
-			if h != crypto.SHA256 && h != crypto.SHA384 && h != crypto.SHA512 {
-				return fmt.Errorf("%w: signing-certificate-v2 uses unsupported hash %v", ErrBadSignature, id.HashAlgorithm.Algorithm)
-			}
-		}
-		return checkESSCertID(signer, h, id.CertHash, id.IssuerSerial)
-	case has(oidSigningCert):
-		var sc signingCertificate
-		if err := p7.UnmarshalSignedAttribute(oidSigningCert, &sc); err != nil || len(sc.Certs) == 0 {
-			return fmt.Errorf("%w: malformed signing-certificate attribute", ErrBadSignature)
-		}
-		return checkESSCertID(signer, crypto.SHA1, sc.Certs[0].CertHash, sc.Certs[0].IssuerSerial)
-	default:
-		return fmt.Errorf("%w: no ESS signing-certificate attribute binding the TSA certificate", ErrBadSignature)
-	}
 }
 
 // checkESSCertID checks that an ESS certificate identifier designates c.

@@ -43,9 +43,9 @@ func TestVerify(t *testing.T) {
 	parsed := parsedToken(t, resp)
 
 	// Tampering inside the CMS structure.
-	sig := parsed.p7.Signers[0].EncryptedDigest
+	sig := parsed.signer.Signature
 	badSig := flipAt(t, resp, sig, len(sig)-1)
-	contentDigest := sha256.Sum256(parsed.p7.Content)
+	contentDigest := sha256.Sum256(parsed.econtent)
 	badAttr := flipAt(t, resp, contentDigest[:], 7)
 	badContent := flipAt(t, resp, parsed.tst.SerialNumber.Bytes(), 3)
 
@@ -122,11 +122,12 @@ func TestVerify(t *testing.T) {
 
 		{"other data", resp, digestOf("other data"), VerifyOptions{Roots: roots}, ErrImprintMismatch, "other data"},
 		{"short digest", resp, d[:16], VerifyOptions{Roots: roots}, ErrImprintMismatch, "32 bytes"},
-		{"sha512 imprint", sha512Resp, make([]byte, 32), VerifyOptions{Roots: roots}, ErrImprintMismatch, "SHA-256"},
+		{"sha512 imprint, 32-byte digest", sha512Resp, make([]byte, 32), VerifyOptions{Roots: roots}, ErrImprintMismatch, "64 bytes"},
+		{"sha512 imprint, other 64-byte digest", sha512Resp, bytes.Repeat([]byte{1}, 64), VerifyOptions{Roots: roots}, ErrImprintMismatch, "other data"},
 
 		{"flipped signature byte", badSig, d, VerifyOptions{Roots: roots}, ErrBadSignature, ""},
 		{"flipped message-digest attribute", badAttr, d, VerifyOptions{Roots: roots}, ErrBadSignature, ""},
-		{"flipped TSTInfo byte", badContent, d, VerifyOptions{Roots: roots}, ErrBadSignature, "digest mismatch"},
+		{"flipped TSTInfo byte", badContent, d, VerifyOptions{Roots: roots}, ErrBadSignature, "message-digest attribute"},
 
 		{"other authority's root", resp, d, VerifyOptions{Roots: []*x509.Certificate{other.Root()}}, ErrUntrustedTSA, "genTime"},
 		{"no roots", resp, d, VerifyOptions{}, ErrUntrustedTSA, "no trusted"},
