@@ -134,6 +134,21 @@ type Manifest struct {
 	Stages  []ManifestStage `json:"stages"`
 }
 
+// WithEmptyLists returns m with nil lists as empty ones: the wire form has
+// [] where a Go caller left a list nil (null is refused), so a manifest
+// built in Go registers, and hashes, as its JSON form with [] does.
+func (m Manifest) WithEmptyLists() Manifest {
+	stages := make([]ManifestStage, len(m.Stages))
+	for i, st := range m.Stages {
+		if st.RegulatoryReferences == nil {
+			st.RegulatoryReferences = []string{}
+		}
+		stages[i] = st
+	}
+	m.Stages = stages
+	return m
+}
+
 // ManifestRegistration is the result of registering a manifest.
 type ManifestRegistration struct {
 	ManifestID string `json:"manifest_id"`

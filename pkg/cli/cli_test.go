@@ -40,11 +40,22 @@ func TestScripts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	examples, err := filepath.Abs("../../examples")
+	if err != nil {
+		t.Fatal(err)
+	}
 	ortLib, _ := inference.LibraryPath("") // before the scripts get their own cache directory
 	testscript.Run(t, testscript.Params{
 		Dir: scriptsDir,
 		Setup: func(e *testscript.Env) error {
 			e.Setenv("VECTORS", vectors)
+			e.Setenv("EXAMPLES", examples)
+			// examples/local.sh --go runs `go run`: the caches of this
+			// build, and no download.
+			e.Setenv("GOMODCACHE", goEnv("GOMODCACHE"))
+			e.Setenv("GOCACHE", goEnv("GOCACHE"))
+			e.Setenv("GOFLAGS", "-mod=mod")
+			e.Setenv("GOPROXY", "off")
 			e.Setenv("SVC_ORT_LIB", ortLib)
 			e.Setenv("NO_COLOR", "")
 			e.Setenv("XDG_CONFIG_HOME", e.WorkDir+"/.config")
@@ -198,4 +209,13 @@ func readTree(t *testing.T, root string) map[string]string {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// goEnv is `go env NAME`, or "" without a go command.
+func goEnv(name string) string {
+	out, err := exec.Command("go", "env", name).Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
 }

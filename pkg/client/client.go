@@ -864,7 +864,7 @@ func (p *Pipeline) RegisterCheck(ctx context.Context, m api.Manifest) (api.Manif
 	defer p.exit()
 	ctx, cancel := p.callCtx(ctx)
 	defer cancel()
-	body, err := document.Marshal(m)
+	body, err := document.Marshal(m.WithEmptyLists())
 	if err != nil {
 		return reg, fmt.Errorf("svc client: register check: %w", err)
 	}
@@ -884,7 +884,7 @@ func (p *Pipeline) RegisterCheck(ctx context.Context, m api.Manifest) (api.Manif
 // "sha256:" of its RFC 8785 canonical JSON. Records may name it before
 // the manifest is registered (for example while the service is down).
 func ManifestID(m api.Manifest) (string, error) {
-	raw, err := document.Marshal(m)
+	raw, err := document.Marshal(m.WithEmptyLists())
 	if err != nil {
 		return "", err
 	}

@@ -205,6 +205,13 @@ func TestRegisterCheck(t *testing.T) {
 	if err != nil || again.ManifestID != reg.ManifestID || again.Created {
 		t.Fatalf("again %+v %v", again, err)
 	}
+	// A stage whose references a Go caller left nil registers as [] (null
+	// is refused), under the id ManifestID computes.
+	bare := api.Manifest{Name: "bare", Version: "1", Stages: []api.ManifestStage{{StageName: "detect", ProofCeiling: "execution"}}}
+	breg, err := p.RegisterCheck(ctx, bare)
+	if lid, _ := client.ManifestID(bare); err != nil || breg.ManifestID != lid {
+		t.Fatalf("manifest with nil references: %+v %v (local id %s)", breg, err, lid)
+	}
 	e.gate.set(unavailable)
 	if _, err := p.RegisterCheck(ctx, m); !errors.Is(err, client.ErrUnavailable) {
 		t.Fatalf("register while down: %v", err)
