@@ -149,6 +149,9 @@ func (a *app) runCalibrate(o *calibrateRunOptions) error {
 		return errorf(ExitUsage, "pass --model DIR (see 'svc model generate')", "no model given")
 	case o.out == "":
 		return errorf(ExitUsage, "pass --out profile.json", "no output file given")
+	case o.passes < 1:
+		// The library reads 0 as its default; on the command line 0 is a mistake.
+		return errorf(ExitUsage, "pass --passes N with N at least 1 (the default is 1000)", "--passes %d: no inference to calibrate on", o.passes)
 	}
 	if _, err := os.Stat(o.out); err == nil && !o.force {
 		return errorf(ExitUsage, "choose another --out or pass --force", "%s already exists", o.out)

@@ -137,6 +137,10 @@ func newRoot(name, short, long string, s *Streams) (*cobra.Command, *app) {
 			return a.loadConfig(cmd)
 		},
 	}
+	// --version prints what 'NAME version' prints first.
+	bv := BuildVersion()
+	root.Version = bv.Version
+	root.SetVersionTemplate(fmt.Sprintf("%s %s (commit %s, %s, %s)\n", name, bv.Version, orUnknown(bv.Commit), bv.GoVersion, bv.Platform))
 	root.SetIn(s.In)
 	root.SetOut(s.Out)
 	root.SetErr(s.Err)
@@ -260,4 +264,11 @@ func (a *app) palette() palette {
 		return c.SprintFunc()
 	}
 	return palette{mk(color.FgGreen), mk(color.FgRed, color.Bold), mk(color.FgYellow), mk(color.Faint), mk(color.Bold)}
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
 }
