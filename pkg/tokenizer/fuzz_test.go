@@ -3,6 +3,7 @@ package tokenizer
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func FuzzFromJSON(f *testing.F) {
@@ -10,6 +11,12 @@ func FuzzFromJSON(f *testing.F) {
 	f.Add([]byte(strings.Replace(testJSON, `"added_tokens": [`, `"added_tokens": [{"id": 39, "content": "<e>", "lstrip": true, "rstrip": true, "single_word": true, "normalized": true},`, 1)))
 	f.Add([]byte(`{"model": {"type": "WordPiece", "vocab": {"[UNK]": 0, "[CLS]": 1, "[SEP]": 2, "[PAD]": 3, "a": 4, "##a": 5}}, "post_processor": null, "normalizer": null, "pre_tokenizer": null}`))
 	f.Add([]byte(`{"model": {"type": "BPE"}}`))
+	untyped := `{"model": {"unk_token": "[UNK]", "continuing_subword_prefix": "##", "max_input_chars_per_word": 100, "vocab": {"[UNK]": 0, "[CLS]": 1, "[SEP]": 2, "[PAD]": 3, "a": 4, "##a": 5}}}`
+	f.Add([]byte(untyped))
+	for _, field := range []string{`"unk_token": "[UNK]"`, `"continuing_subword_prefix": "##"`, `"max_input_chars_per_word": 100`, `"vocab": {`} {
+		f.Add([]byte(strings.Replace(untyped, field, field[:strings.Index(field, ":")+1]+" null, \"x\": "+field[strings.Index(field, ":")+1:], 1)))
+	}
+	f.Add([]byte(`{"model": {"type": null, "merges": null, "vocab": null}}`))
 	f.Add([]byte(`{`))
 	texts := []string{"", "Hello, World! unaffable", "中国 [MASK] héllo\x00\xff", "<e> a<e>a aaaa ##a", strings.Repeat("a", 120)}
 	f.Fuzz(func(t *testing.T, doc []byte) {
@@ -71,6 +78,35 @@ func FuzzEncode(f *testing.F) {
 			}
 			if again := tk.Encode(text, seqLen); again.Tokens != e.Tokens || again.Truncated != e.Truncated {
 				t.Fatal("Encode is not deterministic")
+			}
+		}
+	})
+}
+
+// FuzzTables checks the generated-table code paths on arbitrary text: NFD
+// is idempotent and leaves no non-starter after a higher class, and every
+// step keeps valid UTF-8.
+func FuzzTables(f *testing.F) {
+	for _, s := range []string{"", "é", "a\u0315\u0300\u05AE\u0300b", "각ǅ\u212B", "İΣẞ", "\xff\x00\u0345\u0334"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		s = validUTF8(s)
+		d := nfd(s)
+		if nfd(d) != d {
+			t.Fatalf("nfd not idempotent on %+q", s)
+		}
+		var prev uint8
+		for _, r := range d {
+			c := hfCCC[r]
+			if c != 0 && prev > c {
+				t.Fatalf("nfd(%+q) = %+q is not in canonical order", s, d)
+			}
+			prev = c
+		}
+		for _, out := range []string{d, lowercase(s), dropRunes(s, hfMn), bertClean(s, true, true)} {
+			if !utf8.ValidString(out) {
+				t.Fatalf("invalid UTF-8 from %+q", s)
 			}
 		}
 	})

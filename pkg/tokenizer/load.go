@@ -363,8 +363,8 @@ func FromJSON(doc []byte) (*Tokenizer, error) {
 // files such as bert-base-uncased's own tokenizer.json: it tries BPE
 // (needs vocab and merges), then WordPiece (needs vocab, unk_token,
 // continuing_subword_prefix and max_input_chars_per_word), then WordLevel
-// (vocab and unk_token), then Unigram (a vocab list). A null or non-string
-// type is an error there too.
+// (vocab and unk_token), then Unigram (a vocab list); a null field counts
+// as absent. A null or non-string type is an error there too.
 func modelType(raw json.RawMessage) (string, error) {
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
@@ -377,7 +377,7 @@ func modelType(raw json.RawMessage) (string, error) {
 		}
 		return s, nil
 	}
-	has := func(k string) bool { _, ok := fields[k]; return ok }
+	has := func(k string) bool { v, ok := fields[k]; return ok && !isNull(v) }
 	vocab := bytes.TrimSpace(fields["vocab"])
 	isObject := len(vocab) > 0 && vocab[0] == '{'
 	switch {

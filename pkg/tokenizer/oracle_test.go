@@ -169,6 +169,17 @@ func oracleCorpus() []string {
 		}
 		out = append(out, b.String())
 	}
+	// Very long inputs (for the truncation comparison too).
+	for len(out) < 4030 {
+		var b strings.Builder
+		for range 200 + rng.IntN(2000) {
+			b.WriteString(pool[rng.IntN(len(pool))])
+			if rng.IntN(3) > 0 {
+				b.WriteByte(' ')
+			}
+		}
+		out = append(out, b.String())
+	}
 	return out
 }
 
