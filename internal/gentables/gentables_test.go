@@ -103,7 +103,9 @@ func TestGenerateRejects(t *testing.T) {
 		{"no version", minimal(func(s string) string { return strings.Replace(s, `"version":"0.0.1"`, `"version":""`, 1) })},
 		{"oddity", minimal(func(s string) string { return strings.Replace(s, `"oddities":[]`, `"oddities":[["pre",65,["a"]]]`, 1) })},
 		{"empty set", minimal(func(s string) string { return strings.Replace(s, `"punct":[[33,47]]`, `"punct":[]`, 1) })},
-		{"starter with class", minimal(func(s string) string { return strings.Replace(s, `"nonStarter":[[769,769]]`, `"nonStarter":[[65,65]]`, 1) })},
+		{"starter with class", minimal(func(s string) string {
+			return strings.Replace(s, `"nonStarter":[[769,769]]`, `"nonStarter":[[65,65]]`, 1)
+		})},
 		{"Hangul not algorithmic", minimal(func(s string) string { return strings.Replace(s, `[44032,[4352,4449]]`, `[44032,[4352]]`, 1) })},
 		{"Hangul missing", minimal(func(s string) string { return strings.Replace(s, `,[44032,[4352,4449]]`, ``, 1) })},
 		{"bad map entry", minimal(func(s string) string { return strings.Replace(s, `"lower":[[65,[97]]]`, `"lower":[[65]]`, 1) })},
