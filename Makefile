@@ -23,9 +23,10 @@ demo: setup build ort ## svc quickstart end to end, svc-verify on its VPEC, a ta
 
 test: setup lint unit fuzz ## everything CI runs
 
-unit: ## go test ./... with a throwaway PostgreSQL server, then the race detector on server, client and stores
+unit: ## go test ./... with a throwaway PostgreSQL server and the Hugging Face tokenizers oracle, then the race detector on server, client and stores
 	@set -e; \
 	export SVC_ORT_LIB=$$(scripts/install-ort.sh); \
+	SVC_HF_TOKENIZERS=$$(scripts/install-tokenizers.sh); export SVC_HF_TOKENIZERS; \
 	dsn=$$(scripts/postgres.sh start | sed -n 's/^SVC_TEST_POSTGRES_DSN=//p'); \
 	test -n "$$dsn" || { echo "unit: PostgreSQL did not start (scripts/postgres.sh start)"; exit 1; }; \
 	trap 'scripts/postgres.sh stop >/dev/null 2>&1' EXIT; \
