@@ -321,7 +321,7 @@ bad=$(jq -r "$EVIDENCE_JQ" "$VPEC")
 [ -z "$bad" ] || fail 1 "evidence: record(s) $bad claim mathematical without its evidence"
 ok "evidence: every claimed proof level has its evidence"
 
-# Step 9: the RFC 3161 timestamp over SHA-256 of the 64 raw signature bytes.
+# Step 9: the RFC 3161 timestamp over the 64 raw signature bytes.
 TIME_JQ='
 def months: ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
 def two: tostring | if length < 2 then "0" + . else . end;
@@ -335,22 +335,32 @@ def openssl_epoch:
   | .m as $m
   | ("\(.y)-\(months | index($m) + 1 | two)-\(.d | two)T\(.t)Z" | fromdateiso8601) + ("0" + (.f // "") | tonumber);'
 [ -s "$work/roots.pem" ] || fail 3 "timestamp: the trust bundle holds no TSA root CERTIFICATE"
-verify_tst() { # $1 name, $2 base64 TimeStampResp, $3 expected imprint (hex); sets tst_time
+verify_tst() { # $1 name, $2 base64 TimeStampResp, $3 file of the time-stamped bytes; sets tst_time
   printf '%s' "$2" | b64d > "$work/$1.der" || fail 1 "$1: not canonical standard base64"
   openssl ts -reply -in "$work/$1.der" -text > "$work/$1.txt" 2>/dev/null ||
     fail 1 "$1: not a DER RFC 3161 TimeStampResp"
-  grep -x 'Hash Algorithm: sha256' "$work/$1.txt" >/dev/null || fail 1 "$1: the message imprint is not SHA-256"
+  alg=$(sed -n 's/^Hash Algorithm: //p' "$work/$1.txt")
+  case $alg in
+    sha256 | sha384 | sha512) ;;
+    *) fail 1 "$1: the message imprint uses ${alg:-no known hash}; accepted: sha256, sha384, sha512" ;;
+  esac
   tst_time=$(sed -n 's/^Time stamp: //p' "$work/$1.txt" | jq -R "$TIME_JQ openssl_epoch")
   [ -n "$tst_time" ] || fail 1 "$1: cannot read the genTime"
-  openssl ts -reply -in "$work/$1.der" -token_out 2>/dev/null |
-    openssl pkcs7 -inform DER -print_certs > "$work/$1-certs.pem"
-  if ! out=$(openssl ts -verify -digest "$3" -in "$work/$1.der" -CAfile "$work/roots.pem" \
+  openssl ts -reply -in "$work/$1.der" -token_out -out "$work/$1.tst" 2>/dev/null ||
+    fail 1 "$1: the response holds no token"
+  openssl pkcs7 -inform DER -in "$work/$1.tst" -print_certs > "$work/$1-certs.pem"
+  openssl cms -cmsout -print -inform DER -in "$work/$1.tst" > "$work/$1-cms.txt" 2>/dev/null ||
+    fail 1 "$1: the token is not CMS SignedData"
+  if awk '/signerInfos:/ { s = 1 } s' "$work/$1-cms.txt" | grep -E 'algorithm: (sha1|md5|ecdsa-with-SHA1)' >/dev/null; then
+    fail 1 "$1: the CMS signature uses SHA-1 or MD5"
+  fi
+  if ! out=$(openssl ts -verify -data "$3" -in "$work/$1.der" -CAfile "$work/roots.pem" \
     -untrusted "$work/$1-certs.pem" -attime "${tst_time%.*}" -partial_chain 2>&1); then
     why=$(printf '%s\n' "$out" | awk -F: '/:error:/ && !done { print $6 (NF > 9 ? ": " $NF : ""); done = 1 }')
     fail 1 "$1: not authentic: ${why:-openssl ts -verify failed}"
   fi
 }
-verify_tst timestamp "$(field .timestamp_rfc3161)" "$(sha256_hex < "$work/sig.bin")"
+verify_tst timestamp "$(field .timestamp_rfc3161)" "$work/sig.bin"
 issued=$(field .issued_at | jq -R "$TIME_JQ rfc3339_epoch")
 jq -n -e --argjson t "$tst_time" --argjson i "$issued" '$t - $i <= 900 and $i - $t <= 900' >/dev/null ||
   fail 1 "timestamp: genTime is more than 15 minutes away from issued_at $(field .issued_at)"
@@ -446,11 +456,11 @@ for i in $(field '.records | to_entries[] | select(.value.review != null) | .key
     -sigfile "$work/review-sig.bin" >/dev/null 2>&1 ||
     fail 1 "reviews: record $seq: the reviewer signature does not verify"
   session=$(field "$r.session_id")
-  verify_tst check_open_tst "$(field "$r.check_open_tst")" \
-    "$(printf '%s' "svc.check-open.v1:$session" | sha256_hex)"
+  printf '%s' "svc.check-open.v1:$session" > "$work/check-open.bin"
+  verify_tst check_open_tst "$(field "$r.check_open_tst")" "$work/check-open.bin"
   opened=$tst_time
-  verify_tst check_close_tst "$(field "$r.check_close_tst")" \
-    "$(printf '%s' "svc.check-close.v1:$session:$(field ".records[$i].commitment_hash")" | sha256_hex)"
+  printf '%s' "svc.check-close.v1:$session:$(field ".records[$i].commitment_hash")" > "$work/check-close.bin"
+  verify_tst check_close_tst "$(field "$r.check_close_tst")" "$work/check-close.bin"
   jq -n -e --argjson o "$opened" --argjson c "$tst_time" --argjson t "$vpec_time" '$o <= $t + 300 and $c <= $t + 300' \
     >/dev/null || fail 1 "time: record $seq: the review's timestamps are after the VPEC timestamp (+5 min)"
   jq -n -e --argjson o "$opened" --argjson c "$tst_time" --argjson min "$(field "$r.min_duration_seconds")" \
@@ -463,11 +473,11 @@ for i in $(field '.records | to_entries[] | select(.value.check_session != null)
   r=".records[$i].check_session"
   seq=$(field ".records[$i].sequence")
   session=$(field "$r.session_id")
-  verify_tst check_open_tst "$(field "$r.check_open_tst")" \
-    "$(printf '%s' "svc.check-open.v1:$session" | sha256_hex)"
+  printf '%s' "svc.check-open.v1:$session" > "$work/check-open.bin"
+  verify_tst check_open_tst "$(field "$r.check_open_tst")" "$work/check-open.bin"
   opened=$tst_time
-  verify_tst check_close_tst "$(field "$r.check_close_tst")" \
-    "$(printf '%s' "svc.check-close.v1:$session:$(field ".records[$i].commitment_hash")" | sha256_hex)"
+  printf '%s' "svc.check-close.v1:$session:$(field ".records[$i].commitment_hash")" > "$work/check-close.bin"
+  verify_tst check_close_tst "$(field "$r.check_close_tst")" "$work/check-close.bin"
   jq -n -e --argjson o "$opened" --argjson c "$tst_time" '$c >= $o' >/dev/null ||
     fail 1 "reviews: record $seq: the check session closed before it opened"
   jq -n -e --argjson o "$opened" --argjson c "$tst_time" --argjson t "$vpec_time" '$o <= $t + 300 and $c <= $t + 300' \
