@@ -296,3 +296,73 @@ func TestOracleHuggingFace(t *testing.T) {
 		}
 	}
 }
+
+// oracleNormalizers are the normalizers of oracle.js with svc's equivalent.
+var oracleNormalizers = []struct {
+	name   string
+	steps  []normStep
+	pinned bool // tables from the library; else golang.org/x/text (documented)
+}{
+	{"bertAll", []normStep{{kind: normBert, cleanText: true, chinese: true, stripAccents: true, lowercase: true}}, true},
+	{"bertCased", []normStep{{kind: normBert, cleanText: true, chinese: true}}, true},
+	{"bertStripOnly", []normStep{{kind: normBert, stripAccents: true}}, true},
+	{"lowercase", []normStep{{kind: normLowercase}}, true},
+	{"stripAccents", []normStep{{kind: normStripAccents}}, true},
+	{"nfd", []normStep{{kind: normNFD}}, true},
+	{"nfc", []normStep{{kind: normNFC}}, false},
+	{"nfkd", []normStep{{kind: normNFKD}}, false},
+	{"nfkc", []normStep{{kind: normNFKC}}, false},
+	{"strip", []normStep{{kind: normStrip, left: true, right: true}}, true},
+}
+
+// TestOracleNormalizers compares each normalizer with the library's on the
+// corpus and on every code point U+0000-U+2FFFF inside a word.
+func TestOracleNormalizers(t *testing.T) {
+	dir := oracleDir(t)
+	texts := oracleCorpus()
+	for c := rune(0); c <= 0x2FFFF; c++ {
+		if c < 0xd800 || c > 0xdfff {
+			texts = append(texts, "a"+string(c)+"b")
+		}
+	}
+	var names []string
+	for _, n := range oracleNormalizers {
+		names = append(names, n.name)
+	}
+	req, err := json.Marshal(map[string]any{"normalize": names, "texts": texts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("node", filepath.Join("..", "..", "testdata", "tokenizers", "oracle.js"), dir)
+	cmd.Stdin = bytes.NewReader(req)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node oracle.js: %v\n%s", err, stderr.String())
+	}
+	var ans map[string][]string
+	if err := json.Unmarshal(out, &ans); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range oracleNormalizers {
+		tk := &Tokenizer{norm: n.steps}
+		want := ans[n.name]
+		if len(want) != len(texts) {
+			t.Fatalf("%s: oracle answered %d texts, want %d", n.name, len(want), len(texts))
+		}
+		bad := 0
+		for i, s := range texts {
+			if got := tk.normalize(s); got != want[i] {
+				bad++
+				if bad <= 5 && n.pinned {
+					t.Errorf("%s(%+q) = %+q, Hugging Face %+q", n.name, s, got, want[i])
+				}
+			}
+		}
+		t.Logf("%s: %d/%d texts differ", n.name, bad, len(texts))
+		if bad > 0 && n.pinned {
+			t.Errorf("%s: %d/%d texts differ", n.name, bad, len(texts))
+		}
+	}
+}

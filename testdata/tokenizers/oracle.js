@@ -46,9 +46,32 @@ function fromVocab(m) {
   return tk.Tokenizer.fromString(JSON.stringify(doc));
 }
 
+// normalizers by name, for a request {"normalize": [name...], "texts": [...]}:
+// the answer is {name: [normalized text...]}.
+const normalizers = {
+  bertAll: () => tk.bertNormalizer({ cleanText: true, handleChineseChars: true, stripAccents: true, lowercase: true }),
+  bertCased: () => tk.bertNormalizer({ cleanText: true, handleChineseChars: true, stripAccents: false, lowercase: false }),
+  bertStripOnly: () => tk.bertNormalizer({ cleanText: false, handleChineseChars: false, stripAccents: true, lowercase: false }),
+  lowercase: () => tk.lowercase(),
+  stripAccents: () => tk.stripAccentsNormalizer(),
+  nfd: () => tk.nfdNormalizer(),
+  nfc: () => tk.nfcNormalizer(),
+  nfkd: () => tk.nfkdNormalizer(),
+  nfkc: () => tk.nfkcNormalizer(),
+  strip: () => tk.stripNormalizer(true, true),
+};
+
 async function main() {
   const req = JSON.parse(fs.readFileSync(0, 'utf8'));
   const out = {};
+  if (req.normalize) {
+    for (const name of req.normalize) {
+      const n = normalizers[name]();
+      out[name] = req.texts.map((t) => n.normalizeString(t));
+    }
+    process.stdout.write(JSON.stringify(out));
+    return;
+  }
   for (const m of req.models) {
     const tok = m.file ? tk.Tokenizer.fromFile(m.file) : fromVocab(m);
     tok.disablePadding();
