@@ -69,3 +69,6 @@ func SyncDir(dir string) error {
 	_ = d.Sync()
 	return nil
 }
+
+// ErrLocked: LockFile found the file locked by someone else.
+var ErrLocked = errors.New("locked by another process")

@@ -12,11 +12,14 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/svc-gov/svc/internal/fsutil"
 
 	"github.com/svc-gov/svc/pkg/server"
 	"github.com/svc-gov/svc/pkg/store"
@@ -189,6 +192,15 @@ func (a *app) runServe(ctx context.Context, o *serveOptions) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
+	if o.data.database == "" {
+		// One process per SQLite data directory: a second serve would
+		// share the database file and its key material unannounced.
+		unlock, err := lockDataDir(o.data.dir())
+		if err != nil {
+			return err
+		}
+		defer unlock()
+	}
 	m, created, err := server.LoadOrCreateMaterial(o.data.dir())
 	if err != nil {
 		return materialError(err)
@@ -406,4 +418,41 @@ func cmdContext(cmd *cobra.Command) context.Context {
 		return ctx
 	}
 	return context.Background()
+}
+
+// ServeLockFile is the file in a data directory that the serving process
+// holds locked (flock) and writes its pid to.
+const ServeLockFile = "serve.lock"
+
+// lockDataDir locks dir for this serve process, or says which process
+// holds it.
+func lockDataDir(dir string) (func(), error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, &Error{Code: ExitFailure, Err: fmt.Errorf("data directory: %w", err)}
+	}
+	path := filepath.Join(dir, ServeLockFile)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, &Error{Code: ExitFailure, Err: fmt.Errorf("lock the data directory: %w", err), Hint: "check the --data-dir permissions"}
+	}
+	if err := fsutil.LockFile(f); err != nil {
+		holder, _ := io.ReadAll(f)
+		f.Close()
+		if errors.Is(err, fsutil.ErrLocked) {
+			who := "another svc serve"
+			if pid := strings.TrimSpace(string(holder)); pid != "" {
+				who += " (pid " + pid + ")"
+			}
+			return nil, errorf(ExitFailure, "stop it first, or serve several processes from one PostgreSQL database (--database postgres://...)",
+				"%s is serving %s", who, dir)
+		}
+		return nil, &Error{Code: ExitFailure, Err: fmt.Errorf("lock %s: %w", path, err)}
+	}
+	f.Truncate(0)
+	f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	return func() {
+		f.Truncate(0)
+		fsutil.UnlockFile(f)
+		f.Close()
+	}, nil
 }

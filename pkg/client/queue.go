@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/svc-gov/svc/internal/fsutil"
 )
 
 // Kinds of queue entries.
@@ -84,7 +86,7 @@ func loadQueue(path string) (*queue, error) {
 	if err != nil {
 		return nil, fmt.Errorf("svc client: open queue: %w", err)
 	}
-	if err := lockFile(f); err != nil {
+	if err := fsutil.LockFile(f); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%w: %s: %v (one Pipeline per queue file; set Options.QueuePath)", ErrQueueLocked, path, err)
 	}
@@ -93,7 +95,7 @@ func loadQueue(path string) (*queue, error) {
 	}
 	q := &queue{path: path, f: f, perRun: map[string]int{}, failedRuns: map[string]bool{}}
 	if err := q.load(); err != nil {
-		unlockFile(f)
+		fsutil.UnlockFile(f)
 		f.Close()
 		return nil, err
 	}
@@ -394,7 +396,7 @@ func (q *queue) close() error {
 	if q.f == nil {
 		return nil
 	}
-	unlockFile(q.f)
+	fsutil.UnlockFile(q.f)
 	if cerr := q.f.Close(); err == nil {
 		err = cerr
 	}
