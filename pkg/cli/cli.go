@@ -31,6 +31,7 @@ type Streams struct {
 	In       io.Reader
 	Out      io.Writer
 	Err      io.Writer
+	InIsTTY  bool
 	OutIsTTY bool
 	ErrIsTTY bool
 	Getenv   func(string) string
@@ -40,6 +41,7 @@ type Streams struct {
 func SystemStreams() *Streams {
 	return &Streams{
 		In: os.Stdin, Out: os.Stdout, Err: os.Stderr,
+		InIsTTY:  isatty.IsTerminal(os.Stdin.Fd()) || isatty.IsCygwinTerminal(os.Stdin.Fd()),
 		OutIsTTY: isatty.IsTerminal(os.Stdout.Fd()) || isatty.IsCygwinTerminal(os.Stdout.Fd()),
 		ErrIsTTY: isatty.IsTerminal(os.Stderr.Fd()) || isatty.IsCygwinTerminal(os.Stderr.Fd()),
 		Getenv:   os.Getenv,
@@ -217,6 +219,7 @@ profiles offline.`, s)
 		a.quickstartCmd(),
 		a.modelCmd(),
 		a.traceCmd(),
+		a.exportCmd(),
 		a.versionCmd(),
 	)
 	return root

@@ -69,7 +69,14 @@ func (a *app) runHash(o *hashOptions, args []string) error {
 		return errorf(ExitUsage, "give the plaintext as an argument or --file, not both", "both a plaintext argument and --file given")
 	case len(args) == 1:
 		h, n = commitment.Sum([]byte(args[0])), int64(len(args[0]))
+	case o.file == "" && a.streams.InIsTTY:
+		// Nothing given and nothing piped: waiting silently on a terminal
+		// looks like a hang.
+		return errorf(ExitUsage, "give the plaintext as an argument, --file F, or pipe it in (--file - reads a terminal until Ctrl-D)", "no input to hash")
 	case o.file == "" || o.file == "-":
+		if a.streams.InIsTTY {
+			fmt.Fprintf(a.streams.Err, "%s: reading the input from the terminal; end it with Ctrl-D\n", a.name)
+		}
 		h, n, err = commitment.SumReader(a.streams.In)
 	default:
 		h, n, err = commitment.SumFile(o.file)

@@ -41,3 +41,19 @@ func TestTerminalOutput(t *testing.T) {
 		})
 	}
 }
+
+// svc-verify hash with no input on a terminal says so instead of waiting
+// silently; with --file - it reads the terminal and says how to end.
+func TestHashStdinTerminal(t *testing.T) {
+	var out, errb bytes.Buffer
+	s := &cli.Streams{In: strings.NewReader("abc"), Out: &out, Err: &errb, InIsTTY: true, Getenv: func(string) string { return "" }}
+	if code := cli.VerifyMain([]string{"hash"}, s); code != cli.ExitUsage || !strings.Contains(errb.String(), "no input to hash") {
+		t.Fatalf("no input on a terminal: exit %d, stderr %q", code, errb.String())
+	}
+	out.Reset()
+	errb.Reset()
+	if code := cli.VerifyMain([]string{"hash", "--file", "-"}, s); code != 0 || !strings.Contains(errb.String(), "Ctrl-D") ||
+		!strings.Contains(out.String(), "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad") {
+		t.Fatalf("--file - on a terminal: exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
+	}
+}
