@@ -35,6 +35,10 @@ func CreateOrg(ctx context.Context, st store.Store, name, tier string, now time.
 	}
 	o := store.Org{ID: "org_" + name, Name: name, Tier: tier, CreatedAt: now.UTC()}
 	if err := st.CreateOrg(ctx, o); err != nil {
+		if errors.Is(err, store.ErrExists) {
+			// The database's own words (constraint names) are no help here.
+			return store.Org{}, fmt.Errorf("organisation %s: %w", name, store.ErrExists)
+		}
 		return store.Org{}, fmt.Errorf("create organisation %s: %w", name, err)
 	}
 	return o, nil
