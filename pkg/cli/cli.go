@@ -181,6 +181,11 @@ func (a *app) loadConfig(cmd *cobra.Command) error {
 			}
 		}
 	}
+	// svc knows every flag; svc-verify shares the file with svc and
+	// knows only its own, so only svc judges the keys.
+	if a.v.ConfigFileUsed() != "" && a.name == "svc" {
+		a.warnUnknownKeys(cmd.Root(), a.v.ConfigFileUsed())
+	}
 	var bindErr error
 	cmd.Flags().VisitAll(func(f *pflag.Flag) {
 		if f.Name == "config" || f.Name == "help" {
@@ -193,6 +198,26 @@ func (a *app) loadConfig(cmd *cobra.Command) error {
 		}
 	})
 	return bindErr
+}
+
+// warnUnknownKeys warns about each key of the config file that is no flag
+// of any command of the tree (a typo would otherwise be ignored silently).
+func (a *app) warnUnknownKeys(root *cobra.Command, file string) {
+	known := map[string]bool{}
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		c.Flags().VisitAll(func(f *pflag.Flag) { known[f.Name] = true })
+		c.PersistentFlags().VisitAll(func(f *pflag.Flag) { known[f.Name] = true })
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+	for _, k := range a.v.AllKeys() {
+		if a.v.InConfig(k) && !known[k] {
+			fmt.Fprintf(a.streams.Err, "%s: warning: config file %s: unknown key %q (no %s command has a flag of that name); ignored\n", a.name, file, k, a.name)
+		}
+	}
 }
 
 // NewSvcCommand builds the full svc command tree.
