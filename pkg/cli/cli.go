@@ -247,6 +247,7 @@ profiles offline.`, s)
 		a.exportCmd(),
 		a.versionCmd(),
 	)
+	addEnumCompletions(root)
 	return root
 }
 
@@ -257,6 +258,7 @@ func NewVerifyCommand(s *Streams) *cobra.Command {
 		`svc-verify checks VPECs and model drift profiles offline against a trust
 bundle, and confirms commitment hashes. It never uses the network.`, s)
 	root.AddCommand(a.verifyCmd(), a.verifyProfileCmd(), a.hashCmd(), a.versionCmd())
+	addEnumCompletions(root)
 	return root
 }
 

@@ -1,0 +1,45 @@
+package cli
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/svc-gov/svc/pkg/modelgen"
+	"github.com/svc-gov/svc/pkg/server"
+	"github.com/svc-gov/svc/pkg/trace"
+	"github.com/svc-gov/svc/pkg/vpec"
+)
+
+// enumValues are the values shell completion offers for flags that take
+// one of a fixed set, by flag name (the same name means the same set in
+// every command).
+func enumValues() map[string][]string {
+	strs := func(vs ...string) []string { return vs }
+	m := map[string][]string{
+		"output":     strs(outputText, outputJSON),
+		"mode":       strs(trace.Full, trace.Production),
+		"gpu-class":  append([]string(nil), vpec.GPUClasses...),
+		"style":      strs(modelgen.StyleBERT, modelgen.StyleTorch),
+		"log-format": strs("text", "json"),
+		"tier":       strs(server.TierStandard, server.TierEnterprise),
+	}
+	for _, r := range vpec.CheckResults {
+		m["result"] = append(m["result"], string(r))
+	}
+	for _, v := range vpec.Visibilities {
+		m["visibility"] = append(m["visibility"], string(v))
+	}
+	return m
+}
+
+// addEnumCompletions registers the enumValues completions on every command
+// of the tree that has such a flag.
+func addEnumCompletions(c *cobra.Command) {
+	for name, values := range enumValues() {
+		if c.Flags().Lookup(name) != nil {
+			c.RegisterFlagCompletionFunc(name, cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp))
+		}
+	}
+	for _, sub := range c.Commands() {
+		addEnumCompletions(sub)
+	}
+}
