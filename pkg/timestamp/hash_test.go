@@ -1,6 +1,7 @@
 package timestamp
 
 import (
+	"crypto"
 	"crypto/sha256"
 	"crypto/sha512"
 	"crypto/x509"
@@ -98,5 +99,45 @@ func TestSignedAttributeRules(t *testing.T) {
 	bad := customToken(t, a, tok.econtent, oidTSTInfo, ess, dup)
 	if _, err := Verify(bad, d, VerifyOptions{Roots: []*x509.Certificate{a.Root()}}); !errors.Is(err, ErrBadSignature) {
 		t.Fatalf("duplicate message-digest attribute: %v", err)
+	}
+}
+
+// TestRequestHashRoundTrip asks the built-in authority for SHA-384 and
+// SHA-512 imprints over the same bytes, and verifies each with VerifyData;
+// NewRequestHash refuses SHA-1 and wrong digest lengths.
+func TestRequestHashRoundTrip(t *testing.T) {
+	a := memAuthority(t, AuthorityOptions{}, nil)
+	sig := make([]byte, 64)
+	for i := range sig {
+		sig[i] = byte(i)
+	}
+	opts := VerifyOptions{Roots: []*x509.Certificate{a.Root()}}
+	for _, h := range []crypto.Hash{crypto.SHA256, crypto.SHA384, crypto.SHA512} {
+		d := h.New()
+		d.Write(sig)
+		req, err := NewRequestHash(h, d.Sum(nil), big.NewInt(5), true)
+		if err != nil {
+			t.Fatalf("%v: %v", h, err)
+		}
+		resp, err := a.Respond(req)
+		if err != nil {
+			t.Fatalf("%v: %v", h, err)
+		}
+		info, err := VerifyData(resp, sig, opts)
+		if err != nil {
+			t.Fatalf("%v: VerifyData: %v", h, err)
+		}
+		if info.HashAlgorithm != h {
+			t.Fatalf("HashAlgorithm %v, want %v", info.HashAlgorithm, h)
+		}
+		if _, err := VerifyData(resp, sig[1:], opts); !errors.Is(err, ErrImprintMismatch) {
+			t.Fatalf("%v: other data: %v", h, err)
+		}
+	}
+	if _, err := NewRequestHash(crypto.SHA1, make([]byte, 20), nil, true); !errors.Is(err, ErrUnsupportedHash) {
+		t.Fatalf("SHA-1 request: %v", err)
+	}
+	if _, err := NewRequestHash(crypto.SHA384, make([]byte, 32), nil, true); err == nil {
+		t.Fatal("SHA-384 request with a 32-byte digest accepted")
 	}
 }

@@ -3,7 +3,7 @@ package timestamp
 import (
 	"crypto"
 	"crypto/rand"
-	"crypto/sha256"
+	_ "crypto/sha512" // SHA-384 and SHA-512 requests
 	"errors"
 	"fmt"
 	"math/big"
@@ -16,14 +16,24 @@ import (
 // must be positive. certReq asks the TSA to embed its certificate in the
 // token.
 func NewRequest(digest []byte, nonce *big.Int, certReq bool) ([]byte, error) {
-	if len(digest) != sha256.Size {
-		return nil, fmt.Errorf("timestamp: new request: digest must be a %d-byte SHA-256 digest, got %d bytes", sha256.Size, len(digest))
+	return NewRequestHash(crypto.SHA256, digest, nonce, certReq)
+}
+
+// NewRequestHash is [NewRequest] for a digest by h, which must be SHA-256,
+// SHA-384 or SHA-512 (the imprint algorithms [Verify] accepts); digest must
+// be h.Size() bytes.
+func NewRequestHash(h crypto.Hash, digest []byte, nonce *big.Int, certReq bool) ([]byte, error) {
+	if h != crypto.SHA256 && h != crypto.SHA384 && h != crypto.SHA512 {
+		return nil, fmt.Errorf("timestamp: new request: %w: %v; accepted: SHA-256, SHA-384, SHA-512", ErrUnsupportedHash, h)
+	}
+	if len(digest) != h.Size() {
+		return nil, fmt.Errorf("timestamp: new request: digest must be a %d-byte %v digest, got %d bytes", h.Size(), h, len(digest))
 	}
 	if nonce != nil && nonce.Sign() <= 0 {
 		return nil, errors.New("timestamp: new request: nonce must be positive")
 	}
 	req := dts.Request{
-		HashAlgorithm: crypto.SHA256,
+		HashAlgorithm: h,
 		HashedMessage: append([]byte(nil), digest...),
 		Certificates:  certReq,
 	}
