@@ -9,7 +9,8 @@
 // components whether BertPreTokenizer treats it as whitespace or
 // punctuation, what BertNormalizer's clean_text and handle_chinese_chars do
 // with it, its NFD decomposition and whether strip_accents drops it, whether
-// it is a non-starter in canonical reordering, what the Lowercase normalizer
+// it is a non-starter in canonical reordering, its NFKD decomposition, the
+// canonical pair NFC composes it from, what the Lowercase normalizer
 // maps it to and whether the StripAccents normalizer drops it. Generate turns
 // the answers into Go source (pkg/tokenizer/tables_gen.go). The exact
 // canonical combining class of a non-starter comes from golang.org/x/text
@@ -77,6 +78,8 @@ type probeResult struct {
 	NonStarter [][2]rune  `json:"nonStarter"`
 	Combining  [][2]rune  `json:"combining"`
 	Decomp     []mapEntry `json:"decomp"`
+	DecompK    []mapEntry `json:"decompK"`
+	Compose    [][3]rune  `json:"compose"`
 	Lower      []mapEntry `json:"lower"`
 	Oddities   []any      `json:"oddities"`
 }
@@ -214,6 +217,18 @@ func Generate(probe []byte) ([]byte, error) {
 	if hangulSeen != hangulLast-hangulBase+1 {
 		return nil, fmt.Errorf("%w: %d Hangul syllables decompose, want %d", ErrProbe, hangulSeen, hangulLast-hangulBase+1)
 	}
+	if err := writeMap("hfDecompK", "full compatibility decomposition (NFKD) of each character where it differs from hfDecomp", p.DecompK, nil); err != nil {
+		return nil, err
+	}
+	if len(p.Compose) == 0 {
+		return nil, fmt.Errorf("%w: no primary composites", ErrProbe)
+	}
+	sort.Slice(p.Compose, func(i, j int) bool { return p.Compose[i][0] < p.Compose[j][0] })
+	b.WriteString("// hfCompose: the canonical pair of each primary composite (NFC, NFKC), Hangul syllables excepted (computed).\nvar hfCompose = map[[2]rune]rune{\n")
+	for _, c := range p.Compose {
+		fmt.Fprintf(&b, "{0x%04X, 0x%04X}: 0x%04X,\n", c[1], c[2], c[0])
+	}
+	b.WriteString("}\n\n")
 	if err := writeMap("hfLower", "Lowercase normalizer mapping (Rust char::to_lowercase) of each character it changes", p.Lower, nil); err != nil {
 		return nil, err
 	}

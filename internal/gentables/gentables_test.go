@@ -44,7 +44,7 @@ func TestTablesCurrent(t *testing.T) {
 func minimal(mutate func(string) string) []byte {
 	var b strings.Builder
 	b.WriteString(`{"version":"0.0.1","whitespace":[[32,32]],"punct":[[33,47]],"cleanDrop":[[0,8]],"cleanSpace":[[9,10]],`)
-	b.WriteString(`"chinese":[[19968,40959]],"mn":[[768,879]],"nonStarter":[[769,769]],"combining":[[768,879]],"lower":[[65,[97]]],"oddities":[],"decomp":[[192,[65,768]]`)
+	b.WriteString(`"chinese":[[19968,40959]],"mn":[[768,879]],"nonStarter":[[769,769]],"combining":[[768,879]],"lower":[[65,[97]]],"oddities":[],"decompK":[[160,[32]]],"compose":[[192,65,768]],"decomp":[[192,[65,768]]`)
 	for c := hangulBase; c <= hangulLast; c++ {
 		b.WriteString(",[")
 		b.WriteString(itoa(c))
@@ -83,7 +83,7 @@ func TestGenerate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`const hfTablesVersion = "0.0.1"`, "{0x0300, 0x036F}", "0x0301: 230,", `0x00C0: "A\u0300",`, `0x0041: "a",`} {
+	for _, want := range []string{`const hfTablesVersion = "0.0.1"`, "{0x0300, 0x036F}", "0x0301: 230,", `0x00C0: "A\u0300",`, `0x0041: "a",`, `0x00A0: " ",`, `{0x0041, 0x0300}: 0x00C0,`} {
 		if !bytes.Contains(src, []byte(want)) {
 			t.Errorf("generated source lacks %s", want)
 		}
@@ -108,6 +108,7 @@ func TestGenerateRejects(t *testing.T) {
 		})},
 		{"Hangul not algorithmic", minimal(func(s string) string { return strings.Replace(s, `[44032,[4352,4449]]`, `[44032,[4352]]`, 1) })},
 		{"Hangul missing", minimal(func(s string) string { return strings.Replace(s, `,[44032,[4352,4449]]`, ``, 1) })},
+		{"no composites", minimal(func(s string) string { return strings.Replace(s, `"compose":[[192,65,768]]`, `"compose":[]`, 1) })},
 		{"bad map entry", minimal(func(s string) string { return strings.Replace(s, `"lower":[[65,[97]]]`, `"lower":[[65]]`, 1) })},
 	}
 	for _, tt := range tests {

@@ -11,6 +11,8 @@ const chinese = bert({ handleChineseChars: true });
 const strip = bert({ stripAccents: true });
 const lower = tk.lowercase();
 const nfd = tk.nfdNormalizer();
+const nfc = tk.nfcNormalizer();
+const nfkd = tk.nfkdNormalizer();
 const combining = tk.stripAccentsNormalizer();
 const pre = tk.bertPreTokenizer();
 
@@ -29,6 +31,8 @@ function rangeSet() {
 const sets = {};
 for (const name of ['whitespace', 'punct', 'cleanDrop', 'cleanSpace', 'chinese', 'mn', 'nonStarter', 'combining']) sets[name] = rangeSet();
 const decomp = [];
+const decompK = []; // compatibility decompositions that differ from the canonical one
+const compose = []; // [composite, first, second] of each primary composite (Hangul excepted)
 const lowerMap = [];
 const cps = (s) => Array.from(s, (ch) => ch.codePointAt(0));
 const oddities = [];
@@ -53,8 +57,19 @@ for (let c = 0; c <= 0x10ffff; c++) {
   else if (ch !== s) oddities.push(['chinese', c, ch]);
 
   const d = nfd.normalizeString(s);
-  if (d !== s) decomp.push([c, cps(d)]);
-  else {
+  const k = nfkd.normalizeString(s);
+  if (k !== d) decompK.push([c, cps(k)]);
+  if (d !== s) {
+    decomp.push([c, cps(d)]);
+    if (nfc.normalizeString(s) === s && !(c >= 0xac00 && c <= 0xd7a3)) {
+      // A primary composite: the library composes it from its canonical pair.
+      const dc = cps(d);
+      const first = nfc.normalizeString(String.fromCodePoint(...dc.slice(0, -1)));
+      const second = dc[dc.length - 1];
+      if (cps(first).length === 1 && nfc.normalizeString(first + String.fromCodePoint(second)) === s) compose.push([c, first.codePointAt(0), second]);
+      else oddities.push(['compose', c, dc]);
+    }
+  } else {
     if (strip.normalizeString(s) === '') sets.mn.add(c);
     const a = nfd.normalizeString(s + R1);
     const b = nfd.normalizeString(R240 + s);
@@ -67,6 +82,6 @@ for (let c = 0; c <= 0x10ffff; c++) {
   if (combining.normalizeString(s) === '') sets.combining.add(c);
 }
 
-const out = { version: require(process.argv[2] + '/package.json').version, decomp, lower: lowerMap, oddities };
+const out = { version: require(process.argv[2] + '/package.json').version, decomp, decompK, compose, lower: lowerMap, oddities };
 for (const k of Object.keys(sets)) out[k] = sets[k].r;
 process.stdout.write(JSON.stringify(out));

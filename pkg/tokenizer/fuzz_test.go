@@ -104,7 +104,12 @@ func FuzzTables(f *testing.F) {
 			}
 			prev = c
 		}
-		for _, out := range []string{d, lowercase(s), dropRunes(s, hfMn), bertClean(s, true, true)} {
+		for _, f := range []func(string) string{nfc, nfkc, nfkd} {
+			if once := f(s); f(once) != once {
+				t.Fatalf("normalization of %+q is not idempotent", s)
+			}
+		}
+		for _, out := range []string{d, nfc(s), nfkc(s), lowercase(s), dropRunes(s, hfMn), bertClean(s, true, true)} {
 			if !utf8.ValidString(out) {
 				t.Fatalf("invalid UTF-8 from %+q", s)
 			}

@@ -5,8 +5,6 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
-
-	"golang.org/x/text/unicode/norm"
 )
 
 // normKind is one supported Hugging Face normalizer.
@@ -58,11 +56,11 @@ func (st normStep) apply(s string) string {
 	case normNFD:
 		s = nfd(s)
 	case normNFC:
-		s = norm.NFC.String(s)
+		s = nfc(s)
 	case normNFKD:
-		s = norm.NFKD.String(s)
+		s = nfkd(s)
 	case normNFKC:
-		s = norm.NFKC.String(s)
+		s = nfkc(s)
 	case normStrip:
 		if st.left {
 			s = strings.TrimLeftFunc(s, isWhitespace)

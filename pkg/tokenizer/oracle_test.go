@@ -309,9 +309,9 @@ var oracleNormalizers = []struct {
 	{"lowercase", []normStep{{kind: normLowercase}}, true},
 	{"stripAccents", []normStep{{kind: normStripAccents}}, true},
 	{"nfd", []normStep{{kind: normNFD}}, true},
-	{"nfc", []normStep{{kind: normNFC}}, false},
-	{"nfkd", []normStep{{kind: normNFKD}}, false},
-	{"nfkc", []normStep{{kind: normNFKC}}, false},
+	{"nfc", []normStep{{kind: normNFC}}, true},
+	{"nfkd", []normStep{{kind: normNFKD}}, true},
+	{"nfkc", []normStep{{kind: normNFKC}}, true},
 	{"strip", []normStep{{kind: normStrip, left: true, right: true}}, true},
 }
 

@@ -52,16 +52,50 @@ const (
 // its full decomposition, then every run of non-starters stably sorted by
 // canonical combining class.
 func nfd(s string) string {
-	simple := true
-	for _, r := range s {
-		if r >= 0xC0 {
-			simple = false
-			break
-		}
-	}
-	if simple {
+	if !needsNorm(s) {
 		return s
 	}
+	return string(decompose(s, false))
+}
+
+// nfkd is the library's compatibility decomposition.
+func nfkd(s string) string {
+	if !needsNorm(s) {
+		return s
+	}
+	return string(decompose(s, true))
+}
+
+// nfc is the library's canonical composition (NFD, then composition).
+func nfc(s string) string {
+	if !needsNorm(s) {
+		return s
+	}
+	return string(compose(decompose(s, false)))
+}
+
+// nfkc is the library's compatibility composition (NFKD, then composition).
+func nfkc(s string) string {
+	if !needsNorm(s) {
+		return s
+	}
+	return string(compose(decompose(s, true)))
+}
+
+// needsNorm reports whether s has a character that any normalization form
+// could change (all below U+00A0 are left alone by every form).
+func needsNorm(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0xC2 {
+			return true
+		}
+	}
+	return false
+}
+
+// decompose returns the full canonical (or, with compat, compatibility)
+// decomposition of s in canonical order.
+func decompose(s string, compat bool) []rune {
 	buf := make([]rune, 0, len(s))
 	for _, r := range s {
 		switch {
@@ -71,14 +105,17 @@ func nfd(s string) string {
 			if t := i % countT; t != 0 {
 				buf = append(buf, jamoT+t)
 			}
-		default:
-			if d, ok := hfDecomp[r]; ok {
-				for _, c := range d {
-					buf = append(buf, c)
-				}
-			} else {
-				buf = append(buf, r)
+			continue
+		case compat:
+			if d, ok := hfDecompK[r]; ok {
+				buf = append(buf, []rune(d)...)
+				continue
 			}
+		}
+		if d, ok := hfDecomp[r]; ok {
+			buf = append(buf, []rune(d)...)
+		} else {
+			buf = append(buf, r)
 		}
 	}
 	// Canonical ordering: insertion sort inside each run of non-starters
@@ -96,7 +133,48 @@ func nfd(s string) string {
 			buf[j-1], buf[j] = buf[j], buf[j-1]
 		}
 	}
-	return string(buf)
+	return buf
+}
+
+// compose is the canonical composition algorithm (UAX #15) over a
+// decomposed, canonically ordered buffer, in place.
+func compose(buf []rune) []rune {
+	if len(buf) == 0 {
+		return buf
+	}
+	out := buf[:0]
+	starter := -1 // index in out of the last starter
+	lastCC := 0   // class of the last character appended
+	for _, ch := range buf {
+		cc := int(hfCCC[ch])
+		if starter >= 0 {
+			adjacent := len(out)-1 == starter
+			if adjacent || (lastCC != 0 && lastCC < cc) {
+				if c, ok := composePair(out[starter], ch); ok {
+					out[starter] = c
+					continue
+				}
+			}
+		}
+		if cc == 0 {
+			starter = len(out)
+		}
+		lastCC = cc
+		out = append(out, ch)
+	}
+	return out
+}
+
+func composePair(a, b rune) (rune, bool) {
+	const lCount, vCount, tCount = 19, 21, 28
+	switch {
+	case a >= jamoL && a < jamoL+lCount && b >= jamoV && b < jamoV+vCount:
+		return hangulBase + ((a-jamoL)*vCount+(b-jamoV))*tCount, true
+	case a >= hangulBase && a <= hangulLast && (a-hangulBase)%tCount == 0 && b > jamoT && b < jamoT+tCount:
+		return a + (b - jamoT), true
+	}
+	c, ok := hfCompose[[2]rune{a, b}]
+	return c, ok
 }
 
 // lowercase is the library's Lowercase normalizer: each character replaced

@@ -72,6 +72,29 @@ func TestNFD(t *testing.T) {
 	}
 }
 
+func TestCompositionForms(t *testing.T) {
+	tests := []struct {
+		name string
+		f    func(string) string
+		in   string
+		want string
+	}{
+		{"nfc", nfc, "a\u0301\u0334", "\u00E1\u0334"}, // a class-1 mark does not block a class-230 one
+		{"nfc", nfc, "E\u0308\u094D", "\u00CB\u094D"},
+		{"nfc", nfc, "\u212B", "\u00C5"},
+		{"nfc", nfc, "\u1100\u1161\u11A8", "각"},
+		{"nfc", nfc, "\u0344", "\u0308\u0301"}, // excluded from composition
+		{"nfc", nfc, "ﬁ", "ﬁ"},
+		{"nfkc", nfkc, "ﬁ ǅ ① Ａ", "fi Dž 1 A"},
+		{"nfkd", nfkd, "ǅ ½", "Dz\u030C 1\u20442"},
+	}
+	for _, tt := range tests {
+		if got := tt.f(tt.in); got != tt.want {
+			t.Errorf("%s(%+q) = %+q, want %+q", tt.name, tt.in, got, tt.want)
+		}
+	}
+}
+
 func TestLowercase(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{"ABC", "abc"},
