@@ -4,6 +4,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -120,11 +121,30 @@ func run(root *cobra.Command, args []string, s *Streams, name string) (code int)
 		// cobra's own errors: unknown command or flag, wrong argument count.
 		ce = &Error{Code: ExitUsage, Err: err, Hint: fmt.Sprintf("run '%s --help' for usage", cmd.CommandPath())}
 	}
+	if f := cmd.Flags().Lookup("output"); f != nil && f.Value.String() == outputJSON {
+		// Scripts that asked for JSON get the error as JSON too (on stderr).
+		b, _ := json.MarshalIndent(errorReport{Error: errorBody{Program: name, ExitCode: ce.Code, Message: ce.Err.Error(), Hint: ce.Hint}}, "", "  ")
+		fmt.Fprintf(s.Err, "%s\n", b)
+		return ce.Code
+	}
 	fmt.Fprintf(s.Err, "%s: error: %s\n", name, ce.Err)
 	if ce.Hint != "" {
 		fmt.Fprintf(s.Err, "%s: hint: %s\n", name, ce.Hint)
 	}
 	return ce.Code
+}
+
+// errorReport is the JSON form of a failed command's error on stderr
+// with --output json (README "Exit codes").
+type errorReport struct {
+	Error errorBody `json:"error"`
+}
+
+type errorBody struct {
+	Program  string `json:"program"`
+	ExitCode int    `json:"exit_code"`
+	Message  string `json:"message"`
+	Hint     string `json:"hint,omitempty"`
 }
 
 func newRoot(name, short, long string, s *Streams) (*cobra.Command, *app) {
