@@ -365,7 +365,14 @@ gap is written instead and the close is queued.`,
 			if res.Offline {
 				fmt.Fprintf(a.streams.Err, "%s: warning: the service is unreachable: %s holds an unsigned local VPEC with a system_unavailable gap; the close is queued\n", a.name, out)
 			}
-			fmt.Fprintf(a.streams.Out, "%s: %d checks, floor %s, %d gap(s), clean %v -> %s\n", v.RunID, v.TotalChecksRun, v.ProofLevelFloor, len(v.Gaps), v.IsClean, out)
+			// "clean" means no governance gaps, not that every check
+			// passed: print both, so neither is read as the other.
+			clean := "clean: no governance gaps"
+			if !v.IsClean {
+				clean = "not clean: see the gaps"
+			}
+			fmt.Fprintf(a.streams.Out, "%s: %d checks (%d passed, %d failed), floor %s, %d gap(s), %s -> %s\n",
+				v.RunID, v.TotalChecksRun, v.ChecksPassed, v.ChecksFailed, v.ProofLevelFloor, len(v.Gaps), clean, out)
 			return nil
 		},
 	}
