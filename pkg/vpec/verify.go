@@ -845,7 +845,7 @@ func checkProfiles(p parsed, opts Options) Check {
 				_, err = profile.Verify(f.Doc, opts.Trust)
 			}
 			if err != nil {
-				c.Details = append(c.Details, fmt.Sprintf("--profile %s: %v", f.Path, err))
+				c.Details = append(c.Details, "--profile "+f.Path+": "+profileProblem(err))
 				invalid = true
 			}
 		}
@@ -936,4 +936,19 @@ func resolveProfile(id string, opts Options) (*profile.Profile, error) {
 		return nil, fmt.Errorf("source returned profile %s", prof.ProfileID)
 	}
 	return prof, nil
+}
+
+// profileProblem says in one line what is wrong with a profile given to
+// the verifier: the first of several schema problems (with their count),
+// and for an unsigned one (what svc calibrate run writes) how to get it
+// signed.
+func profileProblem(err error) string {
+	if errors.Is(err, profile.ErrUnsigned) {
+		return err.Error() + ": it is what 'svc calibrate run' writes; the service signs it on 'svc registry publish', and 'svc registry get' gives the signed one"
+	}
+	msg := err.Error()
+	if first, rest, ok := strings.Cut(msg, "\n"); ok {
+		return fmt.Sprintf("%s (and %d more problems)", first, strings.Count(rest, "\n")+1)
+	}
+	return msg
 }
