@@ -62,6 +62,10 @@ var realTokens = []realToken{
 		roots: []string{"freetsa-root.pem"}, want: ErrNoCertificate},
 	{name: "digicert-2018 unsorted signed attributes", authority: "DigiCert SHA2 Timestamp Responder", file: "digicert-2018.tst", data: "digicert-2018.txt",
 		roots: []string{"digicert-assured-id-root.pem"}, opensslOK: true},
+	{name: "symantec-2017", authority: "Symantec SHA256 TimeStamping Signer - G2", file: "symantec-2017.tst", data: "hello-world.txt",
+		roots: []string{"symantec-sha256-ts-ca.pem"}, opensslArgs: []string{"-partial_chain"}, opensslOK: true},
+	{name: "symantec-2017 other data", authority: "Symantec SHA256 TimeStamping Signer - G2", file: "symantec-2017.tst", data: "hello.txt",
+		roots: []string{"symantec-sha256-ts-ca.pem"}, want: ErrImprintMismatch},
 	{name: "identrust-sha512", authority: "IdenTrust (TrustID Timestamp Authority)", file: "identrust-sha512.tsr", data: "hello.txt",
 		roots: []string{"identrust-commercial-root-ca-1.pem"}, opensslOK: true},
 	{name: "sigstage-sha256", authority: "Sigstore staging TSA (timestamp.sigstage.dev)", file: "sigstage-sha256.tsr", data: "hello.txt",
@@ -192,7 +196,7 @@ func pemOf(t *testing.T, names []string) []byte {
 }
 
 // TestRealTokenAuthorities keeps the corpus broad: more than six distinct
-// authorities, each with at least one valid token.
+// organisations, each with at least one valid token.
 func TestRealTokenAuthorities(t *testing.T) {
 	valid := map[string]bool{}
 	for _, tc := range realTokens {
@@ -201,7 +205,7 @@ func TestRealTokenAuthorities(t *testing.T) {
 			valid[org] = true
 		}
 	}
-	if len(valid) < 6 {
-		t.Fatalf("valid tokens from %d organisations (%v), want at least 6", len(valid), valid)
+	if len(valid) < 7 {
+		t.Fatalf("valid tokens from %d organisations (%v), want more than 6", len(valid), valid)
 	}
 }
