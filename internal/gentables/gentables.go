@@ -11,7 +11,8 @@
 // with it, its NFD decomposition and whether strip_accents drops it, whether
 // it is a non-starter in canonical reordering, its NFKD decomposition, the
 // canonical pair NFC composes it from, what the Lowercase normalizer
-// maps it to and whether the StripAccents normalizer drops it. Generate turns
+// maps it to, whether the StripAccents normalizer drops it and whether it is
+// a word character for added tokens marked single_word. Generate turns
 // the answers into Go source (pkg/tokenizer/tables_gen.go). The exact
 // canonical combining class of a non-starter comes from golang.org/x/text
 // (classes never change once assigned); the probe decides which characters
@@ -77,6 +78,7 @@ type probeResult struct {
 	Mn         [][2]rune  `json:"mn"`
 	NonStarter [][2]rune  `json:"nonStarter"`
 	Combining  [][2]rune  `json:"combining"`
+	Word       [][2]rune  `json:"word"`
 	Decomp     []mapEntry `json:"decomp"`
 	DecompK    []mapEntry `json:"decompK"`
 	Compose    [][3]rune  `json:"compose"`
@@ -150,6 +152,7 @@ func Generate(probe []byte) ([]byte, error) {
 		{"hfMn", "characters (without decomposition) BertNormalizer's strip_accents removes after NFD", p.Mn},
 		{"hfNonStarter", "characters with a non-zero canonical combining class in the library's NFD", p.NonStarter},
 		{"hfCombining", "characters the StripAccents normalizer removes", p.Combining},
+		{"hfWord", "word characters of the added tokens' single_word rule", p.Word},
 	}
 	for _, s := range sets {
 		if len(s.r) == 0 {

@@ -44,7 +44,7 @@ func TestTablesCurrent(t *testing.T) {
 func minimal(mutate func(string) string) []byte {
 	var b strings.Builder
 	b.WriteString(`{"version":"0.0.1","whitespace":[[32,32]],"punct":[[33,47]],"cleanDrop":[[0,8]],"cleanSpace":[[9,10]],`)
-	b.WriteString(`"chinese":[[19968,40959]],"mn":[[768,879]],"nonStarter":[[769,769]],"combining":[[768,879]],"lower":[[65,[97]]],"oddities":[],"decompK":[[160,[32]]],"compose":[[192,65,768]],"decomp":[[192,[65,768]]`)
+	b.WriteString(`"chinese":[[19968,40959]],"mn":[[768,879]],"nonStarter":[[769,769]],"combining":[[768,879]],"lower":[[65,[97]]],"oddities":[],"decompK":[[160,[32]]],"compose":[[192,65,768]],"word":[[48,57]],"decomp":[[192,[65,768]]`)
 	for c := hangulBase; c <= hangulLast; c++ {
 		b.WriteString(",[")
 		b.WriteString(itoa(c))

@@ -82,6 +82,39 @@ for (let c = 0; c <= 0x10ffff; c++) {
   if (combining.normalizeString(s) === '') sets.combining.add(c);
 }
 
+// Word characters of the added tokens' single_word rule: an added token
+// "\u2603" with single_word matches only between non-word characters. A
+// block of code points is first checked at once (c1 T c2 T ... cn T: every
+// T matches exactly when no ci is a word character); only blocks that have
+// one are probed a code point at a time.
+async function wordChars() {
+  const T = '\u2603';
+  const doc = {
+    version: '1.0', truncation: null, padding: null, normalizer: null, post_processor: null, decoder: null,
+    added_tokens: [{ id: 2, content: T, single_word: true, lstrip: false, rstrip: false, normalized: false, special: false }],
+    pre_tokenizer: { type: 'WhitespaceSplit' },
+    model: { type: 'WordPiece', unk_token: '[UNK]', continuing_subword_prefix: '##', max_input_chars_per_word: 100, vocab: { '[UNK]': 0, x: 1 } },
+  };
+  const tok = tk.Tokenizer.fromString(JSON.stringify(doc));
+  const matches = (e) => e.getIds().filter((id) => id === 2).length;
+  const blocks = [];
+  for (let lo = 0; lo <= 0x10ffff; lo += 256) {
+    const cs = [];
+    for (let c = lo; c < lo + 256; c++) if (c < 0xd800 || c > 0xdfff) cs.push(c);
+    if (cs.length) blocks.push(cs);
+  }
+  const whole = await tok.encodeBatch(blocks.map((cs) => cs.map((c) => String.fromCodePoint(c) + T).join('')));
+  const suspects = [];
+  blocks.forEach((cs, i) => { if (matches(whole[i]) !== cs.length) suspects.push(...cs); });
+  const one = await tok.encodeBatch(suspects.map((c) => String.fromCodePoint(c) + T));
+  const set = rangeSet();
+  suspects.forEach((c, i) => { if (matches(one[i]) === 0) set.add(c); });
+  return set.r;
+}
+
 const out = { version: require(process.argv[2] + '/package.json').version, decomp, decompK, compose, lower: lowerMap, oddities };
 for (const k of Object.keys(sets)) out[k] = sets[k].r;
-process.stdout.write(JSON.stringify(out));
+wordChars().then((w) => {
+  out.word = w;
+  process.stdout.write(JSON.stringify(out));
+}).catch((e) => { console.error(e); process.exit(1); });

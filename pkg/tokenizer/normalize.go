@@ -3,7 +3,6 @@ package tokenizer
 import (
 	"sort"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -245,11 +244,9 @@ func (m *matcher) longestAt(s string, i int) (addedToken, bool) {
 	return addedToken{}, false
 }
 
-// isWordChar is the Unicode \w of the Rust regex crate:
-// Alphabetic, M, Nd, Pc and Join_Control.
-func isWordChar(r rune) bool {
-	return unicode.IsLetter(r) || unicode.In(r, unicode.Nl, unicode.Other_Alphabetic, unicode.M, unicode.Nd, unicode.Pc, unicode.Join_Control)
-}
+// isWordChar is the library's word-character test for added tokens marked
+// single_word.
+func isWordChar(r rune) bool { return hfWord.has(r) }
 
 func endsWithWord(s string) bool {
 	r, _ := utf8.DecodeLastRuneInString(s)

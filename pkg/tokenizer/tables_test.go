@@ -48,6 +48,14 @@ func TestCharTables(t *testing.T) {
 			t.Errorf("U+%04X: whitespace, punct, drop, space, chinese, mark = %v, want %v", tt.r, got, want)
 		}
 	}
+	for _, tt := range []struct {
+		r    rune
+		word bool
+	}{{'a', true}, {'_', true}, {'1', true}, {0x0301, true}, {0x200D, true}, {0x0897, true}, {0x105C0, true}, {0x00B2, false}, {' ', false}, {0x2603, false}, {'-', false}} {
+		if got := isWordChar(tt.r); got != tt.word {
+			t.Errorf("isWordChar(U+%04X) = %v, want %v", tt.r, got, tt.word)
+		}
+	}
 	if hfTablesVersion != "0.23.2" {
 		t.Errorf("tables from tokenizers %s, want 0.23.2 (scripts/install-tokenizers.sh)", hfTablesVersion)
 	}
