@@ -72,8 +72,15 @@ notice through the SMTP server given by --smtp.`,
 			}
 			fmt.Fprintf(a.streams.Out, "published %s (signed by key %s) for %d model(s); %d calibration request(s) marked published, %d notice(s) sent\n",
 				res.ProfileID, m.Signer.KeyID(), len(res.Models), len(res.RequestsPublished), res.NoticesSent)
+			for _, pr := range res.RequestsPartial {
+				fmt.Fprintf(a.streams.Out, "request %s covered in part: %s calibrated; still to calibrate: %s (left in_progress)\n",
+					pr.RequestID, strings.Join(pr.Covered, ", "), strings.Join(pr.Missing, ", "))
+			}
 			for _, e := range res.NoticeErrors {
 				fmt.Fprintf(a.streams.Err, "%s: warning: notice not sent: %s\n", a.name, e)
+			}
+			if n := len(res.NoticesNotSent); n > 0 {
+				fmt.Fprintf(a.streams.Err, "%s: warning: %d requester(s) not notified, no --smtp given: %s\n", a.name, n, strings.Join(res.NoticesNotSent, ", "))
 			}
 			return nil
 		},

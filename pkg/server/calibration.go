@@ -152,8 +152,21 @@ type PublishResult struct {
 	ProfileID         string   `json:"profile_id"`
 	Models            []string `json:"models"`
 	RequestsPublished []string `json:"requests_published"`
-	NoticesSent       int      `json:"notices_sent"`
-	NoticeErrors      []string `json:"notice_errors,omitempty"`
+	// RequestsPartial are requests the profile covers only some GPU classes
+	// of: they stay in_progress, their note naming the classes still to
+	// calibrate.
+	RequestsPartial []PartialRequest `json:"requests_partial,omitempty"`
+	NoticesSent     int              `json:"notices_sent"`
+	NoticeErrors    []string         `json:"notice_errors,omitempty"`
+	// NoticesNotSent are requesters not told because no mailer was given.
+	NoticesNotSent []string `json:"notices_not_sent,omitempty"`
+}
+
+// PartialRequest is a calibration request a profile covers in part.
+type PartialRequest struct {
+	RequestID string   `json:"request_id"`
+	Covered   []string `json:"covered_gpu_classes"`
+	Missing   []string `json:"missing_gpu_classes"`
 }
 
 // Publish signs a calibrated profile with the service key and publishes it:
@@ -192,23 +205,51 @@ func Publish(ctx context.Context, st store.Store, signer *signing.Signer, signed
 			if c.Status == CalPublished || c.Status == CalRejected {
 				continue
 			}
-			err := st.UpdateCalibrationRequest(ctx, c.ID, []string{CalQueued, CalInProgress}, CalPublished, p.ProfileID, "", now)
+			// A request is published only when the profile covers every
+			// GPU class it asked for; otherwise it stays in progress,
+			// saying which classes are covered and which are not.
+			var covered, missing []string
+			for _, g := range c.GPUClasses {
+				if p.CoversGPU(g) {
+					covered = append(covered, g)
+				} else {
+					missing = append(missing, g)
+				}
+			}
+			status, note, what := CalPublished, "", "is complete"
+			if len(missing) > 0 {
+				status = CalInProgress
+				note = fmt.Sprintf("profile %s covers %s; still to calibrate: %s", p.ProfileID, strings.Join(covered, ", "), strings.Join(missing, ", "))
+				what = "is partly complete: " + note
+				if len(covered) == 0 {
+					continue // nothing of this request is covered
+				}
+			}
+			err := st.UpdateCalibrationRequest(ctx, c.ID, []string{CalQueued, CalInProgress}, status, p.ProfileID, note, now)
 			if errors.Is(err, store.ErrConflict) {
 				continue // rejected or published meanwhile
 			}
 			if err != nil {
 				return res, err
 			}
-			res.RequestsPublished = append(res.RequestsPublished, c.ID)
-			if c.NotifyEmail == "" || mailer == nil {
+			if len(missing) > 0 {
+				res.RequestsPartial = append(res.RequestsPartial, PartialRequest{RequestID: c.ID, Covered: covered, Missing: missing})
+			} else {
+				res.RequestsPublished = append(res.RequestsPublished, c.ID)
+			}
+			if c.NotifyEmail == "" {
+				continue
+			}
+			if mailer == nil {
+				res.NoticesNotSent = append(res.NoticesNotSent, c.ID+" ("+c.NotifyEmail+")")
 				continue
 			}
 			err = mailer.Send(notify.Message{
 				To:      c.NotifyEmail,
 				Subject: "svc: drift profile published for your model (" + p.ProfileID + ")",
-				Body: fmt.Sprintf("Your calibration request %s is complete.\n\nProfile: %s\nModel: %s\nGPU classes: %s\nCalibration passes: %d, safety margin %gx\n\n"+
-					"Checks on this model now run at the Bounded Inference level (operator_bound)\nand no longer raise model_profile_missing.\n",
-					c.ID, p.ProfileID, h, strings.Join(p.CalibratedGPUClasses, ", "), p.CalibrationPasses, p.SafetyMargin),
+				Body: fmt.Sprintf("Your calibration request %s %s.\n\nProfile: %s\nModel: %s\nGPU classes: %s\nCalibration passes: %d, safety margin %gx\n\n"+
+					"Checks on this model on those GPU classes now run at the Bounded Inference level\n(operator_bound) and no longer raise model_profile_missing.\n",
+					c.ID, what, p.ProfileID, h, strings.Join(p.CalibratedGPUClasses, ", "), p.CalibrationPasses, p.SafetyMargin),
 			})
 			if err != nil {
 				res.NoticeErrors = append(res.NoticeErrors, fmt.Sprintf("%s: %v", c.ID, err))

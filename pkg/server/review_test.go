@@ -242,3 +242,30 @@ func TestReviewerKeyOneSpelling(t *testing.T) {
 		t.Fatalf("base64 DER: %d %s", code, body)
 	}
 }
+
+// A profile that covers only some of a request's GPU classes leaves it
+// in_progress, saying which classes are covered and which are not; with
+// no mailer the requester is reported as not notified.
+func TestPublishPartialCoverage(t *testing.T) {
+	e := newEnv(t)
+	model := commitment.String([]byte("partly calibrated model"))
+	var req server.CalibrationRequestView
+	if code, body := e.do("POST", "/api/v1/registry/calibration-requests", e.keyA, server.CalibrationRequestInput{ONNXModelHash: model, DesiredGPUClasses: []string{"cpu", "a100"}, NotifyEmail: "ml@alpha.test"}, &req); code != 201 {
+		t.Fatalf("calibration request: %d %s", code, body)
+	}
+	p := &profile.Profile{Schema: profile.Schema, ProfileID: "svc/partial-class/v1.0.0", ModelClass: "partial", Architecture: "bert",
+		CalibratedGPUClasses: []string{"cpu"}, CalibrationPasses: 1000, CalibrationDate: "2026-11-22", SafetyMargin: 2,
+		Operators: map[string]profile.Bounds{profile.Linear: {P99: 1e-7, P99_9: 2e-7, P9999: 3e-7}},
+		Models:    []profile.Model{{ONNXModelHash: model, OperatorCounts: map[string]int64{"full": 100}}}}
+	res, err := server.Publish(context.Background(), e.st, e.mat.Signer, "127.0.0.1/.well-known/svc/trust-bundle.pem", p, nil, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.RequestsPublished) != 0 || len(res.RequestsPartial) != 1 || res.RequestsPartial[0].Missing[0] != "a100" || len(res.NoticesNotSent) != 1 {
+		t.Fatalf("publish: %+v", res)
+	}
+	e.do("GET", "/api/v1/registry/calibration-requests/"+req.RequestID, e.keyA, nil, &req)
+	if req.Status != server.CalInProgress || !strings.Contains(req.Note, "still to calibrate: a100") {
+		t.Fatalf("request after a partial publication: %+v", req)
+	}
+}
