@@ -33,6 +33,8 @@ type realToken struct {
 	opensslArgs []string
 	// differs justifies an outcome that is not openssl's.
 	differs string
+	// signer, if set, is the common name Info.Signer must have.
+	signer string
 }
 
 var realTokens = []realToken{
@@ -76,6 +78,14 @@ var realTokens = []realToken{
 		roots: []string{"sigstage-root.pem"}, opensslOK: true},
 	{name: "sigstage no embedded certificate", authority: "Sigstore staging TSA (timestamp.sigstage.dev)", file: "sigstage-nocert.tsr", data: "hello.txt",
 		roots: []string{"sigstage-root.pem"}, untrusted: []string{"sigstage-tsa.pem"}, opensslOK: true},
+	{name: "sigstore local TSA", authority: "local sigstore/timestamp-authority (rfc3161-client's test TSA)", file: "sigstore-local-tsa.tsr", data: "hello.txt",
+		roots: []string{"sigstore-local-root.pem"}, untrusted: []string{"sigstore-local-intermediate.pem"}, opensslOK: true},
+	// GHSA-3xxc-pwj6-jgrj: a spoofed "CN=Spoofed TSA" certificate injected
+	// into the token's certificates; the signer is found by the SignerInfo's
+	// issuer and serial number, and Info.Signer is the real TSA.
+	{name: "sigstore local TSA with injected certificates", authority: "local sigstore/timestamp-authority (rfc3161-client's test TSA)",
+		file: "sigstore-local-tsa-injected-certs.tsr", data: "hello.txt", roots: []string{"sigstore-local-root.pem"},
+		untrusted: []string{"sigstore-local-intermediate.pem"}, opensslOK: true, signer: "Test TSA Timestamping"},
 	{name: "sigstage invalid signature", authority: "Sigstore staging TSA (timestamp.sigstage.dev)", file: "sigstage-invalid-signature.tsr", data: "hello.txt",
 		roots: []string{"sigstage-root.pem"}, want: ErrBadSignature},
 }
@@ -124,6 +134,9 @@ func TestRealTokens(t *testing.T) {
 				}
 				if info.GenTime.IsZero() || info.Signer == nil {
 					t.Fatalf("incomplete Info %+v", info)
+				}
+				if tc.signer != "" && info.Signer.Subject.CommonName != tc.signer {
+					t.Fatalf("signer %q, want %q", info.Signer.Subject.CommonName, tc.signer)
 				}
 				return
 			}
@@ -201,7 +214,7 @@ func TestRealTokenAuthorities(t *testing.T) {
 	valid := map[string]bool{}
 	for _, tc := range realTokens {
 		org := strings.Fields(tc.authority)[0]
-		if tc.want == nil {
+		if tc.want == nil && org != "local" {
 			valid[org] = true
 		}
 	}
