@@ -192,9 +192,11 @@ func TestRealTokensOpenSSL(t *testing.T) {
 			if svcOK := tc.want == nil; svcOK != ok && tc.differs == "" {
 				t.Fatalf("svc valid=%v but openssl ok=%v, and the table gives no justification", svcOK, ok)
 			}
-			if _, err := verifyReal(t, tc); (err == nil) != (tc.want == nil) {
+			_, err = verifyReal(t, tc)
+			if (err == nil) != (tc.want == nil) {
 				t.Fatalf("svc: %v, table wants %v", err, tc.want)
 			}
+			t.Logf("%s | svc: %v | openssl: %v", tc.authority, errOrValid(err), ok)
 		})
 	}
 }
@@ -221,4 +223,11 @@ func TestRealTokenAuthorities(t *testing.T) {
 	if len(valid) < 7 {
 		t.Fatalf("valid tokens from %d organisations (%v), want more than 6", len(valid), valid)
 	}
+}
+
+func errOrValid(err error) string {
+	if err == nil {
+		return "valid"
+	}
+	return err.Error()
 }
