@@ -72,3 +72,36 @@ func SyncDir(dir string) error {
 
 // ErrLocked: LockFile found the file locked by someone else.
 var ErrLocked = errors.New("locked by another process")
+
+// WriteReplace writes data to path atomically, replacing any file there:
+// a synced temporary file in the same directory renamed into place, then
+// the directory synced, so a crash leaves the old file or the new one.
+func WriteReplace(path string, data []byte, perm fs.FileMode) error {
+	dir, name := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	tmp, err := os.CreateTemp(dir, "."+name+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmpName := tmp.Name()
+	defer os.Remove(tmpName)
+	err = tmp.Chmod(perm)
+	if err == nil {
+		_, err = tmp.Write(data)
+	}
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmpName, path)
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return SyncDir(dir)
+}

@@ -26,3 +26,14 @@ func LockFile(f *os.File) error {
 
 // UnlockFile releases LockFile's lock.
 func UnlockFile(f *os.File) { syscall.Flock(int(f.Fd()), syscall.LOCK_UN) }
+
+// LockFileWait takes an exclusive flock on f, waiting for another holder
+// to release it.
+func LockFileWait(f *os.File) error {
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		if err != syscall.EINTR {
+			return err
+		}
+	}
+}

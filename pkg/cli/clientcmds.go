@@ -92,19 +92,32 @@ func (o *stateOptions) load() (client.RunState, error) {
 	return st, nil
 }
 
+// save writes the state atomically and durably (synced, renamed into
+// place): a crash leaves the previous state or this one.
 func (o *stateOptions) save(st client.RunState) error {
 	data, err := document.MarshalIndent(st)
 	if err != nil {
 		return &Error{Code: ExitFailure, Err: err}
 	}
-	tmp := o.path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
-		return &Error{Code: ExitFailure, Err: fmt.Errorf("save run state: %w", err)}
-	}
-	if err := os.Rename(tmp, o.path); err != nil {
+	if err := fsutil.WriteReplace(o.path, data, 0o600); err != nil {
 		return &Error{Code: ExitFailure, Err: fmt.Errorf("save run state: %w", err)}
 	}
 	return nil
+}
+
+// lock serialises the commands of one state file (a lock file beside it),
+// waiting for another svc process to finish: two 'svc record' at once
+// would otherwise take the same sequence number. Release it after save.
+func (o *stateOptions) lock() (func(), error) {
+	f, err := os.OpenFile(o.path+".lock", os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, &Error{Code: ExitFailure, Err: fmt.Errorf("lock run state: %w", err), Hint: "check the directory of --state is writable"}
+	}
+	if err := fsutil.LockFileWait(f); err != nil {
+		f.Close()
+		return nil, &Error{Code: ExitFailure, Err: fmt.Errorf("lock run state %s: %w", o.path, err)}
+	}
+	return func() { fsutil.UnlockFile(f); f.Close() }, nil
 }
 
 func (a *app) runCmd() *cobra.Command {
@@ -128,6 +141,11 @@ locally and everything is queued: the script is never blocked.`,
   svc close --out vpec.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			unlock, err := so.lock()
+			if err != nil {
+				return err
+			}
+			defer unlock()
 			if _, err := os.Stat(so.path); err == nil {
 				if st, err := so.load(); err == nil && !st.Sealed {
 					return errorf(ExitUsage, "close it with 'svc close', or remove "+so.path, "run %s in %s is still open", st.RunID, so.path)
@@ -270,6 +288,11 @@ func (a *app) runRecord(ctx context.Context, o *recordOptions) error {
 		}
 		opts = append(opts, client.WithDetails(d))
 	}
+	unlock, err := o.so.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	st, err := o.so.load()
 	if err != nil {
 		return err
@@ -327,6 +350,11 @@ gap is written instead and the close is queued.`,
 			if _, err := os.Stat(out); err == nil && !force {
 				return errorf(ExitUsage, "choose another --out or pass --force", "%s already exists", out)
 			}
+			unlock, err := so.lock()
+			if err != nil {
+				return err
+			}
+			defer unlock()
 			st, err := so.load()
 			if err != nil {
 				return err
