@@ -2,6 +2,8 @@ package timestamp
 
 import (
 	"crypto/x509"
+	"encoding/asn1"
+	"errors"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -80,6 +82,55 @@ func FuzzParseResponse(f *testing.F) {
 		}
 		if err != nil && (info != nil || !matchesSentinel(err)) {
 			t.Fatalf("error %q matches no sentinel (or Info returned)", err)
+		}
+	})
+}
+
+// FuzzSignerInfo fuzzes the parsers that run after the CMS signature has
+// verified (so FuzzVerify rarely reaches them with odd shapes): the signed
+// attributes, the ESS signing-certificate attribute, the certificate set and
+// the signer identifier. Seeds are the real tokens' SignerInfos.
+func FuzzSignerInfo(f *testing.F) {
+	a := memAuthority(f, AuthorityOptions{}, nil)
+	resp := respond(f, a, digestOf("fuzz"), nil, true)
+	seeds := [][]byte{resp}
+	for _, tc := range realTokens {
+		if b, err := os.ReadFile(filepath.Join(realDir, tc.file)); err == nil {
+			seeds = append(seeds, b)
+		}
+	}
+	for _, s := range seeds {
+		tok, err := parseAny(s)
+		if err != nil {
+			continue
+		}
+		f.Add(tok.signer.SignedAttrs.FullBytes, tok.signer.SID.FullBytes)
+	}
+	f.Add([]byte{0xa0, 0x00}, []byte{0x80, 0x00})
+	f.Add([]byte{0xa0, 0x04, 0x30, 0x02, 0x06, 0x00}, []byte{0x30, 0x00})
+	certs := []*x509.Certificate{a.Certificate(), a.Root()}
+	f.Fuzz(func(t *testing.T, attrs, sid []byte) {
+		var raw, rawSID asn1.RawValue
+		if rest, err := asn1.Unmarshal(attrs, &raw); err == nil && len(rest) == 0 {
+			m, err := signedAttributes(raw)
+			if err == nil {
+				if err := checkESS(m, a.Certificate()); err != nil && !errors.Is(err, ErrBadSignature) {
+					t.Fatalf("ESS error %v is not ErrBadSignature", err)
+				}
+				for _, oid := range []asn1.ObjectIdentifier{oidContentType, oidMessageDigest} {
+					if _, err := singleValue(m, oid, "x"); err != nil && !errors.Is(err, ErrBadSignature) {
+						t.Fatalf("singleValue error %v", err)
+					}
+				}
+			} else if !errors.Is(err, ErrBadSignature) {
+				t.Fatalf("signedAttributes error %v is not ErrBadSignature", err)
+			}
+			if _, err := parseCertificates(raw); err != nil && !errors.Is(err, ErrMalformed) {
+				t.Fatalf("parseCertificates error %v", err)
+			}
+		}
+		if rest, err := asn1.Unmarshal(sid, &rawSID); err == nil && len(rest) == 0 {
+			findSigner(&signerInfo{SID: rawSID}, certs)
 		}
 	})
 }
