@@ -219,7 +219,7 @@ func (s *Server) checkRecord(r *http.Request, run store.Run, rec *vpec.Record, t
 		}
 		if err := vpec.VerifyReview(run.ID, rec, s.cfg.Trust); err != nil {
 			code := api.CodeInvalidSignature
-			if strings.Contains(err.Error(), "less than its minimum") {
+			if errors.Is(err, vpec.ErrReviewTooShort) {
 				code = api.CodeReviewTooShort
 			}
 			return &httpError{http.StatusUnprocessableEntity, code, "witnessed review rejected: " + err.Error(), "review"}

@@ -305,6 +305,9 @@ func (r *Record) Validate() error {
 // ErrInvalidRecord reports a record that breaks the v1 rules.
 var ErrInvalidRecord = errors.New("invalid record")
 
+// ErrReviewTooShort: a witnessed review closed before its minimum duration.
+var ErrReviewTooShort = errors.New("review too short")
+
 func checkRecord(r *Record, f string, bad func(string, ...any)) {
 	if !strings.HasPrefix(r.RecordID, "rec_") || !validID(r.RecordID) {
 		bad("%s.record_id %q must be rec_ followed by an id", f, r.RecordID)
@@ -809,7 +812,7 @@ func reviewTimes(runID string, r *Record, trust *signing.Bundle) (st sessionTime
 		return st, fmt.Errorf("check_close_tst: %w", err)
 	}
 	if d := st.close.Sub(st.open); d < time.Duration(rv.MinDurationSeconds)*time.Second {
-		return st, fmt.Errorf("review lasted %s, less than its minimum of %ds", d.Round(time.Millisecond), rv.MinDurationSeconds)
+		return st, fmt.Errorf("%w: review lasted %s, less than its minimum of %ds", ErrReviewTooShort, d.Round(time.Millisecond), rv.MinDurationSeconds)
 	}
 	return st, nil
 }
