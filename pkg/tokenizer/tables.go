@@ -1,9 +1,6 @@
 package tokenizer
 
-import (
-	"sort"
-	"strings"
-)
+import "strings"
 
 // The character tables (tables_gen.go) are Hugging Face tokenizers' own
 // decisions, probed from the library by internal/gentables, so that
@@ -21,8 +18,16 @@ type runeRange struct{ lo, hi rune }
 type runeSet []runeRange
 
 func (s runeSet) has(r rune) bool {
-	i := sort.Search(len(s), func(i int) bool { return s[i].hi >= r })
-	return i < len(s) && s[i].lo <= r
+	lo, hi := 0, len(s)
+	for lo < hi { // first range whose hi >= r
+		m := int(uint(lo+hi) >> 1)
+		if s[m].hi < r {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo < len(s) && s[lo].lo <= r
 }
 
 // isWhitespace is Hugging Face's whitespace test (Rust char::is_whitespace),
@@ -99,6 +104,9 @@ func decompose(s string, compat bool) []rune {
 	buf := make([]rune, 0, len(s))
 	for _, r := range s {
 		switch {
+		case r < firstDecomposable:
+			buf = append(buf, r) // TestTableFastPaths
+			continue
 		case r >= hangulBase && r <= hangulLast:
 			i := r - hangulBase
 			buf = append(buf, jamoL+i/(countV*countT), jamoV+(i%(countV*countT))/countT)
@@ -121,12 +129,12 @@ func decompose(s string, compat bool) []rune {
 	// Canonical ordering: insertion sort inside each run of non-starters
 	// (stable, so equal classes keep their order).
 	for i := 1; i < len(buf); i++ {
-		c := hfCCC[buf[i]]
+		c := ccc(buf[i])
 		if c == 0 {
 			continue
 		}
 		for j := i; j > 0; j-- {
-			p := hfCCC[buf[j-1]]
+			p := ccc(buf[j-1])
 			if p == 0 || p <= c {
 				break
 			}
@@ -134,6 +142,22 @@ func decompose(s string, compat bool) []rune {
 		}
 	}
 	return buf
+}
+
+// firstDecomposable is below every character that has a canonical or
+// compatibility decomposition (U+00A0), and firstNonStarter below every
+// character with a non-zero combining class (U+0300); TestTableFastPaths
+// checks both against the tables.
+const (
+	firstDecomposable = 0xA0
+	firstNonStarter   = 0x300
+)
+
+func ccc(r rune) uint8 {
+	if r < firstNonStarter {
+		return 0
+	}
+	return hfCCC[r]
 }
 
 // compose is the canonical composition algorithm (UAX #15) over a
@@ -146,7 +170,7 @@ func compose(buf []rune) []rune {
 	starter := -1 // index in out of the last starter
 	lastCC := 0   // class of the last character appended
 	for _, ch := range buf {
-		cc := int(hfCCC[ch])
+		cc := int(ccc(ch))
 		if starter >= 0 {
 			adjacent := len(out)-1 == starter
 			if adjacent || (lastCC != 0 && lastCC < cc) {
@@ -184,6 +208,13 @@ func lowercase(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
 	for _, r := range s {
+		if r < 0x80 { // ASCII: A-Z only (TestTableFastPaths)
+			if 'A' <= r && r <= 'Z' {
+				r += 'a' - 'A'
+			}
+			b.WriteByte(byte(r))
+			continue
+		}
 		if l, ok := hfLower[r]; ok {
 			b.WriteString(l)
 		} else {

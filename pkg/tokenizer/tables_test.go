@@ -184,3 +184,45 @@ func TestRealTokenizerFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestTableFastPaths checks the assumptions of the ASCII and Latin-1 fast
+// paths against the generated tables.
+func TestTableFastPaths(t *testing.T) {
+	for r := range hfDecomp {
+		if r < firstDecomposable {
+			t.Errorf("hfDecomp has U+%04X below firstDecomposable", r)
+		}
+	}
+	for r := range hfDecompK {
+		if r < firstDecomposable {
+			t.Errorf("hfDecompK has U+%04X below firstDecomposable", r)
+		}
+	}
+	for r := range hfCCC {
+		if r < firstNonStarter {
+			t.Errorf("hfCCC has U+%04X below firstNonStarter", r)
+		}
+	}
+	for r := rune(0); r < 0x80; r++ {
+		want, ok := hfLower[r]
+		if !ok {
+			want = string(r)
+		}
+		if got := lowercase(string(r)); got != want {
+			t.Errorf("lowercase(U+%04X) = %+q, table %+q", r, got, want)
+		}
+	}
+}
+
+func TestRuneSetHas(t *testing.T) {
+	s := runeSet{{2, 4}, {7, 7}, {10, 20}}
+	for r := rune(0); r < 25; r++ {
+		want := (r >= 2 && r <= 4) || r == 7 || (r >= 10 && r <= 20)
+		if got := s.has(r); got != want {
+			t.Errorf("has(%d) = %v, want %v", r, got, want)
+		}
+	}
+	if (runeSet{}).has(0) {
+		t.Error("empty set has 0")
+	}
+}
