@@ -512,7 +512,9 @@ func checkTimestamp(p parsed, trust *signing.Bundle, r *Report) Check {
 	if trust == nil || len(trust.Roots()) == 0 {
 		return fail(c, "TSA ROOT MISSING", "timestamp not checked: the trust bundle holds no timestamp authority root certificate", true)
 	}
-	info, err := timestamp.Verify(p.tsToken, TimestampImprint(p.signature), timestamp.VerifyOptions{Roots: trust.Roots()})
+	// The token is over the 64 signature bytes; its imprint may be SHA-256,
+	// SHA-384 or SHA-512 of them (FORMATS.md, "Signature and timestamp").
+	info, err := timestamp.VerifyData(p.tsToken, p.signature, timestamp.VerifyOptions{Roots: trust.Roots()})
 	if err != nil {
 		code := "TIMESTAMP INVALID"
 		switch {
@@ -675,15 +677,27 @@ func ReviewStatement(runID string, r *Record) ([]byte, error) {
 	return document.MarshalSignedBytes(st)
 }
 
-// CheckOpenImprint is the SHA-256 digest the check-open timestamp is over.
+// CheckOpenData is the byte string the check-open timestamp is over.
+func CheckOpenData(sessionID string) []byte {
+	return []byte("svc.check-open.v1:" + sessionID)
+}
+
+// CheckCloseData is the byte string the check-close timestamp is over.
+func CheckCloseData(sessionID, commitmentHash string) []byte {
+	return []byte("svc.check-close.v1:" + sessionID + ":" + commitmentHash)
+}
+
+// CheckOpenImprint is the SHA-256 digest of CheckOpenData, the imprint svc
+// requests for the check-open timestamp.
 func CheckOpenImprint(sessionID string) []byte {
-	d := sha256.Sum256([]byte("svc.check-open.v1:" + sessionID))
+	d := sha256.Sum256(CheckOpenData(sessionID))
 	return d[:]
 }
 
-// CheckCloseImprint is the SHA-256 digest the check-close timestamp is over.
+// CheckCloseImprint is the SHA-256 digest of CheckCloseData, the imprint
+// svc requests for the check-close timestamp.
 func CheckCloseImprint(sessionID, commitmentHash string) []byte {
-	d := sha256.Sum256([]byte("svc.check-close.v1:" + sessionID + ":" + commitmentHash))
+	d := sha256.Sum256(CheckCloseData(sessionID, commitmentHash))
 	return d[:]
 }
 
@@ -754,10 +768,10 @@ func checkSessionTimes(r *Record, trust *signing.Bundle) (st sessionTimes, err e
 	if trust == nil || len(trust.Roots()) == 0 {
 		return st, fmt.Errorf("check session timestamps not checked: the trust bundle holds no timestamp authority root")
 	}
-	if st.open, err = verifyTST(cs.CheckOpenTST, CheckOpenImprint(cs.SessionID), trust); err != nil {
+	if st.open, err = verifyTST(cs.CheckOpenTST, CheckOpenData(cs.SessionID), trust); err != nil {
 		return st, fmt.Errorf("check_session.check_open_tst: %w", err)
 	}
-	if st.close, err = verifyTST(cs.CheckCloseTST, CheckCloseImprint(cs.SessionID, r.CommitmentHash), trust); err != nil {
+	if st.close, err = verifyTST(cs.CheckCloseTST, CheckCloseData(cs.SessionID, r.CommitmentHash), trust); err != nil {
 		return st, fmt.Errorf("check_session.check_close_tst: %w", err)
 	}
 	if st.close.Before(st.open) {
@@ -805,10 +819,10 @@ func reviewTimes(runID string, r *Record, trust *signing.Bundle) (st sessionTime
 	if trust == nil || len(trust.Roots()) == 0 {
 		return st, fmt.Errorf("review timestamps not checked: the trust bundle holds no timestamp authority root")
 	}
-	if st.open, err = verifyTST(rv.CheckOpenTST, CheckOpenImprint(rv.SessionID), trust); err != nil {
+	if st.open, err = verifyTST(rv.CheckOpenTST, CheckOpenData(rv.SessionID), trust); err != nil {
 		return st, fmt.Errorf("check_open_tst: %w", err)
 	}
-	if st.close, err = verifyTST(rv.CheckCloseTST, CheckCloseImprint(rv.SessionID, r.CommitmentHash), trust); err != nil {
+	if st.close, err = verifyTST(rv.CheckCloseTST, CheckCloseData(rv.SessionID, r.CommitmentHash), trust); err != nil {
 		return st, fmt.Errorf("check_close_tst: %w", err)
 	}
 	if d := st.close.Sub(st.open); d < time.Duration(rv.MinDurationSeconds)*time.Second {
@@ -817,12 +831,12 @@ func reviewTimes(runID string, r *Record, trust *signing.Bundle) (st sessionTime
 	return st, nil
 }
 
-func verifyTST(b64 string, digest []byte, trust *signing.Bundle) (time.Time, error) {
+func verifyTST(b64 string, data []byte, trust *signing.Bundle) (time.Time, error) {
 	der, err := signing.DecodeBase64(b64)
 	if err != nil {
 		return time.Time{}, err
 	}
-	info, err := timestamp.Verify(der, digest, timestamp.VerifyOptions{Roots: trust.Roots()})
+	info, err := timestamp.VerifyData(der, data, timestamp.VerifyOptions{Roots: trust.Roots()})
 	if err != nil {
 		return time.Time{}, err
 	}
