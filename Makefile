@@ -45,10 +45,10 @@ lint: ## gofmt and go vet
 	CGO_ENABLED=0 $(GO) build ./...   # svc-verify and cross-compiled svc build without cgo
 	CGO_ENABLED=0 $(GO) test ./pkg/inference   # and say they have no ONNX Runtime
 
-interop: ## opt-in: cosign v2.6.5 (built once into the cache: ~4 min, 1.8 GB of modules cold) verifies svc export bundles (export.txtar), and sigstore-go does
+interop: ## opt-in: cosign v2.6.5 (built once into the cache: ~4 min, 1.8 GB of modules cold) verifies svc export bundles and in-toto attestations
 	@set -e; \
 	cosign=$$(scripts/install-cosign.sh); \
-	(cd internal/sigstoretest && GOFLAGS=-mod=mod $(GO) test -count=1 ./...); \
+	PATH="$$(dirname "$$cosign"):$$PATH" bash -o pipefail -c 'cd internal/sigstoretest && GOFLAGS=-mod=mod $(GO) test -count=1 -v ./... | grep -E "^(---|ok|FAIL)"'; \
 	out=$$(PATH="$$(dirname "$$cosign"):$$PATH" $(GO) test -count=1 ./pkg/cli -run '^TestScripts$$/^export$$' -v) || { echo "$$out"; exit 1; }; \
 	echo "$$out" | grep -q '> exec cosign verify-blob' || { echo "$$out"; echo "interop: cosign did not run"; exit 1; }; \
 	echo "$$out" | grep -E -- '--- PASS: TestScripts/export'

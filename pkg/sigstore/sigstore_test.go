@@ -258,3 +258,11 @@ func FuzzExportBundle(f *testing.F) {
 		}
 	})
 }
+
+// TestPAE: the DSSE specification's example.
+func TestPAE(t *testing.T) {
+	got := string(sigstore.PAE("http://example.com/HelloWorld", []byte("hello world")))
+	if want := "DSSEv1 29 http://example.com/HelloWorld 11 hello world"; got != want {
+		t.Fatalf("PAE = %q, want %q", got, want)
+	}
+}
