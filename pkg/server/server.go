@@ -183,6 +183,7 @@ func (s *Server) routes() {
 	s.handle("POST /api/v1/runs/{run_id}/sessions/{session_id}/close", s.auth(s.closeSession))
 	s.handle("POST /api/v1/reviewers", s.auth(s.registerReviewer))
 	s.handle("GET /api/v1/vpecs/{vpec_id}", s.auth(s.getVPEC))
+	s.handle("GET /api/v1/vpecs/{vpec_id}/attestation", s.auth(s.getAttestation))
 	s.handle("POST /api/v1/manifests", s.auth(s.registerManifest))
 	s.handle("GET /api/v1/manifests/{manifest_id}", s.auth(s.getManifest))
 	s.handle("GET /api/v1/registry/profiles", s.auth(s.profiles))
