@@ -57,6 +57,15 @@ field() { jq -r "$1" "$VPEC"; }
 [ "$(jq -c --stream . "$VPEC" | wc -l)" -eq "$(jq -c tostream "$VPEC" | wc -l)" ] ||
   fail 1 "schema: an object has the same key twice"
 
+# An unsigned offline VPEC (svc.vpec.unsigned-offline/v1) is the local copy
+# a client writes when it closes a run offline: not a credential (exit 1).
+if [ "$(jq -r 'if type == "object" then .schema else "" end' "$VPEC")" = svc.vpec.unsigned-offline/v1 ]; then
+  run=$(jq -r '.run_id | if type == "string" and test("\\Arun_[A-Za-z0-9._:-]{1,124}\\z") then . else "RUN_ID" end' "$VPEC")
+  printf 'FAIL  schema: unsigned offline VPEC (svc.vpec.unsigned-offline/v1): fetch the signed one with svc vpec get %s\n' "$run"
+  echo "UNSIGNED OFFLINE VPEC (by hand): fetch the signed one with svc vpec get $run"
+  exit 1
+fi
+
 # Step 2: the v1 schema: exact field sets, types, enums and patterns.
 SCHEMA_JQ='
 def id: type == "string" and test("\\A[A-Za-z0-9][A-Za-z0-9._:-]{0,127}\\z");

@@ -910,7 +910,24 @@ func (g *gen) invalid() error {
 	if err := g.seal(forgedReview, g.service, g.tsa); err != nil {
 		return err
 	}
-	return g.badVPEC("review-bad-signature", "reviewer signature is not the reviewer's signature of the review statement", []string{"reviews"}, "INVALID — REVIEW INVALID", forgedReview)
+	if err := g.badVPEC("review-bad-signature", "reviewer signature is not the reviewer's signature of the review statement", []string{"reviews"}, "INVALID — REVIEW INVALID", forgedReview); err != nil {
+		return err
+	}
+	return g.badVPEC("unsigned-offline", "the unsigned local copy a client writes when it closes a run offline (schema "+vpec.OfflineSchema+")",
+		[]string{"schema"}, vpec.CodeUnsignedOffline+": fetch the signed one with "+vpec.FetchHint(base.RunID), UnsignedOffline(base))
+}
+
+// UnsignedOffline returns the unsigned offline VPEC a client would have
+// written for the run of v: schema vpec.OfflineSchema, the signature
+// members empty, a system_unavailable gap (docs/FORMATS.md).
+func UnsignedOffline(v *vpec.VPEC) *vpec.VPEC {
+	off := clone(v)
+	off.Schema = vpec.OfflineSchema
+	off.SigningKeyID, off.Signature, off.TimestampRFC3161 = "", "", ""
+	off.Gaps = append(off.Gaps, vpec.Gap{GapID: "gap_unsigned-offline", GapType: vpec.GapSystemUnavailable,
+		Severity: vpec.GapSeverity[vpec.GapSystemUnavailable], Timestamp: off.IssuedAt})
+	off.IsClean = false
+	return off
 }
 
 // SealRecords issues a VPEC for run runID over records as a service would:

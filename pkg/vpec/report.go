@@ -88,6 +88,10 @@ type Report struct {
 	// and where its name came from; set by the command line.
 	TrustRoot *TrustRoot `json:"trust_root,omitempty"`
 
+	// fetchHint is the command that fetches the signed VPEC, set for
+	// an unsigned offline VPEC.
+	fetchHint string
+
 	// genTime is the verified genTime of the VPEC's timestamp, at full
 	// precision (zero when the timestamp did not verify).
 	genTime time.Time
@@ -173,6 +177,10 @@ func (r *Report) finish() {
 		r.Verdict = "UNREADABLE — " + f.Code
 	case f == nil:
 		r.Verdict = "VALID"
+	case f.Code == CodeUnsignedOffline:
+		// Not a credential: never VALID, and the verdict says how to
+		// get the signed one (docs/FORMATS.md, "Unsigned offline VPEC").
+		r.Verdict = CodeUnsignedOffline + ": fetch the signed one with " + r.fetchHint
 	case f.MissingTrust:
 		r.Verdict = "UNVERIFIED — " + f.Code
 	default:

@@ -84,6 +84,10 @@ func Verify(doc []byte, opts Options) *Report {
 	if len(p.schemaErrs) == 0 {
 		checkGapRules(&p.v, func(format string, a ...any) { p.schemaErrs = append(p.schemaErrs, fmt.Sprintf(format, a...)) })
 	}
+	if p.v.Schema == OfflineSchema {
+		r.unsignedOffline(&p)
+		return r
+	}
 	if len(p.schemaErrs) > 0 {
 		r.Checks = append(r.Checks, Check{Name: CheckSchema, Status: Fail, Code: "SCHEMA ERROR",
 			Message: "schema invalid: " + p.schemaErrs[0], Details: p.schemaErrs})
@@ -159,7 +163,8 @@ func parse(doc []byte) (p parsed) {
 		return p
 	}
 	v := &p.v
-	if v.Schema != Schema {
+	offline := v.Schema == OfflineSchema
+	if v.Schema != Schema && !offline {
 		bad("schema is %q, want %q (this verifier reads v1 VPECs)", v.Schema, Schema)
 	}
 	prefixed := func(field, val, prefix string) {
@@ -231,19 +236,27 @@ func parse(doc []byte) (p parsed) {
 	if _, err := ParseHash(v.MerkleRoot); err != nil {
 		bad("merkle_root: %v", err)
 	}
-	if !keyIDPattern.MatchString(v.SigningKeyID) {
-		bad("signing_key_id %q must be 16 lowercase hex characters", v.SigningKeyID)
+	switch {
+	case offline:
+		// An unsigned offline VPEC: Verify reports it as such.
+		if v.SigningKeyID != "" || v.Signature != "" || v.TimestampRFC3161 != "" {
+			bad("an unsigned offline VPEC (%s) has empty signing_key_id, signature and timestamp_rfc3161", OfflineSchema)
+		}
+	default:
+		if !keyIDPattern.MatchString(v.SigningKeyID) {
+			bad("signing_key_id %q must be 16 lowercase hex characters", v.SigningKeyID)
+		}
+		sig, err := signing.ParseSignature(v.Signature)
+		if err != nil {
+			bad("signature: %v", err)
+		}
+		p.signature = sig
+		tok, err := signing.DecodeBase64(v.TimestampRFC3161)
+		if err != nil || len(tok) == 0 {
+			bad("timestamp_rfc3161 must be the base64 DER of an RFC 3161 response (standard alphabet, padded, no line breaks)")
+		}
+		p.tsToken = tok
 	}
-	sig, err := signing.ParseSignature(v.Signature)
-	if err != nil {
-		bad("signature: %v", err)
-	}
-	p.signature = sig
-	tok, err := signing.DecodeBase64(v.TimestampRFC3161)
-	if err != nil || len(tok) == 0 {
-		bad("timestamp_rfc3161 must be the base64 DER of an RFC 3161 response (standard alphabet, padded, no line breaks)")
-	}
-	p.tsToken = tok
 	ids := map[string]bool{}
 	var prevSeq int64
 	for i := range v.Records {
