@@ -476,7 +476,7 @@ func (p *Pipeline) backgroundFlush() {
 		return // a call is flushing
 	}
 	defer func() { <-p.flushSem }()
-	if _, err := p.flushLocked(p.ctx, nil); err != nil && !unreachable(err) {
+	if _, err := p.flushLocked(p.ctx, nil, nil); err != nil && !unreachable(err) {
 		p.reportFlushError(err)
 	}
 }
@@ -523,7 +523,7 @@ func (p *Pipeline) autoFlush(ctx context.Context) {
 	}
 	fctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
-	if _, err := p.flushLocked(fctx, nil); err != nil && !unreachable(err) {
+	if _, err := p.flushLocked(fctx, nil, nil); err != nil && !unreachable(err) {
 		p.reportFlushError(err)
 	}
 }
@@ -548,7 +548,7 @@ func (p *Pipeline) flushFor(ctx context.Context, runID string) error {
 		return fmt.Errorf("%w: waiting for the queue: %w", ErrUnavailable, ctx.Err())
 	}
 	defer func() { <-p.flushSem }()
-	_, err := p.flushLocked(ctx, func() bool { return p.q.pendingFor(runID) == 0 })
+	_, err := p.flushLocked(ctx, func() bool { return p.q.pendingFor(runID) == 0 }, nil)
 	if n := p.q.pendingFor(runID); n > 0 {
 		if err == nil {
 			err = ErrUnavailable
@@ -564,7 +564,8 @@ func (p *Pipeline) flushFor(ctx context.Context, runID string) error {
 // until() holds, the service is unreachable or ctx ends. The caller holds
 // flushSem. Entries the service refuses for good go to the dead-letter
 // file and are reported in a *RejectedError; delivery goes on after them.
-func (p *Pipeline) flushLocked(ctx context.Context, until func() bool) (n int, err error) {
+// Each run whose close it delivers is appended to sealed, if not nil.
+func (p *Pipeline) flushLocked(ctx context.Context, until func() bool, sealed *[]SealedRun) (n int, err error) {
 	var rejected []RejectedEntry
 	defer func() {
 		if perr := p.q.persist(); perr != nil && err == nil {
@@ -591,15 +592,19 @@ func (p *Pipeline) flushLocked(ctx context.Context, until func() bool) (n int, e
 			return n, nil
 		}
 		var derr error
+		var vpecID string
 		if e.Kind != kindOpen && p.q.runFailed(e.RunID) {
 			derr = fmt.Errorf("the run's queued open was rejected")
 		} else {
-			derr = p.deliver(ctx, e)
+			vpecID, derr = p.deliver(ctx, e)
 		}
 		switch {
 		case derr == nil:
 			p.q.pop(e)
 			n++
+			if e.Kind == kindClose && sealed != nil {
+				*sealed = append(*sealed, SealedRun{RunID: e.RunID, VPECID: vpecID})
+			}
 			if e.Kind == kindClose || n%1000 == 0 {
 				p.q.persist()
 			}
@@ -621,12 +626,13 @@ func (p *Pipeline) flushLocked(ctx context.Context, until func() bool) (n int, e
 	}
 }
 
-// deliver sends one queued entry; a duplicate counts as delivered.
-func (p *Pipeline) deliver(ctx context.Context, e entry) error {
+// deliver sends one queued entry; a duplicate counts as delivered. For a
+// close it returns the id of the VPEC the service issued (empty when the
+// service had sealed the run before and its answer does not say).
+func (p *Pipeline) deliver(ctx context.Context, e entry) (vpecID string, err error) {
 	ctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
 	run := "/api/v1/runs/" + url.PathEscape(e.RunID)
-	var err error
 	switch e.Kind {
 	case kindOpen:
 		_, _, err = p.call(ctx, http.MethodPost, "/api/v1/runs", e.Body)
@@ -638,12 +644,16 @@ func (p *Pipeline) deliver(ctx context.Context, e entry) error {
 		if len(e.Body) > 0 && json.Unmarshal(e.Body, &qc) == nil && qc.IdempotencyKey != "" {
 			hdr = map[string]string{"Idempotency-Key": qc.IdempotencyKey}
 		}
-		_, _, err = p.callWith(ctx, http.MethodPost, run+"/close", nil, hdr)
-		if errors.Is(err, ErrRunSealed) {
+		var data []byte
+		data, _, err = p.callWith(ctx, http.MethodPost, run+"/close", nil, hdr)
+		switch {
+		case err == nil:
+			vpecID = issuedVPECID(data)
+		case errors.Is(err, ErrRunSealed):
 			err = nil
 		}
 	}
-	return err
+	return vpecID, err
 }
 
 // PendingQueueCount is the number of entries (run opens, records, closes)
@@ -663,9 +673,18 @@ func (p *Pipeline) PendingQueueCount() (int, error) {
 // unreachable answer (the error wraps ErrUnavailable); entries the service
 // refuses for good are moved to the dead-letter file and reported by a
 // *RejectedError (errors.Is(err, ErrRejected)) after the rest is delivered.
+// Flush does the same and names each run it sealed.
 func (p *Pipeline) FlushQueue(ctx context.Context) (int, error) {
+	res, err := p.Flush(ctx)
+	return res.Delivered, err
+}
+
+// Flush is FlushQueue reporting each run whose queued close it delivered,
+// with the id of the VPEC the service issued (fetch it with FetchVPEC).
+func (p *Pipeline) Flush(ctx context.Context) (FlushResult, error) {
+	var res FlushResult
 	if err := p.enter(); err != nil {
-		return 0, err
+		return res, err
 	}
 	defer p.exit()
 	if ctx == nil {
@@ -674,10 +693,19 @@ func (p *Pipeline) FlushQueue(ctx context.Context) (int, error) {
 	select {
 	case p.flushSem <- struct{}{}:
 	case <-ctx.Done():
-		return 0, fmt.Errorf("svc client: flush: %w", ctx.Err())
+		return res, fmt.Errorf("svc client: flush: %w", ctx.Err())
 	}
 	defer func() { <-p.flushSem }()
-	return p.flushLocked(ctx, nil)
+	var err error
+	res.Delivered, err = p.flushLocked(ctx, nil, &res.Sealed)
+	for i := range res.Sealed {
+		if s := &res.Sealed[i]; s.VPECID == "" {
+			// The service had sealed the run before (a duplicate close):
+			// ask it which VPEC it issued.
+			s.VPECID, _ = p.issuedID(ctx, s.RunID)
+		}
+	}
+	return res, err
 }
 
 // --- operations -----------------------------------------------------------------

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -33,7 +34,8 @@ type VPECResult struct {
 	// the locally built document when Offline.
 	Raw []byte
 	// Offline is true when the service was unreachable: VPEC is then
-	// built locally from the records this client made, unsigned, with a
+	// built locally from the records this client made, unsigned (schema
+	// vpec.OfflineSchema, signature members empty), with a
 	// system_unavailable gap (High) and is_clean false. The close is
 	// queued; once delivered, the service seals the run and issues its
 	// own VPEC (see Pipeline.FetchVPEC).
@@ -59,7 +61,8 @@ type Run struct {
 	bodies             [][]byte // the records this client made, as sent
 	lastCommitment     string
 	sealed             bool
-	closeKey           string // the Idempotency-Key of this Run's close, made at the first Close
+	closeKey           string         // the Idempotency-Key of this Run's close, made at the first Close
+	copies             []UnsignedCopy // RunState.UnsignedCopies, kept from RestoreRun to State
 }
 
 // ID is the run id (client-proposed, accepted by the service).
@@ -587,10 +590,12 @@ func (r *Run) fetchIssued(ctx context.Context) ([]byte, error) {
 
 // offlineVPEC builds the unsigned VPEC of the records this Run made, with
 // the gaps the service would find in them and a system_unavailable gap.
+// Its schema is vpec.OfflineSchema and its signature members are empty
+// (docs/FORMATS.md, "Unsigned offline VPEC").
 func (r *Run) offlineVPEC() (*VPECResult, error) {
 	now := vpec.FormatTime(time.Now())
 	v := vpec.VPEC{
-		Schema: vpec.Schema, VPECID: vpec.NewID("vpec_"), RunID: r.id, WorkflowID: r.workflowID, OrgID: r.orgID,
+		Schema: vpec.OfflineSchema, VPECID: vpec.NewID("vpec_"), RunID: r.id, WorkflowID: r.workflowID, OrgID: r.orgID,
 		IssuedAt: now, Environment: r.env, APIKeyID: r.p.keyID,
 		Records: make([]vpec.Record, len(r.bodies)), Gaps: []vpec.Gap{},
 	}
@@ -635,7 +640,7 @@ func (p *Pipeline) FetchVPEC(ctx context.Context, runID string) (*VPECResult, er
 		return nil, err
 	}
 	if ar.VPECID == "" {
-		return nil, fmt.Errorf("svc client: fetch VPEC of %s: the run is %s, no VPEC issued yet", runID, ar.Status)
+		return nil, fmt.Errorf("svc client: fetch VPEC of %s: the run is %s: %w", runID, ar.Status, ErrNotIssued)
 	}
 	data, _, err := p.call(ctx, http.MethodGet, "/api/v1/vpecs/"+url.PathEscape(ar.VPECID), nil)
 	if err != nil {
@@ -880,6 +885,10 @@ type RunState struct {
 	Records            []json.RawMessage `json:"records"`
 	LastCommitment     string            `json:"last_commitment,omitempty"`
 	Sealed             bool              `json:"sealed"`
+	// UnsignedCopies are the unsigned offline VPECs written by closes of
+	// this state file (this run's and earlier runs') whose signed VPEC
+	// has not replaced them yet.
+	UnsignedCopies []UnsignedCopy `json:"unsigned_copies,omitempty"`
 }
 
 // State returns the run's current position.
@@ -889,7 +898,7 @@ func (r *Run) State() RunState {
 	st := RunState{RunID: r.id, WorkflowID: r.workflowID, OrgID: r.orgID, Environment: r.env,
 		PolicySnapshotHash: r.policySnapshotHash, Sequence: r.seq, BaseSequence: r.baseSeq,
 		ChainHash: vpec.FormatHash(r.prev), LastCommitment: r.lastCommitment, Sealed: r.sealed,
-		Records: make([]json.RawMessage, len(r.bodies))}
+		Records: make([]json.RawMessage, len(r.bodies)), UnsignedCopies: slices.Clone(r.copies)}
 	for i, b := range r.bodies {
 		st.Records[i] = json.RawMessage(b)
 	}
@@ -907,7 +916,7 @@ func (p *Pipeline) RestoreRun(st RunState) (*Run, error) {
 	}
 	r := &Run{p: p, id: st.RunID, workflowID: st.WorkflowID, orgID: st.OrgID, env: st.Environment,
 		policySnapshotHash: st.PolicySnapshotHash, seq: st.Sequence, baseSeq: st.BaseSequence, prev: prev,
-		lastCommitment: st.LastCommitment, sealed: st.Sealed}
+		lastCommitment: st.LastCommitment, sealed: st.Sealed, copies: slices.Clone(st.UnsignedCopies)}
 	for _, b := range st.Records {
 		r.bodies = append(r.bodies, []byte(b))
 	}

@@ -1,0 +1,174 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/svc-gov/svc/internal/fsutil"
+	"github.com/svc-gov/svc/pkg/api"
+	"github.com/svc-gov/svc/pkg/commitment"
+	"github.com/svc-gov/svc/pkg/vpec"
+)
+
+// ErrNotUnsignedCopy: the file a signed VPEC was to replace is no longer
+// the unsigned offline VPEC of that run (it was edited, replaced or
+// removed); it is left alone.
+var ErrNotUnsignedCopy = errors.New("svc client: the file is not the unsigned offline VPEC of the run")
+
+// ErrNotIssued: the run has no VPEC yet (it is open, or its queued close
+// was not delivered).
+var ErrNotIssued = errors.New("svc client: no VPEC issued for the run yet")
+
+// SealedRun is a run whose queued close a flush delivered, and the id of
+// the VPEC the service issued for it (empty if the service did not say).
+type SealedRun struct {
+	RunID  string `json:"run_id"`
+	VPECID string `json:"vpec_id"`
+}
+
+// FlushResult is what Flush delivered.
+type FlushResult struct {
+	// Delivered counts the entries delivered (opens, records, closes).
+	Delivered int `json:"delivered"`
+	// Sealed lists the runs whose close was delivered, in order.
+	Sealed []SealedRun `json:"sealed"`
+}
+
+// issuedVPECID reads vpec_id from a close answer (the issued VPEC).
+func issuedVPECID(data []byte) string {
+	var v struct {
+		VPECID string `json:"vpec_id"`
+	}
+	if json.Unmarshal(data, &v) != nil {
+		return ""
+	}
+	return v.VPECID
+}
+
+// issuedID asks the service which VPEC it issued for run runID.
+func (p *Pipeline) issuedID(ctx context.Context, runID string) (string, error) {
+	data, _, err := p.call(ctx, http.MethodGet, "/api/v1/runs/"+url.PathEscape(runID), nil)
+	if err != nil {
+		return "", err
+	}
+	var ar api.Run
+	if err := json.Unmarshal(data, &ar); err != nil {
+		return "", err
+	}
+	return ar.VPECID, nil
+}
+
+// GetVPEC returns the signed VPEC the service issued, by run id (run_…,
+// as FetchVPEC) or by VPEC id (vpec_…). A run without a VPEC yet gives
+// ErrNotIssued.
+func (p *Pipeline) GetVPEC(ctx context.Context, id string) (*VPECResult, error) {
+	if !strings.HasPrefix(id, "vpec_") {
+		return p.FetchVPEC(ctx, id)
+	}
+	if err := p.enter(); err != nil {
+		return nil, err
+	}
+	defer p.exit()
+	ctx, cancel := p.callCtx(ctx)
+	defer cancel()
+	data, _, err := p.call(ctx, http.MethodGet, "/api/v1/vpecs/"+url.PathEscape(id), nil)
+	if err != nil {
+		p.noteFailure(err)
+		return nil, fmt.Errorf("svc client: fetch VPEC %s: %w", id, err)
+	}
+	res := &VPECResult{Raw: data}
+	if err := json.Unmarshal(data, &res.VPEC); err != nil {
+		return nil, fmt.Errorf("svc client: fetch VPEC %s: %w", id, err)
+	}
+	return res, nil
+}
+
+// UnsignedCopy is where an offline close wrote the unsigned VPEC of a run
+// (kept in the shell state file, RunState.UnsignedCopies), so that the
+// signed VPEC can replace it once the queued close is delivered, and only
+// while the file still holds exactly those bytes.
+type UnsignedCopy struct {
+	RunID string `json:"run_id"`
+	// Path is the file's absolute path.
+	Path string `json:"path"`
+	// SHA256 is the commitment hash (sha256:…) of the bytes written.
+	SHA256 string `json:"sha256"`
+}
+
+// NewUnsignedCopy describes the unsigned VPEC raw of run runID written
+// to path.
+func NewUnsignedCopy(runID, path string, raw []byte) (UnsignedCopy, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return UnsignedCopy{}, fmt.Errorf("svc client: unsigned copy %s: %w", path, err)
+	}
+	return UnsignedCopy{RunID: runID, Path: abs, SHA256: commitment.String(raw)}, nil
+}
+
+// Replace writes the signed VPEC over the unsigned copy, atomically, if
+// the file still holds exactly the bytes written; otherwise it returns
+// ErrNotUnsignedCopy and leaves the file alone. signed must be a signed
+// VPEC of the same run.
+func (c UnsignedCopy) Replace(signed []byte) error {
+	if err := checkSigned(signed, c.RunID); err != nil {
+		return err
+	}
+	cur, err := os.ReadFile(c.Path)
+	if err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrNotUnsignedCopy, c.Path, err)
+	}
+	if commitment.String(cur) != c.SHA256 {
+		return fmt.Errorf("%w: %s changed since the offline close of %s", ErrNotUnsignedCopy, c.Path, c.RunID)
+	}
+	if err := fsutil.WriteReplace(c.Path, signed, 0o644); err != nil {
+		return fmt.Errorf("svc client: write signed VPEC of %s: %w", c.RunID, err)
+	}
+	return nil
+}
+
+// ReplaceUnsigned writes the signed VPEC of run runID over path if path
+// holds an unsigned offline VPEC (schema vpec.OfflineSchema) of the same
+// run; otherwise it returns ErrNotUnsignedCopy and leaves the file alone.
+func ReplaceUnsigned(path, runID string, signed []byte) error {
+	if err := checkSigned(signed, runID); err != nil {
+		return err
+	}
+	cur, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrNotUnsignedCopy, path, err)
+	}
+	var head struct {
+		Schema string `json:"schema"`
+		RunID  string `json:"run_id"`
+	}
+	if json.Unmarshal(cur, &head) != nil || head.Schema != vpec.OfflineSchema || head.RunID != runID {
+		return fmt.Errorf("%w: %s is not the unsigned offline VPEC of %s", ErrNotUnsignedCopy, path, runID)
+	}
+	if err := fsutil.WriteReplace(path, signed, 0o644); err != nil {
+		return fmt.Errorf("svc client: write signed VPEC of %s: %w", runID, err)
+	}
+	return nil
+}
+
+// checkSigned refuses to write anything but a signed VPEC of run runID.
+func checkSigned(signed []byte, runID string) error {
+	var head struct {
+		Schema string `json:"schema"`
+		RunID  string `json:"run_id"`
+	}
+	if err := json.NewDecoder(bytes.NewReader(signed)).Decode(&head); err != nil {
+		return fmt.Errorf("svc client: signed VPEC of %s: %w", runID, err)
+	}
+	if head.Schema != vpec.Schema || head.RunID != runID {
+		return fmt.Errorf("svc client: the VPEC to write is not a signed VPEC of %s (schema %q, run %q)", runID, head.Schema, head.RunID)
+	}
+	return nil
+}
