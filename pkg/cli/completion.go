@@ -3,6 +3,7 @@ package cli
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/svc-gov/svc/pkg/cli/clicore"
 	"github.com/svc-gov/svc/pkg/modelgen"
 	"github.com/svc-gov/svc/pkg/server"
 	"github.com/svc-gov/svc/pkg/trace"
@@ -33,13 +34,4 @@ func enumValues() map[string][]string {
 
 // addEnumCompletions registers the enumValues completions on every command
 // of the tree that has such a flag.
-func addEnumCompletions(c *cobra.Command) {
-	for name, values := range enumValues() {
-		if c.Flags().Lookup(name) != nil {
-			c.RegisterFlagCompletionFunc(name, cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp))
-		}
-	}
-	for _, sub := range c.Commands() {
-		addEnumCompletions(sub)
-	}
-}
+func addEnumCompletions(c *cobra.Command) { clicore.AddEnumCompletions(c, enumValues()) }

@@ -57,3 +57,21 @@ func TestHashStdinTerminal(t *testing.T) {
 		t.Fatalf("--file - on a terminal: exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
 	}
 }
+
+// svc verify keeps the replay audit's flags and its own examples;
+// svc-verify verify has neither (pkg/cli/verifycmd tests that side).
+func TestSvcVerifyHelpKeepsAudit(t *testing.T) {
+	var out, errb bytes.Buffer
+	s := &cli.Streams{In: strings.NewReader(""), Out: &out, Err: &errb, Getenv: func(string) string { return "" }}
+	if code := cli.Main([]string{"verify", "--help"}, s); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	for _, want := range []string{"--trace", "--model", "--input-file", "--ort-lib", "  svc verify vpec.json --trust-root trust-bundle.pem --trace "} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("svc verify --help lacks %q:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "svc-verify verify") {
+		t.Errorf("svc verify --help shows svc-verify examples:\n%s", out.String())
+	}
+}

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// forbidden are the import paths svc-verify must never link, directly or
+// not, like the rules of Go's own go/build/deps_test.go: the verifier is
+// small and network-free, so it links no HTTP stack, no database driver,
+// no service, client or inference code and no ONNX Runtime binding. A path
+// ending in "/..." forbids the path and everything under it.
+var forbidden = []struct{ path, why string }{
+	{"net/http/...", "svc-verify never uses the network"},
+	{"database/sql/...", "svc-verify reads no database"},
+	{"modernc.org/sqlite/...", "the embedded SQLite engine belongs to svc serve"},
+	{"modernc.org/libc/...", "the embedded SQLite engine belongs to svc serve"},
+	{"github.com/jackc/pgx/...", "the PostgreSQL driver belongs to svc serve"},
+	{"github.com/svc-gov/svc/pkg/server/...", "the service is not part of the verifier"},
+	{"github.com/svc-gov/svc/pkg/store/...", "the stores are not part of the verifier"},
+	{"github.com/svc-gov/svc/pkg/client/...", "the service client is not part of the verifier"},
+	{"github.com/svc-gov/svc/pkg/inference/...", "inference (ONNX Runtime, cgo) is svc's replay audit"},
+	{"github.com/yalue/onnxruntime_go/...", "ONNX Runtime is svc's replay audit"},
+	{"github.com/svc-gov/svc/pkg/cli", "pkg/cli builds the whole svc tree; svc-verify uses pkg/cli/verifycmd"},
+	{"github.com/spf13/viper/...", "viper links net/http; svc-verify reads its config with clicore.FileConfig"},
+}
+
+// pending is a forbidden edge still to be removed, allowed only while the
+// one package named imports it: pkg/timestamp's HTTP client (client.go)
+// still links net/http because pkg/cli/serve.go uses timestamp.Client;
+// once serve.go uses tsahttp.Client and client.go is deleted, this test
+// fails until the allowance is deleted too.
+var pending = map[string]string{"net/http": "github.com/svc-gov/svc/pkg/timestamp"}
+
+// violations returns one line per package of deps that a rule forbids.
+func violations(deps []string) []string {
+	var out []string
+	for _, d := range deps {
+		for _, f := range forbidden {
+			p, tree := strings.CutSuffix(f.path, "/...")
+			if d == p || (tree && strings.HasPrefix(d, p+"/")) {
+				out = append(out, fmt.Sprintf("%s (rule %s: %s)", d, f.path, f.why))
+				break
+			}
+		}
+	}
+	return out
+}
+
+func TestViolations(t *testing.T) {
+	cases := []struct {
+		deps []string
+		want int
+	}{
+		{[]string{"fmt", "net", "net/url", "crypto/x509"}, 0},
+		{[]string{"net/http"}, 1},
+		{[]string{"net/http/httptrace"}, 1},
+		{[]string{"net/httpx"}, 0},
+		{[]string{"modernc.org/sqlite/lib", "github.com/jackc/pgx/v5/pgconn"}, 2},
+		{[]string{"github.com/svc-gov/svc/pkg/server", "github.com/svc-gov/svc/pkg/serverless"}, 1},
+		{[]string{"github.com/svc-gov/svc/pkg/cli", "github.com/svc-gov/svc/pkg/cli/verifycmd"}, 1},
+		{[]string{"github.com/yalue/onnxruntime_go"}, 1},
+	}
+	for _, c := range cases {
+		if got := violations(c.deps); len(got) != c.want {
+			t.Errorf("violations(%q) = %q, want %d", c.deps, got, c.want)
+		}
+	}
+}
+
+// TestDependencies lists what svc-verify links, with and without cgo, and
+// fails on any forbidden package.
+func TestDependencies(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if _, err := os.Stat(gobin); err != nil {
+		if gobin, err = exec.LookPath("go"); err != nil {
+			t.Skip("no go command")
+		}
+	}
+	for _, cgo := range []string{"0", "1"} {
+		cmd := exec.Command(gobin, "list", "-deps", ".")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED="+cgo)
+		cmd.Args = append(cmd.Args[:2], "-deps", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", ".")
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("CGO_ENABLED=%s go list -deps: %v", cgo, err)
+		}
+		var deps []string
+		importers := map[string][]string{} // package -> the packages importing it
+		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			f := strings.Fields(line)
+			deps = append(deps, f[0])
+			for _, imp := range f[1:] {
+				importers[imp] = append(importers[imp], f[0])
+			}
+		}
+		if len(deps) < 10 {
+			t.Fatalf("CGO_ENABLED=%s go list -deps printed %d packages", cgo, len(deps))
+		}
+		skip := map[string]bool{}
+		for pkg, by := range pending {
+			got := importers[pkg]
+			switch {
+			case len(got) == 0:
+				t.Errorf("pending[%q] is no longer needed: delete it", pkg)
+			case len(got) == 1 && got[0] == by:
+				t.Logf("CGO_ENABLED=%s: still pending: %s imports %s", cgo, by, pkg)
+				for _, d := range deps {
+					if d == pkg || strings.HasPrefix(d, pkg+"/") {
+						skip[d] = true
+					}
+				}
+			}
+		}
+		var left []string
+		for _, d := range deps {
+			if !skip[d] {
+				left = append(left, d)
+			}
+		}
+		for _, v := range violations(left) {
+			t.Errorf("CGO_ENABLED=%s: svc-verify imports %s (imported by %s)", cgo, v, strings.Join(importers[strings.Fields(v)[0]], ", "))
+		}
+	}
+}

@@ -1,0 +1,114 @@
+package verifycmd
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/svc-gov/svc/pkg/cli/clicore"
+	"github.com/svc-gov/svc/pkg/commitment"
+)
+
+type hashOptions struct {
+	file   string
+	expect string
+	output string
+}
+
+// hashResult is the JSON result of the hash command.
+type hashResult struct {
+	CommitmentHash string `json:"commitment_hash"`
+	Bytes          int64  `json:"bytes"`
+	Expected       string `json:"expected,omitempty"`
+	Match          *bool  `json:"match,omitempty"`
+}
+
+// Hash is the hash command: compute or confirm a commitment hash.
+func Hash(a *clicore.App) *cobra.Command {
+	o := &hashOptions{}
+	cmd := &cobra.Command{
+		Use:   "hash [plaintext]",
+		Short: "Compute or confirm the commitment hash of a plaintext input",
+		Long: `Compute the commitment hash (sha256:<64 hex>) of a plaintext input: the
+argument's bytes, a file (--file, streamed in constant memory), or standard
+input when neither is given. With --expect, confirm that the input matches
+a commitment hash from a VPEC.
+
+Exit codes: 0 hash printed or match, 1 mismatch, 2 usage or unreadable input.`,
+		Example: `  svc-verify hash 'patient note text'
+  svc-verify hash --file input.txt --expect sha256:9f86d081884c7d65...
+  printf 'abc' | svc-verify hash`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runHash(a, o, args) },
+	}
+	cmd.Flags().StringVarP(&o.file, "file", "f", "", "hash the contents of this file (- for standard input)")
+	cmd.Flags().StringVar(&o.expect, "expect", "", "expected commitment hash; exit 1 if the input does not match")
+	clicore.AddOutputFlag(cmd, &o.output)
+	return cmd
+}
+
+func runHash(a *clicore.App, o *hashOptions, args []string) error {
+	if err := clicore.CheckOutput(o.output); err != nil {
+		return err
+	}
+	var want commitment.Hash
+	if o.expect != "" {
+		var err error
+		if want, err = commitment.Parse(o.expect); err != nil {
+			return &clicore.Error{Code: clicore.ExitUsage, Err: fmt.Errorf("--expect: %w", err), Hint: "a commitment hash is sha256: followed by 64 lowercase hex characters"}
+		}
+		if want.Algorithm != commitment.SHA256 {
+			return clicore.Errorf(clicore.ExitUsage, "only sha256: commitments can be checked by this version", "--expect: %s commitments are not supported", want.Algorithm)
+		}
+	}
+	var (
+		h   commitment.Hash
+		n   int64
+		err error
+	)
+	switch {
+	case len(args) == 1 && o.file != "":
+		return clicore.Errorf(clicore.ExitUsage, "give the plaintext as an argument or --file, not both", "both a plaintext argument and --file given")
+	case len(args) == 1:
+		h, n = commitment.Sum([]byte(args[0])), int64(len(args[0]))
+	case o.file == "" && a.Streams.InIsTTY:
+		// Nothing given and nothing piped: waiting silently on a terminal
+		// looks like a hang.
+		return clicore.Errorf(clicore.ExitUsage, "give the plaintext as an argument, --file F, or pipe it in (--file - reads a terminal until Ctrl-D)", "no input to hash")
+	case o.file == "" || o.file == "-":
+		if a.Streams.InIsTTY {
+			fmt.Fprintf(a.Streams.Err, "%s: reading the input from the terminal; end it with Ctrl-D\n", a.Name)
+		}
+		h, n, err = commitment.SumReader(a.Streams.In)
+	default:
+		h, n, err = commitment.SumFile(o.file)
+	}
+	if err != nil {
+		return &clicore.Error{Code: clicore.ExitUsage, Err: fmt.Errorf("hash input: %w", err), Hint: "check the file path and permissions"}
+	}
+	res := hashResult{CommitmentHash: h.String(), Bytes: n}
+	var match bool
+	if o.expect != "" {
+		match = commitment.Equal(h, want)
+		res.Expected, res.Match = want.String(), &match
+	}
+	if o.output == clicore.OutputJSON {
+		if err := a.WriteJSON(res); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintln(a.Streams.Out, res.CommitmentHash)
+		if o.expect != "" {
+			p := a.Palette()
+			if match {
+				fmt.Fprintln(a.Streams.Err, p.Green("MATCH")+": the input's commitment hash equals the expected hash")
+			} else {
+				fmt.Fprintln(a.Streams.Err, p.Red("MISMATCH")+": expected "+want.String())
+			}
+		}
+	}
+	if o.expect != "" && !match {
+		return clicore.ExitError{Code: clicore.ExitInvalid}
+	}
+	return nil
+}
