@@ -146,10 +146,15 @@ locally and everything is queued: the script is never blocked.`,
 				return err
 			}
 			defer unlock()
+			var carried []client.UnsignedCopy
 			if _, err := os.Stat(so.path); err == nil {
-				if st, err := so.load(); err == nil && !st.Sealed {
+				st, err := so.load()
+				if err == nil && !st.Sealed {
 					return errorf(ExitUsage, "close it with 'svc close', or remove "+so.path, "run %s in %s is still open", st.RunID, so.path)
 				}
+				// Unsigned offline VPECs of earlier runs still wait for
+				// their signed VPEC ('svc queue flush' writes it).
+				carried = st.UnsignedCopies
 			}
 			p, err := co.pipeline(workflow, policy)
 			if err != nil {
@@ -160,7 +165,9 @@ locally and everything is queued: the script is never blocked.`,
 			if err != nil {
 				return &Error{Code: ExitFailure, Err: err}
 			}
-			if err := so.save(run.State()); err != nil {
+			st := run.State()
+			st.UnsignedCopies = carried
+			if err := so.save(st); err != nil {
 				return err
 			}
 			pending, _ := p.PendingQueueCount()
@@ -381,7 +388,17 @@ gap is written instead and the close is queued.`,
 			if err := fsutil.WriteNew(out, res.Raw, 0o644); err != nil {
 				return &Error{Code: ExitFailure, Err: err}
 			}
-			if err := so.save(run.State()); err != nil {
+			st = run.State()
+			if res.Offline {
+				// 'svc queue flush' writes the signed VPEC over it, while
+				// it still holds these bytes.
+				c, err := client.NewUnsignedCopy(run.ID(), out, res.Raw)
+				if err != nil {
+					return &Error{Code: ExitFailure, Err: err}
+				}
+				st.UnsignedCopies = append(st.UnsignedCopies, c)
+			}
+			if err := so.save(st); err != nil {
 				return err
 			}
 			v := res.VPEC
@@ -391,7 +408,7 @@ gap is written instead and the close is queued.`,
 				return a.writeJSON(summary)
 			}
 			if res.Offline {
-				fmt.Fprintf(a.streams.Err, "%s: warning: the service is unreachable: %s holds an unsigned local VPEC with a system_unavailable gap; the close is queued\n", a.name, out)
+				fmt.Fprintf(a.streams.Err, "%s: warning: the service is unreachable: %s holds an unsigned local VPEC with a system_unavailable gap; the close is queued: 'svc queue flush --state %s' writes the signed VPEC over it (or: svc vpec get %s --out %s)\n", a.name, out, so.path, v.RunID, out)
 			}
 			// "clean" means no governance gaps, not that every check
 			// passed: print both, so neither is read as the other.
@@ -645,24 +662,49 @@ func (a *app) queueCmd() *cobra.Command {
 		},
 	}
 	sco.add(status)
+	var fso stateOptions
 	flush := &cobra.Command{
 		Use:   "flush",
 		Short: "Deliver the queued entries in order (exit 1 if some remain)",
-		Args:  cobra.NoArgs,
+		Long: `Deliver the queued entries in order (exit 1 if some remain), and print
+the VPEC id of each run whose close was delivered. For a close made offline
+with 'svc close --state S --out F', the signed VPEC is written over F, the
+unsigned offline VPEC it left, if F still holds exactly what 'svc close'
+wrote (a changed file is left alone, with a warning).`,
+		Example: `  svc queue flush && svc verify vpec.json --trust-root trust-bundle.pem`,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return fco.do(func(p *client.Pipeline) error {
-				n, ferr := p.FlushQueue(cmdContext(cmd))
+				ctx := cmdContext(cmd)
+				res, ferr := p.Flush(ctx)
 				left, _ := p.PendingQueueCount()
+				var written []writtenCopy
+				var warnings []string
+				if !errors.Is(ferr, client.ErrUnavailable) {
+					written, warnings = a.writeSignedCopies(ctx, p, &fso)
+				}
 				if fco.output == outputJSON {
-					res := map[string]any{"delivered": n, "pending": left}
+					out := map[string]any{"delivered": res.Delivered, "pending": left, "sealed": nonNil(res.Sealed), "written": nonNil(written)}
 					if ferr != nil {
-						res["error"] = ferr.Error()
+						out["error"] = ferr.Error()
 					}
-					if err := a.writeJSON(res); err != nil {
+					if len(warnings) > 0 {
+						out["warnings"] = warnings
+					}
+					if err := a.writeJSON(out); err != nil {
 						return err
 					}
 				} else {
-					fmt.Fprintf(a.streams.Out, "%d delivered, %d pending\n", n, left)
+					fmt.Fprintf(a.streams.Out, "%d delivered, %d pending\n", res.Delivered, left)
+					for _, s := range res.Sealed {
+						fmt.Fprintf(a.streams.Out, "%s sealed: %s\n", s.RunID, orUnknown(s.VPECID))
+					}
+					for _, w := range written {
+						fmt.Fprintf(a.streams.Out, "%s: signed VPEC %s written over the unsigned offline VPEC %s\n", w.RunID, w.VPECID, w.Path)
+					}
+					for _, w := range warnings {
+						fmt.Fprintf(a.streams.Err, "%s: warning: %s\n", a.name, w)
+					}
 				}
 				if ferr != nil {
 					return &Error{Code: ExitInvalid, Err: ferr, Hint: "the service may still be unreachable; the entries stay queued"}
@@ -672,6 +714,70 @@ func (a *app) queueCmd() *cobra.Command {
 		},
 	}
 	fco.add(flush)
+	fso.add(flush)
 	cmd.AddCommand(status, flush)
 	return cmd
+}
+
+// writtenCopy is a signed VPEC written over an unsigned offline VPEC.
+type writtenCopy struct {
+	RunID  string `json:"run_id"`
+	VPECID string `json:"vpec_id"`
+	Path   string `json:"path"`
+}
+
+// writeSignedCopies writes the signed VPEC over each unsigned offline VPEC
+// the state file lists whose run the service has sealed, and drops it from
+// the list; copies whose run has no VPEC yet stay listed. A missing state
+// file is no error.
+func (a *app) writeSignedCopies(ctx context.Context, p *client.Pipeline, so *stateOptions) (written []writtenCopy, warnings []string) {
+	if _, err := os.Stat(so.path); err != nil {
+		return nil, nil
+	}
+	unlock, err := so.lock()
+	if err != nil {
+		return nil, []string{err.Error()}
+	}
+	defer unlock()
+	st, err := so.load()
+	if err != nil || len(st.UnsignedCopies) == 0 {
+		return nil, nil
+	}
+	var keep []client.UnsignedCopy
+	for _, c := range st.UnsignedCopies {
+		res, err := p.FetchVPEC(ctx, c.RunID)
+		if err == nil {
+			err = c.Replace(res.Raw)
+		}
+		switch {
+		case err == nil:
+			written = append(written, writtenCopy{RunID: c.RunID, VPECID: res.VPEC.VPECID, Path: c.Path})
+		case errors.Is(err, client.ErrNotUnsignedCopy):
+			warnings = append(warnings, fmt.Sprintf("%s changed since the offline close of %s: left alone; fetch the signed VPEC with 'svc vpec get %s --out FILE'", c.Path, c.RunID, c.RunID))
+		default:
+			// Not sealed yet, or the service is unreachable: next flush.
+			keep = append(keep, c)
+		}
+	}
+	if len(keep) != len(st.UnsignedCopies) {
+		st.UnsignedCopies = keep
+		if err := so.save(st); err != nil {
+			warnings = append(warnings, err.Error())
+		}
+	}
+	return written, warnings
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "(VPEC id not reported)"
+	}
+	return s
 }

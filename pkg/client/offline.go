@@ -115,8 +115,9 @@ func NewUnsignedCopy(runID, path string, raw []byte) (UnsignedCopy, error) {
 
 // Replace writes the signed VPEC over the unsigned copy, atomically, if
 // the file still holds exactly the bytes written; otherwise it returns
-// ErrNotUnsignedCopy and leaves the file alone. signed must be a signed
-// VPEC of the same run.
+// ErrNotUnsignedCopy and leaves the file alone. A file that already holds
+// signed is left as it is, without error. signed must be a signed VPEC of
+// the same run.
 func (c UnsignedCopy) Replace(signed []byte) error {
 	if err := checkSigned(signed, c.RunID); err != nil {
 		return err
@@ -124,6 +125,9 @@ func (c UnsignedCopy) Replace(signed []byte) error {
 	cur, err := os.ReadFile(c.Path)
 	if err != nil {
 		return fmt.Errorf("%w: %s: %w", ErrNotUnsignedCopy, c.Path, err)
+	}
+	if bytes.Equal(cur, signed) {
+		return nil // replaced before (svc vpec get, an earlier flush)
 	}
 	if commitment.String(cur) != c.SHA256 {
 		return fmt.Errorf("%w: %s changed since the offline close of %s", ErrNotUnsignedCopy, c.Path, c.RunID)

@@ -126,6 +126,7 @@ func TestReplaceUnsignedCopy(t *testing.T) {
 		{"copy unchanged", v.Raw, true, nil, signed.Raw},
 		{"copy edited", edited, true, client.ErrNotUnsignedCopy, signed.Raw},
 		{"copy removed", nil, true, client.ErrNotUnsignedCopy, signed.Raw},
+		{"copy already replaced", signed.Raw, true, nil, signed.Raw},
 		{"unsigned of the run", v.Raw, false, nil, signed.Raw},
 		{"unsigned of the run, reformatted", edited, false, nil, signed.Raw},
 		{"unsigned of another run", []byte(other), false, client.ErrNotUnsignedCopy, signed.Raw},

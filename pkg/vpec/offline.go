@@ -17,10 +17,6 @@ const OfflineSchema = "svc.vpec.unsigned-offline/v1"
 // of an unsigned offline VPEC.
 const CodeUnsignedOffline = "UNSIGNED OFFLINE VPEC"
 
-// NotCheckedUnsigned is the message of every check that did not run on an
-// unsigned offline VPEC.
-const NotCheckedUnsigned = "not checked: an unsigned offline VPEC carries no signature or timestamp"
-
 // FetchHint is the command that fetches the signed VPEC of run runID (or
 // of RUN_ID when runID is not a run id).
 func FetchHint(runID string) string {
@@ -31,7 +27,8 @@ func FetchHint(runID string) string {
 }
 
 // unsignedOffline fills r for an unsigned offline VPEC: the schema check
-// fails with CodeUnsignedOffline, nothing else runs, and the verdict
+// fails with CodeUnsignedOffline, nothing else runs (NotCheckedSchema: it
+// is not a v1 VPEC), and the verdict
 // says what the document is and how to get the signed one.
 func (r *Report) unsignedOffline(p *parsed) {
 	r.fetchHint = FetchHint(p.v.RunID)
@@ -41,7 +38,7 @@ func (r *Report) unsignedOffline(p *parsed) {
 		Message: fmt.Sprintf("unsigned offline VPEC (schema %s): fetch the signed one with %s", OfflineSchema, r.fetchHint),
 		Details: p.schemaErrs})
 	for _, n := range Checks[1:] {
-		r.Checks = append(r.Checks, Check{Name: n, Status: NotApplicable, Message: NotCheckedUnsigned})
+		r.Checks = append(r.Checks, Check{Name: n, Status: NotApplicable, Message: NotCheckedSchema})
 	}
 	r.finish()
 }

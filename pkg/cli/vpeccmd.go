@@ -1,0 +1,97 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/svc-gov/svc/internal/fsutil"
+	"github.com/svc-gov/svc/pkg/client"
+)
+
+// vpecCmd is `svc vpec`: the signed VPECs the service issued.
+func (a *app) vpecCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "vpec", Short: "Fetch the signed VPECs the service issued"}
+	var (
+		co    clientOptions
+		out   string
+		force bool
+	)
+	get := &cobra.Command{
+		Use:   "get RUN_OR_VPEC_ID [--out F]",
+		Short: "Fetch the signed VPEC of a sealed run (run_…) or by its id (vpec_…)",
+		Long: `Fetch the signed, timestamped VPEC the service issued, by run id (run_…)
+or by VPEC id (vpec_…), and print it or write it to --out. Queued entries of
+the run are delivered first.
+
+After a close made while the service was unreachable, the file 'svc close'
+wrote is an unsigned offline VPEC (schema svc.vpec.unsigned-offline/v1,
+which 'svc verify' reports as UNSIGNED OFFLINE VPEC). Once the service is
+back, 'svc vpec get RUN_ID --out FILE' replaces it with the signed one:
+without --force, an existing --out is replaced only when it is the unsigned
+offline VPEC of that run.`,
+		Example: `  svc vpec get run_0b7c… --out vpec.json && svc verify vpec.json --trust-root trust-bundle.pem --profile profile.json
+  svc vpec get vpec_41d2… > vpec.json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id := args[0]
+			if !strings.HasPrefix(id, "run_") && !strings.HasPrefix(id, "vpec_") {
+				return errorf(ExitUsage, "pass a run id (run_…) or a VPEC id (vpec_…)", "%q is neither a run id nor a VPEC id", id)
+			}
+			return co.do(func(p *client.Pipeline) error {
+				res, err := p.GetVPEC(cmdContext(cmd), id)
+				switch {
+				case errors.Is(err, client.ErrNotIssued):
+					return &Error{Code: ExitFailure, Err: err, Hint: "close the run with 'svc close', or deliver its queued close with 'svc queue flush'"}
+				case errors.Is(err, client.ErrUnavailable):
+					return &Error{Code: ExitFailure, Err: err, Hint: "the service is unreachable; try again when it is back"}
+				case err != nil:
+					return &Error{Code: ExitFailure, Err: err}
+				}
+				if out == "" {
+					_, err := a.streams.Out.Write(res.Raw)
+					return err
+				}
+				if err := writeSigned(out, force, res); err != nil {
+					return err
+				}
+				v := res.VPEC
+				if co.output == outputJSON {
+					return a.writeJSON(map[string]any{"vpec_id": v.VPECID, "run_id": v.RunID, "out": out})
+				}
+				fmt.Fprintf(a.streams.Out, "%s: signed VPEC %s -> %s\n", v.RunID, v.VPECID, out)
+				return nil
+			})
+		},
+	}
+	co.add(get)
+	get.Flags().StringVar(&out, "out", "", "file to write the VPEC to (default: standard output)")
+	get.Flags().BoolVar(&force, "force", false, "replace --out whatever it holds")
+	cmd.AddCommand(get)
+	return cmd
+}
+
+// writeSigned writes the signed VPEC to out: a new file, any file with
+// force, else only over the unsigned offline VPEC of the same run.
+func writeSigned(out string, force bool, res *client.VPECResult) error {
+	_, statErr := os.Stat(out)
+	var err error
+	switch {
+	case statErr != nil:
+		err = fsutil.WriteNew(out, res.Raw, 0o644)
+	case force:
+		err = fsutil.WriteReplace(out, res.Raw, 0o644)
+	default:
+		err = client.ReplaceUnsigned(out, res.VPEC.RunID, res.Raw)
+		if errors.Is(err, client.ErrNotUnsignedCopy) {
+			return errorf(ExitUsage, "choose another --out or pass --force", "%s already exists and is not the unsigned offline VPEC of %s", out, res.VPEC.RunID)
+		}
+	}
+	if err != nil {
+		return &Error{Code: ExitFailure, Err: err}
+	}
+	return nil
+}
