@@ -14,6 +14,10 @@ import (
 
 // Client obtains tokens from a remote RFC 3161 authority over HTTP
 // (RFC 3161 section 3.4: POST application/timestamp-query).
+//
+// Deprecated: use tsahttp.Client. Client is the last reason package
+// timestamp (and so pkg/vpec and svc-verify) links net/http; it goes once
+// pkg/cli/serve.go uses tsahttp.Client.
 type Client struct {
 	// URL of the authority.
 	URL string
@@ -105,6 +109,8 @@ func (c Chain) Timestamp(digest []byte) ([]byte, error) {
 
 // Handler serves the authority over HTTP as RFC 3161 section 3.4
 // describes, so other services can use it as a remote TSA.
+//
+// Deprecated: use tsahttp.Handler.
 func (a *Authority) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
