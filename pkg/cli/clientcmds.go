@@ -349,8 +349,10 @@ func (a *app) closeCmd() *cobra.Command {
 		Short: "Close the open run and write its VPEC",
 		Long: `Close the run opened by 'svc run open': the service seals it and issues the
 signed, timestamped VPEC, written to --out (default vpec.json). If the
-service is unreachable, an unsigned local VPEC with a system_unavailable
-gap is written instead and the close is queued.`,
+service is unreachable, an unsigned offline VPEC (schema
+svc.vpec.unsigned-offline/v1, with a system_unavailable gap) is written
+instead and the close is queued; 'svc queue flush' later writes the signed
+VPEC over it (or fetch it with 'svc vpec get RUN_ID --out FILE').`,
 		Example: `  svc close --out vpec.json && svc verify vpec.json --trust-root trust-bundle.pem`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {

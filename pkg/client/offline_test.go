@@ -171,3 +171,30 @@ func TestReplaceUnsignedCopy(t *testing.T) {
 		t.Fatal("wrote the VPEC of another run")
 	}
 }
+
+// The state keeps the unsigned copies across RestoreRun, so that a record
+// or close saved from a restored run does not forget them.
+func TestRunStateKeepsUnsignedCopies(t *testing.T) {
+	e := newEnv(t)
+	p := e.pipeline()
+	run, err := p.Open(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := run.State()
+	c, err := client.NewUnsignedCopy("run_earlier", "vpec.json", []byte("{}"))
+	if err != nil || !filepath.IsAbs(c.Path) || !strings.HasPrefix(c.SHA256, "sha256:") {
+		t.Fatalf("%+v %v", c, err)
+	}
+	st.UnsignedCopies = []client.UnsignedCopy{c}
+	restored, err := p.RestoreRun(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := restored.Record(ctx, "c", manifest, vpec.ResultPass, []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if got := restored.State().UnsignedCopies; len(got) != 1 || got[0] != c {
+		t.Fatalf("unsigned copies after restore and record: %+v", got)
+	}
+}

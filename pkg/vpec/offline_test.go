@@ -32,6 +32,7 @@ func TestUnsignedOfflineVerdict(t *testing.T) {
 		details        bool
 	}{
 		{"as written", "", "", vpec.CodeUnsignedOffline + ": fetch the signed one with svc vpec get " + run, false},
+		{"org unknown (opened offline)", `"org_id": "org_acme-health"`, `"org_id": ""`, vpec.CodeUnsignedOffline + ": fetch the signed one with svc vpec get " + run, false},
 		{"with a signature", `"signature": ""`, `"signature": "Ed25519:AAAA"`, vpec.CodeUnsignedOffline + ": fetch the signed one with svc vpec get " + run, true},
 		{"bad run id", run, `x\u001b[2J`, vpec.CodeUnsignedOffline + ": fetch the signed one with svc vpec get RUN_ID", true},
 		// Not even the members of a VPEC: the schema value is not read.
