@@ -63,6 +63,11 @@ func TestHashStdinTerminal(t *testing.T) {
 func TestSvcVerifyHelpKeepsAudit(t *testing.T) {
 	var out, errb bytes.Buffer
 	s := &cli.Streams{In: strings.NewReader(""), Out: &out, Err: &errb, Getenv: func(string) string { return "" }}
+	if code := cli.Main([]string{"hash", "--help"}, s); code != 0 || !strings.Contains(out.String(), "  svc hash --file input.txt") ||
+		strings.Contains(out.String(), "svc-verify") {
+		t.Fatalf("svc hash --help: exit %d, examples not svc's:\n%s%s", code, out.String(), errb.String())
+	}
+	out.Reset()
 	if code := cli.Main([]string{"verify", "--help"}, s); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}

@@ -35,9 +35,9 @@ input when neither is given. With --expect, confirm that the input matches
 a commitment hash from a VPEC.
 
 Exit codes: 0 hash printed or match, 1 mismatch, 2 usage or unreadable input.`,
-		Example: `  svc-verify hash 'patient note text'
-  svc-verify hash --file input.txt --expect sha256:9f86d081884c7d65...
-  printf 'abc' | svc-verify hash`,
+		Example: fmt.Sprintf(`  %[1]s hash 'patient note text'
+  %[1]s hash --file input.txt --expect sha256:9f86d081884c7d65...
+  printf 'abc' | %[1]s hash`, a.Name),
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runHash(a, o, args) },
 	}
