@@ -729,9 +729,8 @@ type writtenCopy struct {
 }
 
 // writeSignedCopies writes the signed VPEC over each unsigned offline VPEC
-// the state file lists whose run the service has sealed, and drops it from
-// the list; copies whose run has no VPEC yet stay listed. A missing state
-// file is no error.
+// the state file lists whose run the service has sealed; the list keeps
+// those to try again. A missing state file is no error.
 func (a *app) writeSignedCopies(ctx context.Context, p *client.Pipeline, so *stateOptions) (written []writtenCopy, warnings []string) {
 	if _, err := os.Stat(so.path); err != nil {
 		return nil, nil
@@ -745,20 +744,13 @@ func (a *app) writeSignedCopies(ctx context.Context, p *client.Pipeline, so *sta
 	if err != nil || len(st.UnsignedCopies) == 0 {
 		return nil, nil
 	}
-	var keep []client.UnsignedCopy
-	for _, c := range st.UnsignedCopies {
-		res, err := p.FetchVPEC(ctx, c.RunID)
-		if err == nil {
-			err = c.Replace(res.Raw)
-		}
+	results, keep := p.ReplaceCopies(ctx, st.UnsignedCopies)
+	for _, r := range results {
 		switch {
-		case err == nil:
-			written = append(written, writtenCopy{RunID: c.RunID, VPECID: res.VPEC.VPECID, Path: c.Path})
-		case errors.Is(err, client.ErrNotUnsignedCopy):
-			warnings = append(warnings, fmt.Sprintf("%s changed since the offline close of %s: left alone; fetch the signed VPEC with 'svc vpec get %s --out FILE'", c.Path, c.RunID, c.RunID))
-		default:
-			// Not sealed yet, or the service is unreachable: next flush.
-			keep = append(keep, c)
+		case r.Err == nil:
+			written = append(written, writtenCopy{RunID: r.RunID, VPECID: r.VPECID, Path: r.Path})
+		case errors.Is(r.Err, client.ErrNotUnsignedCopy):
+			warnings = append(warnings, fmt.Sprintf("%s changed since the offline close of %s: left alone; fetch the signed VPEC with 'svc vpec get %s --out FILE'", r.Path, r.RunID, r.RunID))
 		}
 	}
 	if len(keep) != len(st.UnsignedCopies) {

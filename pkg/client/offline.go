@@ -176,3 +176,36 @@ func checkSigned(signed []byte, runID string) error {
 	}
 	return nil
 }
+
+// CopyResult is what ReplaceCopies did with one unsigned copy.
+type CopyResult struct {
+	UnsignedCopy
+	// VPECID is the signed VPEC's id, when it was fetched.
+	VPECID string
+	// Err is nil when the signed VPEC was written over the copy. It
+	// wraps ErrNotUnsignedCopy when the file changed since and was left
+	// alone; any other error (the run has no VPEC yet, the service is
+	// unreachable) leaves the copy for a later try.
+	Err error
+}
+
+// ReplaceCopies fetches the signed VPEC of each copy's run and writes it
+// over the copy (UnsignedCopy.Replace). It returns what it did with each,
+// and the copies to try again later (those whose VPEC could not be
+// fetched or written for another reason than ErrNotUnsignedCopy).
+func (p *Pipeline) ReplaceCopies(ctx context.Context, copies []UnsignedCopy) (results []CopyResult, keep []UnsignedCopy) {
+	for _, c := range copies {
+		r := CopyResult{UnsignedCopy: c}
+		res, err := p.FetchVPEC(ctx, c.RunID)
+		if err == nil {
+			r.VPECID = res.VPEC.VPECID
+			err = c.Replace(res.Raw)
+		}
+		r.Err = err
+		if err != nil && !errors.Is(err, ErrNotUnsignedCopy) {
+			keep = append(keep, c)
+		}
+		results = append(results, r)
+	}
+	return results, keep
+}

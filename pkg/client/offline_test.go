@@ -198,3 +198,45 @@ func TestRunStateKeepsUnsignedCopies(t *testing.T) {
 		t.Fatalf("unsigned copies after restore and record: %+v", got)
 	}
 }
+
+// ReplaceCopies writes each sealed run's signed VPEC over its copy, keeps
+// the copies of runs without a VPEC yet, and drops changed copies.
+func TestReplaceCopies(t *testing.T) {
+	e := newEnv(t)
+	run, v, qpath := offlineClosed(t, e)
+	up := e.pipeline(func(o *client.Options) { o.QueuePath = qpath })
+	open, err := up.Open(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	mk := func(runID, name string, data []byte) client.UnsignedCopy {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		c, err := client.NewUnsignedCopy(runID, p, v.Raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	sealed := mk(run.ID(), "sealed.json", v.Raw)
+	pending := mk(open.ID(), "open.json", v.Raw)
+	changed := mk(run.ID(), "changed.json", []byte("edited"))
+	results, keep := up.ReplaceCopies(ctx, []client.UnsignedCopy{sealed, pending, changed})
+	if len(results) != 3 || results[0].Err != nil || !strings.HasPrefix(results[0].VPECID, "vpec_") ||
+		!errors.Is(results[1].Err, client.ErrNotIssued) || !errors.Is(results[2].Err, client.ErrNotUnsignedCopy) {
+		t.Fatalf("results %+v", results)
+	}
+	if len(keep) != 1 || keep[0] != pending {
+		t.Fatalf("keep %+v", keep)
+	}
+	b, _ := os.ReadFile(sealed.Path)
+	if rep := e.verify(b); !rep.Valid {
+		t.Fatalf("replaced copy: %s", rep.Verdict)
+	}
+	if b, _ := os.ReadFile(changed.Path); string(b) != "edited" {
+		t.Fatal("a changed copy was overwritten")
+	}
+}
