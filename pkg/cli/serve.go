@@ -26,6 +26,7 @@ import (
 	"github.com/svc-gov/svc/pkg/store/postgres"
 	"github.com/svc-gov/svc/pkg/store/sqlite"
 	"github.com/svc-gov/svc/pkg/timestamp"
+	"github.com/svc-gov/svc/pkg/timestamp/tsahttp"
 	"github.com/svc-gov/svc/pkg/vpec"
 )
 
@@ -293,7 +294,7 @@ func serveTimestamper(o *serveOptions, m *server.Material, log *slog.Logger) vpe
 	}
 	var ext timestamp.Chain
 	for _, u := range o.tsaURLs {
-		ext = append(ext, &timestamp.Client{URL: u})
+		ext = append(ext, &tsahttp.Client{URL: u})
 	}
 	if !o.tsaFallbackBuiltin {
 		return ext
