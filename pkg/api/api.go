@@ -102,7 +102,7 @@ const (
 // client computes the chain so records can be queued offline).
 type RecordRequest = vpec.Record
 
-// RecordResult is the response to a record (SPEC 2.10).
+// RecordResult is the response to a record (docs/API.md).
 type RecordResult struct {
 	RecordID            string          `json:"record_id"`
 	Sequence            int64           `json:"sequence"`
@@ -120,7 +120,7 @@ type RecordResult struct {
 	Duplicate bool `json:"duplicate,omitempty"`
 }
 
-// ManifestStage is one stage of a check manifest (SPEC 2.15).
+// ManifestStage is one stage of a check manifest (docs/API.md).
 type ManifestStage struct {
 	StageName            string   `json:"stage_name"`
 	ProofCeiling         string   `json:"proof_ceiling"`
@@ -156,7 +156,7 @@ type ManifestRegistration struct {
 	Created    bool   `json:"created"`
 }
 
-// ProfileList is the body of GET /api/v1/registry/profiles (SPEC 2.3).
+// ProfileList is the body of GET /api/v1/registry/profiles (docs/API.md).
 type ProfileList struct {
 	Profiles []ProfileSummary `json:"profiles"`
 }
@@ -182,7 +182,7 @@ func SummaryOf(p *profile.Profile) ProfileSummary {
 	}
 }
 
-// Lookup is the body of GET /api/v1/registry/lookup (SPEC 2.4).
+// Lookup is the body of GET /api/v1/registry/lookup (docs/API.md).
 type Lookup struct {
 	Found            bool   `json:"found"`
 	ProfileID        string `json:"profile_id,omitempty"`

@@ -28,12 +28,12 @@ import (
 	"github.com/svc-gov/svc/pkg/trace"
 )
 
-// Defaults of a calibration (SPEC: 1000 passes, a 2x safety margin).
+// Defaults of a calibration (docs/BOUNDED.md: 1000 passes, a 2x safety margin).
 const (
 	DefaultPasses       = 1000
 	DefaultSafetyMargin = 2.0
 	// TransferRatio is the largest ratio between two models' drift for one
-	// profile to cover both (SPEC: 1.25x).
+	// profile to cover both (docs/BOUNDED.md: 1.25x).
 	TransferRatio = 1.25
 	// Resolution is the smallest drift a profile bounds: about eight
 	// float32 rounding steps of the output's RMS. Measured drift below it

@@ -1,5 +1,5 @@
 // Package client is the Go client library of the Governance Proof Service
-// (SPEC 2.7-2.17, API v1 in docs/API.md).
+// (API v1 in docs/API.md).
 //
 // A Pipeline holds the API key and workflow identity and opens Runs; a Run
 // records check executions and is closed to obtain a VPEC:
@@ -87,7 +87,7 @@ const userAgent = "svc-go-client/1"
 // maxResponse bounds the answers read (a 10,000-record VPEC is about 8 MB).
 const maxResponse = 256 << 20
 
-// Options configure a Pipeline (SPEC 2.7).
+// Options configure a Pipeline (docs/API.md).
 type Options struct {
 	// APIKey authenticates every call; empty means $SVC_API_KEY, and
 	// NewPipeline fails with ErrNoAPIKey when both are empty. Keys start
@@ -968,7 +968,7 @@ func (p *Pipeline) RegisterReviewer(ctx context.Context, pub ed25519.PublicKey, 
 }
 
 // SetLogger attaches a callback that receives one LogEvent per record
-// (SPEC 2.16), on the recording goroutine after the record is made (sent
+// (docs/API.md), on the recording goroutine after the record is made (sent
 // or queued) and before Record returns, outside the client's locks. With includeGapTypes the event's GapTypesEmitted is set
 // (possibly empty); otherwise it is nil. A nil callback detaches.
 func (p *Pipeline) SetLogger(cb func(LogEvent), includeGapTypes bool) {

@@ -218,7 +218,7 @@ func TestRegisterCheck(t *testing.T) {
 	}
 }
 
-// SPEC 3, sealed rows: record after close and a second close fail with
+// Run states, sealed rows: record after close and a second close fail with
 // ErrRunSealed, whether the client or the service knows the run is sealed.
 func TestRunSealed(t *testing.T) {
 	e := newEnv(t)
@@ -282,7 +282,7 @@ func TestRunSealed(t *testing.T) {
 	}
 }
 
-// SPEC 2.16: one event per record, with exactly the SPEC's JSON names, and
+// Log events: one event per record, with exactly the documented JSON names, and
 // gap_types_emitted only when enabled.
 func TestLogger(t *testing.T) {
 	e := newEnv(t)

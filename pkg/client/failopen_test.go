@@ -50,7 +50,7 @@ func leaks(data []byte, secrets map[string][]byte) []string {
 	return found
 }
 
-// Privacy invariant (SPEC 1): raw input, output, display content and
+// Privacy invariant (docs/API.md): raw input, output, display content and
 // rationale never leave the process. Every request of a full session
 // (records online and queued, check and review sessions, delegation,
 // close) is recorded at the transport and searched for them.

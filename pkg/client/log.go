@@ -5,8 +5,7 @@ import (
 	"log/slog"
 )
 
-// LogEvent is what a logger callback receives for every record (SPEC
-// 2.16): it links application logs to the VPEC through the commitment hash.
+// LogEvent is what a logger callback receives for every record: it links application logs to the VPEC through the commitment hash.
 // It carries no raw data.
 type LogEvent struct {
 	RecordID       string `json:"svc_record_id"`
@@ -23,7 +22,7 @@ type LogEvent struct {
 	GapTypesEmitted []string `json:"gap_types_emitted"`
 }
 
-// MarshalJSON writes the event with the SPEC 2.16 names; gap_types_emitted
+// MarshalJSON writes the event with the documented log event names; gap_types_emitted
 // is present only when gap types are enabled (GapTypesEmitted non-nil).
 func (e LogEvent) MarshalJSON() ([]byte, error) {
 	type plain LogEvent
@@ -36,7 +35,7 @@ func (e LogEvent) MarshalJSON() ([]byte, error) {
 	}{plain: plain(e)})
 }
 
-// Attrs returns the event as slog attributes with the SPEC 2.16 names, for
+// Attrs returns the event as slog attributes with the documented log event names, for
 // logger.LogAttrs(ctx, level, msg, ev.Attrs()...).
 func (e LogEvent) Attrs() []slog.Attr {
 	attrs := []slog.Attr{

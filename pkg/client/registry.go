@@ -13,7 +13,7 @@ import (
 )
 
 // CalibrationRequest asks the service to calibrate a drift profile for a
-// model (SPEC 2.5, plus notify_email).
+// model (docs/API.md, plus notify_email).
 type CalibrationRequest struct {
 	ONNXModelHash     string   `json:"onnx_model_hash"`
 	ModelDescription  string   `json:"model_description,omitempty"`
@@ -23,7 +23,7 @@ type CalibrationRequest struct {
 }
 
 // CalibrationStatus is a calibration request as the service reports it
-// (SPEC 2.6 and its status).
+// (docs/API.md and its status).
 type CalibrationStatus struct {
 	RequestID           string   `json:"request_id"`
 	Status              string   `json:"status"`
@@ -64,14 +64,14 @@ func (p *Pipeline) getJSON(ctx context.Context, method, path string, in, out any
 	return nil
 }
 
-// Profiles lists the registry's published profiles (SPEC 2.3).
+// Profiles lists the registry's published profiles (docs/API.md).
 func (p *Pipeline) Profiles(ctx context.Context) ([]api.ProfileSummary, error) {
 	var list api.ProfileList
 	err := p.getJSON(ctx, http.MethodGet, "/api/v1/registry/profiles", nil, &list)
 	return list.Profiles, err
 }
 
-// Lookup looks a model up by its onnx_model_hash (SPEC 2.4). A model
+// Lookup looks a model up by its onnx_model_hash (docs/API.md). A model
 // without a profile gives Found false and no error.
 func (p *Pipeline) Lookup(ctx context.Context, modelHash string) (api.Lookup, error) {
 	var lk api.Lookup
@@ -83,8 +83,8 @@ func (p *Pipeline) Lookup(ctx context.Context, modelHash string) (api.Lookup, er
 	return lk, err
 }
 
-// ProfileDocument returns the full signed profile covering a model (SPEC
-// 2.2), as the service sent it; verify it with profile.Verify.
+// ProfileDocument returns the full signed profile covering a model
+// (docs/FORMATS.md, model profile), as the service sent it; verify it with profile.Verify.
 func (p *Pipeline) ProfileDocument(ctx context.Context, modelHash string) ([]byte, error) {
 	var raw json.RawMessage
 	err := p.getJSON(ctx, http.MethodGet, "/api/v1/registry/profiles?model_hash="+url.QueryEscape(modelHash), nil, &raw)

@@ -22,7 +22,7 @@ import (
 	"github.com/svc-gov/svc/pkg/vpec"
 )
 
-// RecordResult is the result of a record (SPEC 2.10). Queued is true when
+// RecordResult is the result of a record (docs/API.md). Queued is true when
 // the service was unreachable and the record waits in the durable queue.
 type RecordResult = api.RecordResult
 
@@ -107,7 +107,7 @@ func (r *Run) Sealed() bool {
 
 // --- record options --------------------------------------------------------------
 
-// RecordOption sets an optional parameter of Record (SPEC 2.9).
+// RecordOption sets an optional parameter of Record (docs/API.md).
 type RecordOption func(*recordConfig)
 
 type recordConfig struct {
@@ -662,8 +662,8 @@ const (
 	sessionReview = "review"
 )
 
-// Session is a check or review session the service opened (SPEC
-// CheckSession): its RFC 3161 open timestamp and, once closed on the
+// Session is a check or review session the service opened (docs/API.md,
+// sessions): its RFC 3161 open timestamp and, once closed on the
 // input, its close timestamp. JSON names are the service's.
 type Session struct {
 	SessionID          string `json:"session_id"`

@@ -1,5 +1,5 @@
 // Package profile defines signed per-operator drift profiles for ONNX
-// classifier models (SPEC 2.2): the type, validation, signing and offline
+// classifier models (docs/FORMATS.md): the type, validation, signing and offline
 // verification against a trust bundle.
 package profile
 

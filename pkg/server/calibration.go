@@ -27,11 +27,11 @@ const (
 	CalRejected   = "rejected"
 )
 
-// Estimated calibration turnaround per tier (SPEC 8).
+// Estimated calibration turnaround per tier (docs/API.md).
 var turnaround = map[string]string{TierStandard: "7d", TierEnterprise: "48h"}
 
 // CalibrationRequestInput is the body of POST
-// /api/v1/registry/calibration-requests (SPEC 2.5, plus notify_email).
+// /api/v1/registry/calibration-requests (docs/API.md, plus notify_email).
 type CalibrationRequestInput struct {
 	ONNXModelHash     string   `json:"onnx_model_hash"`
 	ModelDescription  string   `json:"model_description,omitempty"`
@@ -40,7 +40,7 @@ type CalibrationRequestInput struct {
 	NotifyEmail       string   `json:"notify_email,omitempty"`
 }
 
-// CalibrationRequestView is a request as the API returns it (SPEC 2.6 and
+// CalibrationRequestView is a request as the API returns it (docs/API.md, with
 // its status).
 type CalibrationRequestView struct {
 	RequestID           string   `json:"request_id"`

@@ -46,8 +46,8 @@ func (s *Server) getManifest(w http.ResponseWriter, r *http.Request) {
 	w.Write(m.Body)
 }
 
-// profiles serves the list (SPEC 2.3), or with ?model_hash= the full
-// profile of that model (SPEC 2.2).
+// profiles serves the list (docs/API.md), or with ?model_hash= the full
+// profile of that model (docs/API.md).
 func (s *Server) profiles(w http.ResponseWriter, r *http.Request) {
 	if h := r.URL.Query().Get("model_hash"); h != "" {
 		if _, err := vpec.ParseHash(h); err != nil {
@@ -80,7 +80,7 @@ func (s *Server) profiles(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-// lookup answers SPEC 2.4: 200 with the profile's identity, or 404 with
+// lookup answers the registry lookup (docs/API.md): 200 with the profile's identity, or 404 with
 // exactly {"found": false}.
 func (s *Server) lookup(w http.ResponseWriter, r *http.Request) {
 	h := r.URL.Query().Get("hash")

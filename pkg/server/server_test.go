@@ -131,7 +131,7 @@ func (e *env) verify(doc []byte) *vpec.Report {
 	return vpec.Verify(doc, vpec.Options{Trust: e.mat.Trust})
 }
 
-// The run state table of SPEC section 3, row by row.
+// The run state table of docs/API.md, row by row.
 func TestRunLifecycle(t *testing.T) {
 	e := newEnv(t)
 	run := e.open(e.keyA)

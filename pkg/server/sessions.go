@@ -46,7 +46,7 @@ type SessionRequest struct {
 	MinDurationSeconds int64  `json:"min_duration_seconds,omitempty"`
 }
 
-// SessionView is a session as the API returns it (SPEC's CheckSession).
+// SessionView is a session as the API returns it (docs/API.md, sessions).
 type SessionView struct {
 	SessionID          string `json:"session_id"`
 	RunID              string `json:"run_id"`

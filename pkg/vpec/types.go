@@ -11,7 +11,7 @@ const Schema = "svc.vpec/v1"
 // ProofLevel is how strongly a record's execution is proven.
 type ProofLevel string
 
-// Proof levels, strongest first (SPEC 1).
+// Proof levels, strongest first (docs/FORMATS.md).
 const (
 	Mathematical        ProofLevel = "mathematical"
 	VerifiableInference ProofLevel = "verifiable_inference"
@@ -43,7 +43,7 @@ func (l ProofLevel) SurfaceKey() string {
 	return string(l)
 }
 
-// CheckResult is the outcome of one check (SPEC 2.11).
+// CheckResult is the outcome of one check (docs/FORMATS.md).
 type CheckResult string
 
 // Check results.
@@ -63,7 +63,7 @@ var CheckResults = []CheckResult{ResultPass, ResultFail, ResultError, ResultSkip
 // Valid reports whether r is a known check result.
 func (r CheckResult) Valid() bool { return slices.Contains(CheckResults, r) }
 
-// Visibility says what of a record's data the VPEC discloses (SPEC 2.12).
+// Visibility says what of a record's data the VPEC discloses (docs/FORMATS.md).
 type Visibility string
 
 // Visibility modes.
@@ -79,7 +79,7 @@ var Visibilities = []Visibility{Opaque, Selective, Transparent}
 // Valid reports whether v is a known visibility mode.
 func (v Visibility) Valid() bool { return slices.Contains(Visibilities, v) }
 
-// Severity is a governance gap's severity (SPEC 2.14).
+// Severity is a governance gap's severity (docs/FORMATS.md).
 type Severity string
 
 // Severities, most severe first.
@@ -127,10 +127,10 @@ const (
 	ProductionKeyPrefix = "pk_live_"
 )
 
-// GPU classes a profile can be calibrated for (SPEC 2.2).
+// GPU classes a profile can be calibrated for (docs/FORMATS.md).
 var GPUClasses = []string{"cpu", "a10g", "a100", "h100"}
 
-// Stage types (SPEC 2.18).
+// Stage types (docs/FORMATS.md).
 const (
 	StageBoundCommittedInference = "bound_committed_inference"
 	StageOpenSourceML            = "open_source_ml"
@@ -164,7 +164,7 @@ type VPEC struct {
 	TimestampRFC3161         string             `json:"timestamp_rfc3161"`
 }
 
-// Gap is a governance gap found in a run (SPEC 2.14).
+// Gap is a governance gap found in a run (docs/FORMATS.md).
 type Gap struct {
 	GapID    string   `json:"gap_id"`
 	GapType  string   `json:"gap_type"`
@@ -239,7 +239,7 @@ func (r *Record) RaisesProfileMissing() bool {
 // model but not that class does not resolve its model_profile_missing gap.
 const DetailGPUClass = "gpu_class"
 
-// Stage parts of the boundary rule decomposition (SPEC 1).
+// Stage parts of the boundary rule decomposition (docs/FORMATS.md).
 const (
 	StagePartPre       = "pre_conditions"
 	StagePartInference = "inference"

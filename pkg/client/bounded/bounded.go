@@ -1,5 +1,5 @@
 // Package bounded runs a transformer classifier as a bound_committed_inference
-// check (SPEC 1, Bounded Inference): it looks the model up in the profile
+// check (docs/BOUNDED.md, Bounded Inference): it looks the model up in the profile
 // registry by onnx_model_hash (once; the profile is cached), wraps the
 // inference in the boundary rule decomposition — pre_conditions
 // tokenization, input_schema_validation and truncation_check, the traced
