@@ -3,6 +3,8 @@ package client
 import (
 	"encoding/json"
 	"log/slog"
+
+	"github.com/svc-gov/svc/pkg/vpec"
 )
 
 // LogEvent is what a logger callback receives for every record: it links application logs to the VPEC through the commitment hash.
@@ -51,4 +53,32 @@ func (e LogEvent) Attrs() []slog.Attr {
 		attrs = append(attrs, slog.Any("gap_types_emitted", e.GapTypesEmitted))
 	}
 	return attrs
+}
+
+// SetLogger attaches a callback that receives one LogEvent per record
+// (docs/API.md), on the recording goroutine after the record is made (sent
+// or queued) and before Record returns, outside the client's locks. With includeGapTypes the event's GapTypesEmitted is set
+// (possibly empty); otherwise it is nil. A nil callback detaches.
+func (p *Pipeline) SetLogger(cb func(LogEvent), includeGapTypes bool) {
+	p.logMu.Lock()
+	p.logger, p.logGaps = cb, includeGapTypes
+	p.logMu.Unlock()
+}
+
+func (p *Pipeline) emit(rec *vpec.Record, runID, workflowID string) {
+	p.logMu.RLock()
+	cb, gaps := p.logger, p.logGaps
+	p.logMu.RUnlock()
+	if cb == nil {
+		return
+	}
+	ev := LogEvent{RecordID: rec.RecordID, CommitmentHash: rec.CommitmentHash, CheckResult: string(rec.CheckResult),
+		ProofLevel: string(rec.ProofLevel), WorkflowID: workflowID, RunID: runID, RecordedAt: rec.RecordedAt}
+	if gaps {
+		ev.GapTypesEmitted = []string{}
+		if rec.RaisesProfileMissing() {
+			ev.GapTypesEmitted = append(ev.GapTypesEmitted, vpec.GapModelProfileMissing)
+		}
+	}
+	cb(ev)
 }

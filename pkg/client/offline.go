@@ -6,90 +6,56 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
+	"time"
 
 	"github.com/svc-gov/svc/internal/fsutil"
-	"github.com/svc-gov/svc/pkg/api"
 	"github.com/svc-gov/svc/pkg/commitment"
+	"github.com/svc-gov/svc/pkg/document"
 	"github.com/svc-gov/svc/pkg/vpec"
 )
+
+// offlineVPEC builds the unsigned VPEC of the records this Run made, with
+// the gaps the service would find in them and a system_unavailable gap.
+// Its schema is vpec.OfflineSchema and its signature members are empty
+// (docs/FORMATS.md, "Unsigned offline VPEC").
+func (r *Run) offlineVPEC() (*VPECResult, error) {
+	now := vpec.FormatTime(time.Now())
+	v := vpec.VPEC{
+		Schema: vpec.OfflineSchema, VPECID: vpec.NewID("vpec_"), RunID: r.id, WorkflowID: r.workflowID, OrgID: r.orgID,
+		IssuedAt: now, Environment: r.env, APIKeyID: r.p.keyID,
+		Records: make([]vpec.Record, len(r.bodies)), Gaps: []vpec.Gap{},
+	}
+	jcs := make([][]byte, len(r.bodies))
+	for i, b := range r.bodies {
+		tree, err := document.Parse(b, &v.Records[i])
+		if err != nil {
+			return nil, fmt.Errorf("svc client: offline VPEC: record %d: %w", i+1, err)
+		}
+		jcs[i] = tree.Canonical("chain_hash")
+	}
+	// The same chain, hole and empty-run gaps the service would declare.
+	v.Gaps = vpec.IssueGaps(r.id, v.Records, jcs, now)
+	for i := range v.Records {
+		if rec := &v.Records[i]; rec.RaisesProfileMissing() {
+			check, sq := rec.Check, rec.Sequence
+			v.Gaps = append(v.Gaps, vpec.Gap{GapID: vpec.NewID("gap_"), GapType: vpec.GapModelProfileMissing, Severity: vpec.Medium, Check: &check, Sequence: &sq, Timestamp: now})
+		}
+	}
+	v.Gaps = append(v.Gaps, vpec.Gap{GapID: vpec.NewID("gap_"), GapType: vpec.GapSystemUnavailable, Severity: vpec.GapSeverity[vpec.GapSystemUnavailable], Timestamp: now})
+	vpec.Finish(&v, jcs)
+	raw, err := document.MarshalIndent(v)
+	if err != nil {
+		return nil, fmt.Errorf("svc client: offline VPEC: %w", err)
+	}
+	return &VPECResult{VPEC: v, Raw: raw, Offline: true}, nil
+}
 
 // ErrNotUnsignedCopy: the file a signed VPEC was to replace is no longer
 // the unsigned offline VPEC of that run (it was edited, replaced or
 // removed); it is left alone.
 var ErrNotUnsignedCopy = errors.New("svc client: the file is not the unsigned offline VPEC of the run")
-
-// ErrNotIssued: the run has no VPEC yet (it is open, or its queued close
-// was not delivered).
-var ErrNotIssued = errors.New("svc client: no VPEC issued for the run yet")
-
-// SealedRun is a run whose queued close a flush delivered, and the id of
-// the VPEC the service issued for it (empty if the service did not say).
-type SealedRun struct {
-	RunID  string `json:"run_id"`
-	VPECID string `json:"vpec_id"`
-}
-
-// FlushResult is what Flush delivered.
-type FlushResult struct {
-	// Delivered counts the entries delivered (opens, records, closes).
-	Delivered int `json:"delivered"`
-	// Sealed lists the runs whose close was delivered, in order.
-	Sealed []SealedRun `json:"sealed"`
-}
-
-// issuedVPECID reads vpec_id from a close answer (the issued VPEC).
-func issuedVPECID(data []byte) string {
-	var v struct {
-		VPECID string `json:"vpec_id"`
-	}
-	if json.Unmarshal(data, &v) != nil {
-		return ""
-	}
-	return v.VPECID
-}
-
-// issuedID asks the service which VPEC it issued for run runID.
-func (p *Pipeline) issuedID(ctx context.Context, runID string) (string, error) {
-	data, _, err := p.call(ctx, http.MethodGet, "/api/v1/runs/"+url.PathEscape(runID), nil)
-	if err != nil {
-		return "", err
-	}
-	var ar api.Run
-	if err := json.Unmarshal(data, &ar); err != nil {
-		return "", err
-	}
-	return ar.VPECID, nil
-}
-
-// GetVPEC returns the signed VPEC the service issued, by run id (run_…,
-// as FetchVPEC) or by VPEC id (vpec_…). A run without a VPEC yet gives
-// ErrNotIssued.
-func (p *Pipeline) GetVPEC(ctx context.Context, id string) (*VPECResult, error) {
-	if !strings.HasPrefix(id, "vpec_") {
-		return p.FetchVPEC(ctx, id)
-	}
-	if err := p.enter(); err != nil {
-		return nil, err
-	}
-	defer p.exit()
-	ctx, cancel := p.callCtx(ctx)
-	defer cancel()
-	data, _, err := p.call(ctx, http.MethodGet, "/api/v1/vpecs/"+url.PathEscape(id), nil)
-	if err != nil {
-		p.noteFailure(err)
-		return nil, fmt.Errorf("svc client: fetch VPEC %s: %w", id, err)
-	}
-	res := &VPECResult{Raw: data}
-	if err := json.Unmarshal(data, &res.VPEC); err != nil {
-		return nil, fmt.Errorf("svc client: fetch VPEC %s: %w", id, err)
-	}
-	return res, nil
-}
 
 // UnsignedCopy is where an offline close wrote the unsigned VPEC of a run
 // (kept in the shell state file, RunState.UnsignedCopies), so that the

@@ -1,0 +1,237 @@
+package client
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/svc-gov/svc/pkg/api"
+	"github.com/svc-gov/svc/pkg/commitment"
+	"github.com/svc-gov/svc/pkg/document"
+	"github.com/svc-gov/svc/pkg/signing"
+	"github.com/svc-gov/svc/pkg/vpec"
+)
+
+// RecordResult is the result of a record (docs/API.md). Queued is true when
+// the service was unreachable and the record waits in the durable queue.
+type RecordResult = api.RecordResult
+
+// Record records one check execution. input (and the output, display
+// content and rationale of the options) are hashed here; only commitment
+// hashes and metadata are sent. The record is chained onto the run and
+// sent; if the service is unreachable, or earlier entries of the run still
+// wait in the queue, it is appended to the durable queue and the result
+// has Queued true (no error). Errors: ErrRunSealed after Close (or when the
+// service says the run is sealed), ErrInvalidRecord for parameters that
+// break the record rules, *APIError when the service refuses the record,
+// and session errors (a session that cannot be closed); nothing is
+// recorded then.
+func (r *Run) Record(ctx context.Context, check, manifestID string, result vpec.CheckResult, input []byte, opts ...RecordOption) (*RecordResult, error) {
+	rec, res, err := r.recordCall(ctx, check, manifestID, result, input, opts)
+	if err != nil {
+		return nil, err
+	}
+	// The logger runs after every lock is released: it may call the client.
+	r.p.emit(rec, r.id, r.workflowID)
+	return res, nil
+}
+
+func (r *Run) recordCall(ctx context.Context, check, manifestID string, result vpec.CheckResult, input []byte, opts []RecordOption) (*vpec.Record, *RecordResult, error) {
+	p := r.p
+	if err := p.enter(); err != nil {
+		return nil, nil, err
+	}
+	defer p.exit()
+	var c recordConfig
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	// The raw data stops here.
+	h := hashes{input: commitment.String(input)}
+	if c.hasOutput {
+		h.output = commitment.String(c.output)
+	}
+	if c.review != nil {
+		if c.review.display != nil {
+			h.display = commitment.String(c.review.display)
+		}
+		if c.review.rationale != "" {
+			h.rationale = commitment.String([]byte(c.review.rationale))
+		}
+	}
+	ctx, cancel := p.callCtx(ctx)
+	defer cancel()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.record(ctx, check, manifestID, result, &c, h)
+}
+
+// hashes are the commitments of a record's raw data.
+type hashes struct{ input, output, display, rationale string }
+
+// record builds, chains and sends (or queues) a record; r.mu is held.
+func (r *Run) record(ctx context.Context, check, manifestID string, result vpec.CheckResult, c *recordConfig, h hashes) (*vpec.Record, *RecordResult, error) {
+	p := r.p
+	if r.sealed {
+		return nil, nil, fmt.Errorf("svc client: record %s on run %s: %w", check, r.id, ErrRunSealed)
+	}
+	rec := &vpec.Record{
+		RecordID: vpec.NewID("rec_"), Sequence: r.seq + 1, Check: check, ManifestID: manifestID,
+		CheckResult: result, ProofLevel: c.level, CommitmentAlgorithm: string(commitment.SHA256),
+		CommitmentHash: h.input, OutputCommitment: h.output, ONNXModelHash: c.modelHash, Visibility: c.vis,
+		StageType: c.stageType, StagePart: c.stagePart, Details: c.details, BoundedInference: c.bounded,
+	}
+	if rec.ProofLevel == "" {
+		rec.ProofLevel = vpec.Execution
+	}
+	if rec.Visibility == "" {
+		rec.Visibility = vpec.Opaque
+	}
+	invalid := func(format string, a ...any) error {
+		return fmt.Errorf("%w: %s", ErrInvalidRecord, fmt.Sprintf(format, a...))
+	}
+	switch {
+	case !result.Valid():
+		return nil, nil, invalid("check result %q is not one of %v", result, vpec.CheckResults)
+	case check == "" || len(check) > 256 || manifestID == "" || len(manifestID) > 256:
+		return nil, nil, invalid("check and manifest id must be 1-256 characters")
+	case rec.ProofLevel == vpec.VerifiableInference:
+		return nil, nil, invalid("proof level verifiable_inference needs a zero-knowledge proof, which API v1 does not accept")
+	case rec.ProofLevel == vpec.Witnessed && c.review == nil:
+		return nil, nil, invalid("proof level witnessed needs a review: use WithReview")
+	case c.review != nil && c.level != "" && c.level != vpec.Witnessed:
+		return nil, nil, invalid("a reviewed record is at proof level witnessed, not %s", c.level)
+	case c.review != nil && c.session != nil:
+		return nil, nil, invalid("WithReview and WithCheckSession do not go together (a review carries its own session)")
+	}
+	var signer ReviewSigner
+	var reviewPub ed25519.PublicKey
+	if rv := c.review; rv != nil {
+		s := rv.session
+		if err := r.readySession(ctx, s, sessionReview, check, manifestID, h.input); err != nil {
+			return nil, nil, err
+		}
+		pub := rv.pub
+		if rv.signer != nil {
+			pub = rv.signer.PublicKey()
+			signer = rv.signer
+		}
+		reviewPub = pub
+		if len(pub) != ed25519.PublicKeySize {
+			return nil, nil, invalid("the review needs the reviewer's Ed25519 public key")
+		}
+		if id := signing.KeyID(pub); id != s.ReviewerKeyID {
+			return nil, nil, invalid("the reviewer key (id %s) is not the one the review session was opened for (%s)", id, s.ReviewerKeyID)
+		}
+		der, err := x509.MarshalPKIXPublicKey(pub)
+		if err != nil {
+			return nil, nil, invalid("reviewer public key: %v", err)
+		}
+		rec.ProofLevel = vpec.Witnessed
+		rec.Review = &vpec.Review{SessionID: s.SessionID, ReviewerKeyID: s.ReviewerKeyID,
+			ReviewerPublicKey: base64.StdEncoding.EncodeToString(der), DisplayContentHash: h.display, RationaleHash: h.rationale,
+			MinDurationSeconds: s.MinDurationSeconds, CheckOpenTST: s.CheckOpenTST, CheckCloseTST: s.CheckCloseTST}
+	}
+	if s := c.session; s != nil {
+		if err := r.readySession(ctx, s, sessionCheck, check, manifestID, h.input); err != nil {
+			return nil, nil, err
+		}
+		rec.CheckSession = &vpec.CheckSession{SessionID: s.SessionID, CheckOpenTST: s.CheckOpenTST, CheckCloseTST: s.CheckCloseTST}
+	}
+	rec.RecordedAt = vpec.FormatTime(time.Now())
+	if rv := c.review; rv != nil {
+		stmt, err := vpec.ReviewStatement(r.id, rec)
+		if err != nil {
+			return nil, nil, invalid("review statement: %v", err)
+		}
+		sig := rv.signature
+		if signer != nil {
+			sig = signer.Sign(stmt)
+		}
+		if err := signing.Verify(reviewPub, stmt, sig); err != nil {
+			return nil, nil, invalid("the reviewer signature does not verify over the review statement (Run.ReviewStatement): %v", err)
+		}
+		rec.Review.ReviewerSignature = signing.FormatSignature(sig)
+	}
+	jcs, err := vpec.RecordBytes(rec)
+	if err != nil {
+		return nil, nil, invalid("%v", err)
+	}
+	next := vpec.NextChainHash(r.prev, jcs)
+	rec.ChainHash = vpec.FormatHash(next)
+	if err := rec.Validate(); err != nil {
+		return nil, nil, fmt.Errorf("svc client: record %s: %w", check, err)
+	}
+	body, err := document.Marshal(rec)
+	if err != nil {
+		return nil, nil, invalid("%v", err)
+	}
+
+	p.autoFlush(ctx)
+	// Order: while earlier entries of the run wait in the queue, this one
+	// waits behind them.
+	queued := p.down.Load() || p.q.pendingFor(r.id) > 0
+	res := &RecordResult{}
+	if !queued {
+		data, _, err := p.call(ctx, http.MethodPost, "/api/v1/runs/"+url.PathEscape(r.id)+"/records", body)
+		switch {
+		case err == nil:
+			if json.Unmarshal(data, res) != nil || res.RecordID != rec.RecordID {
+				// Not the service's answer (a proxy's page?): queue the
+				// record; delivering it again is idempotent.
+				queued = true
+			}
+		case unreachable(err):
+			p.noteFailure(err)
+			queued = true
+		case errors.Is(err, ErrRunSealed):
+			r.sealed = true
+			return nil, nil, fmt.Errorf("svc client: record %s on run %s: %w", check, r.id, err)
+		default:
+			return nil, nil, fmt.Errorf("svc client: record %s: %w", check, err)
+		}
+	}
+	if queued {
+		if err := p.q.append(kindRecord, r.id, body); err != nil {
+			return nil, nil, fmt.Errorf("svc client: record %s: the service is unreachable and the queue failed: %w", check, err)
+		}
+		res = &RecordResult{RecordID: rec.RecordID, Sequence: rec.Sequence, CommitmentHash: rec.CommitmentHash,
+			CommitmentAlgorithm: rec.CommitmentAlgorithm, ProofLevel: rec.ProofLevel, RecordedAt: rec.RecordedAt,
+			ChainHash: rec.ChainHash, Queued: true}
+		if rec.OutputCommitment != "" {
+			oc := rec.OutputCommitment
+			res.OutputCommitment = &oc
+		}
+	}
+	r.seq, r.prev, r.lastCommitment = rec.Sequence, next, rec.CommitmentHash
+	r.bodies = append(r.bodies, body)
+	return rec, res, nil
+}
+
+// ReviewStatement returns the bytes a reviewer signs for a witnessed record
+// of this run (vpec.ReviewStatement), for signing outside the process with
+// WithReviewerSignature. Only hashes of input, display content and
+// rationale enter it.
+func (r *Run) ReviewStatement(s *Session, result vpec.CheckResult, input, displayContent []byte, rationale string) ([]byte, error) {
+	if s == nil {
+		return nil, fmt.Errorf("%w: no review session", ErrInvalidRecord)
+	}
+	rec := &vpec.Record{Check: s.Check, ManifestID: s.ManifestID, CheckResult: result, CommitmentHash: commitment.String(input),
+		Review: &vpec.Review{SessionID: s.SessionID}}
+	if displayContent != nil {
+		rec.Review.DisplayContentHash = commitment.String(displayContent)
+	}
+	if rationale != "" {
+		rec.Review.RationaleHash = commitment.String([]byte(rationale))
+	}
+	return vpec.ReviewStatement(r.id, rec)
+}

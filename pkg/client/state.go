@@ -1,0 +1,63 @@
+package client
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/svc-gov/svc/pkg/vpec"
+)
+
+// RunState is a Run's position in its chain, saved between processes (the
+// command line keeps it in a state file) so that a later process continues
+// the same chain, even while the service is unreachable.
+type RunState struct {
+	RunID              string            `json:"run_id"`
+	WorkflowID         string            `json:"workflow_id"`
+	OrgID              string            `json:"org_id,omitempty"`
+	Environment        vpec.Environment  `json:"environment"`
+	PolicySnapshotHash string            `json:"policy_snapshot_hash,omitempty"`
+	Sequence           int64             `json:"sequence"`
+	BaseSequence       int64             `json:"base_sequence"`
+	ChainHash          string            `json:"chain_hash"`
+	Records            []json.RawMessage `json:"records"`
+	LastCommitment     string            `json:"last_commitment,omitempty"`
+	Sealed             bool              `json:"sealed"`
+	// UnsignedCopies are the unsigned offline VPECs written by closes of
+	// this state file (this run's and earlier runs') whose signed VPEC
+	// has not replaced them yet.
+	UnsignedCopies []UnsignedCopy `json:"unsigned_copies,omitempty"`
+}
+
+// State returns the run's current position.
+func (r *Run) State() RunState {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	st := RunState{RunID: r.id, WorkflowID: r.workflowID, OrgID: r.orgID, Environment: r.env,
+		PolicySnapshotHash: r.policySnapshotHash, Sequence: r.seq, BaseSequence: r.baseSeq,
+		ChainHash: vpec.FormatHash(r.prev), LastCommitment: r.lastCommitment, Sealed: r.sealed,
+		Records: make([]json.RawMessage, len(r.bodies)), UnsignedCopies: slices.Clone(r.copies)}
+	for i, b := range r.bodies {
+		st.Records[i] = json.RawMessage(b)
+	}
+	return st
+}
+
+// RestoreRun makes a Run from a saved state; it needs no network.
+func (p *Pipeline) RestoreRun(st RunState) (*Run, error) {
+	prev, err := vpec.ParseHash(st.ChainHash)
+	if err != nil {
+		return nil, fmt.Errorf("svc client: restore run %s: chain_hash: %w", st.RunID, err)
+	}
+	if !strings.HasPrefix(st.RunID, "run_") || st.Sequence < st.BaseSequence {
+		return nil, fmt.Errorf("svc client: restore run: the state is not a run's (run_id %q, sequence %d)", st.RunID, st.Sequence)
+	}
+	r := &Run{p: p, id: st.RunID, workflowID: st.WorkflowID, orgID: st.OrgID, env: st.Environment,
+		policySnapshotHash: st.PolicySnapshotHash, seq: st.Sequence, baseSeq: st.BaseSequence, prev: prev,
+		lastCommitment: st.LastCommitment, sealed: st.Sealed, copies: slices.Clone(st.UnsignedCopies)}
+	for _, b := range st.Records {
+		r.bodies = append(r.bodies, []byte(b))
+	}
+	return r, nil
+}
