@@ -649,8 +649,8 @@ func TestVerifyByHandOneSpelling(t *testing.T) {
 			if err := os.WriteFile(f, out, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			if r := vpec.Verify(out, vpec.Options{Trust: trust}); r.Valid {
-				t.Fatalf("svc-verify: %s", r.Verdict)
+			if _, err := vpec.Verify(out, vpec.Options{Trust: trust}); !errors.Is(err, vpec.ErrInvalid) {
+				t.Fatalf("vpec.Verify: %v, want ErrInvalid", err)
 			}
 			if got, code := runScript(t, f, bundle); code != 1 {
 				t.Fatalf("by hand: exit %d, want 1; output:\n%s", code, got)

@@ -383,7 +383,7 @@ func TestBareTokenIsWrapped(t *testing.T) {
 		t.Fatal(err)
 	}
 	bare := replaceOnce(t, doc, v.TS, base64.StdEncoding.EncodeToString(r.Token.FullBytes))
-	if rep := vpec.Verify(bare, vpec.Options{Trust: f.trust}); !rep.Valid {
+	if rep, err := vpec.Verify(bare, vpec.Options{Trust: f.trust}); err != nil || !rep.Valid {
 		t.Fatalf("svc does not accept the VPEC with a bare token: %s", rep.Verdict)
 	}
 	ex, err := sigstore.ExportBundle(bare)

@@ -925,7 +925,7 @@ func UnsignedOffline(v *vpec.VPEC) *vpec.VPEC {
 	off.Schema = vpec.OfflineSchema
 	off.SigningKeyID, off.Signature, off.TimestampRFC3161 = "", "", ""
 	off.Gaps = append(off.Gaps, vpec.Gap{GapID: "gap_unsigned-offline", GapType: vpec.GapSystemUnavailable,
-		Severity: vpec.GapSeverity[vpec.GapSystemUnavailable], Timestamp: off.IssuedAt})
+		Severity: vpec.GapSeverity(vpec.GapSystemUnavailable), Timestamp: off.IssuedAt})
 	off.IsClean = false
 	return off
 }

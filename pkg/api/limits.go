@@ -3,9 +3,9 @@ package api
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"unicode/utf8"
 
+	"github.com/svc-gov/svc/pkg/profile"
 	"github.com/svc-gov/svc/pkg/vpec"
 )
 
@@ -154,7 +154,7 @@ func (m *Manifest) CheckLimits() error {
 		}
 		seen[st.StageName] = true
 		if !vpec.ProofLevel(st.ProofCeiling).Valid() {
-			return fieldErr(f+".proof_ceiling", "%q is not a proof level (one of %v)", st.ProofCeiling, vpec.ProofLevels)
+			return fieldErr(f+".proof_ceiling", "%q is not a proof level (one of %v)", st.ProofCeiling, vpec.ProofLevels())
 		}
 		if err := CheckNames(f+".regulatory_references", st.RegulatoryReferences, MaxReferences, MaxReferenceBytes); err != nil {
 			return err
@@ -169,11 +169,11 @@ func CheckGPUClasses(field string, list []string) error {
 	seen := map[string]bool{}
 	for i, g := range list {
 		f := fmt.Sprintf("%s[%d]", field, i)
-		if !slices.Contains(vpec.GPUClasses, g) {
+		if !profile.ValidGPUClass(g) {
 			if len(g) > 16 {
 				g = g[:16] + "…"
 			}
-			return fieldErr(f, "%q is not a GPU class (one of %v)", g, vpec.GPUClasses)
+			return fieldErr(f, "%q is not a GPU class (one of %v)", g, profile.GPUClasses())
 		}
 		if seen[g] {
 			return fieldErr(f, "%q is listed twice", g)

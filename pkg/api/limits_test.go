@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/svc-gov/svc/pkg/api"
+	"github.com/svc-gov/svc/pkg/profile"
 	"github.com/svc-gov/svc/pkg/vpec"
 )
 
@@ -90,7 +91,7 @@ func TestOpenAPILimits(t *testing.T) {
 		"CalibrationRequestInput.properties.model_description.maxLength":                    api.MaxDescriptionBytes,
 		"CalibrationRequestInput.properties.hub_model_id.maxLength":                         api.MaxHubModelIDBytes,
 		"CalibrationRequestInput.properties.notify_email.maxLength":                         api.MaxEmailBytes,
-		"CalibrationRequestInput.properties.desired_gpu_classes.maxItems":                   len(vpec.GPUClasses),
+		"CalibrationRequestInput.properties.desired_gpu_classes.maxItems":                   len(profile.GPUClasses()),
 		"ResumeRequest.properties.lineage_token.maxLength":                                  api.MaxLineageTokenBytes,
 	} {
 		if got := get(path); int(got) != want {

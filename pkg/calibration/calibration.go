@@ -84,10 +84,10 @@ func (o *Options) defaults() error {
 	case !(o.SafetyMargin >= 1 && o.SafetyMargin <= 1000):
 		return fmt.Errorf("%w: safety margin %v: want a multiplier from 1 to 1000", ErrOptions, o.SafetyMargin)
 	case o.GPUClass != "cpu":
-		if slices.Contains(profile.GPUClasses, o.GPUClass) {
+		if profile.ValidGPUClass(o.GPUClass) {
 			return fmt.Errorf("%w: gpu class %s: this build calibrates on the CPU execution provider only; run calibration on a %s machine with a GPU build", ErrOptions, o.GPUClass, o.GPUClass)
 		}
-		return fmt.Errorf("%w: gpu class %q: want one of %v", ErrOptions, o.GPUClass, profile.GPUClasses)
+		return fmt.Errorf("%w: gpu class %q: want one of %v", ErrOptions, o.GPUClass, profile.GPUClasses())
 	}
 	return nil
 }

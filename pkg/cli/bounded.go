@@ -159,7 +159,7 @@ func (a *app) runCalibrate(o *calibrateRunOptions) error {
 	if o.profileID == "" {
 		o.profileID = "local/" + o.modelClass + "-class/v1.0.0"
 	}
-	if !profile.IDPattern.MatchString(o.profileID) {
+	if !profile.ValidID(o.profileID) {
 		return errorf(ExitUsage, "write it as <publisher>/<model_class>-class/v<major>.<minor>.<patch>, lowercase", "--profile-id %q is not a profile id", o.profileID)
 	}
 	opts := calibration.Options{GPUClass: o.gpuClass, Passes: o.passes, SafetyMargin: o.margin, Seed: o.seed, Threads: o.threads}
@@ -226,7 +226,7 @@ func (a *app) runCalibrate(o *calibrateRunOptions) error {
 	}
 	w := a.streams.Out
 	fmt.Fprintf(w, "%s (%s, %d passes, margin %gx) -> %s\n", p.ProfileID, strings.Join(p.CalibratedGPUClasses, ","), p.CalibrationPasses, p.SafetyMargin, o.out)
-	for _, c := range profile.OperatorClasses {
+	for _, c := range profile.OperatorClasses() {
 		if b, ok := p.Operators[c]; ok {
 			fmt.Fprintf(w, "  %-10s p99 %.3g  p99.9 %.3g  p99.99 %.3g\n", c, b.P99, b.P99_9, b.P9999)
 		}

@@ -257,9 +257,9 @@ func (a *app) runRecord(ctx context.Context, o *recordOptions) error {
 	case o.inf.model != "" && o.result != "":
 		return errorf(ExitUsage, "drop --result: with --model the classifier's score decides", "--result and --model given")
 	case o.inf.model == "" && !vpec.CheckResult(o.result).Valid():
-		return errorf(ExitUsage, fmt.Sprintf("use one of %v", vpec.CheckResults), "--result %q is not a check result", o.result)
+		return errorf(ExitUsage, fmt.Sprintf("use one of %v", vpec.CheckResults()), "--result %q is not a check result", o.result)
 	case !vpec.Visibility(o.visibility).Valid():
-		return errorf(ExitUsage, fmt.Sprintf("use one of %v", vpec.Visibilities), "--visibility %q is not a visibility mode", o.visibility)
+		return errorf(ExitUsage, fmt.Sprintf("use one of %v", vpec.Visibilities()), "--visibility %q is not a visibility mode", o.visibility)
 	case o.input != "" && o.inputFile != "":
 		return errorf(ExitUsage, "give the input once", "both --input and --input-file given")
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/svc-gov/svc/pkg/cli/clicore"
 	"github.com/svc-gov/svc/pkg/modelgen"
+	"github.com/svc-gov/svc/pkg/profile"
 	"github.com/svc-gov/svc/pkg/server"
 	"github.com/svc-gov/svc/pkg/trace"
 	"github.com/svc-gov/svc/pkg/vpec"
@@ -18,15 +19,15 @@ func enumValues() map[string][]string {
 	m := map[string][]string{
 		"output":     strs(outputText, outputJSON),
 		"mode":       strs(trace.Full, trace.Production),
-		"gpu-class":  append([]string(nil), vpec.GPUClasses...),
+		"gpu-class":  profile.GPUClasses(),
 		"style":      strs(modelgen.StyleBERT, modelgen.StyleTorch),
 		"log-format": strs("text", "json"),
 		"tier":       strs(server.TierStandard, server.TierEnterprise),
 	}
-	for _, r := range vpec.CheckResults {
+	for _, r := range vpec.CheckResults() {
 		m["result"] = append(m["result"], string(r))
 	}
-	for _, v := range vpec.Visibilities {
+	for _, v := range vpec.Visibilities() {
 		m["visibility"] = append(m["visibility"], string(v))
 	}
 	return m

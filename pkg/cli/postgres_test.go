@@ -73,7 +73,7 @@ func TestTwoServersOnePostgres(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep := vpec.Verify(doc, vpec.Options{Trust: trust}); !rep.Valid || !rep.IsClean || rep.Records != 20 {
+	if rep, err := vpec.Verify(doc, vpec.Options{Trust: trust}); err != nil || !rep.Valid || !rep.IsClean || rep.Records != 20 {
 		t.Fatalf("VPEC from B: %s, %d records", rep.Verdict, rep.Records)
 	}
 	var eb api.ErrorBody

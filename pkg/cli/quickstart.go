@@ -175,9 +175,13 @@ func (a *app) runQuickstart(ctx context.Context, dir, output string) error {
 	say("run closed: VPEC written to %s, trust bundle to %s", vpecPath, bundlePath)
 	say("verifying offline:")
 
-	report := vpec.Verify(closed.Raw, vpec.Options{Trust: mat.Trust, Profiles: set})
+	opts := vpec.Options{Trust: mat.Trust, Profiles: set}
 	if bi != nil {
-		report.Add(bi.audit())
+		opts.Extra = []vpec.ExtraCheck{func([]byte) (vpec.Check, bool, error) { return bi.audit(), true, nil }}
+	}
+	report, verr := vpec.Verify(closed.Raw, opts)
+	if report == nil {
+		return fail("verify", verr)
 	}
 	if output == outputJSON {
 		if err := a.writeJSON(report); err != nil {
@@ -194,7 +198,7 @@ func (a *app) runQuickstart(ctx context.Context, dir, output string) error {
 				vpecPath, bundlePath, bi.profilePath, bi.tracePath, bi.modelDir, bi.inputPath)
 		}
 	}
-	if !report.Valid {
+	if verr != nil {
 		return exitError{ExitInvalid}
 	}
 	return nil

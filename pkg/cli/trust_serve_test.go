@@ -226,7 +226,7 @@ func TestServeTSAFallbackExplicit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep := vpec.Verify(doc, vpec.Options{Trust: trust})
+	rep, _ := vpec.Verify(doc, vpec.Options{Trust: trust})
 	ts := rep.Check(vpec.CheckTimestamp)
 	if !rep.Valid || ts == nil || !strings.Contains(ts.Message, "svc built-in TSA") {
 		t.Fatalf("VPEC sealed by the fallback: %s, timestamp check %+v", rep.Verdict, ts)

@@ -82,7 +82,11 @@ func Example_endToEnd() {
 		log.Fatal(err)
 	}
 	fmt.Println("records:", v.VPEC.TotalChecksRun, "clean:", v.VPEC.IsClean, "test mode:", p.TestMode(), v.VPEC.Environment)
-	fmt.Println(vpec.Verify(v.Raw, vpec.Options{Trust: mat.Trust}).Verdict)
+	rep, err := vpec.Verify(v.Raw, vpec.Options{Trust: mat.Trust})
+	if err != nil { // not VALID: err says why (errors.Is vpec.ErrInvalid, ...)
+		log.Fatal(err)
+	}
+	fmt.Println(rep.Verdict)
 	// Output:
 	// 1 sha256:ae464e90 execution queued: false
 	// 2 sha256:1542e787 execution queued: false

@@ -43,7 +43,7 @@ func (r *Run) offlineVPEC() (*VPECResult, error) {
 			v.Gaps = append(v.Gaps, vpec.Gap{GapID: vpec.NewID("gap_"), GapType: vpec.GapModelProfileMissing, Severity: vpec.Medium, Check: &check, Sequence: &sq, Timestamp: now})
 		}
 	}
-	v.Gaps = append(v.Gaps, vpec.Gap{GapID: vpec.NewID("gap_"), GapType: vpec.GapSystemUnavailable, Severity: vpec.GapSeverity[vpec.GapSystemUnavailable], Timestamp: now})
+	v.Gaps = append(v.Gaps, vpec.Gap{GapID: vpec.NewID("gap_"), GapType: vpec.GapSystemUnavailable, Severity: vpec.GapSeverity(vpec.GapSystemUnavailable), Timestamp: now})
 	vpec.Finish(&v, jcs)
 	raw, err := document.MarshalIndent(v)
 	if err != nil {

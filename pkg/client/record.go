@@ -101,7 +101,7 @@ func (r *Run) record(ctx context.Context, check, manifestID string, result vpec.
 	}
 	switch {
 	case !result.Valid():
-		return nil, nil, invalid("check result %q is not one of %v", result, vpec.CheckResults)
+		return nil, nil, invalid("check result %q is not one of %v", result, vpec.CheckResults())
 	case check == "" || len(check) > 256 || manifestID == "" || len(manifestID) > 256:
 		return nil, nil, invalid("check and manifest id must be 1-256 characters")
 	case rec.ProofLevel == vpec.VerifiableInference:

@@ -31,14 +31,28 @@ const (
 	Other     = "Other"
 )
 
-// OperatorClasses lists every operator class.
-var OperatorClasses = []string{Linear, LayerNorm, Softmax, GELU, Dropout, Other}
+var operatorClasses = [...]string{Linear, LayerNorm, Softmax, GELU, Dropout, Other}
 
-// GPUClasses lists the hardware classes a profile can be calibrated for.
-var GPUClasses = []string{"cpu", "a10g", "a100", "h100"}
+// OperatorClasses returns every operator class (a new slice each call: the
+// verifier's table cannot be changed through it).
+func OperatorClasses() []string { return slices.Clone(operatorClasses[:]) }
 
-// IDPattern matches profile ids: <publisher>/<model_class>-class/v<major>.<minor>.<patch>.
-var IDPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}/[a-z0-9][a-z0-9._-]{0,63}-class/v(0|[1-9][0-9]{0,5})\.(0|[1-9][0-9]{0,5})\.(0|[1-9][0-9]{0,5})$`)
+// gpuClasses is the one list of GPU classes svc knows: profiles, VPEC
+// bounded_inference blocks (pkg/vpec), calibration and the API read it.
+var gpuClasses = [...]string{"cpu", "a10g", "a100", "h100"}
+
+// GPUClasses returns the hardware classes a profile can be calibrated for
+// (a new slice each call).
+func GPUClasses() []string { return slices.Clone(gpuClasses[:]) }
+
+// ValidGPUClass reports whether g is a known GPU class.
+func ValidGPUClass(g string) bool { return slices.Contains(gpuClasses[:], g) }
+
+// ValidID reports whether id is a profile id:
+// <publisher>/<model_class>-class/v<major>.<minor>.<patch>.
+func ValidID(id string) bool { return idPattern.MatchString(id) }
+
+var idPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}/[a-z0-9][a-z0-9._-]{0,63}-class/v(0|[1-9][0-9]{0,5})\.(0|[1-9][0-9]{0,5})\.(0|[1-9][0-9]{0,5})$`)
 
 // Sentinel errors, matchable with errors.Is.
 var (
@@ -80,8 +94,11 @@ type Model struct {
 	OperatorCounts map[string]int64 `json:"operator_counts" maxitems:"2"`
 }
 
-// Trace modes that a model's operator_counts may name.
-var TraceModes = []string{"full", "production"}
+var traceModes = [...]string{"full", "production"}
+
+// TraceModes returns the trace modes a model's operator_counts may name
+// (a new slice each call).
+func TraceModes() []string { return slices.Clone(traceModes[:]) }
 
 // Model returns the covered model with the given onnx_model_hash.
 func (p *Profile) Model(onnxModelHash string) (*Model, bool) {
@@ -108,7 +125,7 @@ func (p *Profile) Validate() error {
 	if p.Schema != Schema {
 		bad("schema", "is %q, want %q", p.Schema, Schema)
 	}
-	if !IDPattern.MatchString(p.ProfileID) {
+	if !ValidID(p.ProfileID) {
 		bad("profile_id", "%q is not of the form <publisher>/<model_class>-class/v<major>.<minor>.<patch>", p.ProfileID)
 	}
 	if p.ModelClass == "" {
@@ -122,8 +139,8 @@ func (p *Profile) Validate() error {
 	}
 	seen := map[string]bool{}
 	for _, g := range p.CalibratedGPUClasses {
-		if !slices.Contains(GPUClasses, g) {
-			bad("calibrated_gpu_classes", "%q is not one of %v", g, GPUClasses)
+		if !ValidGPUClass(g) {
+			bad("calibrated_gpu_classes", "%q is not one of %v", g, gpuClasses)
 		}
 		if seen[g] {
 			bad("calibrated_gpu_classes", "%q is listed twice", g)
@@ -145,8 +162,8 @@ func (p *Profile) Validate() error {
 	for _, name := range sortedKeys(p.Operators) {
 		b := p.Operators[name]
 		field := "operators." + name
-		if !slices.Contains(OperatorClasses, name) {
-			bad(field, "unknown operator class, want one of %v", OperatorClasses)
+		if !slices.Contains(operatorClasses[:], name) {
+			bad(field, "unknown operator class, want one of %v", operatorClasses)
 		}
 		for _, v := range []float64{b.P99, b.P99_9, b.P9999} {
 			if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
@@ -175,8 +192,8 @@ func (p *Profile) Validate() error {
 			bad(field+".operator_counts", "is empty")
 		}
 		for _, mode := range sortedKeys(m.OperatorCounts) {
-			if !slices.Contains(TraceModes, mode) {
-				bad(field+".operator_counts."+mode, "unknown trace mode, want one of %v", TraceModes)
+			if !slices.Contains(traceModes[:], mode) {
+				bad(field+".operator_counts."+mode, "unknown trace mode, want one of %v", traceModes)
 			}
 			if n := m.OperatorCounts[mode]; n < 1 || n > 1<<32 {
 				bad(field+".operator_counts."+mode, "is %d, want a positive count", n)

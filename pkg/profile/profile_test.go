@@ -203,14 +203,14 @@ func TestParseInputErrors(t *testing.T) {
 // million empty GPU classes cost 9 times its size to decode), and the
 // bounds match the lists of valid values.
 func TestItemLimits(t *testing.T) {
-	for field, want := range map[string]int{"CalibratedGPUClasses": len(profile.GPUClasses), "Operators": len(profile.OperatorClasses)} {
+	for field, want := range map[string]int{"CalibratedGPUClasses": len(profile.GPUClasses()), "Operators": len(profile.OperatorClasses())} {
 		f, _ := reflect.TypeFor[profile.Profile]().FieldByName(field)
 		if got, _ := strconv.Atoi(f.Tag.Get("maxitems")); got != want {
 			t.Errorf("%s: maxitems %d, want %d", field, got, want)
 		}
 	}
 	f, _ := reflect.TypeFor[profile.Model]().FieldByName("OperatorCounts")
-	if got, _ := strconv.Atoi(f.Tag.Get("maxitems")); got != len(profile.TraceModes) {
+	if got, _ := strconv.Atoi(f.Tag.Get("maxitems")); got != len(profile.TraceModes()) {
 		t.Errorf("OperatorCounts: maxitems %d", got)
 	}
 	doc := `{"calibrated_gpu_classes":[` + strings.Repeat(`"",`, 1000) + `""]}`

@@ -81,8 +81,8 @@ func (s *Server) requestCalibration(w http.ResponseWriter, r *http.Request) {
 		in.DesiredGPUClasses = []string{"cpu"}
 	}
 	for _, g := range in.DesiredGPUClasses {
-		if !slices.Contains(profile.GPUClasses, g) {
-			s.fail(w, r, badRequest("desired_gpu_classes", "GPU class %q is not one of %v", g, profile.GPUClasses))
+		if !profile.ValidGPUClass(g) {
+			s.fail(w, r, badRequest("desired_gpu_classes", "GPU class %q is not one of %v", g, profile.GPUClasses()))
 			return
 		}
 	}

@@ -127,7 +127,7 @@ func TestCloseIdempotency(t *testing.T) {
 	if code != 200 {
 		t.Fatalf("close retried with its key: %d %s", code, doc)
 	}
-	if rep := vpec.Verify(doc, vpec.Options{Trust: mat.Trust}); rep.Verdict != "VALID" || json.Unmarshal(doc, &v) != nil || len(v.Records) != 2 {
+	if rep, err := vpec.Verify(doc, vpec.Options{Trust: mat.Trust}); err != nil || rep.Verdict != "VALID" || json.Unmarshal(doc, &v) != nil || len(v.Records) != 2 {
 		t.Errorf("VPEC: %s, %d records; want VALID with the 2 acknowledged", rep.Verdict, len(v.Records))
 	}
 	if code, again := closeWith(run.RunID, "k-3"); code != 200 || !bytes.Equal(again, doc) {

@@ -90,7 +90,7 @@ func closeRaceTrials(t *testing.T, e *stressEnv, trials int) {
 		if err != nil || code != 200 || !bytes.Equal(stored, doc) {
 			t.Fatalf("trial %d: the stored VPEC %s is not the one returned (%d %v)", trial, got.VPECID, code, err)
 		}
-		if r := vpec.Verify(doc, vpec.Options{Trust: e.trust}); r.Verdict != "VALID" || r.Records != 3 {
+		if r, err := vpec.Verify(doc, vpec.Options{Trust: e.trust}); err != nil || r.Verdict != "VALID" || r.Records != 3 {
 			t.Fatalf("trial %d: %s, %d records", trial, r.Verdict, r.Records)
 		}
 	}

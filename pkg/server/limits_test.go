@@ -440,7 +440,7 @@ func TestCloseNeedsDecompositionAnchor(t *testing.T) {
 			if _, err := set.Add(sp.Body); err != nil {
 				t.Fatal(err)
 			}
-			if rep := vpec.Verify(doc, vpec.Options{Trust: e.mat.Trust, Profiles: set}); !rep.Valid {
+			if rep, err := vpec.Verify(doc, vpec.Options{Trust: e.mat.Trust, Profiles: set}); err != nil || !rep.Valid {
 				t.Fatalf("anchored decomposition: %s %+v", rep.Verdict, rep.Checks)
 			}
 		}

@@ -238,12 +238,14 @@ func (g *gen) record(seq int64) []member {
 	if g.p(0.3) {
 		manifest = g.text(24, true)
 	}
-	result := vpec.CheckResults[g.rng.IntN(len(vpec.CheckResults))]
+	results := vpec.CheckResults()
+	result := results[g.rng.IntN(len(results))]
 	if g.p(0.02) {
 		result = "maybe"
 	}
 	level := []vpec.ProofLevel{vpec.Execution, vpec.Execution, vpec.Attestation, vpec.Mathematical, vpec.Mathematical, vpec.VerifiableInference, vpec.Witnessed, vpec.OperatorBound}[g.rng.IntN(8)]
-	vis := vpec.Visibilities[g.rng.IntN(len(vpec.Visibilities))]
+	visibilities := vpec.Visibilities()
+	vis := visibilities[g.rng.IntN(len(visibilities))]
 	recorded := g.now.Add(-time.Duration(g.rng.Int64N(int64(48 * time.Hour))))
 	stamp := vpec.FormatTime(recorded)
 	switch g.rng.IntN(20) {
@@ -473,7 +475,7 @@ func TestPropertyAcceptedVerifies(t *testing.T) {
 			}
 			continue
 		}
-		rep := vpec.Verify(doc, vpec.Options{Trust: e.mat.Trust, Profiles: profiles})
+		rep, _ := vpec.Verify(doc, vpec.Options{Trust: e.mat.Trust, Profiles: profiles})
 		sealed++
 		var v vpec.VPEC
 		json.Unmarshal(doc, &v)

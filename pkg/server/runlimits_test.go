@@ -69,7 +69,7 @@ func TestRunByteBudget(t *testing.T) {
 	if err != nil || code != 200 {
 		t.Fatalf("close: %d %s %v", code, doc, err)
 	}
-	if rep := vpec.Verify(doc, vpec.Options{Trust: e.trust}); rep.Verdict != "VALID" {
+	if rep, err := vpec.Verify(doc, vpec.Options{Trust: e.trust}); err != nil || rep.Verdict != "VALID" {
 		t.Fatalf("VPEC: %s", rep.Verdict)
 	}
 	var v vpec.VPEC

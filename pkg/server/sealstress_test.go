@@ -167,7 +167,7 @@ func sealTrial(t *testing.T, e *stressEnv, n int) (acked, refused int) {
 	if err != nil || code != 200 {
 		t.Fatalf("close: %d %s %v", code, doc, err)
 	}
-	if rep := vpec.Verify(doc, vpec.Options{Trust: e.trust}); rep.Verdict != "VALID" {
+	if rep, err := vpec.Verify(doc, vpec.Options{Trust: e.trust}); err != nil || rep.Verdict != "VALID" {
 		t.Fatalf("the VPEC does not verify: %s", rep.Verdict)
 	}
 	var v vpec.VPEC

@@ -120,7 +120,7 @@ func TestStoreErrorsAreNotFacts(t *testing.T) {
 		t.Fatalf("close once the store answers: %d %s", code, body)
 	}
 	var v vpec.VPEC
-	if rep := vpec.Verify(body, vpec.Options{Trust: e.trust}); rep.Verdict != "VALID" || json.Unmarshal(body, &v) != nil || len(v.Records) != 3 {
+	if rep, err := vpec.Verify(body, vpec.Options{Trust: e.trust}); err != nil || rep.Verdict != "VALID" || json.Unmarshal(body, &v) != nil || len(v.Records) != 3 {
 		t.Errorf("VPEC: %s, %d records", rep.Verdict, len(v.Records))
 	}
 }

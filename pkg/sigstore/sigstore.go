@@ -112,11 +112,11 @@ type sealFields struct {
 // and timestamp are carried over as they are, not checked: a VPEC whose
 // signature does not verify gives a bundle that does not verify either.
 func ExportBundle(doc []byte) (*Export, error) {
-	rep := vpec.Verify(doc, vpec.Options{})
-	if c := rep.Check(vpec.CheckSchema); c == nil || c.Status != vpec.Pass {
-		msg := "no schema check"
-		if c != nil {
-			msg = c.Message
+	if err := vpec.ValidateSchema(doc); err != nil {
+		msg := err.Error()
+		var ve *vpec.VerificationError
+		if errors.As(err, &ve) && ve.Check != nil {
+			msg = ve.Check.Message
 		}
 		return nil, fmt.Errorf("export: %w: %s", ErrNotVPEC, msg)
 	}

@@ -33,16 +33,16 @@ const MaxClockSkew = 5 * time.Minute
 func IssueGaps(runID string, records []Record, jcs [][]byte, stamp string) []Gap {
 	gaps := []Gap{}
 	if len(records) == 0 {
-		return append(gaps, Gap{GapID: NewID("gap_"), GapType: GapEmptyRun, Severity: GapSeverity[GapEmptyRun], Timestamp: stamp})
+		return append(gaps, Gap{GapID: NewID("gap_"), GapType: GapEmptyRun, Severity: GapSeverity(GapEmptyRun), Timestamp: stamp})
 	}
 	for _, b := range VerifyChain(runID, records, jcs) {
 		if b.MissingFrom > 0 {
 			from, to := b.MissingFrom, b.MissingTo
-			gaps = append(gaps, Gap{GapID: NewID("gap_"), GapType: GapSequenceMissing, Severity: GapSeverity[GapSequenceMissing], Sequence: &from, SequenceEnd: &to, Timestamp: stamp})
+			gaps = append(gaps, Gap{GapID: NewID("gap_"), GapType: GapSequenceMissing, Severity: GapSeverity(GapSequenceMissing), Sequence: &from, SequenceEnd: &to, Timestamp: stamp})
 			continue
 		}
 		sq := b.Sequence
-		gaps = append(gaps, Gap{GapID: NewID("gap_"), GapType: GapChainBreak, Severity: GapSeverity[GapChainBreak], Sequence: &sq, Timestamp: stamp})
+		gaps = append(gaps, Gap{GapID: NewID("gap_"), GapType: GapChainBreak, Severity: GapSeverity(GapChainBreak), Sequence: &sq, Timestamp: stamp})
 	}
 	return gaps
 }

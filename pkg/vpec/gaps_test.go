@@ -182,7 +182,7 @@ func TestVerifyDeclaredRanges(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			doc := f.issueRun(t, records(1504, vpec.Execution), bigHole, tc.edit)
-			r := vpec.Verify(doc, vpec.Options{Trust: f.trust})
+			r := verify(t, doc, vpec.Options{Trust: f.trust})
 			if r.Valid != tc.valid || (!tc.valid && !slices.Contains(failed(r), tc.fail)) {
 				for _, c := range r.Checks {
 					t.Logf("%s %s %s %v", c.Status, c.Name, c.Message, c.Details)
@@ -197,20 +197,20 @@ func TestVerifyDeclaredRanges(t *testing.T) {
 // clean; without the gap it fails the gaps check.
 func TestVerifyEmptyRun(t *testing.T) {
 	f := newFixture(t)
-	r := vpec.Verify(f.issueRun(t, nil, nil, nil), vpec.Options{Trust: f.trust})
+	r := verify(t, f.issueRun(t, nil, nil, nil), vpec.Options{Trust: f.trust})
 	if !r.Valid || r.IsClean || r.Check(vpec.CheckGaps).Status != vpec.Warn {
 		t.Fatalf("empty run with its gap: valid=%v clean=%v verdict %s", r.Valid, r.IsClean, r.Verdict)
 	}
-	r = vpec.Verify(f.issue(t, nil, nil), vpec.Options{Trust: f.trust})
+	r = verify(t, f.issue(t, nil, nil), vpec.Options{Trust: f.trust})
 	if r.Valid || r.Check(vpec.CheckGaps).Status != vpec.Fail || r.Verdict != "INVALID — GAP MISMATCH" {
 		t.Fatalf("empty run without its gap: verdict %s", r.Verdict)
 	}
 	two := func(g []vpec.Gap) []vpec.Gap { return append(g, g[0]) }
-	r = vpec.Verify(f.issueRun(t, nil, nil, two), vpec.Options{Trust: f.trust})
+	r = verify(t, f.issueRun(t, nil, nil, two), vpec.Options{Trust: f.trust})
 	if r.Valid {
 		t.Fatalf("two empty_run gaps: verdict %s", r.Verdict)
 	}
-	r = vpec.Verify(f.issueRun(t, records(2, vpec.Execution), nil, func(g []vpec.Gap) []vpec.Gap {
+	r = verify(t, f.issueRun(t, records(2, vpec.Execution), nil, func(g []vpec.Gap) []vpec.Gap {
 		return append(g, vpec.Gap{GapID: "gap_e", GapType: vpec.GapEmptyRun, Severity: vpec.High, Timestamp: vpec.FormatTime(timeNow())})
 	}), vpec.Options{Trust: f.trust})
 	if r.Valid {
@@ -244,7 +244,7 @@ func FuzzIssueGaps(f *testing.F) {
 			recs[i].Sequence = seq
 		}
 		doc := fx.issueRun(t, recs, nil, nil)
-		r := vpec.Verify(doc, vpec.Options{Trust: fx.trust})
+		r := verify(t, doc, vpec.Options{Trust: fx.trust})
 		if !r.Valid {
 			for _, c := range r.Checks {
 				t.Logf("%s %s %s %v", c.Status, c.Name, c.Message, c.Details)
@@ -277,7 +277,7 @@ func TestGapReportBounded(t *testing.T) {
 		}
 		return kept
 	}
-	r := vpec.Verify(f.issueRun(t, records(2*n+1, vpec.Execution), everyOther, nil), vpec.Options{Trust: f.trust})
+	r := verify(t, f.issueRun(t, records(2*n+1, vpec.Execution), everyOther, nil), vpec.Options{Trust: f.trust})
 	c := r.Check(vpec.CheckGaps)
 	if !r.Valid || c.Status != vpec.Warn {
 		t.Fatalf("verdict %s, gaps check %s %s", r.Verdict, c.Status, c.Message)

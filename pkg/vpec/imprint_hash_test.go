@@ -43,7 +43,7 @@ func TestTimestampImprintHashes(t *testing.T) {
 		}
 		m["timestamp_rfc3161"], _ = json.Marshal(base64.StdEncoding.EncodeToString(resp))
 		restamped, _ := json.Marshal(m)
-		if r := vpec.Verify(restamped, vpec.Options{Trust: f.trust}); !r.Valid {
+		if r := verify(t, restamped, vpec.Options{Trust: f.trust}); !r.Valid {
 			for _, c := range r.Checks {
 				t.Logf("%s %s %s", c.Status, c.Name, c.Message)
 			}

@@ -125,8 +125,8 @@ func (s *shapeScanner) scan() error {
 			if s.pos < len(s.d) && s.d[s.pos] == '{' {
 				members := 0
 				s.object(func([]byte, bool) bool { members++; s.skip(); return true })
-				if members > len(ProofLevels) && !s.bad {
-					err = s.fail(string(name), "has %d members; there are %d proof levels", members, len(ProofLevels))
+				if members > len(proofLevels) && !s.bad {
+					err = s.fail(string(name), "has %d members; there are %d proof levels", members, len(proofLevels))
 				}
 				break
 			}

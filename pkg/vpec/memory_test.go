@@ -190,7 +190,7 @@ func TestVerifierMemoryChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := vpec.Verify(doc, vpec.Options{Trust: trust})
+	r := verify(t, doc, vpec.Options{Trust: trust})
 	secs := time.Now().Sub(start).Seconds()
 	close(stop)
 	heap := <-peakHeap

@@ -37,7 +37,7 @@ func (r *Report) unsignedOffline(p *parsed) {
 	r.Checks = append(r.Checks, Check{Name: CheckSchema, Status: Fail, Code: CodeUnsignedOffline,
 		Message: fmt.Sprintf("unsigned offline VPEC (schema %s): fetch the signed one with %s", OfflineSchema, r.fetchHint),
 		Details: p.schemaErrs})
-	for _, n := range Checks[1:] {
+	for _, n := range checks[1:] {
 		r.Checks = append(r.Checks, Check{Name: n, Status: NotApplicable, Message: NotCheckedSchema})
 	}
 	r.finish()

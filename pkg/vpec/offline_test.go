@@ -46,20 +46,23 @@ func TestUnsignedOfflineVerdict(t *testing.T) {
 			if tc.from != "" {
 				d = bytes.Replace(doc, []byte(tc.from), []byte(tc.to), -1)
 			}
-			r := vpec.Verify(d, vpec.Options{Trust: trust})
+			r := verify(t, d, vpec.Options{Trust: trust})
 			if r.Valid || r.Verdict != tc.verdict {
 				t.Fatalf("verdict %q (valid %v), want %q", r.Verdict, r.Valid, tc.verdict)
 			}
 			if got := len(r.Check(vpec.CheckSchema).Details) > 0; got != tc.details {
 				t.Errorf("schema details %v, want some: %v", r.Check(vpec.CheckSchema).Details, tc.details)
 			}
-			if len(r.Checks) != len(vpec.Checks) || r.MissingTrust() {
+			if len(r.Checks) != len(vpec.Checks()) || r.MissingTrust() {
 				t.Errorf("%d checks, missing trust %v", len(r.Checks), r.MissingTrust())
 			}
-			// A check added later (the replay audit) keeps the verdict.
-			r.Add(vpec.Check{Name: vpec.CheckAudit, Status: vpec.Pass})
+			// A passing extra check (the replay audit) keeps the verdict.
+			audit := func([]byte) (vpec.Check, bool, error) {
+				return vpec.Check{Name: vpec.CheckAudit, Status: vpec.Pass}, true, nil
+			}
+			r = verify(t, d, vpec.Options{Trust: trust, Extra: []vpec.ExtraCheck{audit}})
 			if r.Valid || r.Verdict != tc.verdict {
-				t.Fatalf("after Add: verdict %q (valid %v)", r.Verdict, r.Valid)
+				t.Fatalf("with an extra check: verdict %q (valid %v)", r.Verdict, r.Valid)
 			}
 		})
 	}
@@ -87,8 +90,8 @@ func FuzzVerifyOffline(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, d []byte) {
-		r := vpec.Verify(d, vpec.Options{Trust: trust})
-		if len(r.Checks) != len(vpec.Checks) {
+		r := verify(t, d, vpec.Options{Trust: trust})
+		if len(r.Checks) != len(vpec.Checks()) {
 			t.Fatalf("%d checks reported", len(r.Checks))
 		}
 		if r.Check(vpec.CheckSchema).Code == vpec.CodeUnsignedOffline {

@@ -35,7 +35,7 @@ func readVector(t *testing.T, rel string) []byte {
 func TestOneEncodingPerDocument(t *testing.T) {
 	_, trust := loadVectors(t)
 	orig := readVector(t, "vpec/valid/witnessed.json")
-	if r := vpec.Verify(orig, vpec.Options{Trust: trust}); !r.Valid {
+	if r := verify(t, orig, vpec.Options{Trust: trust}); !r.Valid {
 		t.Fatalf("original: %s", r.Verdict)
 	}
 	// insert puts s into the string value of member name (first
@@ -87,7 +87,7 @@ func TestOneEncodingPerDocument(t *testing.T) {
 			if bytes.Equal(doc, orig) {
 				t.Fatal("no change")
 			}
-			r := vpec.Verify(doc, vpec.Options{Trust: trust})
+			r := verify(t, doc, vpec.Options{Trust: trust})
 			if r.Valid {
 				t.Fatalf("a byte-different copy verifies VALID")
 			}
@@ -96,7 +96,7 @@ func TestOneEncodingPerDocument(t *testing.T) {
 	// Outside the signed bytes, the copy is refused as a schema error
 	// naming the field (not as a signature failure).
 	for name, field := range map[string]string{"signature CRLF": "signature", "timestamp LF": "timestamp_rfc3161", "sequence 1.0": "records[0].sequence", "provable_surface -0": "provable_surface"} {
-		r := vpec.Verify(copies[name], vpec.Options{Trust: trust})
+		r := verify(t, copies[name], vpec.Options{Trust: trust})
 		if c := r.Check(vpec.CheckSchema); c.Status != vpec.Fail || !strings.Contains(c.Message, field) {
 			t.Errorf("%s: schema check %s %q, want a failure naming %s", name, c.Status, c.Message, field)
 		}
@@ -165,7 +165,7 @@ func TestShape(t *testing.T) {
 			if !errors.Is(err, vpec.ErrShape) || !errors.Is(err, document.ErrSchema) || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("CheckShape = %v, want %q", err, c.want)
 			}
-			r := vpec.Verify([]byte(c.doc), vpec.Options{})
+			r := verify(t, []byte(c.doc), vpec.Options{Trust: someTrust(t)})
 			if c := r.Check(vpec.CheckSchema); c.Status != vpec.Fail || !strings.Contains(c.Message, "not a VPEC") {
 				t.Fatalf("Verify schema check: %q", c.Message)
 			}
@@ -208,7 +208,7 @@ func TestUnreadableInput(t *testing.T) {
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
-			r := vpec.Verify(c.doc, vpec.Options{})
+			r := verify(t, c.doc, vpec.Options{Trust: someTrust(t)})
 			msg := r.Check(vpec.CheckSchema).Message
 			if r.Valid || !strings.Contains(msg, c.want) || strings.Contains(msg, "canonical") {
 				t.Fatalf("schema check %q, want %q", msg, c.want)
@@ -266,7 +266,7 @@ func TestNullInDetails(t *testing.T) {
 	if !bytes.Contains(doc, []byte(`"x": null`)) {
 		t.Fatalf("sealed document lost the null:\n%s", doc)
 	}
-	r := vpec.Verify(doc, vpec.Options{Trust: trust})
+	r := verify(t, doc, vpec.Options{Trust: trust})
 	if !r.Valid {
 		for _, c := range r.Checks {
 			t.Logf("%s %s: %s", c.Status, c.Name, c.Message)
@@ -275,7 +275,7 @@ func TestNullInDetails(t *testing.T) {
 	}
 	// Dropping or changing a null changes the signed bytes.
 	for _, edit := range [][2]string{{`"x": null`, `"x": 0`}, {`"d": null`, `"d": false`}} {
-		if r := vpec.Verify(bytes.Replace(doc, []byte(edit[0]), []byte(edit[1]), 1), vpec.Options{Trust: trust}); r.Valid {
+		if r := verify(t, bytes.Replace(doc, []byte(edit[0]), []byte(edit[1]), 1), vpec.Options{Trust: trust}); r.Valid {
 			t.Errorf("%s -> %s still VALID", edit[0], edit[1])
 		}
 	}
@@ -293,7 +293,7 @@ func TestNullInDetails(t *testing.T) {
 		if !bytes.Contains(doc, []byte(edit[0])) {
 			t.Fatalf("no %q in\n%s", edit[0], doc)
 		}
-		r := vpec.Verify(bytes.Replace(doc, []byte(edit[0]), []byte(edit[1]), 1), vpec.Options{Trust: trust})
+		r := verify(t, bytes.Replace(doc, []byte(edit[0]), []byte(edit[1]), 1), vpec.Options{Trust: trust})
 		if c := r.Check(vpec.CheckSchema); c.Status != vpec.Fail || !strings.Contains(strings.Join(c.Details, "\n")+c.Message, field) {
 			t.Errorf("%s: schema %s %q %v, want %q", edit[1], c.Status, c.Message, c.Details, field)
 		}
@@ -303,7 +303,7 @@ func TestNullInDetails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := vpec.Verify(l.Doc, vpec.Options{Trust: l.Trust}); !r.Valid {
+	if r := verify(t, l.Doc, vpec.Options{Trust: l.Trust}); !r.Valid {
 		t.Fatalf("large VPEC: %s", r.Verdict)
 	}
 }

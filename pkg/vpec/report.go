@@ -42,10 +42,15 @@ const (
 	CheckAudit CheckName = "audit"
 )
 
-// Checks lists the checks Verify reports, in order: every report names
+// checks lists the checks Verify reports, in order: every report names
 // each of them once (a check that did not run is not_applicable).
-var Checks = []CheckName{CheckSchema, CheckSignature, CheckChain, CheckMerkle, CheckZK, CheckEvidence,
+var checks = [...]CheckName{CheckSchema, CheckSignature, CheckChain, CheckMerkle, CheckZK, CheckEvidence,
 	CheckTimestamp, CheckTime, CheckGaps, CheckSummary, CheckReviews, CheckProfile}
+
+// Checks returns the checks Verify reports, in order (a new slice each
+// call): every report names each of them once, a check that did not run
+// as not_applicable, followed by the Options.Extra checks that applied.
+func Checks() []CheckName { return append([]CheckName(nil), checks[:]...) }
 
 // Check is the result of one named verification check.
 type Check struct {
@@ -91,6 +96,10 @@ type Report struct {
 	// fetchHint is the command that fetches the signed VPEC, set for
 	// an unsigned offline VPEC.
 	fetchHint string
+
+	// requireClean is Options.RequireClean: a valid VPEC that is not
+	// clean is INVALID — NOT CLEAN.
+	requireClean bool
 
 	// genTime is the verified genTime of the VPEC's timestamp, at full
 	// precision (zero when the timestamp did not verify).
@@ -160,13 +169,6 @@ func (r *Report) verdictCheck() *Check {
 	return trust
 }
 
-// Add appends a check made outside Verify (the replay audit) and
-// recomputes the verdict.
-func (r *Report) Add(c Check) {
-	r.Checks = append(r.Checks, c)
-	r.finish()
-}
-
 func (r *Report) finish() {
 	r.ReportSchema = ReportSchema
 	f := r.verdictCheck()
@@ -175,6 +177,11 @@ func (r *Report) finish() {
 	case r.Unreadable:
 		r.Valid = false
 		r.Verdict = "UNREADABLE — " + f.Code
+	case f == nil && r.requireClean && !r.IsClean:
+		// Authentic, with governance gaps or declared chain breaks, and
+		// the caller asked for clean (svc verify --require-clean).
+		r.Valid = false
+		r.Verdict = "INVALID — NOT CLEAN (--require-clean)"
 	case f == nil:
 		r.Verdict = "VALID"
 	case f.Code == CodeUnsignedOffline:

@@ -116,7 +116,7 @@ func TestTimeRules(t *testing.T) {
 				recs[i].RecordedAt = at(-time.Hour)
 			}
 			gaps := tc.edit(recs)
-			r := vpec.Verify(f.sealAt(t, clk, recs, gaps), vpec.Options{Trust: f.trust})
+			r := verify(t, f.sealAt(t, clk, recs, gaps), vpec.Options{Trust: f.trust})
 			c := r.Check(vpec.CheckTime)
 			if r.Valid != tc.valid || (tc.valid && c.Status != vpec.Pass) || (!tc.valid && (c.Status != vpec.Fail || c.Code != "TIME VIOLATION")) {
 				for _, c := range r.Checks {
@@ -157,7 +157,7 @@ func TestEvidence(t *testing.T) {
 		{"execution needs nothing", records(2, vpec.Execution), true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := vpec.Verify(f.sealAt(t, clk, tc.recs, nil), vpec.Options{Trust: f.trust})
+			r := verify(t, f.sealAt(t, clk, tc.recs, nil), vpec.Options{Trust: f.trust})
 			c := r.Check(vpec.CheckEvidence)
 			if (c.Status == vpec.Pass) != tc.ok || (!tc.ok && (r.Valid || c.Code != "CLAIM WITHOUT EVIDENCE")) {
 				t.Fatalf("evidence %s %q, verdict %s; want ok=%v", c.Status, c.Message, r.Verdict, tc.ok)

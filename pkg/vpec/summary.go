@@ -58,7 +58,7 @@ func Summarize(records []Record, gaps []Gap, chainIntact bool) Summary {
 	if floor < 0 {
 		s.ProofLevelFloor = Attestation
 	} else {
-		s.ProofLevelFloor = ProofLevels[floor]
+		s.ProofLevelFloor = proofLevels[floor]
 	}
 	for k, n := range surface {
 		s.ProvableSurfaceBreakdown[k] = Share(n, s.TotalChecksRun)

@@ -21,11 +21,15 @@ const (
 	Attestation         ProofLevel = "attestation"
 )
 
-// ProofLevels lists the proof levels strongest first.
-var ProofLevels = []ProofLevel{Mathematical, VerifiableInference, OperatorBound, Execution, Witnessed, Attestation}
+// proofLevels lists the proof levels strongest first.
+var proofLevels = [...]ProofLevel{Mathematical, VerifiableInference, OperatorBound, Execution, Witnessed, Attestation}
+
+// ProofLevels returns the proof levels strongest first (a new slice each
+// call: the verifier's table cannot be changed through it).
+func ProofLevels() []ProofLevel { return slices.Clone(proofLevels[:]) }
 
 // Rank orders levels: 0 is the strongest; -1 means unknown.
-func (l ProofLevel) Rank() int { return slices.Index(ProofLevels, l) }
+func (l ProofLevel) Rank() int { return slices.Index(proofLevels[:], l) }
 
 // Valid reports whether l is a known proof level.
 func (l ProofLevel) Valid() bool { return l.Rank() >= 0 }
@@ -57,11 +61,13 @@ const (
 	ResultNotApplicable CheckResult = "not_applicable"
 )
 
-// CheckResults lists every check result.
-var CheckResults = []CheckResult{ResultPass, ResultFail, ResultError, ResultSkipped, ResultDegraded, ResultOverride, ResultNotApplicable}
+var checkResults = [...]CheckResult{ResultPass, ResultFail, ResultError, ResultSkipped, ResultDegraded, ResultOverride, ResultNotApplicable}
+
+// CheckResults returns every check result (a new slice each call).
+func CheckResults() []CheckResult { return slices.Clone(checkResults[:]) }
 
 // Valid reports whether r is a known check result.
-func (r CheckResult) Valid() bool { return slices.Contains(CheckResults, r) }
+func (r CheckResult) Valid() bool { return slices.Contains(checkResults[:], r) }
 
 // Visibility says what of a record's data the VPEC discloses (docs/FORMATS.md).
 type Visibility string
@@ -73,11 +79,13 @@ const (
 	Transparent Visibility = "transparent"
 )
 
-// Visibilities lists every visibility mode.
-var Visibilities = []Visibility{Opaque, Selective, Transparent}
+var visibilities = [...]Visibility{Opaque, Selective, Transparent}
+
+// Visibilities returns every visibility mode (a new slice each call).
+func Visibilities() []Visibility { return slices.Clone(visibilities[:]) }
 
 // Valid reports whether v is a known visibility mode.
-func (v Visibility) Valid() bool { return slices.Contains(Visibilities, v) }
+func (v Visibility) Valid() bool { return slices.Contains(visibilities[:], v) }
 
 // Severity is a governance gap's severity (docs/FORMATS.md).
 type Severity string
@@ -91,11 +99,14 @@ const (
 	Informational Severity = "Informational"
 )
 
-// Severities lists every severity, most severe first.
-var Severities = []Severity{Critical, High, Medium, Low, Informational}
+var severities = [...]Severity{Critical, High, Medium, Low, Informational}
+
+// Severities returns every severity, most severe first (a new slice each
+// call).
+func Severities() []Severity { return slices.Clone(severities[:]) }
 
 // Valid reports whether s is a known severity.
-func (s Severity) Valid() bool { return slices.Contains(Severities, s) }
+func (s Severity) Valid() bool { return slices.Contains(severities[:], s) }
 
 // Gap types with a fixed severity.
 const (
@@ -106,13 +117,18 @@ const (
 	GapEmptyRun            = "empty_run"             // High: the run was closed without a single record
 )
 
-// GapSeverity maps the gap types svc defines to their fixed severity.
-var GapSeverity = map[string]Severity{
-	GapSystemUnavailable:   High,
-	GapModelProfileMissing: Medium,
-	GapSequenceMissing:     High,
-	GapChainBreak:          Critical,
-	GapEmptyRun:            High,
+// GapSeverity returns the fixed severity of a gap type svc defines, or ""
+// for any other gap type (whose severity the issuer chooses).
+func GapSeverity(gapType string) Severity {
+	switch gapType {
+	case GapSystemUnavailable, GapSequenceMissing, GapEmptyRun:
+		return High
+	case GapModelProfileMissing:
+		return Medium
+	case GapChainBreak:
+		return Critical
+	}
+	return ""
 }
 
 // Environment is sandbox or production, set by the API key prefix.
@@ -126,9 +142,6 @@ const (
 	SandboxKeyPrefix    = "pk_sb_"
 	ProductionKeyPrefix = "pk_live_"
 )
-
-// GPU classes a profile can be calibrated for (docs/FORMATS.md).
-var GPUClasses = []string{"cpu", "a10g", "a100", "h100"}
 
 // Stage types (docs/FORMATS.md).
 const (

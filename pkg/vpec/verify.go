@@ -31,12 +31,46 @@ type ProfileSource interface {
 // ErrProfileNotFound is returned by a ProfileSource without the profile.
 var ErrProfileNotFound = profile.ErrNotFound
 
-// Options configure Verify.
+// Options configure Verify: the trust material and the policy. Verify
+// validates them before it reads the document (Validate).
 type Options struct {
-	// Trust holds the service keys and TSA roots. Required.
+	// Trust holds the service keys and TSA roots. Required, with at least
+	// one key; without TSA roots the timestamp cannot be checked and the
+	// verdict is at best UNVERIFIED.
 	Trust *signing.Bundle
 	// Profiles resolves profile ids of Bounded Inference records. May be nil.
 	Profiles ProfileSource
+	// RequireClean makes a valid VPEC that is not clean (governance gaps,
+	// declared chain breaks) INVALID — NOT CLEAN, matching ErrNotClean.
+	RequireClean bool
+	// Extra are checks made outside this package (svc's replay audit of
+	// a Bounded Inference trace), run in order after the built-in checks
+	// on any input that is a JSON document. Each returns its check and
+	// whether it applied (a check that did not apply is not reported), or
+	// an error, which stops verification: Verify then returns it wrapped,
+	// with no report.
+	Extra []ExtraCheck
+}
+
+// ExtraCheck is a check Options.Extra adds to the report; it reads the
+// document as given to Verify.
+type ExtraCheck func(doc []byte) (c Check, applied bool, err error)
+
+// Validate reports whether the options can verify anything: an error
+// matching ErrOptions when they cannot.
+func (o *Options) Validate() error {
+	if o.Trust == nil {
+		return fmt.Errorf("%w: Trust is nil: pass the trust bundle of the service that issued the VPEC", ErrOptions)
+	}
+	if len(o.Trust.KeyIDs()) == 0 {
+		return fmt.Errorf("%w: the trust bundle holds no Ed25519 public key", ErrOptions)
+	}
+	for i, x := range o.Extra {
+		if x == nil {
+			return fmt.Errorf("%w: Extra[%d] is nil", ErrOptions, i)
+		}
+	}
+	return nil
 }
 
 // parsed is a VPEC decoded with the raw bytes of each record kept for the
@@ -62,8 +96,74 @@ const NotCheckedUnreadable = "not checked: the input is not a JSON document"
 
 // Verify checks a VPEC document offline and reports every check by name.
 // It never panics and never reports VALID for anything it did not check.
-func Verify(doc []byte, opts Options) *Report {
-	r := &Report{}
+//
+// The error is nil exactly when the verdict is VALID. Otherwise it is a
+// *VerificationError matching ErrInvalid, ErrUnverified or ErrUnreadable
+// (errors.Is), returned with the report, which says what was checked and
+// is for printing: a caller that looks only at the error cannot accept a
+// document that failed. Options that cannot verify anything give an error
+// matching ErrOptions and no report; so does an extra check's error.
+func Verify(doc []byte, opts Options) (*Report, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	r := verify(doc, opts)
+	r.requireClean = opts.RequireClean
+	if !r.Unreadable {
+		for i, x := range opts.Extra {
+			c, applied, err := x(doc)
+			if err != nil {
+				return nil, fmt.Errorf("vpec: extra check %d: %w", i, err)
+			}
+			if applied {
+				r.Checks = append(r.Checks, c)
+			}
+		}
+	}
+	r.finish()
+	return r, r.err()
+}
+
+// ValidateSchema runs the schema check alone, for callers that need no
+// more than a well-formed v1 VPEC (they hold no trust bundle): nil, or a
+// *VerificationError naming the schema check and matching ErrInvalid,
+// ErrUnsignedOffline (with ErrInvalid) or ErrUnreadable. It proves nothing
+// about who issued the document.
+func ValidateSchema(doc []byte) error {
+	r, p := schemaReport(doc)
+	if p != nil {
+		return nil
+	}
+	return r.err()
+}
+
+// verify runs the built-in checks; the options are valid.
+func verify(doc []byte, opts Options) *Report {
+	r, p := schemaReport(doc)
+	if p == nil {
+		return r
+	}
+	// The signature hashes the whole document: let it run on another core
+	// while the other checks run.
+	sigc := make(chan Check, 1)
+	go func() { sigc <- checkSignature(*p, opts.Trust) }()
+	var sessions []sessionTimes
+	chain, merkle, zk := checkChain(*p), checkMerkle(*p), checkZK(*p)
+	evidence := checkEvidence(*p)
+	ts := checkTimestamp(*p, opts.Trust, r)
+	reviews := checkReviews(*p, opts.Trust, &sessions)
+	tm := checkTime(*p, r, sessions)
+	rest := []Check{chain, merkle, zk, evidence, ts, tm, checkGaps(*p), checkSummary(*p), reviews, checkProfiles(*p, opts)}
+	r.Checks = append(append(r.Checks, <-sigc), rest...)
+	r.finish()
+	return r
+}
+
+// schemaReport runs the schema check. When it passes, the report holds it
+// and p is the parsed document; otherwise p is nil and the report is
+// finished, every other check not_applicable.
+func schemaReport(doc []byte) (r *Report, _ *parsed) {
+	r = &Report{}
 	if err := document.CheckInput(doc); err != nil {
 		// Not a JSON document at all (empty, binary, not UTF-8, a BOM,
 		// too large): say so in words, and run nothing else.
@@ -73,11 +173,11 @@ func Verify(doc []byte, opts Options) *Report {
 			code = "TOO LARGE"
 		}
 		r.Checks = append(r.Checks, Check{Name: CheckSchema, Status: Fail, Code: code, Message: "unreadable input: " + err.Error()})
-		for _, n := range Checks[1:] {
+		for _, n := range checks[1:] {
 			r.Checks = append(r.Checks, Check{Name: n, Status: NotApplicable, Message: NotCheckedUnreadable})
 		}
 		r.finish()
-		return r
+		return r, nil
 	}
 	p := parse(doc)
 	r.fill(&p.v)
@@ -86,32 +186,19 @@ func Verify(doc []byte, opts Options) *Report {
 	}
 	if p.v.Schema == OfflineSchema {
 		r.unsignedOffline(&p)
-		return r
+		return r, nil
 	}
 	if len(p.schemaErrs) > 0 {
 		r.Checks = append(r.Checks, Check{Name: CheckSchema, Status: Fail, Code: "SCHEMA ERROR",
 			Message: "schema invalid: " + p.schemaErrs[0], Details: p.schemaErrs})
-		for _, n := range Checks[1:] {
+		for _, n := range checks[1:] {
 			r.Checks = append(r.Checks, Check{Name: n, Status: NotApplicable, Message: NotCheckedSchema})
 		}
 		r.finish()
-		return r
+		return r, nil
 	}
 	r.Checks = append(r.Checks, Check{Name: CheckSchema, Status: Pass, Message: fmt.Sprintf("schema valid (%s, %d records)", Schema, len(p.v.Records))})
-	// The signature hashes the whole document: let it run on another core
-	// while the other checks run.
-	sigc := make(chan Check, 1)
-	go func() { sigc <- checkSignature(p, opts.Trust) }()
-	var sessions []sessionTimes
-	chain, merkle, zk := checkChain(p), checkMerkle(p), checkZK(p)
-	evidence := checkEvidence(p)
-	ts := checkTimestamp(p, opts.Trust, r)
-	reviews := checkReviews(p, opts.Trust, &sessions)
-	tm := checkTime(p, r, sessions)
-	rest := []Check{chain, merkle, zk, evidence, ts, tm, checkGaps(p), checkSummary(p), reviews, checkProfiles(p, opts)}
-	r.Checks = append(append(r.Checks, <-sigc), rest...)
-	r.finish()
-	return r
+	return r, &p
 }
 
 func (r *Report) fill(v *VPEC) {
@@ -193,7 +280,7 @@ func parse(doc []byte) (p parsed) {
 		bad("api_key_id %q must start with %s or %s", v.APIKeyID, SandboxKeyPrefix, ProductionKeyPrefix)
 	}
 	if !v.ProofLevelFloor.Valid() {
-		bad("proof_level_floor %q is not a proof level %v", v.ProofLevelFloor, ProofLevels)
+		bad("proof_level_floor %q is not a proof level %v", v.ProofLevelFloor, proofLevels)
 	}
 	for k, n := range v.ProofLevelBreakdown {
 		if !ProofLevel(k).Valid() {
@@ -227,8 +314,8 @@ func parse(doc []byte) (p parsed) {
 			bad("%s.gap_type %q is not a gap type", f, g.GapType)
 		}
 		if !g.Severity.Valid() {
-			bad("%s.severity %q is not one of %v", f, g.Severity, Severities)
-		} else if want, ok := GapSeverity[g.GapType]; ok && want != g.Severity {
+			bad("%s.severity %q is not one of %v", f, g.Severity, severities)
+		} else if want := GapSeverity(g.GapType); want != "" && want != g.Severity {
 			bad("%s.severity of a %s gap is %s, not %s", f, g.GapType, want, g.Severity)
 		}
 		timeField(f+".timestamp", g.Timestamp)
@@ -344,13 +431,13 @@ func checkRecord(r *Record, f string, bad func(string, ...any)) {
 		}
 	}
 	if !r.CheckResult.Valid() {
-		bad("%s.check_result %q is not one of %v", f, r.CheckResult, CheckResults)
+		bad("%s.check_result %q is not one of %v", f, r.CheckResult, checkResults)
 	}
 	if !r.ProofLevel.Valid() {
-		bad("%s.proof_level %q is not one of %v", f, r.ProofLevel, ProofLevels)
+		bad("%s.proof_level %q is not one of %v", f, r.ProofLevel, proofLevels)
 	}
 	if !r.Visibility.Valid() {
-		bad("%s.visibility %q is not one of %v", f, r.Visibility, Visibilities)
+		bad("%s.visibility %q is not one of %v", f, r.Visibility, visibilities)
 	}
 	h, err := commitment.Parse(r.CommitmentHash)
 	if err != nil {
@@ -387,11 +474,11 @@ func checkRecord(r *Record, f string, bad func(string, ...any)) {
 		bad("%s: a bounded_inference block goes with proof_level operator_bound and only with it", f)
 	}
 	if bi := r.BoundedInference; bi != nil {
-		if !profile.IDPattern.MatchString(bi.ProfileID) {
+		if !profile.ValidID(bi.ProfileID) {
 			bad("%s.bounded_inference.profile_id %q is not a profile id", f, bi.ProfileID)
 		}
-		if !slices.Contains(GPUClasses, bi.GPUClass) {
-			bad("%s.bounded_inference.gpu_class %q is not one of %v", f, bi.GPUClass, GPUClasses)
+		if !profile.ValidGPUClass(bi.GPUClass) {
+			bad("%s.bounded_inference.gpu_class %q is not one of %v", f, bi.GPUClass, profile.GPUClasses())
 		}
 		if _, err := ParseHash(bi.ONNXModelHash); err != nil {
 			bad("%s.bounded_inference.onnx_model_hash: %v", f, err)

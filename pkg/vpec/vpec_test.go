@@ -2,6 +2,7 @@ package vpec_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -78,7 +79,7 @@ func TestSealVerifyRoundTrip(t *testing.T) {
 	for _, n := range []int{1, 2, 7, 100} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			doc := f.issue(t, records(n, vpec.Execution), nil)
-			r := vpec.Verify(doc, vpec.Options{Trust: f.trust})
+			r := verify(t, doc, vpec.Options{Trust: f.trust})
 			if !r.Valid || r.Verdict != "VALID" {
 				for _, c := range r.Checks {
 					t.Logf("%s %s %s %v", c.Status, c.Name, c.Message, c.Details)
@@ -99,7 +100,7 @@ func TestWhitespaceIndependent(t *testing.T) {
 		t.Fatal(err)
 	}
 	compact, _ := json.Marshal(m)
-	if r := vpec.Verify(compact, vpec.Options{Trust: f.trust}); !r.Valid {
+	if r := verify(t, compact, vpec.Options{Trust: f.trust}); !r.Valid {
 		t.Fatalf("compact form: %s", r.Verdict)
 	}
 }
@@ -107,13 +108,12 @@ func TestWhitespaceIndependent(t *testing.T) {
 func TestMissingTrust(t *testing.T) {
 	f := newFixture(t)
 	doc := f.issue(t, records(2, vpec.Execution), nil)
-	r := vpec.Verify(doc, vpec.Options{})
-	if r.Valid || !r.MissingTrust() || r.Verdict != "UNVERIFIED — TRUST ROOT MISSING" {
-		t.Fatalf("no trust: valid=%v verdict=%s", r.Valid, r.Verdict)
+	if r, err := vpec.Verify(doc, vpec.Options{}); r != nil || !errors.Is(err, vpec.ErrOptions) {
+		t.Fatalf("no trust: %v, %v; want no report and ErrOptions", r, err)
 	}
 	keysOnly := signing.NewBundle()
 	keysOnly.AddKey(f.signer.PublicKey())
-	r = vpec.Verify(doc, vpec.Options{Trust: keysOnly})
+	r := verify(t, doc, vpec.Options{Trust: keysOnly})
 	if r.Valid || r.Verdict != "UNVERIFIED — TSA ROOT MISSING" {
 		t.Fatalf("no TSA root: verdict %s", r.Verdict)
 	}
@@ -204,8 +204,8 @@ func BenchmarkVerify10k(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if r := vpec.Verify(l.Doc, vpec.Options{Trust: l.Trust}); !r.Valid {
-			b.Fatal(r.Verdict)
+		if _, err := vpec.Verify(l.Doc, vpec.Options{Trust: l.Trust}); err != nil {
+			b.Fatal(err)
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/10000, "ns/record")

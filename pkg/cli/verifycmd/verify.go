@@ -131,31 +131,25 @@ func runVerify(a *clicore.App, o *verifyOptions, audit *Audit, path string) erro
 	// process exits right after: collect garbage only past a memory limit.
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(max(512<<20, 24*int64(len(doc)))))
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
-	report := vpec.Verify(doc, vpec.Options{Trust: trust, Profiles: set})
-	report.TrustRoot = &vpec.TrustRoot{File: o.trust.TrustRoot, Source: o.trust.Source}
-	if audit != nil && audit.Run != nil && !report.Unreadable {
-		c, ok, err := audit.Run(doc, trust, set)
-		if err != nil {
-			return err
-		}
-		if ok {
-			report.Add(c)
-		}
+	opts := vpec.Options{Trust: trust, Profiles: set, RequireClean: o.requireClean}
+	if audit != nil && audit.Run != nil {
+		opts.Extra = append(opts.Extra, func(doc []byte) (vpec.Check, bool, error) { return audit.Run(doc, trust, set) })
 	}
+	report, err := vpec.Verify(doc, opts)
 	code := clicore.ExitValid
 	switch {
-	case report.Unreadable:
+	case err == nil:
+	case errors.Is(err, vpec.ErrUnreadable):
 		code = clicore.ExitUsage
-	case report.Valid && o.requireClean && !report.IsClean:
-		code = clicore.ExitInvalid
-		report.Verdict = "INVALID — NOT CLEAN (--require-clean)"
-		report.Valid = false
-	case report.Valid:
-	case report.MissingTrust():
+	case errors.Is(err, vpec.ErrUnverified):
 		code = clicore.ExitTrust
-	default:
+	case errors.Is(err, vpec.ErrInvalid):
 		code = clicore.ExitInvalid
+	default:
+		// Not a verdict: the audit's own error (flags, files).
+		return err
 	}
+	report.TrustRoot = &vpec.TrustRoot{File: o.trust.TrustRoot, Source: o.trust.Source}
 	if o.output == clicore.OutputJSON {
 		if err := a.WriteJSON(report); err != nil {
 			return err

@@ -92,7 +92,11 @@ func (s *service) verify(t *testing.T, doc []byte, profiles ...[]byte) *vpec.Rep
 			t.Fatal(err)
 		}
 	}
-	return vpec.Verify(doc, vpec.Options{Trust: s.mat.Trust, Profiles: set})
+	rep, err := vpec.Verify(doc, vpec.Options{Trust: s.mat.Trust, Profiles: set})
+	if rep == nil || (err == nil) != rep.Valid {
+		t.Fatalf("vpec.Verify: report %v, error %v", rep, err)
+	}
+	return rep
 }
 
 // TestBoundCommittedInference: without a profile the check falls back to
