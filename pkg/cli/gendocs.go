@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -153,23 +154,25 @@ func genManPages(root *cobra.Command, dir string, names map[string]string) error
 	return nil
 }
 
-// escapeForMan escapes "<" and ">" in the text cobra writes into the
-// markdown it renders as man pages (use lines, short and long
-// descriptions, flag usages): go-md2man drops "<vpec.json>" as an HTML
-// tag, which turned the synopsis `svc verify <vpec.json> [flags]` into
-// `svc verify  [flags]`. Examples are code blocks and stay as they are.
+// escapeForMan escapes the text cobra writes into the markdown it renders
+// as man pages (use lines, short and long descriptions, flag usages), so
+// that go-md2man shows it as written: unescaped, "<vpec.json>" was dropped
+// as an HTML tag (the synopsis `svc verify <vpec.json> [flags]` read `svc
+// verify  [flags]`), "pk_sb_... or pk_live_..." turned italic and
+// "[a, b] (c)" into a link. Lines of a long description indented by two
+// spaces or more (command lines) become a verbatim block. Examples are
+// code blocks already and stay as they are.
 func escapeForMan(root *cobra.Command) {
-	esc := strings.NewReplacer(`<`, `\<`, `>`, `\>`)
 	seen := map[*pflag.Flag]bool{}
 	escFlag := func(f *pflag.Flag) {
 		if !seen[f] {
 			seen[f] = true
-			f.Usage = esc.Replace(f.Usage)
+			f.Usage = markdownText(f.Usage)
 		}
 	}
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
-		c.Use, c.Short, c.Long = esc.Replace(c.Use), esc.Replace(c.Short), esc.Replace(c.Long)
+		c.Use, c.Short, c.Long = markdownText(c.Use), markdownText(c.Short), markdownLong(c.Long)
 		c.LocalFlags().VisitAll(escFlag)
 		c.PersistentFlags().VisitAll(escFlag)
 		c.InheritedFlags().VisitAll(escFlag)
@@ -178,6 +181,58 @@ func escapeForMan(root *cobra.Command) {
 		}
 	}
 	walk(root)
+}
+
+// markdownInline are the characters that markdown reads as markup inside
+// a line of text (emphasis, code, links, HTML, entities); a backslash makes
+// each show as itself.
+const markdownInline = "\\`*_[]<>&"
+
+// listOrHeading matches a line that markdown would read as a list item or
+// heading.
+var listOrHeading = regexp.MustCompile(`^(\s*)([-+*#]|\d+\.)(\s)`)
+
+// markdownText escapes s, line by line, so that it renders as itself.
+func markdownText(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		var b strings.Builder
+		for _, r := range l {
+			if strings.ContainsRune(markdownInline, r) {
+				b.WriteByte('\\')
+			}
+			b.WriteRune(r)
+		}
+		lines[i] = listOrHeading.ReplaceAllString(b.String(), `$1\$2$3`)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// markdownLong is markdownText for a long description, except that a run
+// of lines indented by two spaces or more becomes a verbatim (code) block:
+// indented by four more spaces, unescaped, set off by blank lines.
+func markdownLong(s string) string {
+	lines := strings.Split(s, "\n")
+	var out []string
+	inBlock := false
+	for _, l := range lines {
+		indented := strings.HasPrefix(l, "  ") && strings.TrimSpace(l) != ""
+		switch {
+		case indented && !inBlock:
+			if len(out) > 0 && out[len(out)-1] != "" {
+				out = append(out, "")
+			}
+			out = append(out, "    "+l)
+		case indented:
+			out = append(out, "    "+l)
+		case inBlock && l != "":
+			out = append(out, "", markdownText(l))
+		default:
+			out = append(out, markdownText(l))
+		}
+		inBlock = indented
+	}
+	return strings.Join(out, "\n")
 }
 
 // genCompletions writes root's bash, zsh, fish and PowerShell completion

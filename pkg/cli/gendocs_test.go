@@ -60,7 +60,7 @@ func manCommandsOf(c *cobra.Command) []*cobra.Command {
 }
 
 // roffText undoes the roff markup go-md2man writes, enough to compare text.
-var roffText = strings.NewReplacer(`\fB`, "", `\fP`, "", `\fI`, "", `\&`, "", `\-`, "-", `\\`, `\`, `\(aq`, "'")
+var roffText = strings.NewReplacer(`\fB`, "", `\fP`, "", `\fI`, "", `\&`, "", `\-`, "-", `\\`, `\`, `\(aq`, "'", `\[la]`, "<", `\[ra]`, ">")
 
 // manSection returns the text of a page's section (the lines after
 // ".SH NAME" up to the next .SH), roff markup undone.
@@ -75,12 +75,11 @@ func manSection(page, name string) string {
 	return strings.TrimSpace(roffText.Replace(rest))
 }
 
-var placeholder = regexp.MustCompile(`<[^<>\s]+>`)
-
 // TestManPagesShowUseLines: every command's man page has a synopsis that is
 // its use line as --help prints it (with its positional arguments), and
-// keeps every <placeholder> of its use line, descriptions and flag usages
-// (go-md2man dropped them as HTML tags: "svc verify  [flags]").
+// shows every word of its descriptions and flag usages as written:
+// go-md2man dropped <placeholders> as HTML tags ("svc verify  [flags]"),
+// set pk_sb_... in italics and made "[a, b] (c)" a link.
 func TestManPagesShowUseLines(t *testing.T) {
 	for _, tr := range manTrees(t) {
 		for _, c := range manCommandsOf(tr.root) {
@@ -100,12 +99,17 @@ func TestManPagesShowUseLines(t *testing.T) {
 			if got, want := manSection(page, "SYNOPSIS"), c.UseLine(); got != want {
 				t.Errorf("%s: synopsis %q, want the use line %q", file, got, want)
 			}
-			text := c.Use + "\n" + c.Short + "\n" + c.Long
-			c.NonInheritedFlags().VisitAll(func(f *pflag.Flag) { text += "\n" + f.Usage })
-			plain := roffText.Replace(page)
-			for _, p := range placeholder.FindAllString(text, -1) {
-				if !strings.Contains(plain, p) {
-					t.Errorf("%s: %s is missing from the page", file, p)
+			text := c.Short + "\n" + c.Long
+			c.NonInheritedFlags().VisitAll(func(f *pflag.Flag) { text += "\n" + f.Usage + "\n" + f.DefValue })
+			plain := " " + strings.Join(strings.Fields(roffText.Replace(page)), " ") + " "
+			for _, w := range strings.Fields(text) {
+				if !strings.Contains(plain, w) {
+					t.Errorf("%s: %q is missing from the page", file, w)
+				}
+			}
+			for _, markup := range []string{`\fI`, `\[la]`, `\[ra]`} {
+				if strings.Contains(page, markup) {
+					t.Errorf("%s: the page has %s (markdown read as markup)", file, markup)
 				}
 			}
 		}
