@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"unicode/utf8"
 
+	"github.com/svc-gov/svc/pkg/canonical"
 	"github.com/svc-gov/svc/pkg/profile"
 	"github.com/svc-gov/svc/pkg/vpec"
 )
@@ -179,6 +180,62 @@ func CheckGPUClasses(field string, list []string) error {
 			return fieldErr(f, "%q is listed twice", g)
 		}
 		seen[g] = true
+	}
+	return nil
+}
+
+// CheckLimits checks a reviewer registration: a bounded public key and,
+// if given, a name a person can read.
+func (r *ReviewerKeyRequest) CheckLimits() error {
+	if len(r.PublicKey) > MaxPublicKeyBytes {
+		return &FieldError{Field: "public_key", Problem: fmt.Sprintf("must be at most %d bytes, is %d", MaxPublicKeyBytes, len(r.PublicKey)), Err: ErrLimit}
+	}
+	return CheckName("name", r.Name, 0, MaxReviewerNameBytes)
+}
+
+// CheckLimits checks a session request's names; kind, the duration and the
+// reviewer key are checked by openSession.
+func (r *SessionRequest) CheckLimits() error {
+	if err := CheckName("check", r.Check, 1, MaxCheckBytes); err != nil {
+		return err
+	}
+	if err := CheckName("manifest_id", r.ManifestID, 1, MaxManifestIDBytes); err != nil {
+		return err
+	}
+	return CheckName("reviewer_key_id", r.ReviewerKeyID, 0, MaxReviewerKeyIDBytes)
+}
+
+// CheckLimits checks a calibration request's free-text members and GPU
+// classes (known classes, each once).
+func (in *CalibrationRequestInput) CheckLimits() error {
+	if err := CheckText("model_description", in.ModelDescription, MaxDescriptionBytes); err != nil {
+		return err
+	}
+	if err := CheckName("hub_model_id", in.HubModelID, 0, MaxHubModelIDBytes); err != nil {
+		return err
+	}
+	if len(in.NotifyEmail) > MaxEmailBytes {
+		return &FieldError{Field: "notify_email", Problem: fmt.Sprintf("must be at most %d bytes", MaxEmailBytes)}
+	}
+	return CheckGPUClasses("desired_gpu_classes", in.DesiredGPUClasses)
+}
+
+// CheckLimits bounds a resume request's token.
+func (r *ResumeRequest) CheckLimits() error {
+	if len(r.LineageToken) > MaxLineageTokenBytes {
+		return &FieldError{Field: "lineage_token", Problem: fmt.Sprintf("must be at most %d bytes, is %d", MaxLineageTokenBytes, len(r.LineageToken))}
+	}
+	return nil
+}
+
+// CheckLimits bounds the canonical size of a delegation description.
+func (r *DelegationRequest) CheckLimits() error {
+	b, err := canonical.Marshal(r.Delegation)
+	if err != nil {
+		return &FieldError{Field: "delegation", Problem: err.Error(), Err: err}
+	}
+	if len(b) > MaxDelegationBytes {
+		return &FieldError{Field: "delegation", Problem: fmt.Sprintf("canonical JSON must be at most %d bytes, is %d", MaxDelegationBytes, len(b))}
 	}
 	return nil
 }

@@ -14,21 +14,6 @@ import (
 	"github.com/svc-gov/svc/pkg/document"
 )
 
-// delegationRequest and delegationResult mirror POST
-// /api/v1/runs/{id}/delegations.
-type delegationRequest struct {
-	Delegation map[string]any `json:"delegation"`
-}
-
-type delegationResult struct {
-	LineageToken   string `json:"lineage_token"`
-	RunID          string `json:"run_id"`
-	LastSequence   int64  `json:"last_sequence"`
-	LastChainHash  string `json:"last_chain_hash"`
-	DelegationHash string `json:"delegation_hash"`
-	ExpiresAt      string `json:"expires_at"`
-}
-
 // RecordDelegation hands the run over to another process or agent at its
 // current point: queued entries of the run are delivered, then the service
 // signs a lineage token bound to the run's last sequence and chain hash and
@@ -52,7 +37,7 @@ func (r *Run) RecordDelegation(ctx context.Context, delegation map[string]any) (
 	if delegation == nil {
 		delegation = map[string]any{}
 	}
-	body, err := document.Marshal(delegationRequest{Delegation: delegation})
+	body, err := document.Marshal(api.DelegationRequest{Delegation: delegation})
 	if err != nil {
 		return "", fmt.Errorf("svc client: delegate run %s: %w", r.id, err)
 	}
@@ -67,7 +52,7 @@ func (r *Run) RecordDelegation(ctx context.Context, delegation map[string]any) (
 		}
 		return "", fmt.Errorf("svc client: delegate run %s: %w", r.id, err)
 	}
-	var res delegationResult
+	var res api.DelegationResult
 	if err := json.Unmarshal(data, &res); err != nil || res.LineageToken == "" {
 		return "", fmt.Errorf("svc client: delegate run %s: answer has no lineage token", r.id)
 	}
@@ -83,11 +68,6 @@ type lineagePayload struct {
 	LastChainHash string `json:"last_chain_hash"`
 }
 
-// resumeRequest is the body of POST /api/v1/runs/resume.
-type resumeRequest struct {
-	LineageToken string `json:"lineage_token"`
-}
-
 // ResumeFromLineage continues a run handed over with a lineage token (from
 // RecordDelegation): the returned Run has the same run id and records from
 // the token's last sequence on, chaining from its last chain hash. The
@@ -101,7 +81,7 @@ func (p *Pipeline) ResumeFromLineage(ctx context.Context, token string) (*Run, e
 	defer p.exit()
 	ctx, cancel := p.callCtx(ctx)
 	defer cancel()
-	body, err := json.Marshal(resumeRequest{LineageToken: token})
+	body, err := json.Marshal(api.ResumeRequest{LineageToken: token})
 	if err != nil {
 		return nil, err
 	}

@@ -41,6 +41,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/svc-gov/svc/pkg/api"
 	"github.com/svc-gov/svc/pkg/commitment"
 	"github.com/svc-gov/svc/pkg/vpec"
 )
@@ -182,7 +183,7 @@ func NewPipeline(opts Options) (*Pipeline, error) {
 	if wf == "" {
 		wf = DefaultWorkflowID
 	}
-	if !validWorkflowID(wf) {
+	if !api.ValidWorkflowID(wf) {
 		return nil, fmt.Errorf("svc client: workflow id %q must be 1-128 letters, digits or ._:-", wf)
 	}
 	if opts.ProcessContextHash != "" {
@@ -191,7 +192,7 @@ func NewPipeline(opts Options) (*Pipeline, error) {
 		}
 	}
 	p := &Pipeline{
-		key: key, keyID: keyID(key), baseURL: base, workflowID: wf, surfaceID: opts.SurfaceID,
+		key: key, keyID: api.KeyID(key), baseURL: base, workflowID: wf, surfaceID: opts.SurfaceID,
 		policy: slices.Clone(opts.Policy), pch: opts.ProcessContextHash, env: env,
 		hc: opts.HTTPClient, timeout: opts.Timeout, retry: opts.RetryInterval, onFlushErr: opts.OnFlushError,
 		flushSem: make(chan struct{}, 1),
@@ -228,31 +229,8 @@ func DefaultQueuePath(baseURL, apiKey string) string {
 	if err != nil {
 		dir = os.TempDir()
 	}
-	sum := sha256.Sum256([]byte(strings.TrimRight(baseURL, "/") + keyID(apiKey)))
+	sum := sha256.Sum256([]byte(strings.TrimRight(baseURL, "/") + api.KeyID(apiKey)))
 	return filepath.Join(dir, "svc", "queue-"+hex.EncodeToString(sum[:])[:16]+".jsonl")
-}
-
-// keyID is the public id of an API key (as the service computes it): its
-// prefix and the first 12 hex digits of its SHA-256.
-func keyID(key string) string {
-	prefix := vpec.SandboxKeyPrefix
-	if env, _ := vpec.EnvironmentOf(key); env == vpec.Production {
-		prefix = vpec.ProductionKeyPrefix
-	}
-	sum := sha256.Sum256([]byte(key))
-	return prefix + hex.EncodeToString(sum[:])[:12]
-}
-
-func validWorkflowID(s string) bool {
-	if s == "" || len(s) > 128 {
-		return false
-	}
-	for _, c := range []byte(s) {
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == ':' || c == '-') {
-			return false
-		}
-	}
-	return true
 }
 
 // TestMode reports whether the API key is a sandbox key (pk_sb_).

@@ -117,7 +117,7 @@ func (r *Run) record(ctx context.Context, check, manifestID string, result vpec.
 	var reviewPub ed25519.PublicKey
 	if rv := c.review; rv != nil {
 		s := rv.session
-		if err := r.readySession(ctx, s, sessionReview, check, manifestID, h.input); err != nil {
+		if err := r.readySession(ctx, s, api.SessionReview, check, manifestID, h.input); err != nil {
 			return nil, nil, err
 		}
 		pub := rv.pub
@@ -142,7 +142,7 @@ func (r *Run) record(ctx context.Context, check, manifestID string, result vpec.
 			MinDurationSeconds: s.MinDurationSeconds, CheckOpenTST: s.CheckOpenTST, CheckCloseTST: s.CheckCloseTST}
 	}
 	if s := c.session; s != nil {
-		if err := r.readySession(ctx, s, sessionCheck, check, manifestID, h.input); err != nil {
+		if err := r.readySession(ctx, s, api.SessionCheck, check, manifestID, h.input); err != nil {
 			return nil, nil, err
 		}
 		rec.CheckSession = &vpec.CheckSession{SessionID: s.SessionID, CheckOpenTST: s.CheckOpenTST, CheckCloseTST: s.CheckCloseTST}

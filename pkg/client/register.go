@@ -55,19 +55,6 @@ func ManifestID(m api.Manifest) (string, error) {
 	return commitment.String(c), nil
 }
 
-// reviewerRequest and reviewerResult mirror the service's reviewer key
-// registration (POST /api/v1/reviewers).
-type reviewerRequest struct {
-	PublicKey string `json:"public_key"`
-	Name      string `json:"name,omitempty"`
-}
-
-type reviewerResult struct {
-	ReviewerKeyID string `json:"reviewer_key_id"`
-	Name          string `json:"name,omitempty"`
-	Created       bool   `json:"created"`
-}
-
 // RegisterReviewer registers a human reviewer's Ed25519 public key for the
 // organisation (POST /api/v1/reviewers) and returns its reviewer key id
 // (idempotent). It needs the service.
@@ -82,7 +69,7 @@ func (p *Pipeline) RegisterReviewer(ctx context.Context, pub ed25519.PublicKey, 
 	if err != nil {
 		return "", fmt.Errorf("svc client: register reviewer: %w", err)
 	}
-	body, err := json.Marshal(reviewerRequest{PublicKey: string(pemKey), Name: name})
+	body, err := json.Marshal(api.ReviewerKeyRequest{PublicKey: string(pemKey), Name: name})
 	if err != nil {
 		return "", err
 	}
@@ -92,7 +79,7 @@ func (p *Pipeline) RegisterReviewer(ctx context.Context, pub ed25519.PublicKey, 
 		p.noteFailure(err)
 		return "", fmt.Errorf("svc client: register reviewer: %w", err)
 	}
-	var res reviewerResult
+	var res api.ReviewerKeyResult
 	if err := json.Unmarshal(data, &res); err != nil {
 		return "", fmt.Errorf("svc client: register reviewer: answer: %w", err)
 	}

@@ -13,30 +13,14 @@ import (
 )
 
 // CalibrationRequest asks the service to calibrate a drift profile for a
-// model (docs/API.md, plus notify_email).
-type CalibrationRequest struct {
-	ONNXModelHash     string   `json:"onnx_model_hash"`
-	ModelDescription  string   `json:"model_description,omitempty"`
-	HubModelID        string   `json:"hub_model_id,omitempty"`
-	DesiredGPUClasses []string `json:"desired_gpu_classes,omitempty"`
-	NotifyEmail       string   `json:"notify_email,omitempty"`
-}
+// model (docs/API.md, plus notify_email). It is the API's wire type,
+// api.CalibrationRequestInput.
+type CalibrationRequest = api.CalibrationRequestInput
 
 // CalibrationStatus is a calibration request as the service reports it
-// (docs/API.md and its status).
-type CalibrationStatus struct {
-	RequestID           string   `json:"request_id"`
-	Status              string   `json:"status"`
-	EstimatedCompletion string   `json:"estimated_completion"`
-	NotifyEmail         string   `json:"notify_email,omitempty"`
-	ONNXModelHash       string   `json:"onnx_model_hash"`
-	HubModelID          string   `json:"hub_model_id,omitempty"`
-	DesiredGPUClasses   []string `json:"desired_gpu_classes"`
-	ProfileID           string   `json:"profile_id,omitempty"`
-	Note                string   `json:"note,omitempty"`
-	CreatedAt           string   `json:"created_at"`
-	UpdatedAt           string   `json:"updated_at"`
-}
+// (docs/API.md and its status). It is the API's wire type,
+// api.CalibrationRequestView.
+type CalibrationStatus = api.CalibrationRequestView
 
 // getJSON performs one call that needs the service and decodes its answer.
 func (p *Pipeline) getJSON(ctx context.Context, method, path string, in, out any) error {

@@ -8,55 +8,20 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/svc-gov/svc/pkg/api"
 	"github.com/svc-gov/svc/pkg/commitment"
 )
 
-// Session kinds.
-const (
-	sessionCheck  = "check"
-	sessionReview = "review"
-)
-
 // Session is a check or review session the service opened (docs/API.md,
-// sessions): its RFC 3161 open timestamp and, once closed on the
-// input, its close timestamp. JSON names are the service's.
-type Session struct {
-	SessionID          string `json:"session_id"`
-	RunID              string `json:"run_id"`
-	Kind               string `json:"kind"`
-	Check              string `json:"check"`
-	ManifestID         string `json:"manifest_id"`
-	ReviewerKeyID      string `json:"reviewer_key_id,omitempty"`
-	MinDurationSeconds int64  `json:"min_duration_seconds"`
-	OpenedAt           string `json:"opened_at"`
-	CheckOpenTST       string `json:"check_open_tst"`
-	ClosedAt           string `json:"closed_at,omitempty"`
-	CommitmentHash     string `json:"commitment_hash,omitempty"`
-	CheckCloseTST      string `json:"check_close_tst,omitempty"`
-}
-
-// Closed reports whether the session was closed on an input.
-func (s *Session) Closed() bool { return s.CheckCloseTST != "" }
-
-// sessionRequest mirrors the body of POST /api/v1/runs/{id}/sessions.
-type sessionRequest struct {
-	Kind               string `json:"kind"`
-	Check              string `json:"check"`
-	ManifestID         string `json:"manifest_id"`
-	ReviewerKeyID      string `json:"reviewer_key_id,omitempty"`
-	MinDurationSeconds int64  `json:"min_duration_seconds,omitempty"`
-}
-
-// sessionCloseRequest mirrors the body of .../sessions/{id}/close.
-type sessionCloseRequest struct {
-	CommitmentHash string `json:"commitment_hash"`
-}
+// sessions): its RFC 3161 open timestamp and, once closed on the input,
+// its close timestamp. It is the API's wire type, api.SessionView.
+type Session = api.SessionView
 
 // OpenCheck opens a check session: the service timestamps when the check
 // opened. Pass it to Record with WithCheckSession. It needs the service
 // (queued entries of the run are delivered first).
 func (r *Run) OpenCheck(ctx context.Context, check, manifestID string) (*Session, error) {
-	return r.openSession(ctx, sessionRequest{Kind: sessionCheck, Check: check, ManifestID: manifestID})
+	return r.openSession(ctx, api.SessionRequest{Kind: api.SessionCheck, Check: check, ManifestID: manifestID})
 }
 
 // OpenReview opens a human review session for the registered reviewer key
@@ -65,10 +30,10 @@ func (r *Run) OpenCheck(ctx context.Context, check, manifestID string) (*Session
 // with WithReview. It needs the service.
 func (r *Run) OpenReview(ctx context.Context, check, manifestID, reviewerKeyID string, minDuration time.Duration) (*Session, error) {
 	secs := int64((minDuration + time.Second - 1) / time.Second)
-	return r.openSession(ctx, sessionRequest{Kind: sessionReview, Check: check, ManifestID: manifestID, ReviewerKeyID: reviewerKeyID, MinDurationSeconds: max(secs, 0)})
+	return r.openSession(ctx, api.SessionRequest{Kind: api.SessionReview, Check: check, ManifestID: manifestID, ReviewerKeyID: reviewerKeyID, MinDurationSeconds: max(secs, 0)})
 }
 
-func (r *Run) openSession(ctx context.Context, req sessionRequest) (*Session, error) {
+func (r *Run) openSession(ctx context.Context, req api.SessionRequest) (*Session, error) {
 	p := r.p
 	if err := p.enter(); err != nil {
 		return nil, err
@@ -119,7 +84,7 @@ func (r *Run) closeSession(ctx context.Context, s *Session, commitmentHash strin
 	if s == nil || s.SessionID == "" {
 		return fmt.Errorf("%w: no session", ErrInvalidRecord)
 	}
-	body, err := json.Marshal(sessionCloseRequest{CommitmentHash: commitmentHash})
+	body, err := json.Marshal(api.SessionCloseRequest{CommitmentHash: commitmentHash})
 	if err != nil {
 		return err
 	}

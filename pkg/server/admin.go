@@ -3,12 +3,12 @@ package server
 import (
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"regexp"
 	"time"
 
+	"github.com/svc-gov/svc/pkg/api"
 	"github.com/svc-gov/svc/pkg/store"
 	"github.com/svc-gov/svc/pkg/vpec"
 )
@@ -72,14 +72,7 @@ func NewAPIKey(env vpec.Environment) (string, error) {
 
 // KeyID is the public id of an API key: its prefix and the first 12 hex
 // characters of its SHA-256. VPECs name the key that opened the run by it.
-func KeyID(key string) string {
-	env, _ := vpec.EnvironmentOf(key)
-	prefix := vpec.SandboxKeyPrefix
-	if env == vpec.Production {
-		prefix = vpec.ProductionKeyPrefix
-	}
-	return prefix + hex.EncodeToString(HashKey(key))[:12]
-}
+func KeyID(key string) string { return api.KeyID(key) }
 
 // CreateAPIKey issues a key for the organisation named orgName and stores
 // only its hash. The key is returned once and cannot be recovered.
@@ -102,8 +95,6 @@ func CreateAPIKey(ctx context.Context, st store.Store, orgName string, env vpec.
 // RevocationDelay bounds how long a revoked API key keeps working on a
 // server sharing the database: the life of a server's key cache entry.
 const RevocationDelay = keyCacheTTL
-
-var keyIDPattern = regexp.MustCompile(`^pk_(sb|live)_[0-9a-f]{12}$`)
 
 // ListAPIKeys returns the API keys (never their secrets: only ids are
 // stored) of the organisation named orgName, or of every organisation when
@@ -131,7 +122,7 @@ func ListAPIKeys(ctx context.Context, st store.Store, orgName string) ([]store.A
 // unknown id gives an error matching store.ErrNotFound; a malformed one
 // ErrInvalid.
 func RevokeAPIKey(ctx context.Context, st store.Store, id string, now time.Time) (store.APIKey, error) {
-	if !keyIDPattern.MatchString(id) {
+	if !api.ValidKeyID(id) {
 		if _, ok := vpec.EnvironmentOf(id); ok && len(id) > 20 {
 			// Never echo what looks like a secret key into logs or terminals.
 			return store.APIKey{}, fmt.Errorf("%w API key id: that is a secret API key, not a key id; give the key's id, not the secret key itself ('svc admin key list' shows the ids, e.g. %s)", ErrInvalid, KeyID(id))

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/svc-gov/svc/pkg/api"
 	"github.com/svc-gov/svc/pkg/document"
 	"github.com/svc-gov/svc/pkg/notify"
 	"github.com/svc-gov/svc/pkg/profile"
@@ -30,34 +31,8 @@ const (
 // Estimated calibration turnaround per tier (docs/API.md).
 var turnaround = map[string]string{TierStandard: "7d", TierEnterprise: "48h"}
 
-// CalibrationRequestInput is the body of POST
-// /api/v1/registry/calibration-requests (docs/API.md, plus notify_email).
-type CalibrationRequestInput struct {
-	ONNXModelHash     string   `json:"onnx_model_hash"`
-	ModelDescription  string   `json:"model_description,omitempty"`
-	HubModelID        string   `json:"hub_model_id,omitempty"`
-	DesiredGPUClasses []string `json:"desired_gpu_classes,omitempty"`
-	NotifyEmail       string   `json:"notify_email,omitempty"`
-}
-
-// CalibrationRequestView is a request as the API returns it (docs/API.md, with
-// its status).
-type CalibrationRequestView struct {
-	RequestID           string   `json:"request_id"`
-	Status              string   `json:"status"`
-	EstimatedCompletion string   `json:"estimated_completion"`
-	NotifyEmail         string   `json:"notify_email,omitempty"`
-	ONNXModelHash       string   `json:"onnx_model_hash"`
-	HubModelID          string   `json:"hub_model_id,omitempty"`
-	DesiredGPUClasses   []string `json:"desired_gpu_classes"`
-	ProfileID           string   `json:"profile_id,omitempty"`
-	Note                string   `json:"note,omitempty"`
-	CreatedAt           string   `json:"created_at"`
-	UpdatedAt           string   `json:"updated_at"`
-}
-
-func calView(c store.CalibrationRequest) CalibrationRequestView {
-	return CalibrationRequestView{RequestID: c.ID, Status: c.Status, EstimatedCompletion: c.EstimatedCompletion,
+func calView(c store.CalibrationRequest) api.CalibrationRequestView {
+	return api.CalibrationRequestView{RequestID: c.ID, Status: c.Status, EstimatedCompletion: c.EstimatedCompletion,
 		NotifyEmail: c.NotifyEmail, ONNXModelHash: c.ModelHash, HubModelID: c.HubModelID, DesiredGPUClasses: c.GPUClasses,
 		ProfileID: c.ProfileID, Note: c.Note, CreatedAt: vpec.FormatTime(c.CreatedAt), UpdatedAt: vpec.FormatTime(c.UpdatedAt)}
 }
@@ -68,7 +43,7 @@ func validEmail(e string) bool {
 }
 
 func (s *Server) requestCalibration(w http.ResponseWriter, r *http.Request) {
-	var in CalibrationRequestInput
+	var in api.CalibrationRequestInput
 	if _, err := s.decode(r, &in); err != nil {
 		s.fail(w, r, err)
 		return

@@ -82,33 +82,13 @@ func ParseLineage(token string, trust *signing.Bundle, now time.Time) (*Lineage,
 	return &l, nil
 }
 
-// DelegationRequest is the body of POST /api/v1/runs/{run_id}/delegations.
-type DelegationRequest struct {
-	Delegation map[string]any `json:"delegation"`
-}
-
-// DelegationResult is the answer: the token and what it binds.
-type DelegationResult struct {
-	LineageToken   string `json:"lineage_token"`
-	RunID          string `json:"run_id"`
-	LastSequence   int64  `json:"last_sequence"`
-	LastChainHash  string `json:"last_chain_hash"`
-	DelegationHash string `json:"delegation_hash"`
-	ExpiresAt      string `json:"expires_at"`
-}
-
-// ResumeRequest is the body of POST /api/v1/runs/resume.
-type ResumeRequest struct {
-	LineageToken string `json:"lineage_token"`
-}
-
 func (s *Server) delegate(w http.ResponseWriter, r *http.Request) {
 	run, err := s.openRunOf(r)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	var req DelegationRequest
+	var req api.DelegationRequest
 	tree, err := s.decode(r, &req)
 	if err != nil {
 		s.fail(w, r, err)
@@ -126,12 +106,12 @@ func (s *Server) delegate(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, DelegationResult{LineageToken: tok, RunID: run.ID, LastSequence: l.LastSequence,
+	writeJSON(w, http.StatusCreated, api.DelegationResult{LineageToken: tok, RunID: run.ID, LastSequence: l.LastSequence,
 		LastChainHash: l.LastChainHash, DelegationHash: l.DelegationHash, ExpiresAt: l.ExpiresAt})
 }
 
 func (s *Server) resume(w http.ResponseWriter, r *http.Request) {
-	var req ResumeRequest
+	var req api.ResumeRequest
 	if _, err := s.decode(r, &req); err != nil {
 		s.fail(w, r, err)
 		return

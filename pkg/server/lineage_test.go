@@ -19,7 +19,7 @@ func TestDelegationLineage(t *testing.T) {
 	for _, r := range recs[:2] {
 		e.do("POST", "/api/v1/runs/"+run.RunID+"/records", e.keyA, r, nil)
 	}
-	var del server.DelegationResult
+	var del api.DelegationResult
 	if code, body := e.do("POST", "/api/v1/runs/"+run.RunID+"/delegations", e.keyA, map[string]any{"delegation": map[string]any{"to": "agent-7", "scope": []string{"summarise"}}}, &del); code != 201 {
 		t.Fatalf("delegate: %d %s", code, body)
 	}
@@ -28,7 +28,7 @@ func TestDelegationLineage(t *testing.T) {
 	}
 	// The delegate resumes the same run and continues the same chain.
 	var resumed api.Run
-	if code, body := e.do("POST", "/api/v1/runs/resume", e.keyA, server.ResumeRequest{LineageToken: del.LineageToken}, &resumed); code != 200 || resumed.RunID != run.RunID || resumed.LastChainHash != recs[1].ChainHash {
+	if code, body := e.do("POST", "/api/v1/runs/resume", e.keyA, api.ResumeRequest{LineageToken: del.LineageToken}, &resumed); code != 200 || resumed.RunID != run.RunID || resumed.LastChainHash != recs[1].ChainHash {
 		t.Fatalf("resume: %d %s", code, body)
 	}
 	// Forged: payload changed; another org; then mismatched once the run moves on.
@@ -43,13 +43,13 @@ func TestDelegationLineage(t *testing.T) {
 	}
 	for _, c := range cases {
 		var eb api.ErrorBody
-		if code, _ := e.do("POST", "/api/v1/runs/resume", c.key, server.ResumeRequest{LineageToken: c.token}, &eb); code != 422 || eb.Error.Code != api.CodeTokenInvalid {
+		if code, _ := e.do("POST", "/api/v1/runs/resume", c.key, api.ResumeRequest{LineageToken: c.token}, &eb); code != 422 || eb.Error.Code != api.CodeTokenInvalid {
 			t.Errorf("%s: %d %+v", c.name, code, eb)
 		}
 	}
 	e.do("POST", "/api/v1/runs/"+run.RunID+"/records", e.keyA, recs[2], nil)
 	var eb api.ErrorBody
-	if code, _ := e.do("POST", "/api/v1/runs/resume", e.keyA, server.ResumeRequest{LineageToken: del.LineageToken}, &eb); code != 422 || !strings.Contains(eb.Error.Message, "does not match") {
+	if code, _ := e.do("POST", "/api/v1/runs/resume", e.keyA, api.ResumeRequest{LineageToken: del.LineageToken}, &eb); code != 422 || !strings.Contains(eb.Error.Message, "does not match") {
 		t.Errorf("stale token: %d %+v", code, eb)
 	}
 }

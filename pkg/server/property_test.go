@@ -340,26 +340,26 @@ func (g *gen) evidence(e *env, runID string, reviewer *signing.Signer, ms []memb
 	kind := ""
 	switch {
 	case level == vpec.Witnessed && g.p(0.7):
-		kind = server.SessionReview
+		kind = api.SessionReview
 	case (level == vpec.Execution || level == vpec.Attestation) && g.p(0.1):
-		kind = server.SessionCheck
+		kind = api.SessionCheck
 	default:
 		return ms
 	}
 	check, manifestID, ch := valueOf(ms, "check"), valueOf(ms, "manifest_id"), valueOf(ms, "commitment_hash")
-	req := server.SessionRequest{Kind: kind, Check: check, ManifestID: manifestID}
-	if kind == server.SessionReview {
+	req := api.SessionRequest{Kind: kind, Check: check, ManifestID: manifestID}
+	if kind == api.SessionReview {
 		req.ReviewerKeyID = reviewer.KeyID()
 	}
 	base := "/api/v1/runs/" + runID + "/sessions"
-	var sess server.SessionView
+	var sess api.SessionView
 	if code, _ := e.do("POST", base, e.keyB, req, &sess); code != 201 {
 		return ms
 	}
-	if code, _ := e.do("POST", base+"/"+sess.SessionID+"/close", e.keyB, server.SessionCloseRequest{CommitmentHash: ch}, &sess); code != 200 {
+	if code, _ := e.do("POST", base+"/"+sess.SessionID+"/close", e.keyB, api.SessionCloseRequest{CommitmentHash: ch}, &sess); code != 200 {
 		return ms
 	}
-	if kind == server.SessionCheck {
+	if kind == api.SessionCheck {
 		g.tag("check_session evidence")
 		return append(ms, member{"check_session", fmt.Sprintf(`{"session_id":%q,"check_open_tst":%q,"check_close_tst":%q}`, sess.SessionID, sess.CheckOpenTST, sess.CheckCloseTST)})
 	}
@@ -416,7 +416,7 @@ func TestPropertyAcceptedVerifies(t *testing.T) {
 	_, priv, _ := signing.GenerateKey()
 	reviewer, _ := signing.NewSigner(priv)
 	pubPEM, _ := signing.MarshalPublicKeyPEM(reviewer.PublicKey())
-	if code, body := e.do("POST", "/api/v1/reviewers", e.keyB, server.ReviewerKeyRequest{PublicKey: string(pubPEM), Name: "Property Reviewer"}, nil); code != 201 {
+	if code, body := e.do("POST", "/api/v1/reviewers", e.keyB, api.ReviewerKeyRequest{PublicKey: string(pubPEM), Name: "Property Reviewer"}, nil); code != 201 {
 		t.Fatalf("register reviewer: %d %s", code, body)
 	}
 	g := &gen{rng: rand.New(rand.NewPCG(seed, 0x5eed)), now: time.Now(), profileID: p.ProfileID, model: model}

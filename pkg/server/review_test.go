@@ -26,33 +26,33 @@ func TestWitnessedReview(t *testing.T) {
 	_, priv, _ := signing.GenerateKey()
 	reviewer, _ := signing.NewSigner(priv)
 	pubPEM, _ := signing.MarshalPublicKeyPEM(reviewer.PublicKey())
-	var reg server.ReviewerKeyResult
-	if code, body := e.do("POST", "/api/v1/reviewers", e.keyA, server.ReviewerKeyRequest{PublicKey: string(pubPEM), Name: "Dr. Reviewer"}, &reg); code != 201 || reg.ReviewerKeyID != reviewer.KeyID() {
+	var reg api.ReviewerKeyResult
+	if code, body := e.do("POST", "/api/v1/reviewers", e.keyA, api.ReviewerKeyRequest{PublicKey: string(pubPEM), Name: "Dr. Reviewer"}, &reg); code != 201 || reg.ReviewerKeyID != reviewer.KeyID() {
 		t.Fatalf("register reviewer: %d %s", code, body)
 	}
-	if code, _ := e.do("POST", "/api/v1/reviewers", e.keyA, server.ReviewerKeyRequest{PublicKey: string(pubPEM)}, &reg); code != 200 || reg.Created {
+	if code, _ := e.do("POST", "/api/v1/reviewers", e.keyA, api.ReviewerKeyRequest{PublicKey: string(pubPEM)}, &reg); code != 200 || reg.Created {
 		t.Fatalf("re-register: %d %+v", code, reg)
 	}
 	run := e.open(e.keyA)
 	base := "/api/v1/runs/" + run.RunID
 	var eb api.ErrorBody
-	if code, _ := e.do("POST", base+"/sessions", e.keyA, server.SessionRequest{Kind: "review", Check: "human_review", ManifestID: "m1", ReviewerKeyID: "0000000000000000", MinDurationSeconds: 1}, &eb); code != 422 {
+	if code, _ := e.do("POST", base+"/sessions", e.keyA, api.SessionRequest{Kind: "review", Check: "human_review", ManifestID: "m1", ReviewerKeyID: "0000000000000000", MinDurationSeconds: 1}, &eb); code != 422 {
 		t.Fatalf("unregistered reviewer: %d %+v", code, eb)
 	}
-	var sess server.SessionView
-	if code, body := e.do("POST", base+"/sessions", e.keyA, server.SessionRequest{Kind: "review", Check: "human_review", ManifestID: "m1", ReviewerKeyID: reviewer.KeyID(), MinDurationSeconds: 1}, &sess); code != 201 || sess.CheckOpenTST == "" {
+	var sess api.SessionView
+	if code, body := e.do("POST", base+"/sessions", e.keyA, api.SessionRequest{Kind: "review", Check: "human_review", ManifestID: "m1", ReviewerKeyID: reviewer.KeyID(), MinDurationSeconds: 1}, &sess); code != 201 || sess.CheckOpenTST == "" {
 		t.Fatalf("open review: %d %s", code, body)
 	}
 	input := "claim #4411 as shown to the reviewer"
 	ch := commitment.String([]byte(input))
-	if code, _ := e.do("POST", base+"/sessions/"+sess.SessionID+"/close", e.keyA, server.SessionCloseRequest{CommitmentHash: ch}, &eb); code != 422 || eb.Error.Code != api.CodeReviewTooShort {
+	if code, _ := e.do("POST", base+"/sessions/"+sess.SessionID+"/close", e.keyA, api.SessionCloseRequest{CommitmentHash: ch}, &eb); code != 422 || eb.Error.Code != api.CodeReviewTooShort {
 		t.Fatalf("early close: %d %+v", code, eb)
 	}
 	time.Sleep(1100 * time.Millisecond)
-	if code, body := e.do("POST", base+"/sessions/"+sess.SessionID+"/close", e.keyA, server.SessionCloseRequest{CommitmentHash: ch}, &sess); code != 200 || sess.CheckCloseTST == "" {
+	if code, body := e.do("POST", base+"/sessions/"+sess.SessionID+"/close", e.keyA, api.SessionCloseRequest{CommitmentHash: ch}, &sess); code != 200 || sess.CheckCloseTST == "" {
 		t.Fatalf("close review: %d %s", code, body)
 	}
-	if code, _ := e.do("POST", base+"/sessions/"+sess.SessionID+"/close", e.keyA, server.SessionCloseRequest{CommitmentHash: commitment.String([]byte("other"))}, &eb); code != 409 {
+	if code, _ := e.do("POST", base+"/sessions/"+sess.SessionID+"/close", e.keyA, api.SessionCloseRequest{CommitmentHash: commitment.String([]byte("other"))}, &eb); code != 409 {
 		t.Fatalf("close on another input: %d", code)
 	}
 
@@ -100,15 +100,15 @@ func TestWitnessedReview(t *testing.T) {
 func TestCalibrationAndPublish(t *testing.T) {
 	e := newEnv(t)
 	model := commitment.String([]byte("model.onnx bytes"))
-	var req server.CalibrationRequestView
-	if code, body := e.do("POST", "/api/v1/registry/calibration-requests", e.keyA, server.CalibrationRequestInput{ONNXModelHash: model, HubModelID: "acme/pii-bert", DesiredGPUClasses: []string{"cpu"}, NotifyEmail: "ml@alpha.test"}, &req); code != 201 {
+	var req api.CalibrationRequestView
+	if code, body := e.do("POST", "/api/v1/registry/calibration-requests", e.keyA, api.CalibrationRequestInput{ONNXModelHash: model, HubModelID: "acme/pii-bert", DesiredGPUClasses: []string{"cpu"}, NotifyEmail: "ml@alpha.test"}, &req); code != 201 {
 		t.Fatalf("calibration request: %d %s", code, body)
 	}
 	if !strings.HasPrefix(req.RequestID, "cal_req_") || req.Status != server.CalQueued || req.EstimatedCompletion != "7d" || req.NotifyEmail != "ml@alpha.test" {
 		t.Fatalf("request: %+v", req)
 	}
 	var eb api.ErrorBody
-	if code, _ := e.do("POST", "/api/v1/registry/calibration-requests", e.keyA, server.CalibrationRequestInput{ONNXModelHash: model, DesiredGPUClasses: []string{"tpu"}}, &eb); code != 400 || eb.Error.Field != "desired_gpu_classes[0]" {
+	if code, _ := e.do("POST", "/api/v1/registry/calibration-requests", e.keyA, api.CalibrationRequestInput{ONNXModelHash: model, DesiredGPUClasses: []string{"tpu"}}, &eb); code != 400 || eb.Error.Field != "desired_gpu_classes[0]" {
 		t.Fatalf("bad GPU class: %d %+v", code, eb)
 	}
 	if code, _ := e.do("GET", "/api/v1/registry/calibration-requests/"+req.RequestID, e.keyB, nil, nil); code != 404 {
@@ -196,8 +196,8 @@ func TestCheckSession(t *testing.T) {
 	e := newEnv(t)
 	run := e.open(e.keyA)
 	base := "/api/v1/runs/" + run.RunID
-	var sess server.SessionView
-	if code, body := e.do("POST", base+"/sessions", e.keyA, server.SessionRequest{Kind: "check", Check: "pii", ManifestID: "m1"}, &sess); code != 201 {
+	var sess api.SessionView
+	if code, body := e.do("POST", base+"/sessions", e.keyA, api.SessionRequest{Kind: "check", Check: "pii", ManifestID: "m1"}, &sess); code != 201 {
 		t.Fatalf("open check: %d %s", code, body)
 	}
 	recs := chain(run.RunID, 1)
@@ -212,7 +212,7 @@ func TestCheckSession(t *testing.T) {
 	if code, _ := e.do("POST", base+"/records", e.keyA, recs[0], &eb); code != 422 {
 		t.Fatalf("record on an open session: %d %+v", code, eb)
 	}
-	if code, body := e.do("POST", base+"/sessions/"+sess.SessionID+"/close", e.keyA, server.SessionCloseRequest{CommitmentHash: recs[0].CommitmentHash}, &sess); code != 200 {
+	if code, body := e.do("POST", base+"/sessions/"+sess.SessionID+"/close", e.keyA, api.SessionCloseRequest{CommitmentHash: recs[0].CommitmentHash}, &sess); code != 200 {
 		t.Fatalf("close check: %d %s", code, body)
 	}
 	withSession()
@@ -234,11 +234,11 @@ func TestReviewerKeyOneSpelling(t *testing.T) {
 	pubPEM, _ := signing.MarshalPublicKeyPEM(reviewer.PublicKey())
 	der := strings.Join(strings.Split(strings.TrimSpace(string(pubPEM)), "\n")[1:2], "")
 	var eb api.ErrorBody
-	if code, body := e.do("POST", "/api/v1/reviewers", e.keyA, server.ReviewerKeyRequest{PublicKey: der[:20] + "\n" + der[20:]}, &eb); code != 400 || eb.Error.Field != "public_key" {
+	if code, body := e.do("POST", "/api/v1/reviewers", e.keyA, api.ReviewerKeyRequest{PublicKey: der[:20] + "\n" + der[20:]}, &eb); code != 400 || eb.Error.Field != "public_key" {
 		t.Fatalf("base64 with a line break: %d %s, want 400 naming public_key", code, body)
 	}
-	var reg server.ReviewerKeyResult
-	if code, body := e.do("POST", "/api/v1/reviewers", e.keyA, server.ReviewerKeyRequest{PublicKey: der}, &reg); code != 201 || reg.ReviewerKeyID != reviewer.KeyID() {
+	var reg api.ReviewerKeyResult
+	if code, body := e.do("POST", "/api/v1/reviewers", e.keyA, api.ReviewerKeyRequest{PublicKey: der}, &reg); code != 201 || reg.ReviewerKeyID != reviewer.KeyID() {
 		t.Fatalf("base64 DER: %d %s", code, body)
 	}
 }
@@ -249,8 +249,8 @@ func TestReviewerKeyOneSpelling(t *testing.T) {
 func TestPublishPartialCoverage(t *testing.T) {
 	e := newEnv(t)
 	model := commitment.String([]byte("partly calibrated model"))
-	var req server.CalibrationRequestView
-	if code, body := e.do("POST", "/api/v1/registry/calibration-requests", e.keyA, server.CalibrationRequestInput{ONNXModelHash: model, DesiredGPUClasses: []string{"cpu", "a100"}, NotifyEmail: "ml@alpha.test"}, &req); code != 201 {
+	var req api.CalibrationRequestView
+	if code, body := e.do("POST", "/api/v1/registry/calibration-requests", e.keyA, api.CalibrationRequestInput{ONNXModelHash: model, DesiredGPUClasses: []string{"cpu", "a100"}, NotifyEmail: "ml@alpha.test"}, &req); code != 201 {
 		t.Fatalf("calibration request: %d %s", code, body)
 	}
 	p := &profile.Profile{Schema: profile.Schema, ProfileID: "svc/partial-class/v1.0.0", ModelClass: "partial", Architecture: "bert",

@@ -19,18 +19,6 @@ import (
 // runIDPattern matches the run ids a client may propose.
 var runIDPattern = regexp.MustCompile(`^run_[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
 
-func validWorkflowID(s string) bool {
-	if s == "" || len(s) > 128 {
-		return false
-	}
-	for _, c := range []byte(s) {
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == ':' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
-
 func (s *Server) openRun(w http.ResponseWriter, r *http.Request) {
 	var req api.OpenRunRequest
 	if _, err := s.decode(r, &req); err != nil {
@@ -40,7 +28,7 @@ func (s *Server) openRun(w http.ResponseWriter, r *http.Request) {
 	if req.WorkflowID == "" {
 		req.WorkflowID = "default"
 	}
-	if !validWorkflowID(req.WorkflowID) {
+	if !api.ValidWorkflowID(req.WorkflowID) {
 		s.fail(w, r, badRequest("workflow_id", "workflow_id %q must be 1-128 letters, digits or ._:-", req.WorkflowID))
 		return
 	}

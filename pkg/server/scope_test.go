@@ -45,12 +45,12 @@ func TestEnvironmentCrossing(t *testing.T) {
 			if code, body := e.do("POST", base+"/records", c.owner, recs[0], nil); code != 201 {
 				t.Fatalf("owner record: %d %s", code, body)
 			}
-			var sess server.SessionView
-			if code, body := e.do("POST", base+"/sessions", c.owner, server.SessionRequest{Kind: "check", Check: "pii", ManifestID: "m1"}, &sess); code != 201 {
+			var sess api.SessionView
+			if code, body := e.do("POST", base+"/sessions", c.owner, api.SessionRequest{Kind: "check", Check: "pii", ManifestID: "m1"}, &sess); code != 201 {
 				t.Fatalf("owner session: %d %s", code, body)
 			}
-			var del server.DelegationResult
-			if code, body := e.do("POST", base+"/delegations", c.owner, server.DelegationRequest{Delegation: map[string]any{"to": "agent-2"}}, &del); code != 201 {
+			var del api.DelegationResult
+			if code, body := e.do("POST", base+"/delegations", c.owner, api.DelegationRequest{Delegation: map[string]any{"to": "agent-2"}}, &del); code != 201 {
 				t.Fatalf("owner delegation: %d %s", code, body)
 			}
 			crossings := []struct {
@@ -59,10 +59,10 @@ func TestEnvironmentCrossing(t *testing.T) {
 			}{
 				{"GET", base, nil},
 				{"POST", base + "/records", recs[1]},
-				{"POST", base + "/sessions", server.SessionRequest{Kind: "check", Check: "pii", ManifestID: "m1"}},
-				{"POST", base + "/sessions/" + sess.SessionID + "/close", server.SessionCloseRequest{CommitmentHash: recs[1].CommitmentHash}},
-				{"POST", base + "/delegations", server.DelegationRequest{Delegation: map[string]any{"to": "agent-3"}}},
-				{"POST", "/api/v1/runs/resume", server.ResumeRequest{LineageToken: del.LineageToken}},
+				{"POST", base + "/sessions", api.SessionRequest{Kind: "check", Check: "pii", ManifestID: "m1"}},
+				{"POST", base + "/sessions/" + sess.SessionID + "/close", api.SessionCloseRequest{CommitmentHash: recs[1].CommitmentHash}},
+				{"POST", base + "/delegations", api.DelegationRequest{Delegation: map[string]any{"to": "agent-3"}}},
+				{"POST", "/api/v1/runs/resume", api.ResumeRequest{LineageToken: del.LineageToken}},
 				{"POST", base + "/close", nil},
 			}
 			for _, x := range crossings {

@@ -9,7 +9,6 @@ import (
 
 	"github.com/svc-gov/svc/pkg/api"
 	"github.com/svc-gov/svc/pkg/commitment"
-	"github.com/svc-gov/svc/pkg/server"
 	"github.com/svc-gov/svc/pkg/signing"
 	"github.com/svc-gov/svc/pkg/vpec"
 )
@@ -22,24 +21,24 @@ func TestSessionBacksOneRecord(t *testing.T) {
 	_, priv, _ := signing.GenerateKey()
 	reviewer, _ := signing.NewSigner(priv)
 	pubPEM, _ := signing.MarshalPublicKeyPEM(reviewer.PublicKey())
-	if code, body := e.do("POST", "/api/v1/reviewers", e.keyA, server.ReviewerKeyRequest{PublicKey: string(pubPEM)}, nil); code != 201 {
+	if code, body := e.do("POST", "/api/v1/reviewers", e.keyA, api.ReviewerKeyRequest{PublicKey: string(pubPEM)}, nil); code != 201 {
 		t.Fatalf("register reviewer: %d %s", code, body)
 	}
 	der, _ := x509.MarshalPKIXPublicKey(reviewer.PublicKey())
-	for _, kind := range []string{server.SessionCheck, server.SessionReview} {
+	for _, kind := range []string{api.SessionCheck, api.SessionReview} {
 		t.Run(kind, func(t *testing.T) {
 			run := e.open(e.keyA)
 			base := "/api/v1/runs/" + run.RunID
-			req := server.SessionRequest{Kind: kind, Check: "pii", ManifestID: "m1"}
-			if kind == server.SessionReview {
+			req := api.SessionRequest{Kind: kind, Check: "pii", ManifestID: "m1"}
+			if kind == api.SessionReview {
 				req.ReviewerKeyID = reviewer.KeyID()
 			}
-			var sess server.SessionView
+			var sess api.SessionView
 			if code, body := e.do("POST", base+"/sessions", e.keyA, req, &sess); code != 201 {
 				t.Fatalf("open session: %d %s", code, body)
 			}
 			input := commitment.String([]byte("the input the session closed on"))
-			if code, body := e.do("POST", base+"/sessions/"+sess.SessionID+"/close", e.keyA, server.SessionCloseRequest{CommitmentHash: input}, &sess); code != 200 {
+			if code, body := e.do("POST", base+"/sessions/"+sess.SessionID+"/close", e.keyA, api.SessionCloseRequest{CommitmentHash: input}, &sess); code != 200 {
 				t.Fatalf("close session: %d %s", code, body)
 			}
 			// Two records on the same input, both presenting the session.
@@ -48,7 +47,7 @@ func TestSessionBacksOneRecord(t *testing.T) {
 			for i := range recs {
 				r := &recs[i]
 				r.Check, r.ManifestID, r.CommitmentHash, r.CheckResult = "pii", "m1", input, vpec.ResultPass
-				if kind == server.SessionCheck {
+				if kind == api.SessionCheck {
 					r.CheckSession = &vpec.CheckSession{SessionID: sess.SessionID, CheckOpenTST: sess.CheckOpenTST, CheckCloseTST: sess.CheckCloseTST}
 					continue
 				}

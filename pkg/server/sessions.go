@@ -16,59 +16,8 @@ import (
 	"github.com/svc-gov/svc/pkg/vpec"
 )
 
-// Session kinds.
-const (
-	SessionCheck  = "check"
-	SessionReview = "review"
-)
-
-// ReviewerKeyRequest registers a reviewer's Ed25519 public key.
-type ReviewerKeyRequest struct {
-	// PublicKey is the SPKI public key, as PEM ("-----BEGIN PUBLIC KEY-----")
-	// or as standard base64 of the DER.
-	PublicKey string `json:"public_key"`
-	Name      string `json:"name,omitempty"`
-}
-
-// ReviewerKeyResult is the registered key.
-type ReviewerKeyResult struct {
-	ReviewerKeyID string `json:"reviewer_key_id"`
-	Name          string `json:"name,omitempty"`
-	Created       bool   `json:"created"`
-}
-
-// SessionRequest opens a check or review session.
-type SessionRequest struct {
-	Kind               string `json:"kind"`
-	Check              string `json:"check"`
-	ManifestID         string `json:"manifest_id"`
-	ReviewerKeyID      string `json:"reviewer_key_id,omitempty"`
-	MinDurationSeconds int64  `json:"min_duration_seconds,omitempty"`
-}
-
-// SessionView is a session as the API returns it (docs/API.md, sessions).
-type SessionView struct {
-	SessionID          string `json:"session_id"`
-	RunID              string `json:"run_id"`
-	Kind               string `json:"kind"`
-	Check              string `json:"check"`
-	ManifestID         string `json:"manifest_id"`
-	ReviewerKeyID      string `json:"reviewer_key_id,omitempty"`
-	MinDurationSeconds int64  `json:"min_duration_seconds"`
-	OpenedAt           string `json:"opened_at"`
-	CheckOpenTST       string `json:"check_open_tst"`
-	ClosedAt           string `json:"closed_at,omitempty"`
-	CommitmentHash     string `json:"commitment_hash,omitempty"`
-	CheckCloseTST      string `json:"check_close_tst,omitempty"`
-}
-
-// SessionCloseRequest closes a session on the input the check ran on.
-type SessionCloseRequest struct {
-	CommitmentHash string `json:"commitment_hash"`
-}
-
-func sessionView(s store.Session) SessionView {
-	v := SessionView{SessionID: s.ID, RunID: s.RunID, Kind: s.Kind, Check: s.Check, ManifestID: s.ManifestID,
+func sessionView(s store.Session) api.SessionView {
+	v := api.SessionView{SessionID: s.ID, RunID: s.RunID, Kind: s.Kind, Check: s.Check, ManifestID: s.ManifestID,
 		ReviewerKeyID: s.ReviewerKeyID, MinDurationSeconds: s.MinDurationSeconds, OpenedAt: vpec.FormatTime(s.OpenedAt),
 		CheckOpenTST: base64.StdEncoding.EncodeToString(s.OpenTST)}
 	if !s.ClosedAt.IsZero() {
@@ -90,7 +39,7 @@ func parseSPKI(s string) ([]byte, error) {
 }
 
 func (s *Server) registerReviewer(w http.ResponseWriter, r *http.Request) {
-	var req ReviewerKeyRequest
+	var req api.ReviewerKeyRequest
 	if _, err := s.decode(r, &req); err != nil {
 		s.fail(w, r, err)
 		return
@@ -119,7 +68,7 @@ func (s *Server) registerReviewer(w http.ResponseWriter, r *http.Request) {
 	if created {
 		status = http.StatusCreated
 	}
-	writeJSON(w, status, ReviewerKeyResult{ReviewerKeyID: k.KeyID, Name: req.Name, Created: created})
+	writeJSON(w, status, api.ReviewerKeyResult{ReviewerKeyID: k.KeyID, Name: req.Name, Created: created})
 }
 
 func (s *Server) openSession(w http.ResponseWriter, r *http.Request) {
@@ -128,14 +77,14 @@ func (s *Server) openSession(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	var req SessionRequest
+	var req api.SessionRequest
 	if _, err := s.decode(r, &req); err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	switch {
-	case req.Kind != SessionCheck && req.Kind != SessionReview:
-		s.fail(w, r, badRequest("kind", "kind must be %q or %q", SessionCheck, SessionReview))
+	case req.Kind != api.SessionCheck && req.Kind != api.SessionReview:
+		s.fail(w, r, badRequest("kind", "kind must be %q or %q", api.SessionCheck, api.SessionReview))
 		return
 	case req.Check == "" || len(req.Check) > 256:
 		s.fail(w, r, badRequest("check", "check must be 1-256 characters"))
@@ -147,7 +96,7 @@ func (s *Server) openSession(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, badRequest("min_duration_seconds", "min_duration_seconds must be between 0 and one week"))
 		return
 	}
-	if req.Kind == SessionReview {
+	if req.Kind == api.SessionReview {
 		if _, err := s.cfg.Store.ReviewerKey(r.Context(), run.OrgID, req.ReviewerKeyID); err != nil {
 			if errors.Is(err, store.ErrNotFound) {
 				s.fail(w, r, &httpError{http.StatusUnprocessableEntity, api.CodeInvalidSignature,
@@ -182,7 +131,7 @@ func (s *Server) closeSession(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	var req SessionCloseRequest
+	var req api.SessionCloseRequest
 	if _, err := s.decode(r, &req); err != nil {
 		s.fail(w, r, err)
 		return
@@ -241,7 +190,7 @@ func (s *Server) checkReviewSession(r *http.Request, run store.Run, rec *vpec.Re
 		return &httpError{http.StatusUnprocessableEntity, api.CodeInvalidSignature, "witnessed review rejected: " + fmt.Sprintf(format, a...), "review"}
 	}
 	sess, err := s.cfg.Store.Session(r.Context(), run.OrgID, rv.SessionID)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && (sess.RunID != run.ID || sess.Kind != SessionReview)) {
+	if errors.Is(err, store.ErrNotFound) || (err == nil && (sess.RunID != run.ID || sess.Kind != api.SessionReview)) {
 		return store.Session{}, reject("review.session_id %q is not a review session of this run: open one with POST /api/v1/runs/%s/sessions", rv.SessionID, run.ID)
 	}
 	if err != nil {
@@ -279,7 +228,7 @@ func (s *Server) checkCheckSession(r *http.Request, run store.Run, rec *vpec.Rec
 		return &httpError{http.StatusUnprocessableEntity, api.CodeInvalidSignature, "check session rejected: " + fmt.Sprintf(format, a...), "check_session"}
 	}
 	sess, err := s.cfg.Store.Session(r.Context(), run.OrgID, cs.SessionID)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && (sess.RunID != run.ID || sess.Kind != SessionCheck)) {
+	if errors.Is(err, store.ErrNotFound) || (err == nil && (sess.RunID != run.ID || sess.Kind != api.SessionCheck)) {
 		return store.Session{}, reject("check_session.session_id %q is not a check session of this run", cs.SessionID)
 	}
 	if err != nil {

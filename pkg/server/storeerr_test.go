@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/svc-gov/svc/pkg/api"
-	"github.com/svc-gov/svc/pkg/server"
 	"github.com/svc-gov/svc/pkg/store"
 	"github.com/svc-gov/svc/pkg/store/sqlite"
 	"github.com/svc-gov/svc/pkg/vpec"
@@ -96,13 +95,13 @@ func TestStoreErrorsAreNotFacts(t *testing.T) {
 	if code < 500 && (code != 200 || json.Unmarshal(body, &got) != nil || got.LastSequence != 3 || got.LastChainHash != recs[2].ChainHash || got.RecordCount != 3) {
 		t.Errorf("GET run with failing record reads: %d %s; want 5xx or the true chain position (3)", code, body)
 	}
-	code, body = req("POST", "/api/v1/runs/"+run.RunID+"/delegations", server.DelegationRequest{Delegation: map[string]any{"to": "agent-2"}})
-	var del server.DelegationResult
+	code, body = req("POST", "/api/v1/runs/"+run.RunID+"/delegations", api.DelegationRequest{Delegation: map[string]any{"to": "agent-2"}})
+	var del api.DelegationResult
 	if code < 500 && (code != 201 || json.Unmarshal(body, &del) != nil || del.LastSequence != 3) {
 		t.Errorf("delegation with failing record reads: %d %s; want 5xx or a token at sequence 3", code, body)
 	}
 	if code == 201 {
-		code, body = req("POST", "/api/v1/runs/resume", server.ResumeRequest{LineageToken: del.LineageToken})
+		code, body = req("POST", "/api/v1/runs/resume", api.ResumeRequest{LineageToken: del.LineageToken})
 		if code < 500 && (code != 200 || json.Unmarshal(body, &got) != nil || got.LastSequence != 3) {
 			t.Errorf("resume with failing record reads: %d %s; want 5xx or the run at sequence 3", code, body)
 		}

@@ -25,62 +25,6 @@ func limitError(err error) error {
 	return badRequest("", "%v", err)
 }
 
-// CheckLimits checks a reviewer registration: a bounded public key and,
-// if given, a name a person can read.
-func (r *ReviewerKeyRequest) CheckLimits() error {
-	if len(r.PublicKey) > api.MaxPublicKeyBytes {
-		return &api.FieldError{Field: "public_key", Problem: fmt.Sprintf("must be at most %d bytes, is %d", api.MaxPublicKeyBytes, len(r.PublicKey)), Err: api.ErrLimit}
-	}
-	return api.CheckName("name", r.Name, 0, api.MaxReviewerNameBytes)
-}
-
-// CheckLimits checks a session request's names; kind, the duration and the
-// reviewer key are checked by openSession.
-func (r *SessionRequest) CheckLimits() error {
-	if err := api.CheckName("check", r.Check, 1, api.MaxCheckBytes); err != nil {
-		return err
-	}
-	if err := api.CheckName("manifest_id", r.ManifestID, 1, api.MaxManifestIDBytes); err != nil {
-		return err
-	}
-	return api.CheckName("reviewer_key_id", r.ReviewerKeyID, 0, api.MaxReviewerKeyIDBytes)
-}
-
-// CheckLimits checks a calibration request's free-text members and GPU
-// classes (known classes, each once).
-func (in *CalibrationRequestInput) CheckLimits() error {
-	if err := api.CheckText("model_description", in.ModelDescription, api.MaxDescriptionBytes); err != nil {
-		return err
-	}
-	if err := api.CheckName("hub_model_id", in.HubModelID, 0, api.MaxHubModelIDBytes); err != nil {
-		return err
-	}
-	if len(in.NotifyEmail) > api.MaxEmailBytes {
-		return &api.FieldError{Field: "notify_email", Problem: fmt.Sprintf("must be at most %d bytes", api.MaxEmailBytes)}
-	}
-	return api.CheckGPUClasses("desired_gpu_classes", in.DesiredGPUClasses)
-}
-
-// CheckLimits bounds a resume request's token.
-func (r *ResumeRequest) CheckLimits() error {
-	if len(r.LineageToken) > api.MaxLineageTokenBytes {
-		return &api.FieldError{Field: "lineage_token", Problem: fmt.Sprintf("must be at most %d bytes, is %d", api.MaxLineageTokenBytes, len(r.LineageToken))}
-	}
-	return nil
-}
-
-// CheckLimits bounds the canonical size of a delegation description.
-func (r *DelegationRequest) CheckLimits() error {
-	b, err := canonical.Marshal(r.Delegation)
-	if err != nil {
-		return &api.FieldError{Field: "delegation", Problem: err.Error(), Err: err}
-	}
-	if len(b) > api.MaxDelegationBytes {
-		return &api.FieldError{Field: "delegation", Problem: fmt.Sprintf("canonical JSON must be at most %d bytes, is %d", api.MaxDelegationBytes, len(b))}
-	}
-	return nil
-}
-
 // unprocessable is a 422 naming a field.
 func unprocessable(field, format string, a ...any) *httpError {
 	return &httpError{http.StatusUnprocessableEntity, api.CodeClaimWithoutEvidence, fmt.Sprintf(format, a...), field}

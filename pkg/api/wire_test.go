@@ -1,0 +1,138 @@
+package api_test
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/svc-gov/svc/pkg/api"
+)
+
+// structTags returns, per struct type declared in the non-test Go files of
+// dir, the sorted JSON names of its fields ("" when it has no json tag).
+func structTags(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	fset := token.NewFileSet()
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		file, err := parser.ParseFile(fset, f, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(file, func(n ast.Node) bool {
+			ts, ok := n.(*ast.TypeSpec)
+			if !ok || ts.Assign.IsValid() {
+				return true
+			}
+			st, ok := ts.Type.(*ast.StructType)
+			if !ok {
+				return true
+			}
+			var names []string
+			for _, fld := range st.Fields.List {
+				if fld.Tag == nil {
+					continue
+				}
+				tag, err := strconv.Unquote(fld.Tag.Value)
+				if err != nil {
+					continue
+				}
+				name, _, _ := strings.Cut(reflect.StructTag(tag).Get("json"), ",")
+				if name != "" && name != "-" {
+					names = append(names, name)
+				}
+			}
+			if len(names) > 0 {
+				slices.Sort(names)
+				out[filepath.Base(f)+": "+ts.Name.Name] = strings.Join(names, " ")
+			}
+			return true
+		})
+	}
+	return out
+}
+
+// TestWireTypesHaveOneHome fails when pkg/client or pkg/server declares a
+// struct whose JSON field names are those of a pkg/api type: a copy of a
+// wire type, which must be the pkg/api one instead.
+func TestWireTypesHaveOneHome(t *testing.T) {
+	apiTypes := map[string]string{}
+	for name, tags := range structTags(t, ".") {
+		apiTypes[tags] = name
+	}
+	if len(apiTypes) < 10 {
+		t.Fatalf("found %d pkg/api wire types, want the scan to see them all", len(apiTypes))
+	}
+	for _, dir := range []string{"../client", "../server"} {
+		if _, err := os.Stat(dir); err != nil {
+			t.Fatal(err)
+		}
+		for name, tags := range structTags(t, dir) {
+			if a, ok := apiTypes[tags]; ok {
+				t.Errorf("%s/%s copies the wire type %s (json %s): use the pkg/api type", filepath.Base(dir), name, a, tags)
+			}
+		}
+	}
+}
+
+func TestValidWorkflowID(t *testing.T) {
+	for _, tc := range []struct {
+		id   string
+		want bool
+	}{
+		{"default", true},
+		{"claims.v2_eu:prod-1", true},
+		{strings.Repeat("a", api.MaxWorkflowIDBytes), true},
+		{"", false},
+		{strings.Repeat("a", api.MaxWorkflowIDBytes+1), false},
+		{"has space", false},
+		{"slash/no", false},
+		{"é", false},
+	} {
+		if got := api.ValidWorkflowID(tc.id); got != tc.want {
+			t.Errorf("ValidWorkflowID(%q) = %v, want %v", tc.id, got, tc.want)
+		}
+	}
+}
+
+func TestKeyID(t *testing.T) {
+	for _, tc := range []struct{ key, want string }{
+		// sha256("pk_sb_test") and sha256("pk_live_test"), first 12 hex digits.
+		{"pk_sb_test", "pk_sb_" + sha12("pk_sb_test")},
+		{"pk_live_test", "pk_live_" + sha12("pk_live_test")},
+	} {
+		got := api.KeyID(tc.key)
+		if got != tc.want {
+			t.Errorf("KeyID(%q) = %q, want %q", tc.key, got, tc.want)
+		}
+		if !api.ValidKeyID(got) {
+			t.Errorf("ValidKeyID(KeyID(%q) = %q) = false", tc.key, got)
+		}
+	}
+	for _, id := range []string{"", "pk_sb_", "pk_sb_0123456789ab0", "pk_test_0123456789ab", "pk_live_0123456789AB", "pk_sb_test"} {
+		if api.ValidKeyID(id) {
+			t.Errorf("ValidKeyID(%q) = true", id)
+		}
+	}
+}
+
+func sha12(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])[:12]
+}
