@@ -120,6 +120,27 @@ type ResumeRequest struct {
 	LineageToken string `json:"lineage_token"`
 }
 
+// LineageType is the type field of a lineage token's payload.
+const LineageType = "svc.lineage/v1"
+
+// Lineage is the signed payload of a delegation lineage token
+// (DelegationResult.LineageToken, "<base64url payload>.<base64url
+// signature>"): a handoff of a run at a precise point of its chain to
+// another process or agent. The service signs and checks it; a client
+// that cannot reach the service reads it to continue the run offline.
+type Lineage struct {
+	Type           string `json:"type"` // LineageType
+	RunID          string `json:"run_id"`
+	OrgID          string `json:"org_id"`
+	LastSequence   int64  `json:"last_sequence"`
+	LastChainHash  string `json:"last_chain_hash"`
+	DelegationHash string `json:"delegation_hash"`
+	IssuedAt       string `json:"issued_at"`
+	ExpiresAt      string `json:"expires_at"`
+	// KeyID is the id of the service signing key that signed the token.
+	KeyID string `json:"key_id"`
+}
+
 // ValidWorkflowID reports whether s is a workflow id the service accepts:
 // 1 to MaxWorkflowIDBytes ASCII letters, digits or . _ : -. The client
 // checks it before opening a run, the server when one is opened.

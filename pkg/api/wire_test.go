@@ -86,6 +86,18 @@ func TestWireTypesHaveOneHome(t *testing.T) {
 		for name, tags := range structTags(t, dir) {
 			if a, ok := apiTypes[tags]; ok {
 				t.Errorf("%s/%s copies the wire type %s (json %s): use the pkg/api type", filepath.Base(dir), name, a, tags)
+				continue
+			}
+			// A partial copy (three or more of an api type's JSON names and
+			// nothing else) is a copy too: it reads the same wire format.
+			names := strings.Fields(tags)
+			if len(names) < 3 {
+				continue
+			}
+			for apiTags, a := range apiTypes {
+				if isSubset(names, strings.Fields(apiTags)) {
+					t.Errorf("%s/%s copies part of the wire type %s (json %s): use the pkg/api type", filepath.Base(dir), name, a, tags)
+				}
 			}
 		}
 	}
@@ -135,4 +147,14 @@ func TestKeyID(t *testing.T) {
 func sha12(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])[:12]
+}
+
+// isSubset reports whether every element of sub is in set.
+func isSubset(sub, set []string) bool {
+	for _, s := range sub {
+		if !slices.Contains(set, s) {
+			return false
+		}
+	}
+	return true
 }

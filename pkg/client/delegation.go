@@ -59,15 +59,6 @@ func (r *Run) RecordDelegation(ctx context.Context, delegation map[string]any) (
 	return res.LineageToken, nil
 }
 
-// lineagePayload is the part of a lineage token's signed payload the
-// client reads when the service is unreachable.
-type lineagePayload struct {
-	RunID         string `json:"run_id"`
-	OrgID         string `json:"org_id"`
-	LastSequence  int64  `json:"last_sequence"`
-	LastChainHash string `json:"last_chain_hash"`
-}
-
 // ResumeFromLineage continues a run handed over with a lineage token (from
 // RecordDelegation): the returned Run has the same run id and records from
 // the token's last sequence on, chaining from its last chain hash. The
@@ -102,7 +93,7 @@ func (p *Pipeline) ResumeFromLineage(ctx context.Context, token string) (*Run, e
 	}
 	p64, _, ok := strings.Cut(token, ".")
 	raw, derr := base64.RawURLEncoding.DecodeString(p64)
-	var l lineagePayload
+	var l api.Lineage
 	if !ok || derr != nil || json.Unmarshal(raw, &l) != nil || l.RunID == "" {
 		return nil, fmt.Errorf("svc client: resume from lineage: the service is unreachable and the token is not <base64url payload>.<signature>: %w", ErrUnavailable)
 	}

@@ -17,23 +17,6 @@ import (
 	"github.com/svc-gov/svc/pkg/vpec"
 )
 
-// LineageType is the type field of a lineage token's payload.
-const LineageType = "svc.lineage/v1"
-
-// Lineage is the signed payload of a delegation lineage token: a handoff of
-// a run at a precise point of its chain to another process or agent.
-type Lineage struct {
-	Type           string `json:"type"`
-	RunID          string `json:"run_id"`
-	OrgID          string `json:"org_id"`
-	LastSequence   int64  `json:"last_sequence"`
-	LastChainHash  string `json:"last_chain_hash"`
-	DelegationHash string `json:"delegation_hash"`
-	IssuedAt       string `json:"issued_at"`
-	ExpiresAt      string `json:"expires_at"`
-	KeyID          string `json:"key_id"`
-}
-
 // Errors of lineage tokens, matchable with errors.Is.
 var (
 	ErrLineageForged   = errors.New("lineage token signature does not verify")
@@ -42,8 +25,8 @@ var (
 )
 
 // SignLineage returns the token "<base64url payload>.<base64url signature>".
-func SignLineage(l Lineage, signer *signing.Signer) (string, error) {
-	l.Type, l.KeyID = LineageType, signer.KeyID()
+func SignLineage(l api.Lineage, signer *signing.Signer) (string, error) {
+	l.Type, l.KeyID = api.LineageType, signer.KeyID()
 	payload, err := canonical.Marshal(l)
 	if err != nil {
 		return "", err
@@ -54,7 +37,7 @@ func SignLineage(l Lineage, signer *signing.Signer) (string, error) {
 
 // ParseLineage checks a token's signature against the trust bundle and its
 // expiry at now, and returns its payload.
-func ParseLineage(token string, trust *signing.Bundle, now time.Time) (*Lineage, error) {
+func ParseLineage(token string, trust *signing.Bundle, now time.Time) (*api.Lineage, error) {
 	p64, s64, ok := strings.Cut(token, ".")
 	enc := base64.RawURLEncoding
 	payload, err1 := enc.DecodeString(p64)
@@ -64,10 +47,10 @@ func ParseLineage(token string, trust *signing.Bundle, now time.Time) (*Lineage,
 	if !ok || err1 != nil || err2 != nil || enc.EncodeToString(payload) != p64 || enc.EncodeToString(sig) != s64 {
 		return nil, fmt.Errorf("%w: not <payload>.<signature> in base64url", ErrLineageForged)
 	}
-	var l Lineage
+	var l api.Lineage
 	tree, err := document.Parse(payload, &l)
-	if err != nil || l.Type != LineageType || string(tree.Canonical()) != string(payload) {
-		return nil, fmt.Errorf("%w: payload is not a canonical %s document", ErrLineageForged, LineageType)
+	if err != nil || l.Type != api.LineageType || string(tree.Canonical()) != string(payload) {
+		return nil, fmt.Errorf("%w: payload is not a canonical %s document", ErrLineageForged, api.LineageType)
 	}
 	if err := trust.Verify(l.KeyID, payload, signing.FormatSignature(sig)); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrLineageForged, err)
@@ -96,7 +79,7 @@ func (s *Server) delegate(w http.ResponseWriter, r *http.Request) {
 	}
 	view := s.runView(r, run)
 	now := s.cfg.Now().UTC()
-	l := Lineage{
+	l := api.Lineage{
 		RunID: run.ID, OrgID: run.OrgID, LastSequence: view.LastSequence, LastChainHash: view.LastChainHash,
 		DelegationHash: commitment.String(tree.Get("delegation").Canonical()),
 		IssuedAt:       vpec.FormatTime(now), ExpiresAt: vpec.FormatTime(now.Add(s.cfg.LineageTTL)),

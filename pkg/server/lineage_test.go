@@ -60,7 +60,7 @@ func TestLineageExpiry(t *testing.T) {
 	trust := signing.NewBundle()
 	trust.AddKey(s.PublicKey())
 	now := time.Now()
-	tok, err := server.SignLineage(server.Lineage{RunID: "run_x", OrgID: "org_a", LastChainHash: "sha256:" + strings.Repeat("0", 64), DelegationHash: "sha256:" + strings.Repeat("1", 64), IssuedAt: now.Format(time.RFC3339), ExpiresAt: now.Add(time.Hour).UTC().Format(time.RFC3339)}, s)
+	tok, err := server.SignLineage(api.Lineage{RunID: "run_x", OrgID: "org_a", LastChainHash: "sha256:" + strings.Repeat("0", 64), DelegationHash: "sha256:" + strings.Repeat("1", 64), IssuedAt: now.Format(time.RFC3339), ExpiresAt: now.Add(time.Hour).UTC().Format(time.RFC3339)}, s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func TestLineageOneSpelling(t *testing.T) {
 	trust := signing.NewBundle()
 	trust.AddKey(s.PublicKey())
 	now := time.Now()
-	tok, err := server.SignLineage(server.Lineage{RunID: "run_x", OrgID: "org_a", LastChainHash: "sha256:" + strings.Repeat("0", 64), DelegationHash: "sha256:" + strings.Repeat("1", 64), IssuedAt: now.Format(time.RFC3339), ExpiresAt: now.Add(time.Hour).UTC().Format(time.RFC3339)}, s)
+	tok, err := server.SignLineage(api.Lineage{RunID: "run_x", OrgID: "org_a", LastChainHash: "sha256:" + strings.Repeat("0", 64), DelegationHash: "sha256:" + strings.Repeat("1", 64), IssuedAt: now.Format(time.RFC3339), ExpiresAt: now.Add(time.Hour).UTC().Format(time.RFC3339)}, s)
 	if err != nil {
 		t.Fatal(err)
 	}
