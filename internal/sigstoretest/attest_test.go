@@ -2,6 +2,7 @@ package sigstoretest_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -36,7 +37,7 @@ func attest(t *testing.T, f fixture) (bundleJSON, artifact []byte) {
 		t.Fatal(err)
 	}
 	doc := f.clean(t)
-	b, err := sigstore.Attest(doc, signer, tsa)
+	b, err := sigstore.Attest(context.Background(), doc, signer, tsa)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +111,7 @@ func TestAttestRefusesAnotherSigner(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sigstore.Attest(f.clean(t), signer, nil); !errors.Is(err, sigstore.ErrUnknownKey) {
+	if _, err := sigstore.Attest(context.Background(), f.clean(t), signer, nil); !errors.Is(err, sigstore.ErrUnknownKey) {
 		t.Fatalf("err = %v, want ErrUnknownKey", err)
 	}
 }

@@ -2,6 +2,7 @@ package testvectors
 
 import (
 	"bytes"
+	"context"
 	"crypto/ed25519"
 	"encoding/base64"
 	"encoding/json"
@@ -191,11 +192,11 @@ func (g *gen) seal(v *vpec.VPEC, s *signing.Signer, tsa vpec.Timestamper) error 
 		return err
 	}
 	vpec.Finish(v, jcs)
-	return vpec.Seal(v, s, tsa)
+	return vpec.Seal(context.Background(), v, s, tsa)
 }
 
 // resign signs v again as it stands, without recomputing derived fields.
-func (g *gen) resign(v *vpec.VPEC) error { return vpec.Seal(v, g.service, g.tsa) }
+func (g *gen) resign(v *vpec.VPEC) error { return vpec.Seal(context.Background(), v, g.service, g.tsa) }
 
 func (g *gen) write(rel string, v any) error {
 	b, err := document.MarshalIndent(v)
@@ -420,12 +421,12 @@ func (g *gen) holed(runID string, edit func([]vpec.Gap) []vpec.Gap) (*vpec.VPEC,
 func (g *gen) lateSession(runID string) (*vpec.VPEC, error) {
 	recs := g.cleanRecords()[:1]
 	id := "chk_00000000-0000-4000-8000-00000000e5e3"
-	open, err := g.tsa.Timestamp(vpec.CheckOpenImprint(id))
+	open, err := g.tsa.Timestamp(context.Background(), vpec.CheckOpenImprint(id))
 	if err != nil {
 		return nil, err
 	}
 	g.clk.advance(time.Hour)
-	cl, err := g.tsa.Timestamp(vpec.CheckCloseImprint(id, recs[0].CommitmentHash))
+	cl, err := g.tsa.Timestamp(context.Background(), vpec.CheckCloseImprint(id, recs[0].CommitmentHash))
 	g.clk.advance(-time.Hour)
 	if err != nil {
 		return nil, err
@@ -439,18 +440,18 @@ func (g *gen) witnessed(runID string, lasted time.Duration, minSeconds int64) (*
 	recs := g.cleanRecords()[:2]
 	// The first check ran inside a check session.
 	checkSession := "chk_00000000-0000-4000-8000-0000000c4ec1"
-	cOpen, err := g.tsa.Timestamp(vpec.CheckOpenImprint(checkSession))
+	cOpen, err := g.tsa.Timestamp(context.Background(), vpec.CheckOpenImprint(checkSession))
 	if err != nil {
 		return nil, err
 	}
-	cClose, err := g.tsa.Timestamp(vpec.CheckCloseImprint(checkSession, recs[0].CommitmentHash))
+	cClose, err := g.tsa.Timestamp(context.Background(), vpec.CheckCloseImprint(checkSession, recs[0].CommitmentHash))
 	if err != nil {
 		return nil, err
 	}
 	recs[0].CheckSession = &vpec.CheckSession{SessionID: checkSession,
 		CheckOpenTST: base64.StdEncoding.EncodeToString(cOpen), CheckCloseTST: base64.StdEncoding.EncodeToString(cClose)}
 	session := "chk_00000000-0000-4000-8000-00000000e71e"
-	openTok, err := g.tsa.Timestamp(vpec.CheckOpenImprint(session))
+	openTok, err := g.tsa.Timestamp(context.Background(), vpec.CheckOpenImprint(session))
 	if err != nil {
 		return nil, err
 	}
@@ -470,7 +471,7 @@ func (g *gen) witnessed(runID string, lasted time.Duration, minSeconds int64) (*
 		return nil, err
 	}
 	r.Review.ReviewerSignature = signing.FormatSignature(g.reviewer.Sign(stmt))
-	closeTok, err := g.tsa.Timestamp(vpec.CheckCloseImprint(session, r.CommitmentHash))
+	closeTok, err := g.tsa.Timestamp(context.Background(), vpec.CheckCloseImprint(session, r.CommitmentHash))
 	if err != nil {
 		return nil, err
 	}
@@ -824,14 +825,14 @@ func (g *gen) invalid() error {
 
 	// Properly built documents that fail on trust.
 	wrongKey := clone(base)
-	if err := vpec.Seal(wrongKey, g.other, g.tsa); err != nil {
+	if err := vpec.Seal(context.Background(), wrongKey, g.other, g.tsa); err != nil {
 		return err
 	}
 	if err := g.badVPEC("wrong-key", "signed by a key outside the trust bundle", []string{"signature"}, "INVALID — UNKNOWN SIGNING KEY", wrongKey); err != nil {
 		return err
 	}
 	forged := clone(base)
-	if err := vpec.Seal(forged, g.other, g.tsa); err != nil {
+	if err := vpec.Seal(context.Background(), forged, g.other, g.tsa); err != nil {
 		return err
 	}
 	forged.SigningKeyID = g.service.KeyID()
@@ -839,7 +840,7 @@ func (g *gen) invalid() error {
 		return err
 	}
 	untrusted := clone(base)
-	if err := vpec.Seal(untrusted, g.service, g.otherTSA); err != nil {
+	if err := vpec.Seal(context.Background(), untrusted, g.service, g.otherTSA); err != nil {
 		return err
 	}
 	if err := g.badVPEC("untrusted-tsa", "timestamped by a TSA whose root is not in the trust bundle", []string{"timestamp"}, "INVALID — UNTRUSTED TIMESTAMP AUTHORITY", untrusted); err != nil {
@@ -946,7 +947,7 @@ func SealRecords(runID string, records []vpec.Record, s *signing.Signer, tsa vpe
 	}
 	v.Gaps = vpec.IssueGaps(runID, v.Records, jcs, v.IssuedAt)
 	vpec.Finish(v, jcs)
-	if err := vpec.Seal(v, s, tsa); err != nil {
+	if err := vpec.Seal(context.Background(), v, s, tsa); err != nil {
 		return nil, err
 	}
 	return document.MarshalIndent(v)

@@ -1,6 +1,7 @@
 package testvectors
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -70,7 +71,7 @@ func LargeVPEC(dir string, n int) (*Large, error) {
 		return nil, err
 	}
 	vpec.Finish(v, jcs)
-	if err := vpec.Seal(v, signer, tsa); err != nil {
+	if err := vpec.Seal(context.Background(), v, signer, tsa); err != nil {
 		return nil, err
 	}
 	doc, err := document.MarshalIndent(v)

@@ -278,6 +278,10 @@ func (a *app) runServe(ctx context.Context, o *serveOptions) error {
 	sctx, cancel := context.WithTimeout(context.Background(), o.shutdown)
 	defer cancel()
 	if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		// Closing the connections cancels the requests still in flight:
+		// their timestamp requests are abandoned, and a close among them
+		// stays sealed without a VPEC until its client retries.
+		hs.Close()
 		return &Error{Code: ExitFailure, Err: fmt.Errorf("shutdown: %w", err)}
 	}
 	log.Info("stopped")

@@ -84,11 +84,11 @@ type flakyTSA struct {
 	down atomic.Bool
 }
 
-func (f *flakyTSA) Timestamp(d []byte) ([]byte, error) {
+func (f *flakyTSA) Timestamp(ctx context.Context, d []byte) ([]byte, error) {
 	if f.down.Load() {
 		return nil, errors.New("TSA unreachable")
 	}
-	return f.next.Timestamp(d)
+	return f.next.Timestamp(ctx, d)
 }
 
 // TestCloseAfterTimestampFailure: a Close while the service's timestamp

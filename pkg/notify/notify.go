@@ -4,6 +4,7 @@ package notify
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"mime"
@@ -22,7 +23,8 @@ type Mailer struct {
 	From string
 	// Auth authenticates to the server; nil for none.
 	Auth smtp.Auth
-	// Timeout bounds connecting and the whole exchange (default 10 s).
+	// Timeout bounds connecting and the whole exchange (default 10 s); the
+	// context passed to Send may bound it further.
 	Timeout time.Duration
 }
 
@@ -62,8 +64,10 @@ type Message struct {
 }
 
 // Send delivers msg. Header values are encoded so that no input can inject
-// headers.
-func (m *Mailer) Send(msg Message) error {
+// headers. ctx bounds the dial and the whole exchange, as Timeout does:
+// the connection's deadline is the earlier of the two, and when ctx is
+// done the connection is closed and the error wraps ctx.Err().
+func (m *Mailer) Send(ctx context.Context, msg Message) (err error) {
 	if m == nil {
 		return ErrNoMailer
 	}
@@ -74,11 +78,23 @@ func (m *Mailer) Send(msg Message) error {
 	if timeout == 0 {
 		timeout = 10 * time.Second
 	}
-	conn, err := net.DialTimeout("tcp", m.Addr, timeout)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	conn, err := (&net.Dialer{}).DialContext(ctx, "tcp", m.Addr)
 	if err != nil {
 		return fmt.Errorf("notify: connect %s: %w", m.Addr, err)
 	}
-	conn.SetDeadline(time.Now().Add(timeout))
+	if deadline, ok := ctx.Deadline(); ok {
+		conn.SetDeadline(deadline)
+	}
+	// A cancelled ctx (no deadline of its own) closes the connection, which
+	// ends any read or write under way; the error then names ctx.Err().
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	defer func() {
+		if !stop() && err != nil {
+			err = fmt.Errorf("notify: %w: %w", context.Cause(ctx), err)
+		}
+	}()
 	host, _, _ := net.SplitHostPort(m.Addr)
 	c, err := smtp.NewClient(conn, host)
 	if err != nil {

@@ -1,6 +1,7 @@
 package notify_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -17,7 +18,7 @@ func TestSendThroughSMTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = m.Send(notify.Message{To: "ml-team@acme.test", Subject: "Profile published: acme/pii-class/v1.0.0", Body: "Your model now has a profile.\n.\nA line with a dot."})
+	err = m.Send(context.Background(), notify.Message{To: "ml-team@acme.test", Subject: "Profile published: acme/pii-class/v1.0.0", Body: "Your model now has a profile.\n.\nA line with a dot."})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,11 +27,11 @@ func TestSendThroughSMTP(t *testing.T) {
 		!strings.Contains(msgs[0].Data, "Subject: Profile published") || !strings.Contains(msgs[0].Data, "A line with a dot.") {
 		t.Fatalf("received %+v", msgs)
 	}
-	if err := m.Send(notify.Message{To: "x@y\r\nBcc: evil@z", Subject: "s"}); err == nil {
+	if err := m.Send(context.Background(), notify.Message{To: "x@y\r\nBcc: evil@z", Subject: "s"}); err == nil {
 		t.Fatal("header injection through the recipient was accepted")
 	}
 	var none *notify.Mailer
-	if err := none.Send(notify.Message{To: "a@b"}); err != notify.ErrNoMailer {
+	if err := none.Send(context.Background(), notify.Message{To: "a@b"}); err != notify.ErrNoMailer {
 		t.Fatalf("nil mailer: %v", err)
 	}
 	for _, bad := range []string{"http://x", "smtp://", "::"} {

@@ -20,7 +20,7 @@ func (s *Server) getAttestation(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	b, err := sigstore.Attest(v.Body, s.cfg.Signer, s.cfg.Timestamper)
+	b, err := sigstore.Attest(r.Context(), v.Body, s.cfg.Signer, s.cfg.Timestamper)
 	switch {
 	case errors.Is(err, sigstore.ErrUnknownKey):
 		s.fail(w, r, &httpError{http.StatusNotImplemented, api.CodeNotImplemented,
@@ -30,7 +30,7 @@ func (s *Server) getAttestation(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	case err != nil:
-		s.fail(w, r, &httpError{http.StatusBadGateway, api.CodeTimestampFailed, "attestation: " + err.Error() + "; retry", ""})
+		s.fail(w, r, timestampFailed(r, "attestation", "; retry", err))
 		return
 	}
 	w.Header().Set("Content-Type", sigstore.BundleMediaType)

@@ -219,7 +219,7 @@ func Publish(ctx context.Context, st store.Store, signer *signing.Signer, signed
 				res.NoticesNotSent = append(res.NoticesNotSent, c.ID+" ("+c.NotifyEmail+")")
 				continue
 			}
-			err = mailer.Send(notify.Message{
+			err = mailer.Send(ctx, notify.Message{
 				To:      c.NotifyEmail,
 				Subject: "svc: drift profile published for your model (" + p.ProfileID + ")",
 				Body: fmt.Sprintf("Your calibration request %s %s.\n\nProfile: %s\nModel: %s\nGPU classes: %s\nCalibration passes: %d, safety margin %gx\n\n"+

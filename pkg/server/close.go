@@ -187,9 +187,11 @@ func (s *Server) issue(r *http.Request, run store.Run) (*vpec.VPEC, []byte, erro
 	sig := s.cfg.Signer.Sign(msg)
 	msg = nil
 	collect(bodyBytes)
-	token, err := s.cfg.Timestamper.Timestamp(vpec.TimestampImprint(sig))
+	token, err := s.cfg.Timestamper.Timestamp(ctx, vpec.TimestampImprint(sig))
 	if err != nil {
-		return nil, nil, &httpError{http.StatusBadGateway, api.CodeTimestampFailed, "could not seal the VPEC: timestamp signature: " + err.Error() + "; close again (with the same Idempotency-Key) to retry", ""}
+		// The run stays sealed without a VPEC either way; a close with the
+		// same Idempotency-Key completes it.
+		return nil, nil, timestampFailed(r, "could not seal the VPEC: timestamp signature", "; close again (with the same Idempotency-Key) to retry", err)
 	}
 	v.Signature, v.TimestampRFC3161 = signing.FormatSignature(sig), base64.StdEncoding.EncodeToString(token)
 	head, err = document.MarshalIndent(v)
@@ -278,4 +280,16 @@ func (s *Server) profiled(r *http.Request, modelHash, gpuClass string) (bool, er
 		return false, fmt.Errorf("stored profile %s: %w", sp.ID, err)
 	}
 	return p.CoversGPU(gpuClass), nil
+}
+
+// timestampFailed is the error for a failed timestamp request: a 502
+// timestamp_failed naming the authority's error, unless the request's
+// context is done (the client went away, or the service is stopping),
+// which is no failure of the authority: then ctx's error, wrapped, which
+// fail answers as a cancelled request.
+func timestampFailed(r *http.Request, what, hint string, err error) error {
+	if cerr := r.Context().Err(); cerr != nil {
+		return fmt.Errorf("%s: %w", what, errors.Join(cerr, err))
+	}
+	return &httpError{http.StatusBadGateway, api.CodeTimestampFailed, what + ": " + err.Error() + hint, ""}
 }

@@ -24,11 +24,11 @@ type flakyTSA struct {
 	down atomic.Bool
 }
 
-func (f *flakyTSA) Timestamp(d []byte) ([]byte, error) {
+func (f *flakyTSA) Timestamp(ctx context.Context, d []byte) ([]byte, error) {
 	if f.down.Load() {
 		return nil, errors.New("TSA unreachable")
 	}
-	return f.next.Timestamp(d)
+	return f.next.Timestamp(ctx, d)
 }
 
 // TestCloseIdempotency (D8): the same Idempotency-Key returns the same

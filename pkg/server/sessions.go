@@ -111,9 +111,9 @@ func (s *Server) openSession(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := vpec.NewID("chk_")
-	tok, err := s.cfg.Timestamper.Timestamp(vpec.CheckOpenImprint(id))
+	tok, err := s.cfg.Timestamper.Timestamp(r.Context(), vpec.CheckOpenImprint(id))
 	if err != nil {
-		s.fail(w, r, &httpError{http.StatusBadGateway, api.CodeTimestampFailed, "check-open timestamp: " + err.Error(), ""})
+		s.fail(w, r, timestampFailed(r, "check-open timestamp", "", err))
 		return
 	}
 	sess := store.Session{ID: id, OrgID: run.OrgID, RunID: run.ID, Kind: req.Kind, Check: req.Check, ManifestID: req.ManifestID,
@@ -159,9 +159,9 @@ func (s *Server) closeSession(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("the session has been open %s; its minimum duration is %ds: close it after %s", elapsed.Round(time.Millisecond), sess.MinDurationSeconds, vpec.FormatTime(sess.OpenedAt.Add(min))), ""})
 		return
 	}
-	tok, err := s.cfg.Timestamper.Timestamp(vpec.CheckCloseImprint(sess.ID, req.CommitmentHash))
+	tok, err := s.cfg.Timestamper.Timestamp(r.Context(), vpec.CheckCloseImprint(sess.ID, req.CommitmentHash))
 	if err != nil {
-		s.fail(w, r, &httpError{http.StatusBadGateway, api.CodeTimestampFailed, "check-close timestamp: " + err.Error(), ""})
+		s.fail(w, r, timestampFailed(r, "check-close timestamp", "", err))
 		return
 	}
 	if err := s.cfg.Store.CloseSession(r.Context(), run.OrgID, sess.ID, now, req.CommitmentHash, tok); err != nil {

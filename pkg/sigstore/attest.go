@@ -1,6 +1,7 @@
 package sigstore
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -70,7 +71,7 @@ func PAE(payloadType string, payload []byte) []byte {
 // Sigstore bundle v0.3. Unlike ExportBundle it signs: only the service, or
 // whoever holds its key, can issue it. The VPEC must be schema-valid and
 // signed by signer's key.
-func Attest(doc []byte, signer *signing.Signer, tsa vpec.Timestamper) ([]byte, error) {
+func Attest(ctx context.Context, doc []byte, signer *signing.Signer, tsa vpec.Timestamper) ([]byte, error) {
 	ex, err := ExportBundle(doc)
 	if err != nil {
 		return nil, fmt.Errorf("attest: %w", err)
@@ -95,7 +96,7 @@ func Attest(doc []byte, signer *signing.Signer, tsa vpec.Timestamper) ([]byte, e
 		return nil, fmt.Errorf("attest: encode statement: %w", err)
 	}
 	sig := signer.Sign(PAE(PayloadTypeInToto, payload))
-	resp, err := tsa.Timestamp(vpec.TimestampImprint(sig))
+	resp, err := tsa.Timestamp(ctx, vpec.TimestampImprint(sig))
 	if err != nil {
 		return nil, fmt.Errorf("attest: timestamp signature: %w", err)
 	}

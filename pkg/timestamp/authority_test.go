@@ -2,6 +2,7 @@ package timestamp
 
 import (
 	"bytes"
+	"context"
 	"crypto"
 	"crypto/x509"
 	"crypto/x509/pkix"
@@ -28,7 +29,7 @@ func TestRoundTrip(t *testing.T) {
 	}
 	d := digestOf("vpec signature bytes")
 	before := time.Now().UTC().Truncate(time.Second)
-	resp, err := a.Timestamp(d)
+	resp, err := a.Timestamp(context.Background(), d)
 	if err != nil {
 		t.Fatalf("Timestamp: %v", err)
 	}
@@ -109,7 +110,7 @@ func TestRoundTrip(t *testing.T) {
 	if !b.Root().Equal(root) || !b.Certificate().Equal(leaf) || !b.Policy().Equal(a.Policy()) {
 		t.Fatalf("loaded authority differs")
 	}
-	resp2, err := b.Timestamp(d)
+	resp2, err := b.Timestamp(context.Background(), d)
 	if err != nil {
 		t.Fatalf("Timestamp after load: %v", err)
 	}
@@ -170,7 +171,7 @@ func TestAuthorityOptions(t *testing.T) {
 	}
 	clock.Set(clock.Now().Add(time.Hour))
 	d := digestOf("x")
-	resp, err := a.Timestamp(d)
+	resp, err := a.Timestamp(context.Background(), d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +199,7 @@ func TestAuthorityOptions(t *testing.T) {
 	if !b.Policy().Equal(policy) {
 		t.Errorf("loaded policy %v", b.Policy())
 	}
-	resp, err = b.Timestamp(d)
+	resp, err = b.Timestamp(context.Background(), d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +223,7 @@ func TestGenTimeAfter2049(t *testing.T) {
 	a := memAuthority(t, AuthorityOptions{Now: clock.Now}, nil)
 	clock.Set(time.Date(2050, 6, 1, 0, 0, 0, 0, time.UTC))
 	d := digestOf("future")
-	resp, err := a.Timestamp(d)
+	resp, err := a.Timestamp(context.Background(), d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -378,7 +379,7 @@ func TestRespondRefusesOutsideValidity(t *testing.T) {
 	d := digestOf("x")
 	for _, at := range []time.Time{clock.Now().Add(2 * time.Hour), clock.Now().Add(-time.Hour)} {
 		clock.Set(at)
-		if _, err := a.Timestamp(d); err == nil || !strings.Contains(err.Error(), "valid from") {
+		if _, err := a.Timestamp(context.Background(), d); err == nil || !strings.Contains(err.Error(), "valid from") {
 			t.Errorf("Timestamp at %v: %v, want refusal", at, err)
 		}
 	}
@@ -458,7 +459,24 @@ func TestPEMHelpers(t *testing.T) {
 
 func TestZeroAuthority(t *testing.T) {
 	var a Authority
-	if _, err := a.Timestamp(digestOf("x")); err == nil {
+	if _, err := a.Timestamp(context.Background(), digestOf("x")); err == nil {
 		t.Fatal("zero Authority issued a token")
+	}
+}
+
+// TestAuthorityTimestampDoneContext: the built-in authority does not sign
+// for a caller that has gone away: a done ctx returns its error, wrapped.
+func TestAuthorityTimestampDoneContext(t *testing.T) {
+	a, err := InitAuthority(t.TempDir(), AuthorityOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if tok, err := a.Timestamp(ctx, digestOf("x")); !errors.Is(err, context.Canceled) || tok != nil {
+		t.Fatalf("cancelled: token %v, error %v; want context.Canceled", tok != nil, err)
+	}
+	if _, err := a.Timestamp(context.Background(), digestOf("x")); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -1,6 +1,7 @@
 package timestamp_test
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/x509"
 	"fmt"
@@ -25,7 +26,7 @@ func Example() {
 	}
 	signature := make([]byte, 64) // the raw Ed25519 signature bytes of a VPEC
 	digest := sha256.Sum256(signature)
-	resp, err := tsa.Timestamp(digest[:])
+	resp, err := tsa.Timestamp(context.Background(), digest[:])
 	if err != nil {
 		panic(err)
 	}

@@ -1,13 +1,16 @@
 package timestamp
 
 import (
+	"context"
 	"errors"
 	"fmt"
 )
 
-// Timestamper obtains a token over a SHA-256 digest.
+// Timestamper obtains a token over a SHA-256 digest. ctx bounds the call:
+// a remote authority is abandoned when it is done, and the error then wraps
+// ctx.Err().
 type Timestamper interface {
-	Timestamp(digest []byte) ([]byte, error)
+	Timestamp(ctx context.Context, digest []byte) ([]byte, error)
 }
 
 // ErrFallbackUsed is passed (wrapped) to Fallback.OnFallback: the primary
@@ -28,12 +31,17 @@ type Fallback struct {
 }
 
 // Timestamp asks Primary, then Secondary; the error names both failures.
-func (f *Fallback) Timestamp(digest []byte) ([]byte, error) {
-	tok, perr := f.Primary.Timestamp(digest)
+// A cancelled ctx is not a failure of the primary: the fallback is not
+// asked (nor OnFallback called), and the error wraps ctx.Err().
+func (f *Fallback) Timestamp(ctx context.Context, digest []byte) ([]byte, error) {
+	tok, perr := f.Primary.Timestamp(ctx, digest)
 	if perr == nil {
 		return tok, nil
 	}
-	tok, serr := f.Secondary.Timestamp(digest)
+	if cerr := ctx.Err(); cerr != nil {
+		return nil, fmt.Errorf("timestamp: primary abandoned: %w", errors.Join(cerr, perr))
+	}
+	tok, serr := f.Secondary.Timestamp(ctx, digest)
 	if serr != nil {
 		return nil, fmt.Errorf("timestamp: primary failed (%w) and the fallback failed: %w", perr, serr)
 	}

@@ -1,6 +1,7 @@
 package timestamp
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/x509"
 	"encoding/hex"
@@ -121,7 +122,7 @@ func TestOpenSSLVerifiesOurTokens(t *testing.T) {
 	other := memAuthority(t, AuthorityOptions{}, nil)
 	writeFile(t, dir, "other-root.pem", EncodeCertificatePEM(other.Root()))
 	sum := sha256.Sum256(data)
-	resp, err := a.Timestamp(sum[:])
+	resp, err := a.Timestamp(context.Background(), sum[:])
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package timestamp
 
 import (
 	"bytes"
+	"context"
 	"crypto"
 	"crypto/rand"
 	"crypto/sha256"
@@ -123,8 +124,13 @@ func (a *Authority) Respond(req []byte) ([]byte, error) {
 
 // Timestamp time-stamps a SHA-256 digest (32 bytes): it builds a request with
 // a fresh nonce and certReq set, answers it with [Authority.Respond], checks
-// that the answer echoes the nonce and returns the DER TimeStampResp.
-func (a *Authority) Timestamp(digest []byte) ([]byte, error) {
+// that the answer echoes the nonce and returns the DER TimeStampResp. It
+// signs locally and does not block; a ctx already done returns ctx.Err()
+// (wrapped) without signing.
+func (a *Authority) Timestamp(ctx context.Context, digest []byte) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("timestamp: %w", err)
+	}
 	nonce, err := NewNonce()
 	if err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package timestamp
 
 import (
 	"bytes"
+	"context"
 	"crypto"
 	"crypto/sha256"
 	"crypto/x509"
@@ -230,7 +231,7 @@ func TestParseResponse(t *testing.T) {
 func BenchmarkVerify(b *testing.B) {
 	a := memAuthority(b, AuthorityOptions{}, nil)
 	d := digestOf("bench")
-	resp, err := a.Timestamp(d)
+	resp, err := a.Timestamp(context.Background(), d)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -249,7 +250,7 @@ func BenchmarkTimestamp(b *testing.B) {
 	d := digestOf("bench")
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := a.Timestamp(d); err != nil {
+		if _, err := a.Timestamp(context.Background(), d); err != nil {
 			b.Fatal(err)
 		}
 	}

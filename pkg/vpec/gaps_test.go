@@ -1,6 +1,7 @@
 package vpec_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -121,7 +122,7 @@ func (f *fixture) issueRun(t testing.TB, recs []vpec.Record, drop func([]vpec.Re
 		v.Gaps = edit(v.Gaps)
 	}
 	vpec.Finish(v, jcs)
-	if err := vpec.Seal(v, f.signer, f.tsa); err != nil {
+	if err := vpec.Seal(context.Background(), v, f.signer, f.tsa); err != nil {
 		t.Fatal(err)
 	}
 	doc, err := document.MarshalIndent(v)

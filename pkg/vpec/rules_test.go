@@ -1,6 +1,7 @@
 package vpec_test
 
 import (
+	"context"
 	"encoding/base64"
 	"sync"
 	"testing"
@@ -54,7 +55,7 @@ func (f *fixture) sealAt(t *testing.T, clk *testClock, recs []vpec.Record, gaps 
 		t.Fatal(err)
 	}
 	vpec.Finish(v, jcs)
-	if err := vpec.Seal(v, f.signer, f.tsa); err != nil {
+	if err := vpec.Seal(context.Background(), v, f.signer, f.tsa); err != nil {
 		t.Fatal(err)
 	}
 	doc, err := document.MarshalIndent(v)
@@ -73,7 +74,7 @@ func session(t *testing.T, f *fixture, clk *testClock, rec *vpec.Record, open, c
 	id := vpec.NewID("chk_")
 	stamp := func(at time.Duration, digest []byte) string {
 		clk.set(base.Add(at))
-		tok, err := f.tsa.Timestamp(digest)
+		tok, err := f.tsa.Timestamp(context.Background(), digest)
 		if err != nil {
 			t.Fatal(err)
 		}

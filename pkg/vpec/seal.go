@@ -1,6 +1,7 @@
 package vpec
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -18,8 +19,10 @@ var unsignedFields = []string{"signature", "timestamp_rfc3161"}
 
 // Timestamper obtains an RFC 3161 TimeStampResp (DER) for a SHA-256 digest.
 // The built-in timestamp authority and remote TSA clients implement it.
+// ctx bounds the call: a remote authority is abandoned when ctx is done,
+// and the error then wraps ctx.Err().
 type Timestamper interface {
-	Timestamp(digest []byte) ([]byte, error)
+	Timestamp(ctx context.Context, digest []byte) ([]byte, error)
 }
 
 // SignedBytes returns the bytes a VPEC's signature covers: the RFC 8785
@@ -35,8 +38,9 @@ func TimestampImprint(sig []byte) []byte {
 
 // Seal signs v with signer and timestamps the signature with tsa. It sets
 // schema, signing_key_id, signature and timestamp_rfc3161; everything else
-// must already be final (see Finish).
-func Seal(v *VPEC, signer *signing.Signer, tsa Timestamper) error {
+// must already be final (see Finish). ctx bounds the timestamp request; on
+// any error v is left without signature and token.
+func Seal(ctx context.Context, v *VPEC, signer *signing.Signer, tsa Timestamper) error {
 	v.Schema = Schema
 	v.SigningKeyID = signer.KeyID()
 	v.Signature, v.TimestampRFC3161 = "", ""
@@ -45,7 +49,7 @@ func Seal(v *VPEC, signer *signing.Signer, tsa Timestamper) error {
 		return fmt.Errorf("seal VPEC: %w", err)
 	}
 	sig := signer.Sign(msg)
-	token, err := tsa.Timestamp(TimestampImprint(sig))
+	token, err := tsa.Timestamp(ctx, TimestampImprint(sig))
 	if err != nil {
 		return fmt.Errorf("seal VPEC: timestamp signature: %w", err)
 	}

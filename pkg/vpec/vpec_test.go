@@ -1,6 +1,7 @@
 package vpec_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -64,7 +65,7 @@ func (f *fixture) issue(t testing.TB, recs []vpec.Record, gaps []vpec.Gap) []byt
 		t.Fatal(err)
 	}
 	vpec.Finish(v, jcs)
-	if err := vpec.Seal(v, f.signer, f.tsa); err != nil {
+	if err := vpec.Seal(context.Background(), v, f.signer, f.tsa); err != nil {
 		t.Fatal(err)
 	}
 	doc, err := document.MarshalIndent(v)

@@ -1,6 +1,7 @@
 package tsahttp_test
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/x509"
 	"errors"
@@ -30,24 +31,24 @@ func TestClientAndChain(t *testing.T) {
 	defer garbage.Close()
 
 	digest := sha256.Sum256([]byte("signature bytes"))
-	tok, err := (&tsahttp.Client{URL: good.URL}).Timestamp(digest[:])
+	tok, err := (&tsahttp.Client{URL: good.URL}).Timestamp(context.Background(), digest[:])
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := timestamp.Verify(tok, digest[:], timestamp.VerifyOptions{Roots: []*x509.Certificate{a.Root()}}); err != nil {
 		t.Fatalf("remote token does not verify: %v", err)
 	}
-	if _, err := (&tsahttp.Client{URL: down.URL}).Timestamp(digest[:]); err == nil {
+	if _, err := (&tsahttp.Client{URL: down.URL}).Timestamp(context.Background(), digest[:]); err == nil {
 		t.Fatal("503 accepted")
 	}
-	if _, err := (&tsahttp.Client{URL: garbage.URL}).Timestamp(digest[:]); !errors.Is(err, timestamp.ErrMalformed) {
+	if _, err := (&tsahttp.Client{URL: garbage.URL}).Timestamp(context.Background(), digest[:]); !errors.Is(err, timestamp.ErrMalformed) {
 		t.Fatalf("garbage: %v", err)
 	}
 	chain := timestamp.Chain{&tsahttp.Client{URL: down.URL}, &tsahttp.Client{URL: garbage.URL}, &tsahttp.Client{URL: good.URL}}
-	if _, err := chain.Timestamp(digest[:]); err != nil {
+	if _, err := chain.Timestamp(context.Background(), digest[:]); err != nil {
 		t.Fatalf("chain did not fall through to the working authority: %v", err)
 	}
-	if _, err := chain[:2].Timestamp(digest[:]); err == nil {
+	if _, err := chain[:2].Timestamp(context.Background(), digest[:]); err == nil {
 		t.Fatal("a chain of failing authorities succeeded")
 	}
 	resp, err := http.Get(good.URL)

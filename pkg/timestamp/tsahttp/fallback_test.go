@@ -1,6 +1,7 @@
 package tsahttp_test
 
 import (
+	"context"
 	"crypto/sha256"
 	"errors"
 	"net/http"
@@ -44,18 +45,18 @@ func TestFallback(t *testing.T) {
 		}
 		return info.Signer.Subject.CommonName
 	}
-	tok, err := f.Timestamp(digest[:])
+	tok, err := f.Timestamp(context.Background(), digest[:])
 	if err != nil || len(reports) != 0 || signer(tok) != external.Certificate().Subject.CommonName {
 		t.Fatalf("healthy external TSA: %v, %d fallbacks", err, len(reports))
 	}
 
 	healthy = false
 	// Without Fallback (no --tsa-fallback-builtin) the failure stands.
-	if _, err := (timestamp.Chain{client}).Timestamp(digest[:]); err == nil {
+	if _, err := (timestamp.Chain{client}).Timestamp(context.Background(), digest[:]); err == nil {
 		t.Fatal("a failing external TSA gave a token")
 	}
 	for i := 1; i <= 2; i++ {
-		tok, err := f.Timestamp(digest[:])
+		tok, err := f.Timestamp(context.Background(), digest[:])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -69,7 +70,7 @@ func TestFallback(t *testing.T) {
 
 	// Both failing: the error names both.
 	broken := &timestamp.Fallback{Primary: timestamp.Chain{client}, Secondary: timestamp.Chain{}, OnFallback: func(error) { t.Fatal("fallback reported without a token") }}
-	if _, err := broken.Timestamp(digest[:]); err == nil {
+	if _, err := broken.Timestamp(context.Background(), digest[:]); err == nil {
 		t.Fatal("no authority answered, yet a token")
 	}
 }

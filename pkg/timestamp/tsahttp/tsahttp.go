@@ -37,13 +37,10 @@ const maxRequest = 64 << 10
 // Timestamp requests a token over a SHA-256 digest with a fresh nonce and
 // the TSA certificate included, and checks that the answer is granted and
 // is over that digest with that nonce. Trust in the authority is checked by
-// verifiers against their trust bundle, not here.
-func (c *Client) Timestamp(digest []byte) ([]byte, error) {
-	return c.TimestampContext(context.Background(), digest)
-}
-
-// TimestampContext is Timestamp with a context.
-func (c *Client) TimestampContext(ctx context.Context, digest []byte) ([]byte, error) {
+// verifiers against their trust bundle, not here. ctx bounds the whole
+// exchange (the HTTP client's timeout still applies): when it is done the
+// request is abandoned and the error wraps ctx.Err().
+func (c *Client) Timestamp(ctx context.Context, digest []byte) ([]byte, error) {
 	nonce, err := timestamp.NewNonce()
 	if err != nil {
 		return nil, err
