@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -51,10 +50,10 @@ func (s *statusRecorder) WriteHeader(code int) {
 	s.ResponseWriter.WriteHeader(code)
 }
 
-// TestCloseClientDisconnects: a close whose client hangs up while the
-// timestamp authority is being asked abandons the authority (the request
-// context reaches it), answers as a cancelled request (499, not a 502 blaming
-// the authority), and leaves the run as the two-phase close promises:
+// TestCloseClientDisconnects: a session open, then a close, whose client
+// hangs up while the timestamp authority is being asked abandons the
+// authority (the request context reaches it) and answers as a cancelled
+// request (499, not a 502 blaming the authority); the close leaves the run as the two-phase close promises:
 // sealed (no record gets in) without a VPEC, and a close retried with the
 // same Idempotency-Key completes it with exactly the acknowledged records.
 func TestCloseClientDisconnects(t *testing.T) {
@@ -73,12 +72,12 @@ func TestCloseClientDisconnects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	closes := make(chan int, 4) // the status each close handler wrote, once it returned
+	hung := make(chan int, 1) // the status a request that met the hanging TSA wrote, once it returned
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := &statusRecorder{ResponseWriter: w}
 		srv.ServeHTTP(rec, r)
-		if strings.HasSuffix(r.URL.Path, "/close") {
-			closes <- rec.status
+		if tsa.hang.Load() {
+			hung <- rec.status
 		}
 	}))
 	t.Cleanup(hs.Close)
@@ -101,35 +100,50 @@ func TestCloseClientDisconnects(t *testing.T) {
 		}
 	}
 
-	// The client hangs up while the authority is asked.
-	tsa.hang.Store(true)
-	cctx, cancel := context.WithCancel(ctx)
-	req, err := http.NewRequestWithContext(cctx, http.MethodPost, hs.URL+"/api/v1/runs/"+run.RunID+"/close", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+e.key)
-	req.Header.Set("Idempotency-Key", "k-1")
-	sent := make(chan error, 1)
-	go func() {
-		resp, err := http.DefaultClient.Do(req)
-		if err == nil {
-			resp.Body.Close()
+	// hangUp sends a request, hangs up once it reached the authority and
+	// checks what the authority and the service made of it.
+	hangUp := func(path string, body []byte, hdr map[string]string) {
+		t.Helper()
+		tsa.hang.Store(true)
+		defer tsa.hang.Store(false)
+		cctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		req, err := http.NewRequestWithContext(cctx, http.MethodPost, hs.URL+path, bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
 		}
-		sent <- err
-	}()
-	<-tsa.arrived
-	cancel()
-	if err := <-sent; !errors.Is(err, context.Canceled) {
-		t.Fatalf("the cancelled close returned %v, want context.Canceled", err)
+		req.Header.Set("Authorization", "Bearer "+e.key)
+		req.Header.Set("Content-Type", "application/json")
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		sent := make(chan error, 1)
+		go func() {
+			resp, err := http.DefaultClient.Do(req)
+			if err == nil {
+				resp.Body.Close()
+			}
+			sent <- err
+		}()
+		<-tsa.arrived
+		cancel()
+		if err := <-sent; !errors.Is(err, context.Canceled) {
+			t.Fatalf("POST %s cancelled: %v, want context.Canceled", path, err)
+		}
+		if err := <-tsa.abandoned; !errors.Is(err, context.Canceled) {
+			t.Fatalf("POST %s: the authority saw %v, want the request's context cancelled", path, err)
+		}
+		if status := <-hung; status != 499 {
+			t.Errorf("POST %s cancelled: answered %d, want 499 (a cancelled request, not a failed authority)", path, status)
+		}
 	}
-	if err := <-tsa.abandoned; !errors.Is(err, context.Canceled) {
-		t.Fatalf("the authority saw %v, want the request's context cancelled", err)
-	}
-	if status := <-closes; status != 499 {
-		t.Errorf("the cancelled close answered %d, want 499 (a cancelled request, not a failed authority)", status)
-	}
-	tsa.hang.Store(false)
+
+	// A session open whose client hangs up: 499 too (the session is
+	// stored only after its open timestamp).
+	hangUp("/api/v1/runs/"+run.RunID+"/sessions", []byte(`{"kind":"check","check":"c","manifest_id":"m"}`), nil)
+
+	// The client hangs up while the authority is asked for the VPEC's token.
+	hangUp("/api/v1/runs/"+run.RunID+"/close", nil, map[string]string{"Idempotency-Key": "k-1"})
 
 	// Sealed without a VPEC: no record gets in, no other close completes it.
 	if code, body, _ := e.post(hs.URL, "/api/v1/runs/"+run.RunID+"/records", recs[2], nil); code != 409 {
@@ -138,13 +152,11 @@ func TestCloseClientDisconnects(t *testing.T) {
 	if code, body, _ := e.post(hs.URL, "/api/v1/runs/"+run.RunID+"/close", nil, map[string]string{"Idempotency-Key": "k-other"}); code != 409 {
 		t.Errorf("close with another key: %d %s, want 409", code, body)
 	}
-	<-closes
 	// The retry with the key completes the close.
 	code, doc, err := e.post(hs.URL, "/api/v1/runs/"+run.RunID+"/close", nil, map[string]string{"Idempotency-Key": "k-1"})
 	if err != nil || code != 200 {
 		t.Fatalf("close retried with its key: %d %s %v", code, doc, err)
 	}
-	<-closes
 	var v vpec.VPEC
 	if rep, err := vpec.Verify(doc, vpec.Options{Trust: mat.Trust}); err != nil || rep.Verdict != "VALID" || json.Unmarshal(doc, &v) != nil || len(v.Records) != 2 {
 		t.Errorf("VPEC: %v, %d records; want VALID with the 2 acknowledged", err, len(v.Records))
@@ -152,5 +164,4 @@ func TestCloseClientDisconnects(t *testing.T) {
 	if code, again, _ := e.post(hs.URL, "/api/v1/runs/"+run.RunID+"/close", nil, map[string]string{"Idempotency-Key": "k-1"}); code != 200 || !bytes.Equal(again, doc) {
 		t.Errorf("close again: %d, same bytes %v", code, bytes.Equal(again, doc))
 	}
-	<-closes
 }
