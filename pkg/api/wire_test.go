@@ -158,3 +158,61 @@ func isSubset(sub, set []string) bool {
 	}
 	return true
 }
+
+// TestValidatorsHaveOneHome fails when pkg/client or pkg/server declares
+// its own copy of a validator that pkg/api holds (the workflow id rule,
+// the API key id and its pattern): a function of that name whose body is
+// more than a call of the pkg/api one, or the key id pattern as a literal.
+func TestValidatorsHaveOneHome(t *testing.T) {
+	homed := map[string]bool{"validworkflowid": true, "keyid": true, "validkeyid": true}
+	for _, dir := range []string{"../client", "../server"} {
+		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fset := token.NewFileSet()
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			file, err := parser.ParseFile(fset, f, nil, parser.SkipObjectResolution)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ast.Inspect(file, func(n ast.Node) bool {
+				switch n := n.(type) {
+				case *ast.FuncDecl:
+					if n.Recv == nil && homed[strings.ToLower(n.Name.Name)] && !callsAPI(n.Body) {
+						t.Errorf("%s: %s re-implements a pkg/api validator: call the pkg/api one", fset.Position(n.Pos()), n.Name.Name)
+					}
+				case *ast.BasicLit:
+					if n.Kind == token.STRING && strings.Contains(n.Value, "pk_(sb|live)") {
+						t.Errorf("%s: API key id pattern as a literal: use api.ValidKeyID", fset.Position(n.Pos()))
+					}
+				}
+				return true
+			})
+		}
+	}
+}
+
+// callsAPI reports whether body is a single return of a pkg/api call.
+func callsAPI(body *ast.BlockStmt) bool {
+	if body == nil || len(body.List) != 1 {
+		return false
+	}
+	ret, ok := body.List[0].(*ast.ReturnStmt)
+	if !ok || len(ret.Results) != 1 {
+		return false
+	}
+	call, ok := ret.Results[0].(*ast.CallExpr)
+	if !ok {
+		return false
+	}
+	sel, ok := call.Fun.(*ast.SelectorExpr)
+	if !ok {
+		return false
+	}
+	pkg, ok := sel.X.(*ast.Ident)
+	return ok && pkg.Name == "api"
+}

@@ -102,8 +102,8 @@ func (r *Run) record(ctx context.Context, check, manifestID string, result vpec.
 	switch {
 	case !result.Valid():
 		return nil, nil, invalid("check result %q is not one of %v", result, vpec.CheckResults())
-	case check == "" || len(check) > 256 || manifestID == "" || len(manifestID) > 256:
-		return nil, nil, invalid("check and manifest id must be 1-256 characters")
+	case check == "" || len(check) > api.MaxCheckBytes || manifestID == "" || len(manifestID) > api.MaxManifestIDBytes:
+		return nil, nil, invalid("check and manifest id must be 1-%d characters", min(api.MaxCheckBytes, api.MaxManifestIDBytes))
 	case rec.ProofLevel == vpec.VerifiableInference:
 		return nil, nil, invalid("proof level verifiable_inference needs a zero-knowledge proof, which API v1 does not accept")
 	case rec.ProofLevel == vpec.Witnessed && c.review == nil:

@@ -86,11 +86,11 @@ func (s *Server) openSession(w http.ResponseWriter, r *http.Request) {
 	case req.Kind != api.SessionCheck && req.Kind != api.SessionReview:
 		s.fail(w, r, badRequest("kind", "kind must be %q or %q", api.SessionCheck, api.SessionReview))
 		return
-	case req.Check == "" || len(req.Check) > 256:
-		s.fail(w, r, badRequest("check", "check must be 1-256 characters"))
+	case req.Check == "" || len(req.Check) > api.MaxCheckBytes:
+		s.fail(w, r, badRequest("check", "check must be 1-%d characters", api.MaxCheckBytes))
 		return
-	case req.ManifestID == "" || len(req.ManifestID) > 256:
-		s.fail(w, r, badRequest("manifest_id", "manifest_id must be 1-256 characters"))
+	case req.ManifestID == "" || len(req.ManifestID) > api.MaxManifestIDBytes:
+		s.fail(w, r, badRequest("manifest_id", "manifest_id must be 1-%d characters", api.MaxManifestIDBytes))
 		return
 	case req.MinDurationSeconds < 0 || req.MinDurationSeconds > 7*24*3600:
 		s.fail(w, r, badRequest("min_duration_seconds", "min_duration_seconds must be between 0 and one week"))
