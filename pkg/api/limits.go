@@ -13,26 +13,26 @@ import (
 // Limits of request fields (docs/API.md, "Limits"). Lengths are in bytes of
 // UTF-8. A request that breaks one gets 400 bad_request naming the field.
 const (
-	MaxWorkflowIDBytes      = 128  // workflow_id
-	MaxSurfaceIDBytes       = 128  // surface_id
-	MaxPolicyPackIDBytes    = 128  // policy_pack_id
-	MaxPolicies             = 64   // entries of policy
-	MaxPolicyBytes          = 128  // one policy entry
-	MaxManifestNameBytes    = 128  // manifest name
-	MaxManifestVersionBytes = 64   // manifest version
-	MaxStages               = 256  // manifest stages
-	MaxStageNameBytes       = 128  // stages[].stage_name
-	MaxReferences           = 32   // stages[].regulatory_references
-	MaxReferenceBytes       = 256  // one regulatory reference
-	MaxCheckBytes           = 256  // a check name (sessions; records: vpec.Record.Validate)
-	MaxManifestIDBytes      = 256  // a manifest id (sessions; records: vpec.Record.Validate)
-	MaxReviewerNameBytes    = 128  // reviewer name
-	MaxPublicKeyBytes       = 4096 // reviewer public_key (PEM or base64 DER)
-	MaxReviewerKeyIDBytes   = 128  // reviewer_key_id
-	MaxDescriptionBytes     = 4096 // calibration model_description
-	MaxHubModelIDBytes      = 256  // calibration hub_model_id
-	MaxEmailBytes           = 254  // calibration notify_email
-	MaxLineageTokenBytes    = 4096 // lineage_token
+	MaxWorkflowIDBytes      = 128                     // workflow_id
+	MaxSurfaceIDBytes       = 128                     // surface_id
+	MaxPolicyPackIDBytes    = 128                     // policy_pack_id
+	MaxPolicies             = 64                      // entries of policy
+	MaxPolicyBytes          = 128                     // one policy entry
+	MaxManifestNameBytes    = 128                     // manifest name
+	MaxManifestVersionBytes = 64                      // manifest version
+	MaxStages               = 256                     // manifest stages
+	MaxStageNameBytes       = 128                     // stages[].stage_name
+	MaxReferences           = 32                      // stages[].regulatory_references
+	MaxReferenceBytes       = 256                     // one regulatory reference
+	MaxCheckBytes           = vpec.MaxCheckBytes      // a check name (sessions; records: vpec.Record.Validate)
+	MaxManifestIDBytes      = vpec.MaxManifestIDBytes // a manifest id (sessions; records: vpec.Record.Validate)
+	MaxReviewerNameBytes    = 128                     // reviewer name
+	MaxPublicKeyBytes       = 4096                    // reviewer public_key (PEM or base64 DER)
+	MaxReviewerKeyIDBytes   = 128                     // reviewer_key_id
+	MaxDescriptionBytes     = 4096                    // calibration model_description
+	MaxHubModelIDBytes      = 256                     // calibration hub_model_id
+	MaxEmailBytes           = 254                     // calibration notify_email
+	MaxLineageTokenBytes    = 4096                    // lineage_token
 	MaxDelegationBytes      = 16384
 )
 

@@ -405,6 +405,13 @@ func (r *Record) Validate() error {
 // ErrInvalidRecord reports a record that breaks the v1 rules.
 var ErrInvalidRecord = errors.New("invalid record")
 
+// Longest check name and manifest id of a record, in bytes (the service's
+// request limits use the same values).
+const (
+	MaxCheckBytes      = 256
+	MaxManifestIDBytes = 256
+)
+
 // ErrReviewTooShort: a witnessed review closed before its minimum duration.
 var ErrReviewTooShort = errors.New("review too short")
 
@@ -415,13 +422,13 @@ func checkRecord(r *Record, f string, bad func(string, ...any)) {
 	if r.Sequence < 1 {
 		bad("%s.sequence %d must be at least 1", f, r.Sequence)
 	}
-	if r.Check == "" || len(r.Check) > 256 {
-		bad("%s.check must be 1-256 characters", f)
+	if r.Check == "" || len(r.Check) > MaxCheckBytes {
+		bad("%s.check must be 1-%d characters", f, MaxCheckBytes)
 	} else if err := ValidName(r.Check); err != nil {
 		bad("%s.check: %v", f, err)
 	}
-	if r.ManifestID == "" || len(r.ManifestID) > 256 {
-		bad("%s.manifest_id must be 1-256 characters", f)
+	if r.ManifestID == "" || len(r.ManifestID) > MaxManifestIDBytes {
+		bad("%s.manifest_id must be 1-%d characters", f, MaxManifestIDBytes)
 	} else if err := ValidName(r.ManifestID); err != nil {
 		bad("%s.manifest_id: %v", f, err)
 	}
