@@ -18,13 +18,13 @@ package sigstore
 import (
 	"crypto/sha256"
 	"crypto/x509"
-	"encoding/asn1"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/svc-gov/svc/pkg/signing"
+	"github.com/svc-gov/svc/pkg/timestamp"
 	"github.com/svc-gov/svc/pkg/vpec"
 )
 
@@ -164,47 +164,14 @@ func ExportBundle(doc []byte) (*Export, error) {
 	return &Export{Bundle: append(out, '\n'), Artifact: artifact, KeyID: f.SigningKeyID}, nil
 }
 
-// ASN.1 shapes of RFC 3161 §2.4.2, only as deep as AsTimeStampResp looks.
-type pkiStatusInfo struct {
-	Status       int
-	StatusString []asn1.RawValue `asn1:"optional"`
-	FailInfo     asn1.BitString  `asn1:"optional"`
-}
-
-type timeStampResp struct {
-	Status         pkiStatusInfo
-	TimeStampToken asn1.RawValue `asn1:"optional"`
-}
-
-type contentInfo struct {
-	ContentType asn1.ObjectIdentifier
-	Content     asn1.RawValue `asn1:"explicit,tag:0"`
-}
-
-var oidSignedData = asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 7, 2}
-
 // AsTimeStampResp returns der as a DER TimeStampResp, the form a Sigstore
-// bundle's signedTimestamp holds. A TimeStampResp is returned unchanged,
-// byte for byte. A bare TimeStampToken (which svc's verifier also accepts
-// in timestamp_rfc3161) is wrapped in a response of status granted (0):
-// PKIStatusInfo lies outside the token's signature, so the wrapper adds
-// nothing a verifier relies on. Anything else wraps ErrTimestamp.
+// bundle's signedTimestamp holds (timestamp.AsResponse: a response byte for
+// byte, a bare TimeStampToken wrapped in a response of status granted).
+// Anything else wraps ErrTimestamp.
 func AsTimeStampResp(der []byte) ([]byte, error) {
-	var resp timeStampResp
-	if rest, err := asn1.Unmarshal(der, &resp); err == nil && len(rest) == 0 {
-		if len(resp.TimeStampToken.FullBytes) == 0 {
-			return nil, fmt.Errorf("%w: a response of status %d without a token", ErrTimestamp, resp.Status.Status)
-		}
-		return der, nil
-	}
-	var ci contentInfo
-	rest, err := asn1.Unmarshal(der, &ci)
-	if err != nil || len(rest) != 0 || !ci.ContentType.Equal(oidSignedData) {
-		return nil, fmt.Errorf("%w: neither a TimeStampResp nor a CMS SignedData token", ErrTimestamp)
-	}
-	out, err := asn1.Marshal(timeStampResp{Status: pkiStatusInfo{Status: 0}, TimeStampToken: asn1.RawValue{FullBytes: der}})
+	out, err := timestamp.AsResponse(der)
 	if err != nil {
-		return nil, fmt.Errorf("%w: wrap token: %v", ErrTimestamp, err)
+		return nil, fmt.Errorf("%w: %v", ErrTimestamp, err)
 	}
 	return out, nil
 }

@@ -245,6 +245,31 @@ func malformed(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrMalformed}, args...)...)
 }
 
+// AsResponse returns der as a TimeStampResp: a response is returned
+// unchanged, byte for byte; a bare TimeStampToken (a CMS SignedData
+// ContentInfo) is wrapped in a response of status granted (0), which adds
+// nothing a verifier relies on (PKIStatusInfo lies outside the token's
+// signature). Anything else is an error matching ErrMalformed. Nothing is
+// verified.
+func AsResponse(der []byte) ([]byte, error) {
+	var resp timeStampResp
+	if rest, err := asn1.Unmarshal(der, &resp); err == nil && len(rest) == 0 {
+		if len(resp.TimeStampToken.FullBytes) == 0 {
+			return nil, malformed("a response of status %d without a token", resp.Status.Status)
+		}
+		return der, nil
+	}
+	var ci contentInfo
+	if rest, err := asn1.Unmarshal(der, &ci); err != nil || len(rest) != 0 || !ci.ContentType.Equal(oidSignedData) {
+		return nil, malformed("neither a TimeStampResp nor a CMS SignedData token")
+	}
+	out, err := asn1.Marshal(timeStampResp{Status: pkiStatusInfo{Status: 0}, TimeStampToken: asn1.RawValue{FullBytes: der}})
+	if err != nil {
+		return nil, malformed("wrap token: %v", err)
+	}
+	return out, nil
+}
+
 // parseAny parses a TimeStampResp or a bare TimeStampToken.
 func parseAny(der []byte) (*token, error) {
 	if len(der) == 0 {
