@@ -18,29 +18,11 @@ import (
 // the error then wraps fs.ErrExist. Where hard links are not supported it
 // falls back to a rename after checking that path does not exist.
 func WriteNew(path string, data []byte, perm fs.FileMode) error {
-	dir, name := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	tmp, err := os.CreateTemp(dir, "."+name+".tmp-*")
+	tmpName, err := writeTemp(path, data, perm)
 	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return err
 	}
-	tmpName := tmp.Name()
 	defer os.Remove(tmpName)
-	err = tmp.Chmod(perm)
-	if err == nil {
-		_, err = tmp.Write(data)
-	}
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
 	linkErr := os.Link(tmpName, path)
 	if linkErr == nil {
 		return nil
@@ -55,6 +37,35 @@ func WriteNew(path string, data []byte, perm fs.FileMode) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+// writeTemp writes data with mode perm to a synced temporary file beside
+// path and returns its name; the caller links or renames it into place
+// and removes it.
+func writeTemp(path string, data []byte, perm fs.FileMode) (string, error) {
+	dir, name := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	tmp, err := os.CreateTemp(dir, "."+name+".tmp-*")
+	if err != nil {
+		return "", fmt.Errorf("write %s: %w", path, err)
+	}
+	err = tmp.Chmod(perm)
+	if err == nil {
+		_, err = tmp.Write(data)
+	}
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return "", fmt.Errorf("write %s: %w", path, err)
+	}
+	return tmp.Name(), nil
 }
 
 // SyncDir flushes a directory's entries so that files linked or renamed
@@ -77,31 +88,13 @@ var ErrLocked = errors.New("locked by another process")
 // a synced temporary file in the same directory renamed into place, then
 // the directory synced, so a crash leaves the old file or the new one.
 func WriteReplace(path string, data []byte, perm fs.FileMode) error {
-	dir, name := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	tmp, err := os.CreateTemp(dir, "."+name+".tmp-*")
+	tmpName, err := writeTemp(path, data, perm)
 	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return err
 	}
-	tmpName := tmp.Name()
 	defer os.Remove(tmpName)
-	err = tmp.Chmod(perm)
-	if err == nil {
-		_, err = tmp.Write(data)
-	}
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmpName, path)
-	}
-	if err != nil {
+	if err := os.Rename(tmpName, path); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	return SyncDir(dir)
+	return SyncDir(filepath.Dir(path))
 }

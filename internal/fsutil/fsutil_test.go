@@ -35,3 +35,37 @@ func TestWriteNew(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// WriteReplace replaces a file whole, with the new mode, and leaves no
+// temporary file behind; a directory in the way is an error, not a
+// half-written file.
+func TestWriteReplace(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "state.json")
+	for _, data := range []string{"first", "second, longer"} {
+		if err := fsutil.WriteReplace(path, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(path)
+		if err != nil || string(got) != data {
+			t.Fatalf("read back %q %v, want %q", got, err, data)
+		}
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("mode: %v %v", fi.Mode(), err)
+	}
+	sub := filepath.Join(dir, "sub")
+	if err := os.Mkdir(sub, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(sub, "x"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := fsutil.WriteReplace(sub, []byte("x"), 0o600); err == nil {
+		t.Fatal("replaced a non-empty directory")
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 2 {
+		t.Fatalf("left behind: %v", entries)
+	}
+}
