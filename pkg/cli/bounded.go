@@ -29,7 +29,7 @@ import (
 
 // modelOptions locate a model and the ONNX Runtime library.
 type modelOptions struct {
-	model, ortLib string
+	ortLib string
 }
 
 func (o *modelOptions) addRuntime(cmd *cobra.Command) {

@@ -149,7 +149,7 @@ func (a *app) runQuickstart(ctx context.Context, dir, output string) error {
 	if err := run.CloseSession(ctx, sess, note); err != nil {
 		return fail("close review", err)
 	}
-	if res, err = run.Record(ctx, "human_review", reg.ManifestID, vpec.ResultPass, note,
+	if _, err = run.Record(ctx, "human_review", reg.ManifestID, vpec.ResultPass, note,
 		client.WithReview(sess, reviewer, []byte("Claim summary as shown to the reviewer"), "Documents match the claim; approve.")); err != nil {
 		return fail("record human_review", err)
 	}

@@ -97,15 +97,6 @@ func (c *runClaims) err() error {
 		c.math, c.first, vpec.StageBoundCommittedInference)
 }
 
-// checkRunClaims applies runClaims to the records of a run.
-func checkRunClaims(records []vpec.Record) error {
-	var c runClaims
-	for i := range records {
-		c.add(&records[i])
-	}
-	return c.err()
-}
-
 // MaxRecordAhead is how far a record's recorded_at may be ahead of the
 // service clock: vpec.MaxClockSkew less one minute, the room left for a
 // timestamp authority whose clock lags the service's (the verifier allows

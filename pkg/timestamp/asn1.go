@@ -83,14 +83,6 @@ type encapContentInfo struct {
 	EContent     asn1.RawValue `asn1:"optional,tag:0"`
 }
 
-// signedDataHead holds the leading fields of SignedData; the certificates
-// and signer infos are parsed by github.com/digitorus/pkcs7.
-type signedDataHead struct {
-	Version          int
-	DigestAlgorithms asn1.RawValue
-	EncapContentInfo encapContentInfo
-}
-
 // accuracy is Accuracy of RFC 3161 section 2.4.2.
 type accuracy struct {
 	Seconds int64 `asn1:"optional"`

@@ -163,10 +163,6 @@ type jsonModel struct {
 	Vocab                   json.RawMessage `json:"vocab"`
 }
 
-type jsonTyped struct {
-	Type string `json:"type"`
-}
-
 type jsonNormalizer struct {
 	Type              string            `json:"type"`
 	CleanText         *bool             `json:"clean_text"`

@@ -19,9 +19,8 @@ type testClock struct {
 	t  time.Time
 }
 
-func (c *testClock) now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *testClock) set(t time.Time)     { c.mu.Lock(); c.t = t; c.mu.Unlock() }
-func (c *testClock) add(d time.Duration) { c.set(c.now().Add(d)) }
+func (c *testClock) now() time.Time  { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *testClock) set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
 
 // clockFixture is a fixture whose TSA runs on a clock the test moves.
 func clockFixture(t *testing.T) (*fixture, *testClock) {
