@@ -6,7 +6,7 @@
 #
 #   examples/bounded.sh OUT_DIR DATA_DIR TRUST_BUNDLE
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
+here=$(cd "$(dirname "$0")" && pwd -P)
 out=${1:?usage: bounded.sh OUT_DIR DATA_DIR TRUST_BUNDLE}
 data=${2:?usage: bounded.sh OUT_DIR DATA_DIR TRUST_BUNDLE}
 bundle=${3:?usage: bounded.sh OUT_DIR DATA_DIR TRUST_BUNDLE}

@@ -7,7 +7,7 @@
 #
 #   examples/local.sh OUT_DIR [--go | --bounded]
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
+here=$(cd "$(dirname "$0")" && pwd -P)
 out=${1:?usage: local.sh OUT_DIR [--go | --bounded]}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)

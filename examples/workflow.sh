@@ -6,7 +6,7 @@
 #
 #   examples/workflow.sh OUT_DIR     writes OUT_DIR/vpec.json
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
+here=$(cd "$(dirname "$0")" && pwd -P)
 out=${1:?usage: workflow.sh OUT_DIR}
 mkdir -p "$out"
 export SVC_STATE="$out/.svc-run.json" SVC_QUEUE_PATH="$out/queue.jsonl"

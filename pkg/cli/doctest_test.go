@@ -1,0 +1,518 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/svc-gov/svc/internal/doctest"
+	"github.com/svc-gov/svc/pkg/inference"
+)
+
+// The documentation test runs every shell block of README.md and docs/*.md
+// as written (internal/doctest says how a block that cannot run is marked),
+// each in a fresh directory made from one of these fixtures:
+//
+//	client  (the default) a service on loopback with organisation acme;
+//	        SVC_BASE_URL and SVC_API_KEY set; trust-bundle.pem, note.txt and
+//	        examples/ (the repository's) in the directory
+//	auditor client, plus what an auditor holds after a Bounded Inference
+//	        check: vpec.json, profile.json, pii-model/, note.trace.json
+//	vector  no service; vpec.json (also as clean.json) and trust-bundle.pem
+//	        are the test vector the README's sample output shows
+//	repo    no service; the repository's docs, testdata, examples and
+//	        scripts directories (read-only use)
+//	none    nothing; SVC_ADDR names a free loopback port, so a block's own
+//	        `svc serve &` listens there
+//
+// So that the commands run unchanged on a test machine, /var/lib/svc is the
+// fixture's data directory, localhost:8080, 127.0.0.1:8080 and
+// https://svc.internal (the docs' remote service) its address,
+// /tmp/ a directory of the test's, `make build` and `make ort` are satisfied
+// already (the binaries on PATH, the library in SVC_ORT_LIB), and after a
+// line that starts `svc serve` in the background the block waits until the
+// port answers. Every command must succeed (bash -euo pipefail).
+
+const (
+	docsRoot     = "../.."
+	docsFixture  = "../../testdata/doctest/fixture.sh"
+	vectorForDoc = "vpec/valid/clean.json" // the vector README.md's sample output shows
+	blockTimeout = 3 * time.Minute
+)
+
+var docFiles = []string{"README.md", "docs/API.md", "docs/BENCHMARKS.md", "docs/BOUNDED.md", "docs/CI.md",
+	"docs/FORMATS.md", "docs/VERIFYING.md"}
+
+// TestDocsAccounted fails when a markdown file the documentation test does
+// not read appears, or a shell block neither runs nor says why it cannot.
+func TestDocsAccounted(t *testing.T) {
+	all, err := filepath.Glob(filepath.Join(docsRoot, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range all {
+		rel := "docs/" + filepath.Base(p)
+		if !slices.Contains(docFiles, rel) {
+			t.Errorf("%s is not in docFiles: add it, so its shell blocks are run", rel)
+		}
+	}
+	runs, skips := 0, 0
+	for _, b := range docBlocks(t) {
+		switch {
+		case b.Runs():
+			runs++
+		case b.Skip != "":
+			skips++
+			t.Logf("%s: not run: %s", b.Name(), b.Skip)
+		}
+	}
+	t.Logf("%d shell blocks run, %d marked as not runnable", runs, skips)
+}
+
+// TestDocs runs the documentation's shell blocks.
+func TestDocs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("documentation test: runs every documented command (not in -short)")
+	}
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("bash not installed")
+	}
+	ortLib, err := inference.LibraryPath("")
+	if err != nil {
+		t.Skipf("the documentation's Bounded Inference steps need ONNX Runtime (make ort): %v", err)
+	}
+	fx := &docFixture{ortLib: ortLib}
+	t.Cleanup(func() {
+		if fx.dir != "" {
+			_ = os.RemoveAll(fx.dir)
+		}
+	})
+	for _, b := range docBlocks(t) {
+		if !b.Runs() {
+			continue
+		}
+		t.Run(strings.ReplaceAll(b.Name(), "/", "_"), func(t *testing.T) {
+			t.Parallel()
+			runDocBlock(t, fx, b)
+		})
+	}
+}
+
+func docBlocks(t *testing.T) []doctest.Block {
+	t.Helper()
+	var out []doctest.Block
+	for _, f := range docFiles {
+		md, err := os.ReadFile(filepath.Join(docsRoot, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		bs, err := doctest.Parse(f, md)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range bs {
+			switch b.Setup {
+			case "", "client", "auditor", "vector", "repo", "none":
+			default:
+				t.Fatalf("%s: unknown fixture setup=%s (want client, auditor, vector, repo or none)", b.Name(), b.Setup)
+			}
+			if b.Lang == "console" {
+				if _, err := doctest.Console(b.Text); err != nil {
+					t.Fatalf("%s: %v", b.Name(), err)
+				}
+			}
+		}
+		out = append(out, bs...)
+	}
+	return out
+}
+
+// docFixture makes the auditor fixture once, on first use.
+type docFixture struct {
+	ortLib string
+	once   sync.Once
+	dir    string
+	err    error
+}
+
+func (fx *docFixture) get(t *testing.T) string {
+	fx.once.Do(func() {
+		dir, err := os.MkdirTemp("", "svc-doctest-fixture-")
+		if err != nil {
+			fx.err = err
+			return
+		}
+		fx.dir = dir
+		cmd := exec.Command("bash", docsFixture, dir)
+		cmd.Env = append(docEnv(dir), "SVC_ORT_LIB="+fx.ortLib)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			fx.err = fmt.Errorf("testdata/doctest/fixture.sh: %v\n%s", err, out)
+		}
+	})
+	if fx.err != nil {
+		t.Fatal(fx.err)
+	}
+	return fx.dir
+}
+
+// docEnv is the environment of a block: the test's PATH (with svc and
+// svc-verify), and HOME and the XDG directories inside dir.
+func docEnv(dir string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if k == "PATH" || k == "TMPDIR" || k == "LANG" {
+			env = append(env, kv)
+		}
+	}
+	return append(env, "GOCACHE="+goEnv("GOCACHE"), "GOMODCACHE="+goEnv("GOMODCACHE"), "HOME="+dir+"/.doctest/home", "XDG_CONFIG_HOME="+dir+"/.doctest/config",
+		"XDG_CACHE_HOME="+dir+"/.doctest/cache", "XDG_DATA_HOME="+dir+"/.doctest/data", "NO_COLOR=1",
+		"GOFLAGS=-mod=mod", "GOPROXY=off")
+}
+
+func runDocBlock(t *testing.T, fx *docFixture, b doctest.Block) {
+	work := t.TempDir()
+	env := append(docEnv(work), "SVC_ORT_LIB="+fx.ortLib)
+	data, addr := filepath.Join(work, "var-lib-svc"), freeLoopbackAddr(t)
+	switch b.Setup {
+	case "", "client", "auditor":
+		if err := exec.Command("cp", "-a", fx.get(t)+"/.", work).Run(); err != nil {
+			t.Fatal(err)
+		}
+		if b.Setup != "auditor" {
+			for _, f := range []string{"vpec.json", "profile.json", "pii-model", "note.trace.json"} {
+				if err := os.RemoveAll(filepath.Join(work, f)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		data = filepath.Join(work, "data")
+		addr = startDocServer(t, work, data, env)
+		key, err := os.ReadFile(filepath.Join(work, ".doctest", "env"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		env = append(env, strings.TrimSpace(string(key)), "SVC_BASE_URL=http://"+addr)
+		examples, _ := filepath.Abs(filepath.Join(docsRoot, "examples"))
+		if err := os.Symlink(examples, filepath.Join(work, "examples")); err != nil {
+			t.Fatal(err)
+		}
+	case "vector":
+		for src, dst := range map[string]string{
+			filepath.Join(vectorsDir, vectorForDoc):               "vpec.json",
+			filepath.Join(vectorsDir, "keys", "trust-bundle.pem"): "trust-bundle.pem",
+		} {
+			copyDocFile(t, src, filepath.Join(work, dst))
+		}
+		copyDocFile(t, filepath.Join(work, "vpec.json"), filepath.Join(work, "clean.json"))
+	case "repo":
+		for _, d := range []string{"docs", "testdata", "examples", "scripts"} {
+			abs, err := filepath.Abs(filepath.Join(docsRoot, d))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(abs, filepath.Join(work, d)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	case "none":
+		env = append(env, "SVC_ADDR="+addr)
+	}
+	if b.Files != "" {
+		if err := exec.Command("cp", "-a", filepath.Join(docsRoot, b.Files)+"/.", work).Run(); err != nil {
+			t.Fatalf("%s: files=%s: %v", b.Name(), b.Files, err)
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(work, ".doctest", "home"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	script, wants := docScript(t, b, work, data, addr)
+	ctx, cancel := context.WithTimeout(context.Background(), blockTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "-c", script)
+	cmd.Dir, cmd.Env = work, env
+	cmd.WaitDelay = 5 * time.Second
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s: the block fails as written: %v\n--- block ---\n%s--- output ---\n%s", b.Name(), err, b.Text, tail(out, 4000))
+	}
+	for i, want := range wants {
+		got, err := os.ReadFile(filepath.Join(work, ".doctest", fmt.Sprintf("out.%d", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != want.Want {
+			t.Errorf("%s: `%s` prints something else than the docs show (fix the docs, or mark the block no-compare if its output cannot be fixed)\n--- docs ---\n%s--- got ---\n%s",
+				b.Name(), want.Cmd, want.Want, got)
+		}
+	}
+}
+
+// docRewrites maps the machine-specific parts of documented commands into
+// the block's sandbox.
+func docRewrite(text, work, data, addr string) string {
+	return strings.NewReplacer(
+		"/var/lib/svc", data,
+		"localhost:8080", addr,
+		"127.0.0.1:8080", addr,
+		"https://svc.internal", "http://"+addr,
+		"/tmp/", work+"/tmp/",
+	).Replace(text)
+}
+
+var serveBackground = regexp.MustCompile(`(?m)^(\s*svc serve\b[^\n#|;]*&[ \t]*(#[^\n]*)?)$`)
+
+const docPrelude = `set -euo pipefail
+__doctest_wait_ready() {
+	local host=${DOCTEST_ADDR%%:*} port=${DOCTEST_ADDR##*:}
+	for _ in $(seq 200); do
+		if (exec 3<>"/dev/tcp/$host/$port") 2>/dev/null; then return 0; fi
+		sleep 0.05
+	done
+	echo "doctest: nothing listens on $DOCTEST_ADDR after the block's svc serve" >&2; return 1
+}
+make() {
+	local t
+	for t in "$@"; do
+		case $t in
+		build|ort|setup) ;; # the binaries are on PATH, the library in SVC_ORT_LIB
+		demo) SVC_BIN_DIR=$(dirname "$(command -v svc)") "$DOCTEST_REPO/scripts/demo.sh" ;;
+		*) echo "doctest: make $t cannot run inside the documentation test: mark the block <!-- doctest: skip REASON -->" >&2; return 2 ;;
+		esac
+	done
+}
+trap 'jobs -p | xargs -r kill 2>/dev/null; wait 2>/dev/null || true' EXIT
+mkdir -p tmp
+`
+
+// docScript returns the bash script that runs a block, and for a console
+// block the commands whose output is compared (their outputs go to
+// .doctest/out.N).
+func docScript(t *testing.T, b doctest.Block, work, data, addr string) (string, []doctest.Command) {
+	t.Helper()
+	var s strings.Builder
+	s.WriteString(docPrelude)
+	repo, err := filepath.Abs(docsRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(&s, "export DOCTEST_ADDR=%s DOCTEST_REPO=%s\n", addr, repo)
+	if b.Lang != "console" {
+		text := serveBackground.ReplaceAllString(b.Text, "$1\n__doctest_wait_ready")
+		s.WriteString(docRewrite(text, work, data, addr))
+		return s.String(), nil
+	}
+	cmds, err := doctest.Console(b.Text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wants []doctest.Command
+	for i, c := range cmds {
+		fmt.Fprintf(&s, "%s > .doctest/out.%d\n", docRewrite(c.Cmd, work, data, addr), i)
+		if !b.NoCompare {
+			wants = append(wants, c)
+		}
+	}
+	return s.String(), wants
+}
+
+func startDocServer(t *testing.T, work, data string, env []string) string {
+	t.Helper()
+	addrFile := filepath.Join(work, ".doctest", "addr")
+	_ = os.Remove(addrFile)
+	var log bytes.Buffer
+	cmd := exec.Command("svc", "serve", "--data-dir", data, "--addr", "127.0.0.1:0", "--addr-file", addrFile)
+	cmd.Env, cmd.Stderr = env, &log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	for range 200 {
+		if b, err := os.ReadFile(addrFile); err == nil && len(b) > 0 {
+			return strings.TrimSpace(string(b))
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	t.Fatalf("svc serve did not start: %s", log.String())
+	return ""
+}
+
+func freeLoopbackAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func copyDocFile(t *testing.T, src, dst string) {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func tail(b []byte, n int) []byte {
+	if len(b) > n {
+		return append([]byte("…"), b[len(b)-n:]...)
+	}
+	return b
+}
+
+// TestBenchmarkCommands checks the blocks that do not run because they are
+// benchmarks: every make target, script, package, benchmark and test they
+// name exists, so the commands still work when someone runs them.
+func TestBenchmarkCommands(t *testing.T) {
+	makefile, err := os.ReadFile(filepath.Join(docsRoot, "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, b := range docBlocks(t) {
+		if !strings.HasPrefix(b.Skip, "benchmark") {
+			continue
+		}
+		for _, line := range strings.Split(b.Text, "\n") {
+			words := shellWords(line)
+			for len(words) > 0 && regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`).MatchString(words[0]) {
+				words = words[1:]
+			}
+			if len(words) == 0 {
+				continue
+			}
+			checked++
+			switch {
+			case words[0] == "make":
+				for _, target := range words[1:] {
+					if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(target) + `:`).Match(makefile) {
+						t.Errorf("%s: make %s: no such target in the Makefile", b.Name(), target)
+					}
+				}
+			case strings.HasPrefix(words[0], "scripts/"):
+				if _, err := os.Stat(filepath.Join(docsRoot, words[0])); err != nil {
+					t.Errorf("%s: %v", b.Name(), err)
+				}
+			case words[0] == "go" && len(words) > 1 && (words[1] == "test" || words[1] == "build"):
+				checkGoCommand(t, b.Name(), words[1:])
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no benchmark commands found: the directive's reason must start with \"benchmark\"")
+	}
+}
+
+// checkGoCommand checks a documented `go test` or `go build`: its packages
+// exist, and its -run and -bench patterns match a test or benchmark there.
+func checkGoCommand(t *testing.T, block string, args []string) {
+	t.Helper()
+	var pkgs []string
+	patterns := map[string]string{}
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case (a == "-run" || a == "-bench") && i+1 < len(args):
+			patterns[a] = args[i+1]
+			i++
+		case strings.HasPrefix(a, "./"):
+			pkgs = append(pkgs, strings.TrimSuffix(strings.TrimSuffix(a, "..."), "/"))
+		case a == "-o" || a == "-benchtime" || a == "-count" || a == "-timeout":
+			i++
+		}
+	}
+	if len(pkgs) == 0 {
+		t.Errorf("%s: go %s names no package", block, args[0])
+		return
+	}
+	var names []string
+	for _, p := range pkgs {
+		dir := filepath.Join(docsRoot, p)
+		if _, err := os.Stat(dir); err != nil {
+			t.Errorf("%s: package %s: %v", block, p, err)
+			continue
+		}
+		_ = filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(path, "_test.go") {
+				return err
+			}
+			src, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			for _, m := range regexp.MustCompile(`(?m)^func ((?:Test|Benchmark)\w+)\(`).FindAllSubmatch(src, -1) {
+				names = append(names, string(m[1]))
+			}
+			return nil
+		})
+	}
+	for flag, pat := range patterns {
+		if pat == "^$" || pat == "." {
+			continue
+		}
+		kind := map[string]string{"-run": "Test", "-bench": "Benchmark"}[flag]
+		re, err := regexp.Compile(strings.SplitN(pat, "/", 2)[0])
+		if err != nil {
+			t.Errorf("%s: %s %q: %v", block, flag, pat, err)
+			continue
+		}
+		found := false
+		for _, n := range names {
+			found = found || (strings.HasPrefix(n, kind) && re.MatchString(n))
+		}
+		if !found {
+			t.Errorf("%s: %s %q matches no %s function in %v", block, flag, pat, kind, pkgs)
+		}
+	}
+}
+
+// shellWords splits a command line into words: quotes are removed, a #
+// outside quotes starts a comment, and a trailing backslash is dropped.
+func shellWords(line string) []string {
+	var (
+		words []string
+		cur   strings.Builder
+		quote rune
+		in    bool
+	)
+	for _, r := range strings.TrimSuffix(strings.TrimSpace(line), `\`) {
+		switch {
+		case quote != 0 && r == quote:
+			quote = 0
+		case quote != 0:
+			cur.WriteRune(r)
+		case r == '\'' || r == '"':
+			quote, in = r, true
+		case r == '#' && !in:
+			return words
+		case r == ' ' || r == '\t':
+			if in {
+				words = append(words, cur.String())
+				cur.Reset()
+				in = false
+			}
+		default:
+			cur.WriteRune(r)
+			in = true
+		}
+	}
+	if in {
+		words = append(words, cur.String())
+	}
+	return words
+}

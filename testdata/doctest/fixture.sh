@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# fixture.sh DIR: the state the documentation's shell blocks start from
+# (pkg/cli's TestDocs makes it once, then copies it for every block): a
+# service's data directory (organisation acme, a sandbox key, a published
+# drift profile), its trust bundle, and what an auditor holds after a
+# Bounded Inference check (vpec.json, profile.json, pii-model/,
+# note.txt, note.trace.json). Needs svc and svc-verify on PATH and
+# SVC_ORT_LIB. The key is left in DIR/.doctest/env.
+set -euo pipefail
+examples=$(cd "$(dirname "$0")/../../examples" && pwd -P)
+out=${1:?usage: fixture.sh DIR}
+mkdir -p "$out/.doctest"
+out=$(cd "$out" && pwd -P)
+data="$out/data"
+
+svc serve --data-dir "$data" --addr 127.0.0.1:0 --addr-file "$out/.doctest/addr" 2>"$out/.doctest/serve.log" >/dev/null &
+server=$!
+trap 'kill $server 2>/dev/null; wait $server 2>/dev/null || true' EXIT
+for _ in $(seq 100); do [ -s "$out/.doctest/addr" ] && break; sleep 0.1; done
+[ -s "$out/.doctest/addr" ] || { echo "fixture.sh: the service did not start: $(cat "$out/.doctest/serve.log")" >&2; exit 1; }
+
+svc admin org create acme --data-dir "$data" >/dev/null
+SVC_API_KEY=$(svc admin key create --org acme --sandbox --data-dir "$data" 2>/dev/null)
+export SVC_API_KEY SVC_BASE_URL="http://$(cat "$out/.doctest/addr")"
+echo "SVC_API_KEY=$SVC_API_KEY" > "$out/.doctest/env"
+svc serve trust-bundle --data-dir "$data" > "$out/trust-bundle.pem"
+
+"$examples/bounded.sh" "$out" "$data" "$out/trust-bundle.pem" > "$out/.doctest/bounded.log"
+mv "$out/vpec-bounded.json" "$out/vpec.json"
+cp "$examples/note.txt" "$out/note.txt"
+rm -f "$out/.svc-run-bounded.json" "$out/queue.jsonl" "$out/profile.unsigned.json"
