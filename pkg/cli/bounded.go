@@ -384,86 +384,26 @@ func (a *app) recordInference(ctx context.Context, o *recordOptions, p *client.P
 // audit replays the trace of one Bounded Inference record of the VPEC doc
 // (svc verify --trace) and returns the audit check.
 func (a *app) audit(o *verifyOptions, doc []byte, trust *signing.Bundle, set *profile.Set) (vpec.Check, error) {
-	c := vpec.Check{Name: vpec.CheckAudit}
 	if o.model == "" || o.inputFile == "" {
-		return c, errorf(ExitUsage, "pass --model DIR and --input-file F with --trace", "the audit needs the model and the input")
+		return vpec.Check{}, errorf(ExitUsage, "pass --model DIR and --input-file F with --trace", "the audit needs the model and the input")
 	}
 	raw, err := os.ReadFile(o.traceFile)
 	if err != nil {
-		return c, &Error{Code: ExitUsage, Err: fmt.Errorf("read trace: %w", err)}
+		return vpec.Check{}, &Error{Code: ExitUsage, Err: fmt.Errorf("read trace: %w", err)}
 	}
 	tr, err := trace.Decode(raw)
 	if err != nil {
-		return c, &Error{Code: ExitUsage, Err: err, Hint: "--trace takes a trace file written by 'svc trace' or 'svc record --model --trace-out'"}
+		return vpec.Check{}, &Error{Code: ExitUsage, Err: err, Hint: "--trace takes a trace file written by 'svc trace' or 'svc record --model --trace-out'"}
 	}
 	input, err := os.ReadFile(o.inputFile)
 	if err != nil {
-		return c, &Error{Code: ExitUsage, Err: fmt.Errorf("read input: %w", err)}
+		return vpec.Check{}, &Error{Code: ExitUsage, Err: fmt.Errorf("read input: %w", err)}
 	}
-	fail := func(code, format string, args ...any) (vpec.Check, error) {
-		c.Status, c.Code, c.Message = vpec.Fail, code, fmt.Sprintf(format, args...)
-		return c, nil
+	c, err := calibration.AuditRecord(calibration.RecordAudit{VPEC: doc, Trace: tr, Input: input, Trust: trust, Profiles: set,
+		LoadModel: func() (*trace.Model, error) { return o.mo.load(o.model) }})
+	var ce *Error
+	if err != nil && !errors.As(err, &ce) {
+		err = &Error{Code: ExitFailure, Err: err}
 	}
-	var v vpec.VPEC
-	if _, err := document.Parse(doc, &v); err != nil {
-		return fail("AUDIT NOT POSSIBLE", "audit: the VPEC cannot be read: %v", err)
-	}
-	var rec *vpec.Record
-	for i := range v.Records {
-		if bi := v.Records[i].BoundedInference; bi != nil && bi.MerkleRoot == tr.MerkleRoot {
-			rec = &v.Records[i]
-		}
-	}
-	if rec == nil {
-		return fail("TRACE NOT IN VPEC", "audit: no Bounded Inference record of the VPEC commits to the trace's root %s", tr.MerkleRoot)
-	}
-	bi := rec.BoundedInference
-	var bad []string
-	if err := tr.Verify(); err != nil {
-		bad = append(bad, err.Error())
-	}
-	if bi.OperatorCount != tr.OperatorCount {
-		bad = append(bad, fmt.Sprintf("operator_count %d in the record, %d in the trace", bi.OperatorCount, tr.OperatorCount))
-	}
-	if bi.ONNXModelHash != tr.ONNXModelHash {
-		bad = append(bad, fmt.Sprintf("model %s in the record, %s in the trace", bi.ONNXModelHash, tr.ONNXModelHash))
-	}
-	if bi.TraceMode != tr.Mode {
-		bad = append(bad, fmt.Sprintf("trace mode %s in the record, %s in the trace", bi.TraceMode, tr.Mode))
-	}
-	if rec.CommitmentHash != tr.InputCommitment {
-		bad = append(bad, fmt.Sprintf("the record commits to input %s, the trace to %s", rec.CommitmentHash, tr.InputCommitment))
-	}
-	if len(bad) > 0 {
-		c.Details = bad
-		return fail("PROFILE MISMATCH (gpu_class "+bi.GPUClass+")", "audit of sequence %d: the trace does not match its record", rec.Sequence)
-	}
-	pdoc, err := set.Profile(bi.ProfileID)
-	if err != nil {
-		c.MissingTrust = true
-		return fail("PROFILE NOT AVAILABLE", "audit: profile %s not available; pass it with --profile", bi.ProfileID)
-	}
-	prof, err := profile.Verify(pdoc, trust)
-	if err != nil {
-		return fail("PROFILE INVALID", "audit: profile %s: %v", bi.ProfileID, err)
-	}
-	m, err := o.mo.load(o.model)
-	if err != nil {
-		return c, err
-	}
-	res, err := calibration.Replay(m, tr, input, prof, bi.GPUClass)
-	if err != nil {
-		if errors.Is(err, calibration.ErrAudit) {
-			return fail("PROFILE MISMATCH (gpu_class "+bi.GPUClass+")", "audit of sequence %d: %v", rec.Sequence, err)
-		}
-		return c, &Error{Code: ExitFailure, Err: fmt.Errorf("audit: %w", err)}
-	}
-	summary := fmt.Sprintf("%d operators replayed, largest drift %.2f of its p99.99 bound, %d beyond p99", res.Operators, res.MaxRatio, res.OverP99)
-	if !res.Consistent {
-		c.Details = res.Problems
-		return fail("PROFILE MISMATCH (gpu_class "+bi.GPUClass+")", "profile inconsistent (%s · %s), sequence %d: %s", prof.ProfileID, bi.GPUClass, rec.Sequence, summary)
-	}
-	c.Status = vpec.Pass
-	c.Message = fmt.Sprintf("profile consistent (%s · %s), sequence %d: %s", prof.ProfileID, bi.GPUClass, rec.Sequence, summary)
-	return c, nil
+	return c, err
 }

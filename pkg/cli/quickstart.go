@@ -177,7 +177,7 @@ func (a *app) runQuickstart(ctx context.Context, dir, output string) error {
 
 	opts := vpec.Options{Trust: mat.Trust, Profiles: set}
 	if bi != nil {
-		opts.Extra = []vpec.ExtraCheck{func([]byte) (vpec.Check, bool, error) { return bi.audit(), true, nil }}
+		opts.Extra = []vpec.ExtraCheck{func(doc []byte) (vpec.Check, bool, error) { return bi.audit(doc, mat.Trust, set) }}
 	}
 	report, verr := vpec.Verify(closed.Raw, opts)
 	if report == nil {

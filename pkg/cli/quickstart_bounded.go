@@ -16,6 +16,7 @@ import (
 	"github.com/svc-gov/svc/pkg/modelgen"
 	"github.com/svc-gov/svc/pkg/profile"
 	"github.com/svc-gov/svc/pkg/server"
+	"github.com/svc-gov/svc/pkg/signing"
 	"github.com/svc-gov/svc/pkg/store"
 	"github.com/svc-gov/svc/pkg/trace"
 	"github.com/svc-gov/svc/pkg/vpec"
@@ -30,7 +31,6 @@ type quickstartInference struct {
 	model                                       *trace.Model
 	trace                                       *trace.Trace
 	input                                       []byte
-	prof                                        *profile.Profile
 	modelDir, tracePath, profilePath, inputPath string
 }
 
@@ -92,7 +92,7 @@ func (a *app) quickstartBounded(ctx context.Context, dir string, st store.Store,
 	if err != nil {
 		return nil, fail("fetch profile", err)
 	}
-	if q.prof, err = profile.Verify(signed, mat.Trust); err != nil {
+	if _, err := profile.Verify(signed, mat.Trust); err != nil {
 		return nil, fail("verify profile", err)
 	}
 	if _, err := set.Add(signed); err != nil {
@@ -111,19 +111,10 @@ func (a *app) quickstartBounded(ctx context.Context, dir string, st store.Store,
 	return q, nil
 }
 
-// audit replays the kept trace on the reference execution against the
-// signed profile (what svc verify --trace does).
-func (q *quickstartInference) audit() vpec.Check {
-	c := vpec.Check{Name: vpec.CheckAudit}
-	res, err := calibration.Replay(q.model, q.trace, q.input, q.prof, "cpu")
-	switch {
-	case err != nil:
-		c.Status, c.Code, c.Message = vpec.Fail, "AUDIT NOT POSSIBLE", "audit: "+err.Error()
-	case !res.Consistent:
-		c.Status, c.Code, c.Message, c.Details = vpec.Fail, "PROFILE MISMATCH (gpu_class cpu)", "profile inconsistent ("+q.prof.ProfileID+" · cpu)", res.Problems
-	default:
-		c.Status = vpec.Pass
-		c.Message = fmt.Sprintf("profile consistent (%s · cpu): trace replayed, %d operators, largest drift %.2f of its bound", q.prof.ProfileID, res.Operators, res.MaxRatio)
-	}
-	return c
+// audit is the replay audit of the quickstart's VPEC doc: what
+// svc verify --trace runs, on the kept trace, model and input.
+func (q *quickstartInference) audit(doc []byte, trust *signing.Bundle, set *profile.Set) (vpec.Check, bool, error) {
+	c, err := calibration.AuditRecord(calibration.RecordAudit{VPEC: doc, Trace: q.trace, Input: q.input, Trust: trust, Profiles: set,
+		LoadModel: func() (*trace.Model, error) { return q.model, nil }})
+	return c, true, err
 }
