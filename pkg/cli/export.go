@@ -28,7 +28,7 @@ type exportOptions struct {
 func (a *app) exportCmd() *cobra.Command {
 	o := &exportOptions{}
 	cmd := &cobra.Command{
-		Use:   "export <vpec.json>",
+		Use:   "export VPEC",
 		Short: "Export a VPEC as a Sigstore bundle that cosign and sigstore-go verify",
 		Long: `Export a VPEC in a format other tools verify. Offline, and no new signature:
 anyone holding a VPEC can run it.

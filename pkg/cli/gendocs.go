@@ -53,6 +53,7 @@ func GenerateDocs(docsDir, completionsDir string) error {
 	for _, newRoot := range roots {
 		root := newRoot(quiet())
 		root.DisableAutoGenTag = true
+		withDefaults(root)
 		md := filepath.Join(docsDir, "cli", root.Name())
 		man := filepath.Join(docsDir, "man", root.Name())
 		for _, d := range []string{md, man, completionsDir} {
@@ -67,6 +68,7 @@ func GenerateDocs(docsDir, completionsDir string) error {
 		// markdown (see escapeForMan).
 		manRoot := newRoot(quiet())
 		manRoot.DisableAutoGenTag = true
+		withDefaults(manRoot)
 		escapeForMan(manRoot)
 		names, err := ManPageNames(manRoot, taken)
 		if err != nil {
@@ -83,6 +85,14 @@ func GenerateDocs(docsDir, completionsDir string) error {
 		}
 	}
 	return nil
+}
+
+// withDefaults adds what cobra adds to a tree only when it runs, so that
+// the reference shows what --help shows: the --version flag and the
+// completion command.
+func withDefaults(root *cobra.Command) {
+	root.InitDefaultVersionFlag()
+	root.InitDefaultCompletionCmd()
 }
 
 // ManPageNames names the man page (without the section) of every command

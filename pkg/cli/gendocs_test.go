@@ -274,7 +274,7 @@ func TestPositionals(t *testing.T) {
 		use  string
 		want []string
 	}{
-		{"verify <vpec.json>", []string{"<vpec.json>"}},
+		{"verify VPEC", []string{"VPEC"}},
 		{"export", nil},
 		{"hash [plaintext]", []string{"plaintext"}},
 		{"status REQUEST_ID (in_progress | rejected)", []string{"REQUEST_ID", "in_progress", "rejected"}},

@@ -1,44 +1,31 @@
 package cli
 
 import (
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
-	"github.com/svc-gov/svc/internal/fsutil"
 	"github.com/svc-gov/svc/pkg/signing"
 	"github.com/svc-gov/svc/pkg/timestamp"
 )
 
-// Key file names written by keygen.
+// Key file names written by keygen (signing.CreateKeyDir).
 const (
-	SigningKeyFile   = "signing-key.pem"
-	PublicKeyFile    = "signing-key.pub.pem"
-	TrustBundleFile  = "trust-bundle.pem"
-	defaultKeyDir    = "svc-keys"
-	defaultTSADir    = "svc-tsa"
-	privateKeyMode   = 0o600
-	publicFileMode   = 0o644
-	privateDirectory = 0o700
+	SigningKeyFile  = signing.SigningKeyFile
+	PublicKeyFile   = signing.PublicKeyFile
+	TrustBundleFile = signing.TrustBundleFile
+	defaultKeyDir   = "svc-keys"
+	defaultTSADir   = "svc-tsa"
 )
 
 type keygenOptions struct {
 	dir    string
 	tsaDir string
 	output string
-}
-
-// keygenResult is the JSON result of keygen.
-type keygenResult struct {
-	KeyID       string `json:"key_id"`
-	PrivateKey  string `json:"private_key"`
-	PublicKey   string `json:"public_key"`
-	TrustBundle string `json:"trust_bundle"`
-	TSARoots    int    `json:"tsa_roots"`
 }
 
 func (a *app) keygenCmd() *cobra.Command {
@@ -68,54 +55,20 @@ func (a *app) runKeygen(o *keygenOptions) error {
 	if err := checkOutput(o.output); err != nil {
 		return err
 	}
-	keyPath := filepath.Join(o.dir, SigningKeyFile)
-	if _, err := os.Stat(keyPath); err == nil {
-		return errorf(ExitUsage, "choose another --dir, or remove the old key if you really mean to replace it", "%s already exists; refusing to overwrite a signing key", keyPath)
-	}
-	bundle := signing.NewBundle()
+	var roots []*x509.Certificate
 	if o.tsaDir != "" {
 		tsa, err := timestamp.LoadAuthority(o.tsaDir)
 		if err != nil {
 			return &Error{Code: ExitTrust, Err: err, Hint: "create one with 'svc tsa init --dir " + o.tsaDir + "'"}
 		}
-		bundle.AddRoot(tsa.Root())
+		roots = append(roots, tsa.Root())
 	}
-	pub, priv, err := signing.GenerateKey()
+	res, err := signing.CreateKeyDir(o.dir, roots...)
+	if errors.Is(err, signing.ErrKeyExists) {
+		return errorf(ExitUsage, "choose another --dir, or remove the old key if you really mean to replace it", "%s already exists; refusing to overwrite a signing key", filepath.Join(o.dir, SigningKeyFile))
+	}
 	if err != nil {
 		return &Error{Code: ExitFailure, Err: err}
-	}
-	bundle.AddKey(pub)
-	privPEM, err := signing.MarshalPrivateKeyPEM(priv)
-	if err != nil {
-		return &Error{Code: ExitFailure, Err: err}
-	}
-	pubPEM, err := signing.MarshalPublicKeyPEM(pub)
-	if err != nil {
-		return &Error{Code: ExitFailure, Err: err}
-	}
-	if err := os.MkdirAll(o.dir, privateDirectory); err != nil {
-		return &Error{Code: ExitFailure, Err: fmt.Errorf("create key directory: %w", err)}
-	}
-	files := []struct {
-		name string
-		data []byte
-		mode os.FileMode
-	}{
-		{SigningKeyFile, privPEM, privateKeyMode},
-		{PublicKeyFile, pubPEM, publicFileMode},
-		{TrustBundleFile, bundle.Marshal(), publicFileMode},
-	}
-	for _, f := range files {
-		if err := fsutil.WriteNew(filepath.Join(o.dir, f.name), f.data, f.mode); err != nil {
-			return &Error{Code: ExitFailure, Err: err}
-		}
-	}
-	res := keygenResult{
-		KeyID:       signing.KeyID(pub),
-		PrivateKey:  keyPath,
-		PublicKey:   filepath.Join(o.dir, PublicKeyFile),
-		TrustBundle: filepath.Join(o.dir, TrustBundleFile),
-		TSARoots:    len(bundle.Roots()),
 	}
 	// Creating trust material is never silent (stdout may be JSON).
 	fmt.Fprintf(a.streams.Err, "%s: created a new signing key %s in %s; verifiers trust it only once they hold %s\n", a.name, res.KeyID, o.dir, res.TrustBundle)

@@ -25,7 +25,7 @@ func (a *app) registryCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "registry", Short: "The model profile registry"}
 	o := &publishOptions{}
 	publish := &cobra.Command{
-		Use:   "publish PROFILE.json",
+		Use:   "publish PROFILE",
 		Short: "Sign a calibrated profile with the service key and publish it (admin)",
 		Long: `Sign a calibrated model profile with the service's signing key and publish
 it in the service's registry (the same data directory or database as

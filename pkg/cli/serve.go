@@ -5,33 +5,24 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/svc-gov/svc/internal/fsutil"
-
 	"github.com/svc-gov/svc/pkg/server"
+	"github.com/svc-gov/svc/pkg/server/setup"
 	"github.com/svc-gov/svc/pkg/store"
-	"github.com/svc-gov/svc/pkg/store/postgres"
-	"github.com/svc-gov/svc/pkg/store/sqlite"
-	"github.com/svc-gov/svc/pkg/timestamp"
-	"github.com/svc-gov/svc/pkg/timestamp/tsahttp"
-	"github.com/svc-gov/svc/pkg/vpec"
 )
 
 // SQLiteFile is the database file inside a data directory.
-const SQLiteFile = "svc.db"
+const SQLiteFile = setup.SQLiteFile
 
 // dataOptions is the flag group that locates a service's state.
 type dataOptions struct {
@@ -57,59 +48,34 @@ func (o *dataOptions) dir() string {
 	return "svc-data"
 }
 
-// open returns the store: PostgreSQL when a DSN is given, else SQLite in
-// the data directory. A new SQLite database is created only when notice is
-// not nil (the first serve, and the bootstrap commands admin org create and
-// admin key create), and then notice is told where, so a mistyped
-// --data-dir shows at once; every other command refuses a data directory
-// without a database (openExisting).
+// open returns the store (setup.OpenStore): PostgreSQL when a DSN is
+// given, else SQLite in the data directory. A new SQLite database is
+// created only when notice is not nil (the first serve, and the bootstrap
+// commands admin org create and admin key create), and then notice is told
+// where, so a mistyped --data-dir shows at once; every other command
+// refuses a data directory without a database (openExisting).
 func (o *dataOptions) open(ctx context.Context, notice io.Writer) (store.Store, string, error) {
-	if o.database != "" {
-		if !strings.HasPrefix(o.database, "postgres://") && !strings.HasPrefix(o.database, "postgresql://") {
-			return nil, "", errorf(ExitUsage, "--database takes a postgres://user@host:port/db DSN; leave it out for SQLite", "unsupported database %q", redactDSN(o.database))
-		}
-		st, err := postgres.Open(ctx, o.database)
-		if err != nil {
-			return nil, "", &Error{Code: ExitFailure, Err: err, Hint: "check that PostgreSQL is running and the DSN is right"}
-		}
-		return st, "postgres " + redactDSN(o.database), nil
-	}
-	path := filepath.Join(o.dir(), SQLiteFile)
-	_, statErr := os.Stat(path)
-	isNew := errors.Is(statErr, fs.ErrNotExist)
-	if isNew && notice == nil {
-		return nil, "", errorf(ExitUsage, "check --data-dir (or SVC_DATA_DIR); a service creates its database on its first 'svc serve'",
-			"no service database at %s", path)
-	}
-	if err := os.MkdirAll(o.dir(), 0o700); err != nil {
-		return nil, "", &Error{Code: ExitFailure, Err: fmt.Errorf("data directory: %w", err)}
-	}
-	st, err := sqlite.Open(ctx, path)
-	if err != nil {
+	st, err := setup.OpenStore(ctx, setup.StoreOptions{DataDir: o.dir(), DSN: o.database, Create: notice != nil})
+	switch {
+	case errors.Is(err, setup.ErrUnsupportedDSN):
+		return nil, "", &Error{Code: ExitUsage, Err: err, Hint: "--database takes a postgres://user@host:port/db DSN; leave it out for SQLite"}
+	case errors.Is(err, setup.ErrNoDatabase):
+		return nil, "", &Error{Code: ExitUsage, Err: err, Hint: "check --data-dir (or SVC_DATA_DIR); a service creates its database on its first 'svc serve'"}
+	case err != nil && o.database != "":
+		return nil, "", &Error{Code: ExitFailure, Err: err, Hint: "check that PostgreSQL is running and the DSN is right"}
+	case err != nil:
 		return nil, "", &Error{Code: ExitFailure, Err: err, Hint: "check the --data-dir permissions"}
 	}
-	if isNew {
-		fmt.Fprintf(notice, "svc: created a new service database at %s\n", path)
+	if st.Created {
+		fmt.Fprintf(notice, "svc: created a new service database at %s\n", strings.TrimPrefix(st.Where, "sqlite "))
 	}
-	return st, "sqlite " + path, nil
+	return st.Store, st.Where, nil
 }
 
 // openExisting opens the store of an existing service: it never creates a
 // database.
 func (o *dataOptions) openExisting(ctx context.Context) (store.Store, string, error) {
 	return o.open(ctx, nil)
-}
-
-// redactDSN hides a password in a DSN for messages.
-func redactDSN(dsn string) string {
-	if at := strings.Index(dsn, "@"); at > 0 {
-		if c := strings.Index(dsn[:at], "://"); c >= 0 {
-			if p := strings.Index(dsn[c+3:at], ":"); p >= 0 {
-				return dsn[:c+3+p+1] + "****" + dsn[at:]
-			}
-		}
-	}
-	return dsn
 }
 
 type serveOptions struct {
@@ -196,9 +162,12 @@ func (a *app) runServe(ctx context.Context, o *serveOptions) error {
 	if o.data.database == "" {
 		// One process per SQLite data directory: a second serve would
 		// share the database file and its key material unannounced.
-		unlock, err := lockDataDir(o.data.dir())
+		unlock, err := setup.LockDataDir(o.data.dir())
+		if errors.Is(err, setup.ErrLocked) {
+			return &Error{Code: ExitFailure, Err: err, Hint: "stop it first, or serve several processes from one PostgreSQL database (--database postgres://...)"}
+		}
 		if err != nil {
-			return err
+			return &Error{Code: ExitFailure, Err: err, Hint: "check the --data-dir permissions"}
 		}
 		defer unlock()
 	}
@@ -220,24 +189,14 @@ func (a *app) runServe(ctx context.Context, o *serveOptions) error {
 		return err
 	}
 	defer st.Close()
-	tsa := serveTimestamper(o, m, log)
+	tsa := setup.Timestamper(o.tsaURLs, o.tsaFallbackBuiltin, m.TSA, log)
 	if len(o.tsaURLs) == 0 {
 		log.Info("timestamping with the built-in TSA", "tsa", m.TSA.Certificate().Subject.CommonName)
 	} else {
 		log.Info("timestamping with external TSAs", "tsa_urls", strings.Join(o.tsaURLs, " "), "fallback_builtin", o.tsaFallbackBuiltin)
 	}
-	for _, f := range o.tsaRoots {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			return &Error{Code: ExitUsage, Err: fmt.Errorf("--tsa-root: %w", err)}
-		}
-		certs, err := timestamp.ParseCertificatesPEM(data)
-		if err != nil {
-			return &Error{Code: ExitUsage, Err: fmt.Errorf("--tsa-root %s: %w", f, err), Hint: "give the PEM root certificate of the external authority"}
-		}
-		for _, c := range certs {
-			m.Trust.AddRoot(c)
-		}
+	if err := setup.AddTSARoots(m, o.tsaRoots); err != nil {
+		return &Error{Code: ExitUsage, Err: fmt.Errorf("--tsa-root: %w", err), Hint: "give the PEM root certificate of the external authority"}
 	}
 	limit := server.RateLimit{PerSecond: o.sandboxRate, Burst: o.sandboxBurst}
 	if o.sandboxRate <= 0 {
@@ -254,59 +213,23 @@ func (a *app) runServe(ctx context.Context, o *serveOptions) error {
 	if err != nil {
 		return &Error{Code: ExitFailure, Err: err}
 	}
-	ln, err := net.Listen("tcp", o.addr)
-	if err != nil {
-		return &Error{Code: ExitFailure, Err: fmt.Errorf("listen: %w", err), Hint: "choose another --addr, e.g. 127.0.0.1:0 for any free port"}
-	}
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, WriteTimeout: 2 * time.Minute, IdleTimeout: 2 * time.Minute}
-	fmt.Fprintf(a.streams.Out, "svc: listening on http://%s (%s, signing key %s)\n", ln.Addr(), where, m.Signer.KeyID())
-	log.Info("serving", "addr", ln.Addr().String(), "store", where, "signing_key", m.Signer.KeyID(), "data_dir", o.data.dir())
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
-	if o.addrFile != "" {
-		if err := os.WriteFile(o.addrFile, []byte(ln.Addr().String()+"\n"), 0o644); err != nil {
-			hs.Close()
-			return &Error{Code: ExitFailure, Err: fmt.Errorf("--addr-file: %w", err)}
+	err = setup.Serve(ctx, srv, setup.HTTP{Addr: o.addr, ShutdownTimeout: o.shutdown, Listening: func(addr net.Addr) error {
+		fmt.Fprintf(a.streams.Out, "svc: listening on http://%s (%s, signing key %s)\n", addr, where, m.Signer.KeyID())
+		log.Info("serving", "addr", addr.String(), "store", where, "signing_key", m.Signer.KeyID(), "data_dir", o.data.dir())
+		if o.addrFile != "" {
+			if err := os.WriteFile(o.addrFile, []byte(addr.String()+"\n"), 0o644); err != nil {
+				return fmt.Errorf("--addr-file: %w", err)
+			}
 		}
+		return nil
+	}}, log)
+	if errors.Is(err, setup.ErrListen) {
+		return &Error{Code: ExitFailure, Err: err, Hint: "choose another --addr, e.g. 127.0.0.1:0 for any free port"}
 	}
-	select {
-	case err := <-errc:
+	if err != nil {
 		return &Error{Code: ExitFailure, Err: err}
-	case <-ctx.Done():
 	}
-	log.Info("shutting down: finishing requests in flight", "timeout", o.shutdown.String())
-	sctx, cancel := context.WithTimeout(context.Background(), o.shutdown)
-	defer cancel()
-	if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		// Closing the connections cancels the requests still in flight:
-		// their timestamp requests are abandoned, and a close among them
-		// stays sealed without a VPEC until its client retries.
-		hs.Close()
-		return &Error{Code: ExitFailure, Err: fmt.Errorf("shutdown: %w", err)}
-	}
-	log.Info("stopped")
 	return nil
-}
-
-// serveTimestamper is the authority a service timestamps with: the
-// built-in one by default; with --tsa-url the external ones in order and
-// nothing else, unless --tsa-fallback-builtin lets the built-in one answer
-// when they all fail (logged as a warning every time).
-func serveTimestamper(o *serveOptions, m *server.Material, log *slog.Logger) vpec.Timestamper {
-	if len(o.tsaURLs) == 0 {
-		return m.TSA
-	}
-	var ext timestamp.Chain
-	for _, u := range o.tsaURLs {
-		ext = append(ext, &tsahttp.Client{URL: u})
-	}
-	if !o.tsaFallbackBuiltin {
-		return ext
-	}
-	return &timestamp.Fallback{Primary: ext, Secondary: m.TSA, OnFallback: func(err error) {
-		log.Warn("external timestamp authorities failed: timestamped with the built-in TSA (--tsa-fallback-builtin)",
-			"tsa", m.TSA.Certificate().Subject.CommonName, "tsa_urls", strings.Join(o.tsaURLs, " "), "error", err.Error())
-	}}
 }
 
 // materialError is the CLI error for key material that cannot be read.
@@ -320,104 +243,6 @@ func materialError(err error) error {
 	return &Error{Code: ExitFailure, Err: err, Hint: "check the --data-dir permissions"}
 }
 
-type adminOptions struct {
-	data    dataOptions
-	tier    string
-	org     string
-	sandbox bool
-	live    bool
-	output  string
-}
-
-func (a *app) adminCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "admin", Short: "Manage organisations and API keys of a service"}
-	o := &adminOptions{}
-	org := &cobra.Command{Use: "org", Short: "Manage organisations"}
-	orgCreate := &cobra.Command{
-		Use:     "create NAME",
-		Short:   "Create an organisation",
-		Example: `  svc admin org create acme --tier enterprise`,
-		Args:    cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(o.output); err != nil {
-				return err
-			}
-			st, _, err := o.data.open(cmdContext(cmd), a.streams.Err)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			created, err := server.CreateOrg(cmdContext(cmd), st, args[0], o.tier, time.Now())
-			if err != nil {
-				if errors.Is(err, store.ErrExists) || errors.Is(err, server.ErrInvalid) {
-					return &Error{Code: ExitUsage, Err: err}
-				}
-				return &Error{Code: ExitFailure, Err: err}
-			}
-			res := map[string]string{"org_id": created.ID, "name": created.Name, "tier": created.Tier}
-			if o.output == outputJSON {
-				return a.writeJSON(res)
-			}
-			fmt.Fprintf(a.streams.Out, "organisation %s created (id %s, tier %s)\n", created.Name, created.ID, created.Tier)
-			return nil
-		},
-	}
-	o.data.add(orgCreate)
-	orgCreate.Flags().StringVar(&o.tier, "tier", server.TierStandard, "standard or enterprise (calibration turnaround 7d or 48h)")
-	addOutputFlag(orgCreate, &o.output)
-	org.AddCommand(orgCreate)
-
-	key := &cobra.Command{Use: "key", Short: "Manage API keys"}
-	keyCreate := &cobra.Command{
-		Use:   "create --org NAME (--sandbox | --live)",
-		Short: "Create an API key and print it (once: only its hash is stored)",
-		Example: `  svc admin key create --org acme --sandbox
-  SVC_API_KEY=$(svc admin key create --org acme --live --output json | jq -r .api_key)`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(o.output); err != nil {
-				return err
-			}
-			if o.sandbox == o.live {
-				return errorf(ExitUsage, "pass exactly one of --sandbox (pk_sb_, rate-limited) or --live (pk_live_)", "choose the key's environment")
-			}
-			if o.org == "" {
-				return errorf(ExitUsage, "create one with 'svc admin org create NAME'", "--org is required")
-			}
-			env := vpec.Sandbox
-			if o.live {
-				env = vpec.Production
-			}
-			st, _, err := o.data.open(cmdContext(cmd), a.streams.Err)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			secret, k, err := server.CreateAPIKey(cmdContext(cmd), st, o.org, env, time.Now())
-			if err != nil {
-				if errors.Is(err, store.ErrNotFound) {
-					return &Error{Code: ExitUsage, Err: err, Hint: "create it with 'svc admin org create " + o.org + "'"}
-				}
-				return &Error{Code: ExitFailure, Err: err}
-			}
-			if o.output == outputJSON {
-				return a.writeJSON(map[string]string{"api_key": secret, "key_id": k.ID, "org_id": k.OrgID, "environment": k.Environment})
-			}
-			fmt.Fprintln(a.streams.Out, secret)
-			fmt.Fprintf(a.streams.Err, "%s: API key %s for %s (%s); it is shown once, store it now\n", a.name, k.ID, o.org, k.Environment)
-			return nil
-		},
-	}
-	o.data.add(keyCreate)
-	keyCreate.Flags().StringVar(&o.org, "org", "", "organisation name")
-	keyCreate.Flags().BoolVar(&o.sandbox, "sandbox", false, "a sandbox key (pk_sb_): free, rate-limited")
-	keyCreate.Flags().BoolVar(&o.live, "live", false, "a production key (pk_live_)")
-	addOutputFlag(keyCreate, &o.output)
-	key.AddCommand(keyCreate, a.adminKeyListCmd(), a.adminKeyRevokeCmd())
-	cmd.AddCommand(org, key, a.adminCalibrationCmd())
-	return cmd
-}
-
 func cmdContext(cmd *cobra.Command) context.Context {
 	if ctx := cmd.Context(); ctx != nil {
 		return ctx
@@ -427,37 +252,4 @@ func cmdContext(cmd *cobra.Command) context.Context {
 
 // ServeLockFile is the file in a data directory that the serving process
 // holds locked (flock) and writes its pid to.
-const ServeLockFile = "serve.lock"
-
-// lockDataDir locks dir for this serve process, or says which process
-// holds it.
-func lockDataDir(dir string) (func(), error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, &Error{Code: ExitFailure, Err: fmt.Errorf("data directory: %w", err)}
-	}
-	path := filepath.Join(dir, ServeLockFile)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, &Error{Code: ExitFailure, Err: fmt.Errorf("lock the data directory: %w", err), Hint: "check the --data-dir permissions"}
-	}
-	if err := fsutil.LockFile(f); err != nil {
-		holder, _ := io.ReadAll(f)
-		f.Close()
-		if errors.Is(err, fsutil.ErrLocked) {
-			who := "another svc serve"
-			if pid := strings.TrimSpace(string(holder)); pid != "" {
-				who += " (pid " + pid + ")"
-			}
-			return nil, errorf(ExitFailure, "stop it first, or serve several processes from one PostgreSQL database (--database postgres://...)",
-				"%s is serving %s", who, dir)
-		}
-		return nil, &Error{Code: ExitFailure, Err: fmt.Errorf("lock %s: %w", path, err)}
-	}
-	f.Truncate(0)
-	f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
-	return func() {
-		f.Truncate(0)
-		fsutil.UnlockFile(f)
-		f.Close()
-	}, nil
-}
+const ServeLockFile = setup.LockFile

@@ -1,12 +1,18 @@
 package cli
 
 import (
+	"errors"
+	"fmt"
+	"os"
+
 	"github.com/spf13/cobra"
 
+	"github.com/svc-gov/svc/pkg/calibration"
 	"github.com/svc-gov/svc/pkg/cli/clicore"
 	"github.com/svc-gov/svc/pkg/cli/verifycmd"
 	"github.com/svc-gov/svc/pkg/profile"
 	"github.com/svc-gov/svc/pkg/signing"
+	"github.com/svc-gov/svc/pkg/trace"
 	"github.com/svc-gov/svc/pkg/vpec"
 )
 
@@ -59,3 +65,30 @@ func (a *app) verifyProfileCmd() *cobra.Command { return verifycmd.VerifyProfile
 
 // printReport prints a verification report for a person.
 func (a *app) printReport(r *vpec.Report) { verifycmd.PrintReport(a.core, r) }
+
+// audit replays the trace of one Bounded Inference record of the VPEC doc
+// (svc verify --trace) and returns the audit check.
+func (a *app) audit(o *verifyOptions, doc []byte, trust *signing.Bundle, set *profile.Set) (vpec.Check, error) {
+	if o.model == "" || o.inputFile == "" {
+		return vpec.Check{}, errorf(ExitUsage, "pass --model DIR and --input-file F with --trace", "the audit needs the model and the input")
+	}
+	raw, err := os.ReadFile(o.traceFile)
+	if err != nil {
+		return vpec.Check{}, &Error{Code: ExitUsage, Err: fmt.Errorf("read trace: %w", err)}
+	}
+	tr, err := trace.Decode(raw)
+	if err != nil {
+		return vpec.Check{}, &Error{Code: ExitUsage, Err: err, Hint: "--trace takes a trace file written by 'svc trace' or 'svc record --model --trace-out'"}
+	}
+	input, err := os.ReadFile(o.inputFile)
+	if err != nil {
+		return vpec.Check{}, &Error{Code: ExitUsage, Err: fmt.Errorf("read input: %w", err)}
+	}
+	c, err := calibration.AuditRecord(calibration.RecordAudit{VPEC: doc, Trace: tr, Input: input, Trust: trust, Profiles: set,
+		LoadModel: func() (*trace.Model, error) { return o.mo.load(o.model) }})
+	var ce *Error
+	if err != nil && !errors.As(err, &ce) {
+		err = &Error{Code: ExitFailure, Err: err}
+	}
+	return c, err
+}

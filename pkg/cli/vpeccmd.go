@@ -3,12 +3,10 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/svc-gov/svc/internal/fsutil"
 	"github.com/svc-gov/svc/pkg/client"
 )
 
@@ -74,23 +72,15 @@ offline VPEC of that run.`,
 	return cmd
 }
 
-// writeSigned writes the signed VPEC to out: a new file, any file with
-// force, else only over the unsigned offline VPEC of the same run.
+// writeSigned writes the signed VPEC to out (client.WriteVPEC): a new
+// file, any file with force, else only over the unsigned offline VPEC of
+// the same run.
 func writeSigned(out string, force bool, res *client.VPECResult) error {
-	_, statErr := os.Stat(out)
-	var err error
+	err := client.WriteVPEC(out, force, res)
 	switch {
-	case statErr != nil:
-		err = fsutil.WriteNew(out, res.Raw, 0o644)
-	case force:
-		err = fsutil.WriteReplace(out, res.Raw, 0o644)
-	default:
-		err = client.ReplaceUnsigned(out, res.VPEC.RunID, res.Raw)
-		if errors.Is(err, client.ErrNotUnsignedCopy) {
-			return errorf(ExitUsage, "choose another --out or pass --force", "%s already exists and is not the unsigned offline VPEC of %s", out, res.VPEC.RunID)
-		}
-	}
-	if err != nil {
+	case errors.Is(err, client.ErrNotUnsignedCopy):
+		return errorf(ExitUsage, "choose another --out or pass --force", "%s already exists and is not the unsigned offline VPEC of %s", out, res.VPEC.RunID)
+	case err != nil:
 		return &Error{Code: ExitFailure, Err: err}
 	}
 	return nil

@@ -37,7 +37,7 @@ type profileReport struct {
 func VerifyProfile(a *clicore.App) *cobra.Command {
 	o := &verifyProfileOptions{}
 	cmd := &cobra.Command{
-		Use:   "verify-profile <profile.json>",
+		Use:   "verify-profile PROFILE",
 		Short: "Verify a model drift profile's signature offline",
 		Long: `Verify a signed model drift profile offline: strict schema, field rules,
 and the Ed25519 signature by a key in the trust bundle. Any change to a

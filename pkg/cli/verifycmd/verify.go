@@ -75,7 +75,7 @@ func Verify(a *clicore.App, audit *Audit) *cobra.Command {
 	}
 	example += fmt.Sprintf("  %s verify - --trust-root trust-bundle.pem --output json < vpec.json", a.Name)
 	cmd := &cobra.Command{
-		Use:     "verify <vpec.json>",
+		Use:     "verify VPEC",
 		Short:   "Verify a VPEC offline",
 		Long:    long + verifyLongTrust,
 		Example: example,

@@ -1,4 +1,4 @@
-package cli
+package quickstart
 
 import (
 	"context"
@@ -16,34 +16,31 @@ import (
 	"github.com/svc-gov/svc/pkg/modelgen"
 	"github.com/svc-gov/svc/pkg/profile"
 	"github.com/svc-gov/svc/pkg/server"
+	"github.com/svc-gov/svc/pkg/signing"
 	"github.com/svc-gov/svc/pkg/store"
 	"github.com/svc-gov/svc/pkg/trace"
 	"github.com/svc-gov/svc/pkg/vpec"
 )
 
-// quickstartPasses keeps the quickstart's calibration to about two seconds.
-const quickstartPasses = 200
+// calibrationPasses keeps the quickstart's calibration to about two seconds.
+const calibrationPasses = 200
 
-// quickstartInference is what the quickstart's Bounded Inference step
+// boundedStep is what the quickstart's Bounded Inference step
 // leaves for the audit.
-type quickstartInference struct {
+type boundedStep struct {
 	model                                       *trace.Model
 	trace                                       *trace.Trace
 	input                                       []byte
-	prof                                        *profile.Profile
 	modelDir, tracePath, profilePath, inputPath string
 }
 
-// quickstartBounded runs the Bounded Inference part of the quickstart when
+// runBounded runs the Bounded Inference part of the quickstart when
 // this build has ONNX Runtime: a classifier in the patterns of a torch
 // export, calibrated on real executions, its profile signed and published,
 // then one bound_committed_inference check on the run. Without a runtime
 // it says so and returns nil.
-func (a *app) quickstartBounded(ctx context.Context, dir string, st store.Store, mat *server.Material, p *client.Pipeline,
-	run *client.Run, manifestID string, input []byte, set *profile.Set, say func(string, ...any)) (*quickstartInference, error) {
-	fail := func(step string, err error) error {
-		return &Error{Code: ExitFailure, Err: fmt.Errorf("%s: %w", step, err)}
-	}
+func runBounded(ctx context.Context, dir string, st store.Store, mat *server.Material, p *client.Pipeline,
+	run *client.Run, manifestID string, input []byte, set *profile.Set, say func(string, ...any)) (*boundedStep, error) {
 	lib, err := inference.LibraryPath("")
 	if err == nil {
 		err = inference.Init(lib)
@@ -52,7 +49,7 @@ func (a *app) quickstartBounded(ctx context.Context, dir string, st store.Store,
 		say("skipping Bounded Inference: %v (install the runtime with 'make ort')", err)
 		return nil, nil
 	}
-	q := &quickstartInference{modelDir: filepath.Join(dir, "model"), tracePath: filepath.Join(dir, "trace.json"),
+	q := &boundedStep{modelDir: filepath.Join(dir, "model"), tracePath: filepath.Join(dir, "trace.json"),
 		profilePath: filepath.Join(dir, "profile.json"), inputPath: filepath.Join(dir, "input.txt"), input: input}
 	for _, path := range []string{q.tracePath, q.profilePath, q.inputPath} {
 		os.Remove(path) // a quickstart directory is rewritten on every run
@@ -66,11 +63,11 @@ func (a *app) quickstartBounded(ctx context.Context, dir string, st store.Store,
 	say("classifier: %s (DistilBERT-style export: decomposed LayerNorm, Erf GELU, logits), ONNX Runtime %s", q.model.Hash, inference.Version())
 	start := time.Now()
 	prof, err := calibration.Calibrate(q.model, calibration.Meta{ProfileID: "quickstart/toxicity-class/v1.0.0",
-		ModelClass: "toxicity", Architecture: "distilbert", Date: time.Now()}, calibration.Options{Passes: quickstartPasses})
+		ModelClass: "toxicity", Architecture: "distilbert", Date: time.Now()}, calibration.Options{Passes: calibrationPasses})
 	if err != nil {
 		return nil, fail("calibrate", err)
 	}
-	say("calibrated on real executions: %d passes, production vs reference, in %s", quickstartPasses, time.Since(start).Round(10*time.Millisecond))
+	say("calibrated on real executions: %d passes, production vs reference, in %s", calibrationPasses, time.Since(start).Round(10*time.Millisecond))
 	if _, err := server.Publish(ctx, st, mat.Signer, "localhost/.well-known/svc/trust-bundle.pem", prof, nil, time.Now()); err != nil && !errors.Is(err, store.ErrExists) {
 		return nil, fail("publish profile", err)
 	}
@@ -92,7 +89,7 @@ func (a *app) quickstartBounded(ctx context.Context, dir string, st store.Store,
 	if err != nil {
 		return nil, fail("fetch profile", err)
 	}
-	if q.prof, err = profile.Verify(signed, mat.Trust); err != nil {
+	if _, err := profile.Verify(signed, mat.Trust); err != nil {
 		return nil, fail("verify profile", err)
 	}
 	if _, err := set.Add(signed); err != nil {
@@ -111,19 +108,10 @@ func (a *app) quickstartBounded(ctx context.Context, dir string, st store.Store,
 	return q, nil
 }
 
-// audit replays the kept trace on the reference execution against the
-// signed profile (what svc verify --trace does).
-func (q *quickstartInference) audit() vpec.Check {
-	c := vpec.Check{Name: vpec.CheckAudit}
-	res, err := calibration.Replay(q.model, q.trace, q.input, q.prof, "cpu")
-	switch {
-	case err != nil:
-		c.Status, c.Code, c.Message = vpec.Fail, "AUDIT NOT POSSIBLE", "audit: "+err.Error()
-	case !res.Consistent:
-		c.Status, c.Code, c.Message, c.Details = vpec.Fail, "PROFILE MISMATCH (gpu_class cpu)", "profile inconsistent ("+q.prof.ProfileID+" · cpu)", res.Problems
-	default:
-		c.Status = vpec.Pass
-		c.Message = fmt.Sprintf("profile consistent (%s · cpu): trace replayed, %d operators, largest drift %.2f of its bound", q.prof.ProfileID, res.Operators, res.MaxRatio)
-	}
-	return c
+// audit is the replay audit of the quickstart's VPEC doc: what
+// svc verify --trace runs, on the kept trace, model and input.
+func (q *boundedStep) audit(doc []byte, trust *signing.Bundle, set *profile.Set) (vpec.Check, bool, error) {
+	c, err := calibration.AuditRecord(calibration.RecordAudit{VPEC: doc, Trace: q.trace, Input: q.input, Trust: trust, Profiles: set,
+		LoadModel: func() (*trace.Model, error) { return q.model, nil }})
+	return c, true, err
 }

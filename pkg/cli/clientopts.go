@@ -1,0 +1,99 @@
+package cli
+
+import (
+	"errors"
+	"io/fs"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/svc-gov/svc/pkg/client"
+)
+
+// DefaultStateFile is where `svc run open` keeps the open run for the
+// following `svc record` and `svc close` of a shell script.
+const DefaultStateFile = client.DefaultStateFile
+
+// clientOptions is the flag group of every command that talks to a service.
+type clientOptions struct {
+	baseURL   string
+	apiKey    string
+	queuePath string
+	timeout   time.Duration
+	output    string
+}
+
+func (o *clientOptions) add(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&o.baseURL, "base-url", "", "service address (env SVC_BASE_URL; default http://127.0.0.1:8080)")
+	cmd.Flags().StringVar(&o.apiKey, "api-key", "", "API key, pk_sb_... or pk_live_... (env SVC_API_KEY)")
+	cmd.Flags().StringVar(&o.queuePath, "queue-path", "", "durable queue file for records made while the service is unreachable (env SVC_QUEUE_PATH)")
+	cmd.Flags().DurationVar(&o.timeout, "timeout", client.DefaultTimeout, "longest a call may take before the record is queued instead")
+	addOutputFlag(cmd, &o.output)
+}
+
+func (o *clientOptions) pipeline(workflowID string, policy []string) (*client.Pipeline, error) {
+	if err := checkOutput(o.output); err != nil {
+		return nil, err
+	}
+	p, err := client.NewPipeline(client.Options{APIKey: o.apiKey, BaseURL: o.baseURL, QueuePath: o.queuePath,
+		Timeout: o.timeout, WorkflowID: workflowID, Policy: policy})
+	if err != nil {
+		hint := ""
+		switch {
+		case errors.Is(err, client.ErrNoAPIKey), errors.Is(err, client.ErrInvalidAPIKey):
+			hint = "pass --api-key or set SVC_API_KEY (an operator creates one with 'svc admin key create')"
+		case errors.Is(err, client.ErrQueueLocked):
+			hint = "another svc process is using the queue; wait for it or pass another --queue-path"
+		}
+		return nil, &Error{Code: ExitUsage, Err: err, Hint: hint}
+	}
+	return p, nil
+}
+
+// forRun is pipeline for the workflow of a run restored from a state file.
+func (o *clientOptions) forRun(workflowID string) (*client.Pipeline, error) {
+	return o.pipeline(workflowID, nil)
+}
+
+// do runs fn with a pipeline that needs no workflow identity and
+// releases it after.
+func (o *clientOptions) do(fn func(p *client.Pipeline) error) error {
+	p, err := o.pipeline("", nil)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	return fn(p)
+}
+
+// stateOptions locates the run state file.
+type stateOptions struct{ path string }
+
+func (o *stateOptions) add(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&o.path, "state", DefaultStateFile, "file holding the open run between commands (env SVC_STATE)")
+}
+
+func (o *stateOptions) file() client.StateFile { return client.StateFile{Path: o.path} }
+
+// runError is the command error for err of a run kept in a state file;
+// sealedHint is the hint when the run is already closed.
+func (o *stateOptions) runError(err error, sealedHint string) error {
+	var ce *Error
+	switch {
+	case errors.As(err, &ce):
+		return err
+	case errors.Is(err, client.ErrNoOpenRun):
+		return &Error{Code: ExitUsage, Err: err, Hint: "open one first with 'svc run open' (or pass --state)"}
+	case errors.Is(err, client.ErrBadState):
+		return &Error{Code: ExitUsage, Err: err, Hint: "remove the file and open a new run"}
+	case errors.Is(err, client.ErrRunStillOpen):
+		return &Error{Code: ExitUsage, Err: err, Hint: "close it with 'svc close', or remove " + o.path}
+	case errors.Is(err, client.ErrRunSealed):
+		return &Error{Code: ExitUsage, Err: err, Hint: sealedHint}
+	case errors.Is(err, client.ErrStateLock):
+		return &Error{Code: ExitFailure, Err: err, Hint: "check the directory of --state is writable"}
+	case errors.Is(err, fs.ErrExist):
+		return &Error{Code: ExitUsage, Err: err, Hint: "choose another --out or pass --force"}
+	}
+	return &Error{Code: ExitFailure, Err: err}
+}

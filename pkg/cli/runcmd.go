@@ -1,0 +1,56 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/svc-gov/svc/pkg/client"
+)
+
+func (a *app) runCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "run", Short: "Open a run for the records of a shell script"}
+	var (
+		co       clientOptions
+		so       stateOptions
+		workflow string
+		policy   []string
+		pack     string
+	)
+	open := &cobra.Command{
+		Use:   "open",
+		Short: "Open a run and keep it in a state file for 'svc record' and 'svc close'",
+		Long: `Open a run and keep its id and chain position in a state file (default
+.svc-run.json) so that later 'svc record' and 'svc close' commands of the
+same script continue it. If the service is unreachable the run opens
+locally and everything is queued: the script is never blocked.`,
+		Example: `  svc run open --workflow-id claims-intake --policy hipaa
+  svc record --check pii_detection --manifest-id "$MANIFEST" --result pass --input-file note.txt
+  svc close --out vpec.json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sr, err := so.file().Open(cmdContext(cmd), func() (*client.Pipeline, error) { return co.pipeline(workflow, policy) }, pack)
+			if err != nil {
+				return so.runError(err, "")
+			}
+			defer sr.Release()
+			run, p := sr.Run, sr.Pipeline
+			pending, _ := p.PendingQueueCount()
+			if co.output == outputJSON {
+				return a.writeJSON(map[string]any{"run_id": run.ID(), "workflow_id": run.WorkflowID(), "environment": run.Environment(), "queued": pending > 0, "state": so.path})
+			}
+			fmt.Fprintln(a.streams.Out, run.ID())
+			if pending > 0 {
+				fmt.Fprintf(a.streams.Err, "%s: warning: the service is unreachable; the run and its records are queued in %s\n", a.name, p.QueuePath())
+			}
+			return nil
+		},
+	}
+	co.add(open)
+	so.add(open)
+	open.Flags().StringVar(&workflow, "workflow-id", "", "workflow identity (default \"default\"; env SVC_WORKFLOW_ID)")
+	open.Flags().StringArrayVar(&policy, "policy", nil, "policy bundle the run is bound to (repeatable)")
+	open.Flags().StringVar(&pack, "policy-pack", "", "policy pack id")
+	cmd.AddCommand(open)
+	return cmd
+}
