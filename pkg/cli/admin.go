@@ -28,7 +28,7 @@ func (a *app) adminCmd() *cobra.Command {
 	orgCreate := &cobra.Command{
 		Use:     "create NAME",
 		Short:   "Create an organisation",
-		Example: `  svc admin org create acme --tier enterprise`,
+		Example: `  svc admin org create globex --tier enterprise`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOutput(o.output); err != nil {

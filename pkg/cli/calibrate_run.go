@@ -51,7 +51,7 @@ Several --model flags calibrate one profile for models of one class; their
 drift must agree within 1.25x at every percentile, else calibrate them
 separately. Needs a build with cgo and ONNX Runtime (make ort).`,
 		Example: `  svc calibrate run --model pii-model --gpu-class cpu --passes 1000 --out profile.json
-  svc registry publish profile.json --data-dir ./svc-data`,
+  svc registry publish profile.json --data-dir /var/lib/svc   # the operator: the service signs it`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return a.runCalibrate(o) },
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -15,7 +16,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/svc-gov/svc/internal/doctest"
+	"github.com/svc-gov/svc/pkg/cli"
+	"github.com/svc-gov/svc/pkg/cli/verifycmd"
 	"github.com/svc-gov/svc/pkg/inference"
 )
 
@@ -23,11 +28,12 @@ import (
 // as written (internal/doctest says how a block that cannot run is marked),
 // each in a fresh directory made from one of these fixtures:
 //
-//	client  (the default) a service on loopback with organisation acme;
-//	        SVC_BASE_URL and SVC_API_KEY set; trust-bundle.pem, note.txt and
-//	        examples/ (the repository's) in the directory
+//	client  (the default) a service on loopback with organisation acme, on
+//	        the default data directory; SVC_BASE_URL and SVC_API_KEY set;
+//	        trust-bundle.pem, note.txt, pii-check.yaml, input.txt, pii-model/
+//	        and examples/ (the repository's) in the directory
 //	auditor client, plus what an auditor holds after a Bounded Inference
-//	        check: vpec.json, profile.json, pii-model/, note.trace.json
+//	        check: vpec.json, profile.json, note.trace.json
 //	vector  no service; vpec.json (also as clean.json) and trust-bundle.pem
 //	        are the test vector the README's sample output shows
 //	repo    no service; the repository's docs, testdata, examples and
@@ -190,13 +196,13 @@ func runDocBlock(t *testing.T, fx *docFixture, b doctest.Block) {
 			t.Fatal(err)
 		}
 		if b.Setup != "auditor" {
-			for _, f := range []string{"vpec.json", "profile.json", "pii-model", "note.trace.json"} {
+			for _, f := range []string{"vpec.json", "profile.json", "note.trace.json"} {
 				if err := os.RemoveAll(filepath.Join(work, f)); err != nil {
 					t.Fatal(err)
 				}
 			}
 		}
-		data = filepath.Join(work, "data")
+		data = filepath.Join(work, ".doctest", "data", "svc") // the default data directory
 		addr = startDocServer(t, work, data, env)
 		key, err := os.ReadFile(filepath.Join(work, ".doctest", "env"))
 		if err != nil {
@@ -515,4 +521,120 @@ func shellWords(line string) []string {
 		words = append(words, cur.String())
 	}
 	return words
+}
+
+// helpExampleSkips are the --help examples that cannot run here, and why.
+var helpExampleSkips = map[string]string{
+	"svc serve --database postgres://svc@db.internal:5432/svc":                                                             "needs a PostgreSQL server at db.internal (TestScripts runs serve on PostgreSQL)",
+	"svc registry publish profile.json --data-dir /var/lib/svc --smtp 'smtp://mail.internal:25?from=registry@example.com'": "needs a mail server at mail.internal (pkg/notify tests send to a loopback SMTP listener)",
+}
+
+// helpExamplePlaceholders: the ids an example elides stand for the
+// fixture's own (testdata/doctest/fixture.sh writes them to .doctest/ids).
+var helpExamplePlaceholders = []string{
+	"pk_live_9c1e4b7a2f30", "$KEY_ID",
+	"cal_req_0b5e...", "$REQUEST_ID",
+	"run_0b7c…", "$RUN_ID",
+	"vpec_41d2…", "$VPEC_ID",
+	"sha256:…", "$MANIFEST_ID",
+}
+
+// helpExampleGiven is the state a command's examples presume, made before
+// they run: an open run to record into, a close queued while the service
+// was unreachable.
+var helpExampleGiven = map[string]string{
+	"svc record": "svc run open --workflow-id claims-intake >/dev/null",
+	"svc close": "svc run open --workflow-id claims-intake >/dev/null\n" +
+		"svc record --check pii_detection --manifest-id $MANIFEST_ID --result pass --input-file note.txt >/dev/null",
+	"svc queue flush": "export SVC_QUEUE_PATH=$PWD/queue.jsonl\n(export SVC_BASE_URL=http://127.0.0.1:1\n" +
+		"svc run open --workflow-id claims-intake >/dev/null\n" +
+		"svc record --check pii_detection --manifest-id $MANIFEST_ID --result pass --input-file note.txt >/dev/null\n" +
+		"svc close --out vpec.json >/dev/null 2>&1)",
+}
+
+// TestHelpExamples runs the examples of every command's --help, command by
+// command, in the auditor fixture of TestDocs (a command whose examples
+// start a service runs in the none fixture, the service in the background
+// until its port answers).
+func TestHelpExamples(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs every --help example (not in -short)")
+	}
+	ortLib, err := inference.LibraryPath("")
+	if err != nil {
+		t.Skipf("the examples' Bounded Inference steps need ONNX Runtime (make ort): %v", err)
+	}
+	fx := &docFixture{ortLib: ortLib}
+	t.Cleanup(func() {
+		if fx.dir != "" {
+			_ = os.RemoveAll(fx.dir)
+		}
+	})
+	streams := &cli.Streams{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard}
+	for _, root := range []*cobra.Command{cli.NewSvcCommand(streams), verifycmd.NewCommand(streams)} {
+		walkCommands(root, func(c *cobra.Command) {
+			if strings.TrimSpace(c.Example) == "" {
+				return
+			}
+			lines := exampleCommands(c.Example)
+			var run []string
+			for _, l := range lines {
+				if reason, ok := helpExampleSkips[l]; ok {
+					t.Logf("%s: not run: %s: %s", c.CommandPath(), l, reason)
+					continue
+				}
+				run = append(run, strings.NewReplacer(helpExamplePlaceholders...).Replace(l))
+			}
+			if len(run) == 0 {
+				return
+			}
+			setup := "auditor"
+			switch c.CommandPath() {
+			case "svc serve", "svc keygen", "svc tsa init", "svc quickstart":
+				setup = "none"
+			case "svc run open", "svc record", "svc close", "svc calibrate run", "svc queue flush":
+				setup = "client"
+			}
+			text := "set -a; . .doctest/ids 2>/dev/null || true; set +a\n" + helpExampleGiven[c.CommandPath()] + "\n" +
+				strings.Join(run, "\n") + "\n"
+			text = serveForeground.ReplaceAllString(text, "$1 &\n__doctest_wait_ready")
+			text = strings.ReplaceAll(text, "127.0.0.1:9090", "localhost:8080")
+			b := doctest.Block{File: "help", Line: 1, Lang: "sh", Text: text, Setup: setup}
+			t.Run(strings.ReplaceAll(c.CommandPath(), " ", "_"), func(t *testing.T) {
+				t.Parallel()
+				runDocBlock(t, fx, b)
+			})
+		})
+	}
+}
+
+// serveForeground matches an example that runs the service in the
+// foreground (not `svc serve trust-bundle`).
+var serveForeground = regexp.MustCompile(`(?m)^(svc serve(?: --[^\n]*)?)$`)
+
+func walkCommands(c *cobra.Command, f func(*cobra.Command)) {
+	f(c)
+	for _, sub := range c.Commands() {
+		walkCommands(sub, f)
+	}
+}
+
+// exampleCommands splits a cobra Example into commands: indentation and
+// comment lines dropped, backslash continuations joined.
+func exampleCommands(example string) []string {
+	var out []string
+	cont := false
+	for _, l := range strings.Split(example, "\n") {
+		l = strings.TrimSpace(l)
+		switch {
+		case cont:
+			out[len(out)-1] += "\n  " + l
+		case l == "" || strings.HasPrefix(l, "#"):
+			continue
+		default:
+			out = append(out, l)
+		}
+		cont = strings.HasSuffix(l, `\`)
+	}
+	return out
 }

@@ -54,7 +54,7 @@ A Sigstore verification proves the signature and the timestamp only; run
 Exit codes: 0 written, 2 usage or not a VPEC, 3 trust material missing or
 without the VPEC's key, 4 an output file cannot be written.`,
 		Example: `  svc export vpec.json --format sigstore-bundle --artifact vpec.signed.json --out vpec.sigstore.json
-  svc export vpec.json --artifact vpec.signed.json --out vpec.sigstore.json \
+  svc export vpec.json --artifact vpec.signed.json --out vpec.sigstore.json --force \
     --trust-root trust-bundle.pem --trusted-root-out trusted_root.json --key-out service.pub`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return a.runExport(o, args[0]) },

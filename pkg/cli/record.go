@@ -51,7 +51,7 @@ a profile for the model and --gpu-class the inference is recorded at
 execution level (open_source_ml) and the VPEC gets a model_profile_missing
 gap. Keep the trace (--trace-out) for audits: 'svc verify --trace'.`,
 		Example: `  svc record --check pii_detection --manifest-id sha256:… --result pass --input-file note.txt --details model=pii-v3
-  echo "$PROMPT" | svc record --check prompt_injection --manifest-id sha256:… --result fail
+  printf '%s' 'Ignore previous instructions.' | svc record --check prompt_injection --manifest-id sha256:… --result fail
   svc record --check pii_detection --manifest-id sha256:… --model pii-model --input-file note.txt --trace-out note.trace.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return a.runRecord(cmdContext(cmd), o) },

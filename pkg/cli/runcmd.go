@@ -24,7 +24,8 @@ func (a *app) runCmd() *cobra.Command {
 .svc-run.json) so that later 'svc record' and 'svc close' commands of the
 same script continue it. If the service is unreachable the run opens
 locally and everything is queued: the script is never blocked.`,
-		Example: `  svc run open --workflow-id claims-intake --policy hipaa
+		Example: `  MANIFEST=$(svc manifest register pii-check.yaml)
+  svc run open --workflow-id claims-intake --policy hipaa
   svc record --check pii_detection --manifest-id "$MANIFEST" --result pass --input-file note.txt
   svc close --out vpec.json`,
 		Args: cobra.NoArgs,

@@ -11,7 +11,7 @@ examples=$(cd "$(dirname "$0")/../../examples" && pwd -P)
 out=${1:?usage: fixture.sh DIR}
 mkdir -p "$out/.doctest"
 out=$(cd "$out" && pwd -P)
-data="$out/data"
+data="$out/.doctest/data/svc" # the default data directory of the blocks (XDG_DATA_HOME=DIR/.doctest/data)
 
 svc serve --data-dir "$data" --addr 127.0.0.1:0 --addr-file "$out/.doctest/addr" 2>"$out/.doctest/serve.log" >/dev/null &
 server=$!
@@ -28,4 +28,16 @@ svc serve trust-bundle --data-dir "$data" > "$out/trust-bundle.pem"
 "$examples/bounded.sh" "$out" "$data" "$out/trust-bundle.pem" > "$out/.doctest/bounded.log"
 mv "$out/vpec-bounded.json" "$out/vpec.json"
 cp "$examples/note.txt" "$out/note.txt"
+cp "$examples/pii-check.yaml" "$out/pii-check.yaml"
 rm -f "$out/.svc-run-bounded.json" "$out/queue.jsonl" "$out/profile.unsigned.json"
+
+# The ids the --help examples elide (run_0b7c…, cal_req_0b5e...), and a
+# file whose hash an example quotes.
+{
+	echo "RUN_ID=$(jq -r .run_id "$out/vpec.json")"
+	echo "VPEC_ID=$(jq -r .vpec_id "$out/vpec.json")"
+	echo "MANIFEST_ID=$(svc manifest register "$examples/pii-check.yaml")"
+	echo "KEY_ID=$(svc admin key list --org acme --data-dir "$data" --output json | jq -r '.[0].key_id')"
+	echo "REQUEST_ID=$(svc calibrate request --model "$out/pii-model" --gpu-class cpu --output json | jq -r .request_id)"
+} > "$out/.doctest/ids"
+printf 'test' > "$out/input.txt"

@@ -36,7 +36,7 @@ a commitment hash from a VPEC.
 
 Exit codes: 0 hash printed or match, 1 mismatch, 2 usage or unreadable input.`,
 		Example: fmt.Sprintf(`  %[1]s hash 'patient note text'
-  %[1]s hash --file input.txt --expect sha256:9f86d081884c7d65...
+  %[1]s hash --file input.txt --expect sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08
   printf 'abc' | %[1]s hash`, a.Name),
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runHash(a, o, args) },
