@@ -225,19 +225,36 @@ func Quantize(m *Model, corpus [][]float32) (*Quantized, Report, error) {
 }
 
 // Compare runs both models on every corpus vector and reports their
-// agreement.
+// agreement, with m's pure-Go float evaluation as the reference.
 func Compare(m *Model, q *Quantized, corpus [][]float32) (Report, error) {
-	rep := Report{Samples: len(corpus)}
-	agree := 0
-	unit := q.Layers[len(q.Layers)-1].OutScale
-	for _, x := range corpus {
+	ref := make([][]float64, len(corpus))
+	for k, x := range corpus {
 		f, err := m.Eval(x)
 		if err != nil {
 			return Report{}, err
 		}
+		ref[k] = f
+	}
+	return CompareLogits(q, corpus, ref)
+}
+
+// CompareLogits reports the agreement of q with reference float logits
+// ref[k] of corpus[k] (from ONNX Runtime, or [Model.Eval]).
+func CompareLogits(q *Quantized, corpus [][]float32, ref [][]float64) (Report, error) {
+	if len(ref) != len(corpus) {
+		return Report{}, fmt.Errorf("head: %d reference outputs for %d corpus vectors", len(ref), len(corpus))
+	}
+	rep := Report{Samples: len(corpus)}
+	agree := 0
+	unit := q.Layers[len(q.Layers)-1].OutScale
+	for k, x := range corpus {
+		f := ref[k]
 		logits, class, err := q.Run(q.QuantizeInput(x))
 		if err != nil {
 			return Report{}, err
+		}
+		if len(f) != len(logits) {
+			return Report{}, fmt.Errorf("head: reference output %d has %d values, the head %d", k, len(f), len(logits))
 		}
 		if class == Argmax64(f) {
 			agree++
