@@ -278,10 +278,20 @@ func TestOtherModelKey(t *testing.T) {
 			t.Errorf("bad key of %d bytes: err = %v, want ErrKeyEncoding", len(bad), err)
 		}
 	}
-	g := append([]byte(nil), f.vk...)
-	g[40] ^= 1
-	if err := Verify(g, proof, pub); err == nil {
-		t.Error("garbled key accepted")
+	// A changed byte in a point the verification equation uses (α1 at 0,
+	// β2 at 64, γ2 at 128, δ2 at 224, K from 292) fails decoding or the
+	// pairing check. (β1 and δ1 are not used by verification; a change
+	// there still changes the circuit id.)
+	for _, at := range []int{5, 70, 140, 230, 300} {
+		g := append([]byte(nil), f.vk...)
+		g[at] ^= 1
+		err := Verify(g, proof, pub)
+		if !errors.Is(err, ErrKeyEncoding) && !errors.Is(err, ErrInvalidProof) {
+			t.Errorf("key garbled at byte %d: err = %v", at, err)
+		}
+		if CircuitID(g) == CircuitID(f.vk) {
+			t.Error("garbled key has the same circuit id")
+		}
 	}
 }
 
