@@ -194,6 +194,10 @@ func TestProveVerify(t *testing.T) {
 	if len(proof) != 196 {
 		t.Errorf("proof is %d bytes, want 196", len(proof))
 	}
+	// docs/FORMATS.md "Groth16 proofs": 300 + 32*(L+4) + 132 bytes.
+	if want := 300 + 32*(len(pub.Logits)+4) + 132; len(f.vk) != want {
+		t.Errorf("verifying key is %d bytes, the documented layout gives %d", len(f.vk), want)
+	}
 	if id := CircuitID(f.vk); len(id) != 71 {
 		t.Errorf("CircuitID %q", id)
 	}
