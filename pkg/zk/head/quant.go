@@ -271,7 +271,8 @@ func CompareLogits(q *Quantized, corpus [][]float32, ref [][]float64) (Report, e
 }
 
 // QuantizeInput maps a float embedding to the int8 input:
-// clamp(round(x/InputScale), -127, 127), round half away from zero.
+// clamp(round(x/InputScale), -127, 127), round half away from zero; a NaN
+// value gives 0, ±Inf gives ±127.
 func (q *Quantized) QuantizeInput(x []float32) []int8 {
 	out := make([]int8, len(x))
 	for i, v := range x {
@@ -413,7 +414,13 @@ func scale(maxAbs float64) float64 {
 
 func roundHalfAway(x float64) float64 { return math.Round(x) }
 
-func clampInt(x, lo, hi float64) float64 { return math.Max(lo, math.Min(hi, x)) }
+// clampInt clamps x to [lo, hi]; NaN gives 0.
+func clampInt(x, lo, hi float64) float64 {
+	if math.IsNaN(x) {
+		return 0
+	}
+	return math.Max(lo, math.Min(hi, x))
+}
 
 func abs64(x int64) int64 {
 	if x < 0 {
