@@ -1,6 +1,8 @@
 package head
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -434,3 +436,22 @@ func abs64(x int64) int64 {
 // rounding (2^-8), while keeping Shift (and so the circuit's remainder
 // range checks) short.
 const mulBits = 16
+
+// ParseQuantized decodes a [Quantized] from its JSON (as json.Marshal
+// writes it): unknown fields, trailing data and anything [Quantized.Check]
+// refuses are errors wrapping [ErrQuantize].
+func ParseQuantized(b []byte) (*Quantized, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var q Quantized
+	if err := dec.Decode(&q); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrQuantize, err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("%w: data after the JSON object", ErrQuantize)
+	}
+	if err := q.Check(); err != nil {
+		return nil, err
+	}
+	return &q, nil
+}
