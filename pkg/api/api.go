@@ -57,6 +57,7 @@ const (
 	CodeRunTooLarge          = "run_too_large"          // 422: the run holds the maximum records or bytes; close it and open another
 	CodeNotImplemented       = "not_implemented"        // 501
 	CodeMethodNotAllowed     = "method_not_allowed"     // 405
+	CodeDisclosureInvalid    = "disclosure_invalid"     // 422: a disclosure the record's visibility or manifest does not allow, or that does not match its commitment
 )
 
 // OpenRunRequest is the body of POST /api/v1/runs.
@@ -120,12 +121,10 @@ type RecordResult struct {
 	Duplicate bool `json:"duplicate,omitempty"`
 }
 
-// ManifestStage is one stage of a check manifest (docs/API.md).
-type ManifestStage struct {
-	StageName            string   `json:"stage_name"`
-	ProofCeiling         string   `json:"proof_ceiling"`
-	RegulatoryReferences []string `json:"regulatory_references"`
-}
+// ManifestStage is one stage of a check manifest (docs/API.md): the
+// document type vpec.ManifestStage, whose disclose list says which input
+// fields a selective record of the stage may disclose.
+type ManifestStage = vpec.ManifestStage
 
 // Manifest is a check manifest to register.
 type Manifest struct {
