@@ -29,7 +29,7 @@ func TestDisclosureOptionsRefused(t *testing.T) {
 		opts       []client.RecordOption
 		also       error
 	}{
-		"selective without manifest": {id, []byte(`{"a":1}`), []client.RecordOption{sel}, nil},
+		"selective without manifest":  {id, []byte(`{"a":1}`), []client.RecordOption{sel}, nil},
 		"selective, another manifest": {manifest, []byte(`{"a":1}`), []client.RecordOption{sel, client.WithManifest(m)}, nil},
 		"selective, not an object":    {id, []byte(`["a"]`), []client.RecordOption{sel, client.WithManifest(m)}, disclosure.ErrMalformed},
 		"selective, lossy number":     {id, []byte(`{"a":12345678901234567890}`), []client.RecordOption{sel, client.WithManifest(m)}, disclosure.ErrMalformed},
