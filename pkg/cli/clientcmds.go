@@ -202,7 +202,10 @@ type recordOptions struct {
 	outputFile string
 	details    []string
 	visibility string
-	inf        inferenceOptions
+	// manifestFile is the manifest a selective record carries (its id
+	// is --manifest-id, or computed from it).
+	manifestFile string
+	inf          inferenceOptions
 }
 
 func (a *app) recordCmd() *cobra.Command {
@@ -217,6 +220,14 @@ sent. If the service is unreachable the record is queued durably
 
 Results: pass, fail, error, skipped, degraded, override, not_applicable.
 
+Visibility (docs/FORMATS.md, Disclosures): opaque (the default) sends
+commitments only. transparent sends the raw input (and --output-file):
+anyone holding the VPEC reads them; for non-sensitive data only (a warning
+says so on a terminal). selective takes a JSON object input and
+--manifest-file: only the top-level fields the manifest's stage for
+--check declares (disclose) are sent, each with a fresh salt; the other
+fields leave as salted digests only.
+
 With --model DIR the check is a classifier run here as a
 bound_committed_inference check: the model is looked up in the profile
 registry by its onnx_model_hash (the profile is cached in --profile-dir),
@@ -230,6 +241,7 @@ execution level (open_source_ml) and the VPEC gets a model_profile_missing
 gap. Keep the trace (--trace-out) for audits: 'svc verify --trace'.`,
 		Example: `  svc record --check pii_detection --manifest-id sha256:… --result pass --input-file note.txt --details model=pii-v3
   echo "$PROMPT" | svc record --check prompt_injection --manifest-id sha256:… --result fail
+  svc record --check kyc_check --manifest-file kyc.yaml --result pass --input-file applicant.json --visibility selective
   svc record --check pii_detection --manifest-id sha256:… --model pii-model --input-file note.txt --trace-out note.trace.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return a.runRecord(cmdContext(cmd), o) },
@@ -243,7 +255,8 @@ gap. Keep the trace (--trace-out) for audits: 'svc verify --trace'.`,
 	cmd.Flags().StringVar(&o.inputFile, "input-file", "", "file holding the check's input (hashed locally; - for stdin)")
 	cmd.Flags().StringVar(&o.outputFile, "output-file", "", "file holding the check's output (hashed locally)")
 	cmd.Flags().StringArrayVar(&o.details, "details", nil, "metadata key=value sent as-is (repeatable; never personal data)")
-	cmd.Flags().StringVar(&o.visibility, "visibility", string(vpec.Opaque), "opaque, selective or transparent")
+	cmd.Flags().StringVar(&o.visibility, "visibility", string(vpec.Opaque), "opaque, selective (with --manifest-file) or transparent (the input is visible to anyone holding the VPEC)")
+	cmd.Flags().StringVar(&o.manifestFile, "manifest-file", "", "the check's manifest (JSON or YAML): a selective record discloses the input fields its stage declares (disclose) and carries it; --manifest-id defaults to its id")
 	o.inf.add(cmd)
 	return cmd
 }
@@ -252,7 +265,7 @@ func (a *app) runRecord(ctx context.Context, o *recordOptions) error {
 	switch {
 	case o.check == "":
 		return errorf(ExitUsage, "name the check, e.g. --check pii_detection", "--check is required")
-	case o.manifestID == "":
+	case o.manifestID == "" && o.manifestFile == "":
 		return errorf(ExitUsage, "register the check with 'svc manifest register FILE' and pass its id", "--manifest-id is required")
 	case o.inf.model != "" && o.result != "":
 		return errorf(ExitUsage, "drop --result: with --model the classifier's score decides", "--result and --model given")
@@ -277,6 +290,25 @@ func (a *app) runRecord(ctx context.Context, o *recordOptions) error {
 		return &Error{Code: ExitUsage, Err: fmt.Errorf("read input: %w", err)}
 	}
 	opts := []client.RecordOption{client.WithVisibility(vpec.Visibility(o.visibility))}
+	if o.manifestFile != "" {
+		data, err := a.readInput(o.manifestFile, "manifest")
+		if err != nil {
+			return err
+		}
+		var m api.Manifest
+		if err := parseManifest(data, &m); err != nil {
+			return &Error{Code: ExitUsage, Err: fmt.Errorf("%s: %w", o.manifestFile, err)}
+		}
+		if o.manifestID == "" {
+			if o.manifestID, err = client.ManifestID(m); err != nil {
+				return &Error{Code: ExitUsage, Err: fmt.Errorf("%s: %w", o.manifestFile, err)}
+			}
+		}
+		opts = append(opts, client.WithManifest(m))
+	}
+	if vpec.Visibility(o.visibility) == vpec.Transparent && a.streams.ErrIsTTY {
+		fmt.Fprintf(a.streams.Err, "%s: warning: --visibility transparent: the input (and --output-file) will be visible to anyone holding the VPEC; use it for non-sensitive data only\n", a.name)
+	}
 	if o.outputFile != "" {
 		out, err := os.ReadFile(o.outputFile)
 		if err != nil {
@@ -320,6 +352,9 @@ func (a *app) runRecord(ctx context.Context, o *recordOptions) error {
 	if err != nil {
 		if errors.Is(err, client.ErrRunSealed) {
 			return &Error{Code: ExitUsage, Err: err, Hint: "the run is closed; open a new one with 'svc run open'"}
+		}
+		if errors.Is(err, client.ErrInvalidRecord) && vpec.Visibility(o.visibility) == vpec.Selective {
+			return &Error{Code: ExitUsage, Err: err, Hint: "a selective record needs --manifest-file (the manifest whose stage declares disclose fields) and a JSON object input"}
 		}
 		return &Error{Code: ExitFailure, Err: err}
 	}
