@@ -3,6 +3,7 @@ package vpec
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"unicode/utf8"
 
 	"github.com/svc-gov/svc/pkg/canonical"
@@ -96,7 +97,12 @@ func (m *Manifest) CheckDisclose() error {
 // *disclosure.Error naming the member and matching disclosure.ErrNotAllowed,
 // ErrMalformed, ErrMismatch, ErrUndeclared or ErrSaltReused. Salts reused
 // across records are checked by Verify.
-func (r *Record) CheckDisclosures() error {
+func (r *Record) CheckDisclosures() error { return r.checkDisclosures(nil) }
+
+// checkDisclosures is CheckDisclosures; known maps manifest ids to
+// manifests already checked in this VPEC (nil: none), so that a manifest
+// carried by many records is hashed once.
+func (r *Record) checkDisclosures(known map[string]*Manifest) error {
 	notAllowed := func(member string) error {
 		return &disclosure.Error{Field: member, Msg: fmt.Sprintf("a record of visibility %s carries no %s", r.Visibility, member), Err: disclosure.ErrNotAllowed}
 	}
@@ -151,15 +157,20 @@ func (r *Record) CheckDisclosures() error {
 		if r.Manifest == nil {
 			return malformed("manifest", "a selective record carries the manifest its manifest_id names (its disclose lists say what may be disclosed)")
 		}
-		id, err := r.Manifest.ID()
-		if err != nil {
-			return malformed("manifest", "%v", err)
-		}
-		if id != r.ManifestID {
-			return &disclosure.Error{Field: "manifest", Msg: fmt.Sprintf("the carried manifest's id is %s, not the record's manifest_id %.80q", shortHash(id), r.ManifestID), Err: disclosure.ErrMismatch}
-		}
-		if err := r.Manifest.CheckDisclose(); err != nil {
-			return malformed("manifest", "%v", err)
+		if m, ok := known[r.ManifestID]; !ok || !reflect.DeepEqual(m, r.Manifest) {
+			id, err := r.Manifest.ID()
+			if err != nil {
+				return malformed("manifest", "%v", err)
+			}
+			if id != r.ManifestID {
+				return &disclosure.Error{Field: "manifest", Msg: fmt.Sprintf("the carried manifest's id is %s, not the record's manifest_id %.80q", shortHash(id), r.ManifestID), Err: disclosure.ErrMismatch}
+			}
+			if err := r.Manifest.CheckDisclose(); err != nil {
+				return malformed("manifest", "%v", err)
+			}
+			if known != nil && !ok {
+				known[r.ManifestID] = r.Manifest
+			}
 		}
 		declared, _ := r.Manifest.Declared(r.Check)
 		return disclosure.CheckSelective(r.CommitmentHash, r.FieldDigests, r.Disclosures, declared)
@@ -225,9 +236,10 @@ func checkDisclosures(p parsed, rep *Report) Check {
 	digests := map[string]int64{}
 	var inputs, outputs, selective, fields int
 	var out []Disclosed
+	known := map[string]*Manifest{}
 	for i := range p.v.Records {
 		rec := &p.v.Records[i]
-		if err := rec.CheckDisclosures(); err != nil {
+		if err := rec.checkDisclosures(known); err != nil {
 			problem(rec, err)
 			continue
 		}
