@@ -362,6 +362,7 @@ func CheckSelective(commitmentHash string, digests []string, ds []Disclosure, de
 	}
 	salts := make(map[string]int, len(ds))
 	fields := make(map[string]bool, len(ds))
+	size := 2 // the RFC 8785 form of the disclosures array, as it grows
 	for i, d := range ds {
 		f := fmt.Sprintf("disclosures[%d]", i)
 		if _, err := ParseSalt(d.Salt); err != nil {
@@ -380,7 +381,15 @@ func CheckSelective(commitmentHash string, digests []string, ds []Disclosure, de
 		if !slices.Contains(declared, d.Field) {
 			return errf(ErrUndeclared, f+".field", "%.80q is not declared by the manifest stage (declared: %.200q)", d.Field, declared)
 		}
-		dg, err := d.Digest()
+		v, err := canonical.Marshal(d.Value)
+		if err != nil {
+			return errf(ErrMalformed, f+".value", "%v", err)
+		}
+		// {"field":…,"salt":…,"value":…} and a comma.
+		if size += len(d.Salt) + len(d.Field) + len(v) + 30; size > MaxDisclosureBytes {
+			return errf(ErrMalformed, "disclosures", "take more than %d bytes in RFC 8785 form", MaxDisclosureBytes)
+		}
+		dg, err := DigestOf(d.Salt, d.Field, v)
 		if err != nil {
 			var e *Error
 			errors.As(err, &e)

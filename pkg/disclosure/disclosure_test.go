@@ -81,3 +81,19 @@ func TestCheckSelectiveOrder(t *testing.T) {
 		t.Errorf("undeclared: %v", err)
 	}
 }
+
+func TestDisclosureSizeLimit(t *testing.T) {
+	big := strings.Repeat("x", 40<<10)
+	in := []byte(`{"a":"` + big + `","b":"` + big + `"}`)
+	if _, err := SplitInput(in, []string{"a", "b"}); !errors.Is(err, ErrMalformed) {
+		t.Fatalf("SplitInput: %v", err)
+	}
+	s, err := SplitInput(in, []string{"a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e *Error
+	if err := CheckSelective(s.Commitment, s.Digests, s.All, []string{"a", "b"}); !errors.As(err, &e) || e.Field != "disclosures" || !errors.Is(err, ErrMalformed) {
+		t.Fatalf("CheckSelective: %v", err)
+	}
+}

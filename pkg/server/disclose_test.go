@@ -116,3 +116,18 @@ func TestDisclosuresInVPEC(t *testing.T) {
 		t.Fatalf("records as issued: %+v", v.Records[1:])
 	}
 }
+
+// A carried manifest keeps the limits of a registered one (the size of
+// disclosures is tested in pkg/disclosure: this server's bodies are
+// smaller).
+func TestRecordDisclosureLimits(t *testing.T) {
+	e := newEnv(t)
+	_, code, eb, data := e.recordOne(e.keyA, func(r *vpec.Record) {
+		makeSelective(t, r, `{"document_type":"passport"}`, []string{"document_type"})
+		r.Manifest.Stages[0].RegulatoryReferences = []string{"a\u001b[2J"}
+		r.ManifestID, _ = r.Manifest.ID()
+	})
+	if code != 422 || eb.Error.Code != api.CodeDisclosureInvalid || eb.Error.Field != "manifest.stages[0].regulatory_references[0]" {
+		t.Fatalf("%d %s", code, data)
+	}
+}
