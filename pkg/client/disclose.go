@@ -62,6 +62,11 @@ func disclose(c *recordConfig, check, manifestID string, input []byte, inputComm
 		if c.manifest == nil {
 			return nil, "", invalid("a selective record needs its manifest (WithManifest): its stage %q declares the fields that may be disclosed", check)
 		}
+		if c.review != nil && c.review.signer == nil {
+			// Its commitment covers salts drawn here, which a signature
+			// made beforehand (Run.ReviewStatement) cannot cover.
+			return nil, "", invalid("a selective record's commitment covers salts drawn at record time: sign its review with WithReview, not WithReviewerSignature")
+		}
 		m := c.manifest.AsDocument()
 		id, err := m.ID()
 		if err != nil {

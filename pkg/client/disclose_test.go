@@ -3,6 +3,7 @@ package client_test
 import (
 	"bytes"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/svc-gov/svc/pkg/api"
@@ -29,16 +30,21 @@ func TestDisclosureOptionsRefused(t *testing.T) {
 		opts       []client.RecordOption
 		also       error
 	}{
-		"selective without manifest":  {id, []byte(`{"a":1}`), []client.RecordOption{sel}, nil},
-		"selective, another manifest": {manifest, []byte(`{"a":1}`), []client.RecordOption{sel, client.WithManifest(m)}, nil},
-		"selective, not an object":    {id, []byte(`["a"]`), []client.RecordOption{sel, client.WithManifest(m)}, disclosure.ErrMalformed},
-		"selective, lossy number":     {id, []byte(`{"a":12345678901234567890}`), []client.RecordOption{sel, client.WithManifest(m)}, disclosure.ErrMalformed},
-		"transparent, too large":      {id, bytes.Repeat([]byte("x"), disclosure.MaxDisclosedBytes+1), []client.RecordOption{client.WithVisibility(client.Transparent)}, nil},
+		"selective without manifest":          {id, []byte(`{"a":1}`), []client.RecordOption{sel}, nil},
+		"selective, another manifest":         {manifest, []byte(`{"a":1}`), []client.RecordOption{sel, client.WithManifest(m)}, nil},
+		"selective, not an object":            {id, []byte(`["a"]`), []client.RecordOption{sel, client.WithManifest(m)}, disclosure.ErrMalformed},
+		"selective, lossy number":             {id, []byte(`{"a":12345678901234567890}`), []client.RecordOption{sel, client.WithManifest(m)}, disclosure.ErrMalformed},
+		"selective, review signed beforehand": {id, []byte(`{"a":1}`), []client.RecordOption{sel, client.WithManifest(m), client.WithReviewerSignature(&client.Session{}, nil, nil, nil, "")}, nil},
+		"transparent, too large":              {id, bytes.Repeat([]byte("x"), disclosure.MaxDisclosedBytes+1), []client.RecordOption{client.WithVisibility(client.Transparent)}, nil},
 	} {
 		_, err := run.Record(ctx, "kyc", tc.manifestID, vpec.ResultPass, tc.input, tc.opts...)
 		if !errors.Is(err, client.ErrInvalidRecord) || (tc.also != nil && !errors.Is(err, tc.also)) {
 			t.Errorf("%s: %v", name, err)
 		}
+	}
+	if _, err := run.Record(ctx, "kyc", id, vpec.ResultPass, []byte(`{"a":1}`), sel, client.WithManifest(m),
+		client.WithReviewerSignature(&client.Session{}, nil, nil, nil, "")); err == nil || !strings.Contains(err.Error(), "not WithReviewerSignature") {
+		t.Errorf("selective with a review signed beforehand: %v", err)
 	}
 	res, err := run.Record(ctx, "kyc", id, vpec.ResultPass, []byte(`{"a":1,"b":2}`), sel, client.WithManifest(m))
 	if err != nil || res.Sequence != 1 {
