@@ -4,6 +4,7 @@
 package api
 
 import (
+	"github.com/svc-gov/svc/pkg/disclosure"
 	"github.com/svc-gov/svc/pkg/profile"
 	"github.com/svc-gov/svc/pkg/vpec"
 )
@@ -119,6 +120,11 @@ type RecordResult struct {
 	// Duplicate is true when the service already held this exact record
 	// (an idempotent retry).
 	Duplicate bool `json:"duplicate,omitempty"`
+	// AllDisclosures is set only in client results of selective records:
+	// every field's disclosure, salts included, undisclosed fields too.
+	// It is never sent; keep it to open an undisclosed field later to
+	// whoever may see it (its digest is in the record's field_digests).
+	AllDisclosures []disclosure.Disclosure `json:"-"`
 }
 
 // ManifestStage is one stage of a check manifest (docs/API.md): the

@@ -50,6 +50,19 @@ func TestDisclosureOptionsRefused(t *testing.T) {
 	if err != nil || res.Sequence != 1 {
 		t.Fatalf("%+v %v", res, err)
 	}
+	// The caller keeps every field's salt: the undisclosed "b" can be
+	// opened later, and the fields recompute the commitment.
+	var digests []string
+	for _, d := range res.AllDisclosures {
+		dg, err := d.Digest()
+		if err != nil {
+			t.Fatal(err)
+		}
+		digests = append(digests, dg)
+	}
+	if len(res.AllDisclosures) != 2 || res.AllDisclosures[1].Field != "b" || disclosure.Commitment(digests) != res.CommitmentHash {
+		t.Fatalf("all disclosures %+v", res.AllDisclosures)
+	}
 	// Empty input and output round-trip in a transparent record.
 	if _, err := run.Record(ctx, "t", id, vpec.ResultPass, nil, client.WithVisibility(client.Transparent), client.WithOutput([]byte{})); err != nil {
 		t.Fatal(err)

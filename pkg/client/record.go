@@ -222,6 +222,9 @@ func (r *Run) record(ctx context.Context, check, manifestID string, result vpec.
 			res.OutputCommitment = &oc
 		}
 	}
+	if c.disc != nil && c.disc.split != nil {
+		res.AllDisclosures = c.disc.split.All
+	}
 	r.seq, r.prev, r.lastCommitment = rec.Sequence, next, rec.CommitmentHash
 	r.bodies = append(r.bodies, body)
 	return rec, res, nil
