@@ -214,7 +214,7 @@ func splitInput(input []byte, declared []string, newSalt func() (string, error))
 	s := &Split{}
 	for name, v := range tree.Members() {
 		if n := lossyNumber(v); n != "" {
-			return nil, errf(ErrMalformed, "input."+name, "the number %.40s has no exact RFC 8785 form (it is not a double): send it as a string", n)
+			return nil, errf(ErrMalformed, "input", "member %.80q: the number %.40s has no exact RFC 8785 form (it is not a double): send it as a string", name, n)
 		}
 		salt, err := newSalt()
 		if err != nil {
@@ -232,21 +232,30 @@ func splitInput(input []byte, declared []string, newSalt func() (string, error))
 	if len(s.All) > MaxFields {
 		return nil, errf(ErrMalformed, "input", "has %d members, more than %d", len(s.All), MaxFields)
 	}
-	size := 2
+	size := 1
 	for _, f := range declared {
 		for _, d := range s.All {
 			if d.Field == f {
 				s.Disclosed = append(s.Disclosed, d)
-				size += len(d.Salt) + len(d.Field) + len(d.Value.(rawJSON)) + 32
+				size += entrySize(d.Salt, d.Field, d.Value.(rawJSON))
 			}
 		}
 	}
 	if size > MaxDisclosureBytes {
-		return nil, errf(ErrMalformed, "input", "the declared members take about %d bytes disclosed, more than %d", size, MaxDisclosureBytes)
+		return nil, errf(ErrMalformed, "input", "the declared members take %d bytes disclosed (RFC 8785), more than %d", size, MaxDisclosureBytes)
 	}
 	slices.Sort(s.Digests)
 	s.Commitment = Commitment(s.Digests)
 	return s, nil
+}
+
+// entrySize is the length of one disclosure in the RFC 8785 form of a
+// record's disclosures array, {"field":F,"salt":S,"value":V}, with its
+// separator (the array's brackets, less one separator, are 1 byte).
+func entrySize(salt, field string, valueJCS []byte) int {
+	f, _ := canonical.AppendString(nil, field)
+	sl, _ := canonical.AppendString(nil, salt)
+	return len(`{"field":,"salt":,"value":}`) + len(f) + len(sl) + len(valueJCS) + 1
 }
 
 // rawJSON is a value's RFC 8785 bytes, written as they are.
@@ -362,7 +371,7 @@ func CheckSelective(commitmentHash string, digests []string, ds []Disclosure, de
 	}
 	salts := make(map[string]int, len(ds))
 	fields := make(map[string]bool, len(ds))
-	size := 2 // the RFC 8785 form of the disclosures array, as it grows
+	size := 1 // the RFC 8785 form of the disclosures array, as it grows
 	for i, d := range ds {
 		f := fmt.Sprintf("disclosures[%d]", i)
 		if _, err := ParseSalt(d.Salt); err != nil {
@@ -385,8 +394,7 @@ func CheckSelective(commitmentHash string, digests []string, ds []Disclosure, de
 		if err != nil {
 			return errf(ErrMalformed, f+".value", "%v", err)
 		}
-		// {"field":…,"salt":…,"value":…} and a comma.
-		if size += len(d.Salt) + len(d.Field) + len(v) + 30; size > MaxDisclosureBytes {
+		if size += entrySize(d.Salt, d.Field, v); size > MaxDisclosureBytes {
 			return errf(ErrMalformed, "disclosures", "take more than %d bytes in RFC 8785 form", MaxDisclosureBytes)
 		}
 		dg, err := DigestOf(d.Salt, d.Field, v)

@@ -2,6 +2,8 @@ package disclosure
 
 import (
 	"errors"
+
+	"github.com/svc-gov/svc/pkg/canonical"
 	"strings"
 	"testing"
 )
@@ -95,5 +97,21 @@ func TestDisclosureSizeLimit(t *testing.T) {
 	var e *Error
 	if err := CheckSelective(s.Commitment, s.Digests, s.All, []string{"a", "b"}); !errors.As(err, &e) || e.Field != "disclosures" || !errors.Is(err, ErrMalformed) {
 		t.Fatalf("CheckSelective: %v", err)
+	}
+}
+
+// entrySize adds up to the exact RFC 8785 length of a disclosures array.
+func TestEntrySize(t *testing.T) {
+	s, err := SplitInput([]byte(`{"a\u0001":"x\"y","b":[1,{"c":null}],"é":0.5}`), []string{"a\u0001", "b", "é"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := 1
+	for _, d := range s.Disclosed {
+		size += entrySize(d.Salt, d.Field, d.Value.(rawJSON))
+	}
+	b, _ := canonical.Marshal(s.Disclosed)
+	if size != len(b) {
+		t.Fatalf("entrySize sums to %d, the RFC 8785 form is %d bytes: %s", size, len(b), b)
 	}
 }
