@@ -2,10 +2,10 @@ package disclosure
 
 import (
 	"errors"
-
-	"github.com/svc-gov/svc/pkg/canonical"
 	"strings"
 	"testing"
+
+	"github.com/svc-gov/svc/pkg/canonical"
 )
 
 func TestSplitInputRefuses(t *testing.T) {
