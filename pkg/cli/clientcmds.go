@@ -205,7 +205,10 @@ type recordOptions struct {
 	// manifestFile is the manifest a selective record carries (its id
 	// is --manifest-id, or computed from it).
 	manifestFile string
-	inf          inferenceOptions
+	// disclosuresOut receives every field's disclosure (salts included)
+	// of a selective record.
+	disclosuresOut string
+	inf            inferenceOptions
 }
 
 func (a *app) recordCmd() *cobra.Command {
@@ -256,6 +259,7 @@ gap. Keep the trace (--trace-out) for audits: 'svc verify --trace'.`,
 	cmd.Flags().StringVar(&o.outputFile, "output-file", "", "file holding the check's output (hashed locally)")
 	cmd.Flags().StringArrayVar(&o.details, "details", nil, "metadata key=value sent as-is (repeatable; never personal data)")
 	cmd.Flags().StringVar(&o.visibility, "visibility", string(vpec.Opaque), "opaque, selective (with --manifest-file) or transparent (the input is visible to anyone holding the VPEC)")
+	cmd.Flags().StringVar(&o.disclosuresOut, "disclosures-out", "", "with --visibility selective: write every field's disclosure, salts included, to this new file (mode 0600; never sent) to open an undisclosed field later")
 	cmd.Flags().StringVar(&o.manifestFile, "manifest-file", "", "the check's manifest (JSON or YAML): a selective record discloses the input fields its stage declares (disclose) and carries it; --manifest-id defaults to its id")
 	o.inf.add(cmd)
 	return cmd
@@ -275,6 +279,8 @@ func (a *app) runRecord(ctx context.Context, o *recordOptions) error {
 		return errorf(ExitUsage, fmt.Sprintf("use one of %v", vpec.Visibilities()), "--visibility %q is not a visibility mode", o.visibility)
 	case o.input != "" && o.inputFile != "":
 		return errorf(ExitUsage, "give the input once", "both --input and --input-file given")
+	case o.disclosuresOut != "" && vpec.Visibility(o.visibility) != vpec.Selective:
+		return errorf(ExitUsage, "add --visibility selective, or drop --disclosures-out", "--disclosures-out is for selective records")
 	}
 	var input []byte
 	var err error
@@ -288,6 +294,11 @@ func (a *app) runRecord(ctx context.Context, o *recordOptions) error {
 	}
 	if err != nil {
 		return &Error{Code: ExitUsage, Err: fmt.Errorf("read input: %w", err)}
+	}
+	if o.disclosuresOut != "" {
+		if _, err := os.Lstat(o.disclosuresOut); err == nil {
+			return errorf(ExitUsage, "name a new file: it holds secrets (the salts) and is never replaced", "--disclosures-out %s exists", o.disclosuresOut)
+		}
 	}
 	opts := []client.RecordOption{client.WithVisibility(vpec.Visibility(o.visibility))}
 	if o.manifestFile != "" {
@@ -360,6 +371,15 @@ func (a *app) runRecord(ctx context.Context, o *recordOptions) error {
 	}
 	if err := o.so.save(run.State()); err != nil {
 		return err
+	}
+	if o.disclosuresOut != "" {
+		data, err := document.MarshalIndent(res.AllDisclosures)
+		if err == nil {
+			err = fsutil.WriteNew(o.disclosuresOut, data, 0o600)
+		}
+		if err != nil {
+			return &Error{Code: ExitFailure, Err: fmt.Errorf("the record is made; its disclosures were not written: %w", err)}
+		}
 	}
 	if o.co.output == outputJSON {
 		return a.writeJSON(res)
