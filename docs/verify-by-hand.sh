@@ -92,7 +92,8 @@ def record_fields: ["record_id", "sequence", "check", "manifest_id", "check_resu
   "commitment_algorithm", "commitment_hash", "visibility", "recorded_at", "chain_hash"];
 def record($i):
   "records[\($i)]" as $r
-  | fields($r; record_fields; ["output_commitment", "onnx_model_hash", "stage_type", "stage_part", "details", "review", "check_session", "bounded_inference"]),
+  | fields($r; record_fields; ["output_commitment", "onnx_model_hash", "stage_type", "stage_part", "details", "review", "check_session", "bounded_inference",
+      "disclosed_input", "disclosed_output", "field_digests", "disclosures", "manifest"]),
     check("\($r).record_id"; .record_id | id and startswith("rec_")),
     check("\($r).sequence"; .sequence | int(1; 9007199254740991)),
     check("\($r).check (1-256 bytes, no control characters)"; .check | name and length > 0 and utf8bytelength <= 256),
@@ -110,6 +111,15 @@ def record($i):
     check("\($r).stage_type"; member("stage_type"; oneof(["bound_committed_inference", "open_source_ml"]))),
     check("\($r).stage_part"; member("stage_part"; oneof(["pre_conditions", "inference", "post_conditions"]))),
     check("\($r).details (omitted, never null or {})"; member("details"; type == "object" and length > 0)),
+    check("\($r).disclosed_input (omitted, never empty)"; member("disclosed_input"; type == "string" and length > 0)),
+    check("\($r).disclosed_output (omitted, never empty)"; member("disclosed_output"; type == "string" and length > 0)),
+    check("\($r).field_digests"; member("field_digests"; type == "array" and length > 0 and length <= 256 and all(.[]; sha256))),
+    check("\($r).disclosures"; member("disclosures"; type == "array" and length > 0 and length <= 64 and
+      all(.[]; type == "object" and keys == ["field", "salt", "value"] and (.salt | type == "string") and (.field | type == "string")))),
+    check("\($r).manifest"; member("manifest"; type == "object" and keys == ["name", "stages", "version"] and
+      (.name | type == "string") and (.version | type == "string") and (.stages | type == "array") and all(.stages[];
+        type == "object" and (keys - ["disclose"]) == ["proof_ceiling", "regulatory_references", "stage_name"] and
+        (.stage_name | type == "string") and ((has("disclose") | not) or (.disclose | type == "array" and length > 0 and all(.[]; type == "string")))))),
     check("\($r).chain_hash"; .chain_hash | type == "string"),
     check("\($r): review goes with proof_level witnessed, and only with it";
       (.proof_level == "witnessed") == (.review != null)),
@@ -599,5 +609,70 @@ for i in $(field '.records | to_entries[] | select(.value.bounded_inference != n
   esac
 done
 if [ -z "$checked" ]; then ok "profile: no Bounded Inference records"; else ok "profile: consistent ($checked)"; fi
+
+# Step 14: what transparent and selective records disclose, against their
+# commitments and the manifests they carry (FORMATS.md, Disclosures).
+seen=" "
+shown=0
+for i in $(field '.records | to_entries[] | select(.value.visibility != "opaque" or (.value | has("disclosed_input")
+    or has("disclosed_output") or has("field_digests") or has("disclosures") or has("manifest"))) | .key'); do
+  r=".records[$i]"
+  seq=$(field "$r.sequence")
+  vis=$(field "$r.visibility")
+  [ "$vis" != opaque ] || fail 1 "disclosures: record $seq: an opaque record carries no disclosure (DISCLOSURE NOT ALLOWED)"
+  if [ "$vis" = transparent ]; then
+    [ "$(field "$r | has(\"field_digests\") or has(\"disclosures\") or has(\"manifest\")")" = false ] ||
+      fail 1 "disclosures: record $seq: a transparent record carries no field_digests, disclosures or manifest (DISCLOSURE NOT ALLOWED)"
+    got=$(field "$r.disclosed_input // \"\"" | b64d | sha256_hex) ||
+      fail 1 "disclosures: record $seq: disclosed_input is not canonical base64 (DISCLOSURE MALFORMED)"
+    [ "sha256:$got" = "$(field "$r.commitment_hash")" ] ||
+      fail 1 "disclosures: record $seq: disclosed_input does not hash to commitment_hash (DISCLOSURE MISMATCH)"
+    if [ "$(field "$r | has(\"output_commitment\")")" = true ]; then
+      got=$(field "$r.disclosed_output // \"\"" | b64d | sha256_hex) ||
+        fail 1 "disclosures: record $seq: disclosed_output is not canonical base64 (DISCLOSURE MALFORMED)"
+      [ "sha256:$got" = "$(field "$r.output_commitment")" ] ||
+        fail 1 "disclosures: record $seq: disclosed_output does not hash to output_commitment (DISCLOSURE MISMATCH)"
+    else
+      [ "$(field "$r | has(\"disclosed_output\")")" = false ] ||
+        fail 1 "disclosures: record $seq: disclosed_output without output_commitment (DISCLOSURE MALFORMED)"
+    fi
+    shown=$((shown + 1))
+    continue
+  fi
+  [ "$(field "$r | has(\"disclosed_input\") or has(\"disclosed_output\")")" = false ] ||
+    fail 1 "disclosures: record $seq: a selective record carries no disclosed_input or disclosed_output (DISCLOSURE NOT ALLOWED)"
+  [ "$(field "$r.manifest | type")" = object ] ||
+    fail 1 "disclosures: record $seq: a selective record carries its manifest (DISCLOSURE MALFORMED)"
+  [ "sha256:$(jq -j "$JCS_JQ $r.manifest | jcs" "$VPEC" | sha256_hex)" = "$(field "$r.manifest_id")" ] ||
+    fail 1 "disclosures: record $seq: the carried manifest is not the one manifest_id names (DISCLOSURE MISMATCH)"
+  field "$r.field_digests // [] | . == unique" | grep -qx true ||
+    fail 1 "disclosures: record $seq: field_digests are not sorted and distinct (DISCLOSURE MALFORMED)"
+  [ "sha256:$(jq -j "$JCS_JQ $r.field_digests // [] | jcs" "$VPEC" | sha256_hex)" = "$(field "$r.commitment_hash")" ] ||
+    fail 1 "disclosures: record $seq: field_digests do not commit to commitment_hash (DISCLOSURE MISMATCH)"
+  declared=$(jq -c "$r as \$r | [\$r.manifest.stages[]? | select(.stage_name == \$r.check)][0].disclose // []" "$VPEC")
+  for j in $(field "$r.disclosures // [] | keys[]"); do
+    d="$r.disclosures[$j]"
+    salt=$(field "$d.salt")
+    case $salt in *[!A-Za-z0-9_-]*) salt= ;; esac
+    [ "${#salt}" -ge 22 ] && [ "${#salt}" -le 86 ] &&
+      n=$(printf '%s' "$salt" | tr '_-' '/+' | awk '{ while (length($0) % 4) $0 = $0 "="; printf "%s", $0 }' | b64d | wc -c) &&
+      [ "$n" -ge 16 ] && [ "$n" -le 64 ] ||
+      fail 1 "disclosures: record $seq: disclosures[$j].salt is not base64url of 16-64 bytes (DISCLOSURE MALFORMED)"
+    jq -e --argjson dec "$declared" "$d.field as \$f | \$dec | index([\$f]) != null" "$VPEC" >/dev/null ||
+      fail 1 "disclosures: record $seq: disclosures[$j].field is not declared by the manifest stage (UNDECLARED FIELD)"
+    dg=sha256:$(jq -j "$JCS_JQ $d | [.salt, .field, .value] | jcs" "$VPEC" | sha256_hex)
+    jq -e --arg dg "$dg" "$r.field_digests // [] | index([\$dg]) != null" "$VPEC" >/dev/null ||
+      fail 1 "disclosures: record $seq: disclosures[$j] is not among field_digests (DISCLOSURE MISMATCH)"
+    case $seen in *" $salt "*) fail 1 "disclosures: record $seq: disclosures[$j].salt is used twice (SALT REUSED)" ;; esac
+    seen="$seen$salt "
+  done
+  for dg in $(field "$r.field_digests // [] | .[]"); do
+    case $seen in *" $dg "*) fail 1 "disclosures: record $seq: digest $dg appears twice in the VPEC (SALT REUSED)" ;; esac
+    seen="$seen$dg "
+  done
+  shown=$((shown + 1))
+done
+if [ "$shown" -eq 0 ]; then ok "disclosures: none (every record is opaque)"
+else ok "disclosures: $shown disclosed inputs match their commitments"; fi
 
 echo "VALID (by hand)"

@@ -4,6 +4,7 @@
 package api
 
 import (
+	"github.com/svc-gov/svc/pkg/disclosure"
 	"github.com/svc-gov/svc/pkg/profile"
 	"github.com/svc-gov/svc/pkg/vpec"
 )
@@ -57,6 +58,7 @@ const (
 	CodeRunTooLarge          = "run_too_large"          // 422: the run holds the maximum records or bytes; close it and open another
 	CodeNotImplemented       = "not_implemented"        // 501
 	CodeMethodNotAllowed     = "method_not_allowed"     // 405
+	CodeDisclosureInvalid    = "disclosure_invalid"     // 422: a disclosure the record's visibility or manifest does not allow, or that does not match its commitment
 )
 
 // OpenRunRequest is the body of POST /api/v1/runs.
@@ -118,14 +120,17 @@ type RecordResult struct {
 	// Duplicate is true when the service already held this exact record
 	// (an idempotent retry).
 	Duplicate bool `json:"duplicate,omitempty"`
+	// AllDisclosures is set only in client results of selective records:
+	// every field's disclosure, salts included, undisclosed fields too.
+	// It is never sent; keep it to open an undisclosed field later to
+	// whoever may see it (its digest is in the record's field_digests).
+	AllDisclosures []disclosure.Disclosure `json:"-"`
 }
 
-// ManifestStage is one stage of a check manifest (docs/API.md).
-type ManifestStage struct {
-	StageName            string   `json:"stage_name"`
-	ProofCeiling         string   `json:"proof_ceiling"`
-	RegulatoryReferences []string `json:"regulatory_references"`
-}
+// ManifestStage is one stage of a check manifest (docs/API.md): the
+// document type vpec.ManifestStage, whose disclose list says which input
+// fields a selective record of the stage may disclose.
+type ManifestStage = vpec.ManifestStage
 
 // Manifest is a check manifest to register.
 type Manifest struct {

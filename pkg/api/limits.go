@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/svc-gov/svc/pkg/canonical"
+	"github.com/svc-gov/svc/pkg/disclosure"
 	"github.com/svc-gov/svc/pkg/profile"
 	"github.com/svc-gov/svc/pkg/vpec"
 )
@@ -34,6 +35,8 @@ const (
 	MaxEmailBytes           = 254                     // calibration notify_email
 	MaxLineageTokenBytes    = 4096                    // lineage_token
 	MaxDelegationBytes      = 16384
+	MaxDiscloseFields       = disclosure.MaxDisclosures // stages[].disclose
+	MaxDiscloseFieldBytes   = disclosure.MaxFieldBytes  // one disclose entry
 )
 
 // ErrLimit is wrapped by every FieldError: a request field breaks a
@@ -160,9 +163,17 @@ func (m *Manifest) CheckLimits() error {
 		if err := CheckNames(f+".regulatory_references", st.RegulatoryReferences, MaxReferences, MaxReferenceBytes); err != nil {
 			return err
 		}
+		if err := CheckNames(f+".disclose", st.Disclose, MaxDiscloseFields, MaxDiscloseFieldBytes); err != nil {
+			return err
+		}
 	}
 	return nil
 }
+
+// AsDocument returns m as the manifest document a selective record
+// carries (nil lists as empty ones, as registered); its ID is the
+// manifest id the service gives m.
+func (m Manifest) AsDocument() vpec.Manifest { return vpec.Manifest(m.WithEmptyLists()) }
 
 // CheckGPUClasses checks a list of GPU classes: known classes, each at
 // most once.

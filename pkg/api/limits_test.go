@@ -83,6 +83,8 @@ func TestOpenAPILimits(t *testing.T) {
 		"Manifest.properties.stages.items.properties.stage_name.maxLength":                  api.MaxStageNameBytes,
 		"Manifest.properties.stages.items.properties.regulatory_references.maxItems":        api.MaxReferences,
 		"Manifest.properties.stages.items.properties.regulatory_references.items.maxLength": api.MaxReferenceBytes,
+		"Manifest.properties.stages.items.properties.disclose.maxItems":                     api.MaxDiscloseFields,
+		"Manifest.properties.stages.items.properties.disclose.items.maxLength":              api.MaxDiscloseFieldBytes,
 		"ReviewerKeyRequest.properties.public_key.maxLength":                                api.MaxPublicKeyBytes,
 		"ReviewerKeyRequest.properties.name.maxLength":                                      api.MaxReviewerNameBytes,
 		"SessionRequest.properties.check.maxLength":                                         api.MaxCheckBytes,

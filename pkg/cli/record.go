@@ -2,14 +2,17 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/svc-gov/svc/internal/fsutil"
 	"github.com/svc-gov/svc/pkg/cli/internal/present"
 	"github.com/svc-gov/svc/pkg/client"
+	"github.com/svc-gov/svc/pkg/document"
 	"github.com/svc-gov/svc/pkg/vpec"
 )
 
@@ -24,7 +27,13 @@ type recordOptions struct {
 	outputFile string
 	details    []string
 	visibility string
-	inf        inferenceOptions
+	// manifestFile is the manifest a selective record carries (its id
+	// is --manifest-id, or computed from it).
+	manifestFile string
+	// disclosuresOut receives every field's disclosure (salts included)
+	// of a selective record.
+	disclosuresOut string
+	inf            inferenceOptions
 }
 
 func (a *app) recordCmd() *cobra.Command {
@@ -39,6 +48,14 @@ sent. If the service is unreachable the record is queued durably
 
 Results: pass, fail, error, skipped, degraded, override, not_applicable.
 
+Visibility (docs/FORMATS.md, Disclosures): opaque (the default) sends
+commitments only. transparent sends the raw input (and --output-file):
+anyone holding the VPEC reads them; for non-sensitive data only (a warning
+says so on a terminal). selective takes a JSON object input and
+--manifest-file: only the top-level fields the manifest's stage for
+--check declares (disclose) are sent, each with a fresh salt; the other
+fields leave as salted digests only.
+
 With --model DIR the check is a classifier run here as a
 bound_committed_inference check: the model is looked up in the profile
 registry by its onnx_model_hash (the profile is cached in --profile-dir),
@@ -52,6 +69,7 @@ execution level (open_source_ml) and the VPEC gets a model_profile_missing
 gap. Keep the trace (--trace-out) for audits: 'svc verify --trace'.`,
 		Example: `  svc record --check pii_detection --manifest-id sha256:… --result pass --input-file note.txt --details model=pii-v3
   printf '%s' 'Ignore previous instructions.' | svc record --check prompt_injection --manifest-id sha256:… --result fail
+  svc record --check kyc_check --manifest-file kyc.yaml --result pass --input-file applicant.json --visibility selective
   svc record --check pii_detection --manifest-id sha256:… --model pii-model --input-file note.txt --trace-out note.trace.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return a.runRecord(cmdContext(cmd), o) },
@@ -65,7 +83,9 @@ gap. Keep the trace (--trace-out) for audits: 'svc verify --trace'.`,
 	cmd.Flags().StringVar(&o.inputFile, "input-file", "", "file holding the check's input (hashed locally; - for stdin)")
 	cmd.Flags().StringVar(&o.outputFile, "output-file", "", "file holding the check's output (hashed locally)")
 	cmd.Flags().StringArrayVar(&o.details, "details", nil, "metadata key=value sent as-is (repeatable; never personal data)")
-	cmd.Flags().StringVar(&o.visibility, "visibility", string(vpec.Opaque), "opaque, selective or transparent")
+	cmd.Flags().StringVar(&o.visibility, "visibility", string(vpec.Opaque), "opaque, selective (with --manifest-file) or transparent (the input is visible to anyone holding the VPEC)")
+	cmd.Flags().StringVar(&o.disclosuresOut, "disclosures-out", "", "with --visibility selective: write every field's disclosure, salts included, to this new file (mode 0600; never sent) to open an undisclosed field later")
+	cmd.Flags().StringVar(&o.manifestFile, "manifest-file", "", "the check's manifest (JSON or YAML): a selective record discloses the input fields its stage declares (disclose) and carries it; --manifest-id defaults to its id")
 	o.inf.add(cmd)
 	return cmd
 }
@@ -98,7 +118,7 @@ func (a *app) runRecord(ctx context.Context, o *recordOptions) error {
 	switch {
 	case o.check == "":
 		return errorf(ExitUsage, "name the check, e.g. --check pii_detection", "--check is required")
-	case o.manifestID == "":
+	case o.manifestID == "" && o.manifestFile == "":
 		return errorf(ExitUsage, "register the check with 'svc manifest register FILE' and pass its id", "--manifest-id is required")
 	case o.inf.model != "" && o.result != "":
 		return errorf(ExitUsage, "drop --result: with --model the classifier's score decides", "--result and --model given")
@@ -106,6 +126,13 @@ func (a *app) runRecord(ctx context.Context, o *recordOptions) error {
 		return errorf(ExitUsage, fmt.Sprintf("use one of %v", vpec.CheckResults()), "--result %q is not a check result", o.result)
 	case !vpec.Visibility(o.visibility).Valid():
 		return errorf(ExitUsage, fmt.Sprintf("use one of %v", vpec.Visibilities()), "--visibility %q is not a visibility mode", o.visibility)
+	case o.disclosuresOut != "" && vpec.Visibility(o.visibility) != vpec.Selective:
+		return errorf(ExitUsage, "add --visibility selective, or drop --disclosures-out", "--disclosures-out is for selective records")
+	}
+	if o.disclosuresOut != "" {
+		if _, err := os.Lstat(o.disclosuresOut); err == nil {
+			return errorf(ExitUsage, "name a new file: it holds secrets (the salts) and is never replaced", "--disclosures-out %s exists", o.disclosuresOut)
+		}
 	}
 	inputFile := o.inputFile
 	if o.input == "" && inputFile == "" {
@@ -119,6 +146,25 @@ func (a *app) runRecord(ctx context.Context, o *recordOptions) error {
 	if err != nil {
 		return err
 	}
+	if o.manifestFile != "" {
+		data, err := a.readInput(o.manifestFile, "manifest")
+		if err != nil {
+			return err
+		}
+		m, err := client.ParseManifest(data)
+		if err != nil {
+			return &Error{Code: ExitUsage, Err: fmt.Errorf("%s: %w", o.manifestFile, err)}
+		}
+		if o.manifestID == "" {
+			if o.manifestID, err = client.ManifestID(m); err != nil {
+				return &Error{Code: ExitUsage, Err: fmt.Errorf("%s: %w", o.manifestFile, err)}
+			}
+		}
+		opts = append(opts, client.WithManifest(m))
+	}
+	if vpec.Visibility(o.visibility) == vpec.Transparent && a.streams.ErrIsTTY {
+		fmt.Fprintf(a.streams.Err, "%s: warning: --visibility transparent: the input (and --output-file) will be visible to anyone holding the VPEC; use it for non-sensitive data only\n", a.name)
+	}
 	sr, err := o.so.file().Continue(o.co.forRun)
 	if err != nil {
 		return o.so.runError(err, "")
@@ -129,10 +175,22 @@ func (a *app) runRecord(ctx context.Context, o *recordOptions) error {
 	}
 	res, err := sr.Run.Record(ctx, o.check, o.manifestID, vpec.CheckResult(o.result), input, opts...)
 	if err != nil {
+		if errors.Is(err, client.ErrInvalidRecord) && vpec.Visibility(o.visibility) == vpec.Selective {
+			return &Error{Code: ExitUsage, Err: err, Hint: "a selective record needs --manifest-file (the manifest whose stage declares disclose fields) and a JSON object input"}
+		}
 		return o.so.runError(err, "the run is closed; open a new one with 'svc run open'")
 	}
 	if err := sr.Save(); err != nil {
 		return &Error{Code: ExitFailure, Err: err}
+	}
+	if o.disclosuresOut != "" {
+		data, err := document.MarshalIndent(res.AllDisclosures)
+		if err == nil {
+			err = fsutil.WriteNew(o.disclosuresOut, data, 0o600)
+		}
+		if err != nil {
+			return &Error{Code: ExitFailure, Err: fmt.Errorf("the record is made; its disclosures were not written: %w", err)}
+		}
 	}
 	if o.co.output == outputJSON {
 		return a.writeJSON(res)

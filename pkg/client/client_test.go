@@ -53,7 +53,10 @@ func TestOpenRecordClose(t *testing.T) {
 	if run.LastCommitmentHash() != res.CommitmentHash {
 		t.Fatalf("last commitment %s", run.LastCommitmentHash())
 	}
-	res2, err := run.Record(ctx, "schema", manifest, vpec.ResultFail, []byte("{}"), client.WithProofLevel(vpec.Attestation), client.WithVisibility(vpec.Selective))
+	// A selective record carries its manifest (which declares nothing here).
+	sm := api.Manifest{Name: "schema", Version: "1", Stages: []api.ManifestStage{{StageName: "schema", ProofCeiling: "attestation"}}}
+	smID, _ := client.ManifestID(sm)
+	res2, err := run.Record(ctx, "schema", smID, vpec.ResultFail, []byte("{}"), client.WithProofLevel(vpec.Attestation), client.WithVisibility(vpec.Selective), client.WithManifest(sm))
 	if err != nil || res2.Sequence != 2 || res2.ProofLevel != vpec.Attestation {
 		t.Fatalf("second record %+v %v", res2, err)
 	}

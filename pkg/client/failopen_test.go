@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/svc-gov/svc/pkg/api"
 	"github.com/svc-gov/svc/pkg/client"
 	"github.com/svc-gov/svc/pkg/commitment"
 	"github.com/svc-gov/svc/pkg/server"
@@ -97,6 +98,30 @@ func TestPrivacyInvariant(t *testing.T) {
 	if _, err := run.Record(ctx, "review", manifest, vpec.ResultPass, in, client.WithReview(rs, reviewer, next("display"), rationale)); err != nil {
 		t.Fatal(err)
 	}
+	// Transparent: the input is sent by design, in that record only.
+	public := []byte("a public, non-sensitive input")
+	if _, err := run.Record(ctx, "public", manifest, vpec.ResultPass, public, client.WithVisibility(client.Transparent)); err != nil {
+		t.Fatal(err)
+	}
+	// Selective: the declared field is sent, the undeclared ones never
+	// (withheld), and the same input gets fresh salts each time.
+	kyc := api.Manifest{Name: "kyc", Version: "1", Stages: []api.ManifestStage{{StageName: "kyc", ProofCeiling: "execution", Disclose: []string{"document_type"}}}}
+	kycID, err := client.ManifestID(kyc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withheld := map[string][]byte{}
+	hide := func(tag string) string {
+		s := secret(tag)
+		withheld[fmt.Sprintf("%s#%d", tag, len(withheld))] = s
+		return string(s)
+	}
+	kycInput := fmt.Appendf(nil, `{"document_type":"passport","name":%q,"id_number":%q,"address":{"street":%q}}`, hide("name"), hide("id"), hide("street"))
+	for range 2 {
+		if _, err := run.Record(ctx, "kyc", kycID, vpec.ResultPass, kycInput, client.WithVisibility(client.Selective), client.WithManifest(kyc)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	// Queued while the service is down, then flushed.
 	e.gate.set(unavailable)
 	for range 3 {
@@ -105,12 +130,21 @@ func TestPrivacyInvariant(t *testing.T) {
 			t.Fatalf("%+v %v", res, err)
 		}
 	}
+	if res, err := run.Record(ctx, "kyc", kycID, vpec.ResultPass, kycInput, client.WithVisibility(client.Selective), client.WithManifest(kyc)); err != nil || !res.Queued {
+		t.Fatalf("%+v %v", res, err)
+	}
 	queueHolds(t, p.QueuePath(), func() (out [][]byte) {
 		for _, s := range secrets {
 			out = append(out, s)
 		}
+		for _, s := range withheld {
+			out = append(out, s)
+		}
 		return
 	}()...)
+	if q, _ := os.ReadFile(p.QueuePath()); !bytes.Contains(q, []byte(`"passport"`)) || bytes.Contains(q, public) {
+		t.Fatalf("the queue holds the queued selective record's disclosure only: %s", q)
+	}
 	e.gate.set(pass)
 	if _, err := p.FlushQueue(ctx); err != nil {
 		t.Fatal(err)
@@ -130,7 +164,7 @@ func TestPrivacyInvariant(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.mustValid(v, 7)
+	e.mustValid(v, 11)
 
 	reqs := rt.all()
 	if len(reqs) < 15 {
@@ -144,6 +178,42 @@ func TestPrivacyInvariant(t *testing.T) {
 				t.Errorf("%s %s: %s leaks %v", r.method, r.url, where, found)
 			}
 		}
+	}
+	// Undeclared fields of selective records never leave; declared ones
+	// do, with a fresh salt per record; the transparent input only in its
+	// own record.
+	salts := map[string]bool{}
+	var disclosedCount, publicIn int
+	for _, r := range reqs {
+		if found := leaks(append(append([]byte(r.url), r.body...), r.header.Get("Authorization")...), withheld); len(found) > 0 {
+			t.Errorf("%s %s leaks undeclared fields %v", r.method, r.url, found)
+		}
+		var rec vpec.Record
+		if json.Unmarshal(r.body, &rec) != nil || rec.RecordID == "" {
+			continue
+		}
+		if bytes.Contains(r.body, []byte(base64.StdEncoding.EncodeToString(public))) {
+			publicIn++
+			if rec.Visibility != vpec.Transparent {
+				t.Errorf("the transparent input is in a %s record", rec.Visibility)
+			}
+		}
+		if rec.Visibility == vpec.Selective && !salts[rec.RecordID] {
+			salts[rec.RecordID] = true
+			if len(rec.Disclosures) != 1 || rec.Disclosures[0].Value != "passport" || len(rec.FieldDigests) != 4 {
+				t.Errorf("selective record sent %+v", rec)
+			}
+			for _, d := range rec.Disclosures {
+				if salts[d.Salt] {
+					t.Errorf("salt %s reused", d.Salt)
+				}
+				salts[d.Salt] = true
+				disclosedCount++
+			}
+		}
+	}
+	if disclosedCount != 3 || publicIn == 0 {
+		t.Errorf("%d selective disclosures and %d transparent inputs seen", disclosedCount, publicIn)
 	}
 	// And the commitments are there: the test would notice a silent no-op.
 	var all []byte

@@ -25,7 +25,9 @@ type RecordResult = api.RecordResult
 
 // Record records one check execution. input (and the output, display
 // content and rationale of the options) are hashed here; only commitment
-// hashes and metadata are sent. The record is chained onto the run and
+// hashes and metadata are sent, except what the record's visibility
+// discloses: a Transparent record sends its raw input and output, a
+// Selective one the input fields its manifest declares (see Selective). The record is chained onto the run and
 // sent; if the service is unreachable, or earlier entries of the run still
 // wait in the queue, it is appended to the durable queue and the result
 // has Queued true (no error). Errors: ErrRunSealed after Close (or when the
@@ -55,8 +57,13 @@ func (r *Run) recordCall(ctx context.Context, check, manifestID string, result v
 			o(&c)
 		}
 	}
-	// The raw data stops here.
+	// The raw data stops here: only commitments leave, and what the
+	// record's visibility discloses (disclose.go).
 	h := hashes{input: commitment.String(input)}
+	var err error
+	if c.disc, h.input, err = disclose(&c, check, manifestID, input, h.input); err != nil {
+		return nil, nil, fmt.Errorf("svc client: record %s: %w", check, err)
+	}
 	if c.hasOutput {
 		h.output = commitment.String(c.output)
 	}
@@ -95,6 +102,9 @@ func (r *Run) record(ctx context.Context, check, manifestID string, result vpec.
 	}
 	if rec.Visibility == "" {
 		rec.Visibility = vpec.Opaque
+	}
+	if err := c.disc.apply(rec); err != nil {
+		return nil, nil, fmt.Errorf("svc client: record %s: %w", check, err)
 	}
 	invalid := func(format string, a ...any) error {
 		return fmt.Errorf("%w: %s", ErrInvalidRecord, fmt.Sprintf(format, a...))
@@ -211,6 +221,9 @@ func (r *Run) record(ctx context.Context, check, manifestID string, result vpec.
 			oc := rec.OutputCommitment
 			res.OutputCommitment = &oc
 		}
+	}
+	if c.disc != nil && c.disc.split != nil {
+		res.AllDisclosures = c.disc.split.All
 	}
 	r.seq, r.prev, r.lastCommitment = rec.Sequence, next, rec.CommitmentHash
 	r.bodies = append(r.bodies, body)

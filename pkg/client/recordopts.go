@@ -3,6 +3,7 @@ package client
 import (
 	"crypto/ed25519"
 
+	"github.com/svc-gov/svc/pkg/api"
 	"github.com/svc-gov/svc/pkg/vpec"
 )
 
@@ -21,6 +22,8 @@ type recordConfig struct {
 	stagePart string
 	modelHash string
 	bounded   *vpec.BoundedInference
+	manifest  *api.Manifest // WithManifest
+	disc      *disclosed    // set by Record from the visibility
 }
 
 type reviewConfig struct {
@@ -43,7 +46,9 @@ func WithDetails(details map[string]any) RecordOption {
 	return func(c *recordConfig) { c.details = details }
 }
 
-// WithVisibility sets the visibility mode (default opaque).
+// WithVisibility sets the visibility mode (default opaque). Only
+// Transparent and Selective records send more than commitments: see
+// Transparent and WithManifest.
 func WithVisibility(v vpec.Visibility) RecordOption {
 	return func(c *recordConfig) { c.vis = v }
 }

@@ -155,6 +155,7 @@ func (s *Server) issue(r *http.Request, run store.Run) (*vpec.VPEC, []byte, erro
 		// Gaps and summary need the levels, results, hashes and sequence;
 		// the evidence blocks and details stay in the stored bytes.
 		rec.Details, rec.Review, rec.CheckSession, rec.BoundedInference = nil, nil, nil, nil
+		rec.DisclosedInput, rec.DisclosedOutput, rec.FieldDigests, rec.Disclosures, rec.Manifest = "", "", nil, nil, nil
 		recs = append(recs, rec)
 		jcs = append(jcs, tree.Canonical("chain_hash"))
 		bodyBytes += int64(len(sr.Body))

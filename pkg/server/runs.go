@@ -192,6 +192,9 @@ func (s *Server) checkRecord(r *http.Request, run store.Run, rec *vpec.Record, t
 		msg := strings.ReplaceAll(err.Error(), "invalid record: ", "")
 		return badRequest(recordErrorField(msg), "%s", strings.ReplaceAll(msg, "\n", "; "))
 	}
+	if err := checkRecordDisclosures(rec); err != nil {
+		return err
+	}
 	// Sessions are checked here and claimed last, once the record has
 	// passed every check (claimSession).
 	type claim struct {

@@ -37,6 +37,10 @@ func FuzzVerify(f *testing.F) {
 		{`"gaps": [],`, `"gaps": [{"gap_id": "g", "gap_type": "empty_run", "severity": "High", "check": null, "sequence": null, "timestamp": "2099-01-01T00:00:00Z"}],`},
 		{`"signature": "`, `"signature": "\r\n`},
 		{`"proof_level": "witnessed"`, `"proof_level": "mathematical"`},
+		// Disclosure members (docs/FORMATS.md, Disclosures).
+		{`"sequence": 1,`, `"sequence": 1, "disclosed_input": "aGk=", "disclosed_output": "AAEC/g==",`},
+		{`"visibility": "opaque"`, `"visibility": "selective", "field_digests": ["sha256:045cfea9d0c60b7ce4de0bd4676938cf25d791460b7fa6f79259d748c94cf708"], "disclosures": [{"salt": "AAECAwQFBgcICQoLDA0ODw", "field": "document_type", "value": "passport"}], "manifest": {"name": "kyc", "version": "1", "stages": [{"stage_name": "kyc_check", "proof_ceiling": "execution", "regulatory_references": [], "disclose": ["document_type"]}]}`},
+		{`"visibility": "opaque"`, `"visibility": "transparent", "disclosures": [{"salt": "", "field": "", "value": [[[0.50]]]}]`},
 	} {
 		if base != nil {
 			f.Add(bytes.Replace(base, []byte(edit[0]), []byte(edit[1]), 1))
@@ -51,6 +55,7 @@ func FuzzVerify(f *testing.F) {
 	f.Add([]byte(`{"gaps":[{"gap_type":"sequence_missing","sequence":3,"sequence_end":2}]}`))
 	f.Add([]byte(`{"gaps":[{"gap_type":"chain_break","sequence":1,"sequence_end":null}]}`))
 	f.Add([]byte("{\"records\":[{\"check\":\"a\u001b[2J\u202e\"}]}"))
+	f.Add([]byte(`{"records":[{"disclosures":[{"value":[[[]]]}],"manifest":{"stages":[{"disclose":[""]}]}}]}`))
 	f.Add([]byte(""))
 	f.Add([]byte("\x00\x01\xff"))
 	trust, err := signing.LoadBundle(filepath.Join(vectorsDir, "keys", "trust-bundle.pem"))

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/svc-gov/svc/pkg/canonical"
+	"github.com/svc-gov/svc/pkg/disclosure"
 	"github.com/svc-gov/svc/pkg/document"
 )
 
@@ -29,6 +30,10 @@ var ErrShape = errors.New("not a VPEC")
 // record's details: a value of v values is at least 2v-1 bytes in
 // canonical form, so more than this many cannot be within MaxDetailsBytes.
 const maxDetailsValues = (MaxDetailsBytes + 1) / 2
+
+// maxDisclosureValues bounds the JSON values of a record's disclosures
+// the same way (disclosure.MaxDisclosureBytes).
+const maxDisclosureValues = (disclosure.MaxDisclosureBytes + 1) / 2
 
 // jsonNames returns the JSON member names of struct type t.
 func jsonNames(t reflect.Type) map[string]bool {
@@ -400,6 +405,14 @@ func (s *shapeScanner) record(i int) error {
 			if want := minMembers[string(name)]; n < want && !s.bad {
 				err = s.fail(fmt.Sprintf("records[%d].%s", i, name), "has %d members; a %s block has at least %d", n, name, want)
 			}
+		case string(name) == "disclosures":
+			// Decoded, disclosed values cost more than written: bound
+			// them as details are.
+			s.count = 0
+			s.skip()
+			if s.count > maxDisclosureValues && !s.bad {
+				err = s.fail(fmt.Sprintf("records[%d].disclosures", i), "holds %d JSON values: more than %d bytes in canonical form", s.count, disclosure.MaxDisclosureBytes)
+			}
 		default:
 			s.skip()
 		}
@@ -533,6 +546,7 @@ func (p *parsed) readParts(doc []byte, s *shapeScanner, errs *[]string) error {
 			}
 			if a.name == "records" {
 				s.scratch = checkDetails(v, i, s.scratch, errs)
+				checkDisclosureNumbers(v, i, errs)
 			}
 			if len(*errs) == 0 {
 				// The encodings are needed only for a document without
@@ -603,6 +617,7 @@ func (p *parsed) readWhole(doc []byte, bad func(string, ...any)) bool {
 		var scratch []byte
 		for i, rec := range recs.Elements() {
 			scratch = checkDetails(rec, i, scratch, &errs)
+			checkDisclosureNumbers(rec, i, &errs)
 		}
 	}
 	for _, e := range errs {

@@ -45,7 +45,8 @@ const (
 // checks lists the checks Verify reports, in order: every report names
 // each of them once (a check that did not run is not_applicable).
 var checks = [...]CheckName{CheckSchema, CheckSignature, CheckChain, CheckMerkle, CheckZK, CheckEvidence,
-	CheckTimestamp, CheckTime, CheckGaps, CheckSummary, CheckReviews, CheckProfile}
+	CheckTimestamp, CheckTime, CheckGaps, CheckSummary, CheckReviews, CheckProfile,
+	CheckDisclosure}
 
 // Checks returns the checks Verify reports, in order (a new slice each
 // call): every report names each of them once, a check that did not run
@@ -85,6 +86,10 @@ type Report struct {
 	Records         int        `json:"records"`
 	Gaps            int        `json:"gaps"`
 	Checks          []Check    `json:"checks"`
+	// Disclosed lists what the transparent and selective records disclose,
+	// set only when the disclosures check passed (escape it before
+	// printing: it is data from the document).
+	Disclosed []Disclosed `json:"disclosed,omitempty"`
 	// Unreadable is set when the input is not a JSON document at all
 	// (empty, binary, not UTF-8, a byte order mark, larger than the
 	// limit): the verdict is UNREADABLE and svc verify exits 2.

@@ -3,7 +3,11 @@
 // signature plus RFC 3161 timestamp) and offline verification.
 package vpec
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/svc-gov/svc/pkg/disclosure"
+)
 
 // Schema is the value of the schema field of a v1 VPEC.
 const Schema = "svc.vpec/v1"
@@ -212,7 +216,14 @@ type Record struct {
 	Review              *Review           `json:"review,omitempty"`
 	CheckSession        *CheckSession     `json:"check_session,omitempty"`
 	BoundedInference    *BoundedInference `json:"bounded_inference,omitempty"`
-	ChainHash           string            `json:"chain_hash"`
+	// Disclosures of a transparent or selective record (disclose.go,
+	// docs/FORMATS.md "Disclosures"); absent from opaque records.
+	DisclosedInput  string                  `json:"disclosed_input,omitempty"`
+	DisclosedOutput string                  `json:"disclosed_output,omitempty"`
+	FieldDigests    []string                `json:"field_digests,omitempty" maxitems:"256"`
+	Disclosures     []disclosure.Disclosure `json:"disclosures,omitempty" maxitems:"64"`
+	Manifest        *Manifest               `json:"manifest,omitempty"`
+	ChainHash       string                  `json:"chain_hash"`
 }
 
 // Review is the witnessed-review evidence of a record: who signed, what they

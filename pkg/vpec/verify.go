@@ -153,7 +153,8 @@ func verify(doc []byte, opts Options) *Report {
 	ts := checkTimestamp(*p, opts.Trust, r)
 	reviews := checkReviews(*p, opts.Trust, &sessions)
 	tm := checkTime(*p, r, sessions)
-	rest := []Check{chain, merkle, zk, evidence, ts, tm, checkGaps(*p), checkSummary(*p), reviews, checkProfiles(*p, opts)}
+	rest := []Check{chain, merkle, zk, evidence, ts, tm, checkGaps(*p), checkSummary(*p), reviews, checkProfiles(*p, opts),
+		checkDisclosures(*p, r)}
 	r.Checks = append(append(r.Checks, <-sigc), rest...)
 	r.finish()
 	return r

@@ -28,7 +28,7 @@ svc serve trust-bundle --data-dir "$data" > "$out/trust-bundle.pem"
 "$examples/bounded.sh" "$out" "$data" "$out/trust-bundle.pem" > "$out/.doctest/bounded.log"
 mv "$out/vpec-bounded.json" "$out/vpec.json"
 cp "$examples/note.txt" "$out/note.txt"
-cp "$examples/pii-check.yaml" "$out/pii-check.yaml"
+cp "$examples/pii-check.yaml" "$examples/kyc.yaml" "$examples/applicant.json" "$out/"
 rm -f "$out/.svc-run-bounded.json" "$out/queue.jsonl" "$out/profile.unsigned.json"
 
 # The ids the --help examples elide (run_0b7c…, cal_req_0b5e...), and a

@@ -199,6 +199,7 @@ func PrintReport(a *clicore.App, r *vpec.Report) {
 			}
 		}
 	}
+	printDisclosed(w, r)
 	if r.ProofLevelFloor != "" && r.Check(vpec.CheckSchema).Status == vpec.Pass {
 		fmt.Fprintf(w, "  proof_level_floor: %s\n", p.Bold(safe(string(r.ProofLevelFloor))))
 	}
