@@ -125,6 +125,10 @@ type ManifestStage struct {
 	StageName            string   `json:"stage_name"`
 	ProofCeiling         string   `json:"proof_ceiling"`
 	RegulatoryReferences []string `json:"regulatory_references"`
+	// ONNXModelHash optionally names the model the stage runs
+	// (sha256:<hex> of the ONNX file), so the dashboard's registry lists
+	// the model before any record of it (docs/API.md, "Manifests").
+	ONNXModelHash string `json:"onnx_model_hash,omitempty"`
 }
 
 // Manifest is a check manifest to register.
