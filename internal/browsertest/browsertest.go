@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
@@ -109,10 +110,15 @@ func (b *Browser) Offline() {
 	}
 }
 
-// Do runs actions, failing the test on error.
+// ActionTimeout bounds each Do, Text, Eval and Screenshot.
+const ActionTimeout = 30 * time.Second
+
+// Do runs actions, failing the test on error or after ActionTimeout.
 func (b *Browser) Do(what string, actions ...chromedp.Action[chromedp.Void]) {
 	b.t.Helper()
-	if err := chromedp.Do(b.Ctx, actions...); err != nil {
+	ctx, cancel := context.WithTimeout(b.Ctx, ActionTimeout)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
 		b.t.Fatalf("%s: %v", what, err)
 	}
 }
@@ -120,7 +126,9 @@ func (b *Browser) Do(what string, actions ...chromedp.Action[chromedp.Void]) {
 // Text returns the visible text of the first element matching the CSS selector.
 func (b *Browser) Text(sel string) string {
 	b.t.Helper()
-	s, err := chromedp.Run(b.Ctx, chromedp.Text(chromedp.CSS(sel)))
+	ctx, cancel := context.WithTimeout(b.Ctx, ActionTimeout)
+	defer cancel()
+	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
 	if err != nil {
 		b.t.Fatalf("text of %s: %v", sel, err)
 	}
@@ -130,7 +138,9 @@ func (b *Browser) Text(sel string) string {
 // Eval evaluates a JavaScript expression in the page.
 func Eval[T any](b *Browser, js string) T {
 	b.t.Helper()
-	v, err := chromedp.Run(b.Ctx, chromedp.Evaluate[T](js))
+	ctx, cancel := context.WithTimeout(b.Ctx, ActionTimeout)
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](js))
 	if err != nil {
 		b.t.Fatalf("evaluate %s: %v", js, err)
 	}
@@ -143,7 +153,9 @@ var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 // where.
 func (b *Browser) Screenshot(name string) string {
 	b.t.Helper()
-	png, err := chromedp.Run(b.Ctx, chromedp.FullScreenshot(90))
+	ctx, cancel := context.WithTimeout(b.Ctx, ActionTimeout)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)) // quality 100 gives PNG, below it JPEG
 	if err != nil {
 		b.t.Fatalf("screenshot %s: %v", name, err)
 	}

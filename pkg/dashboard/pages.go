@@ -170,7 +170,7 @@ func (d *Dashboard) profilePage(w http.ResponseWriter, r *http.Request) {
 	}
 	d.render(w, r, http.StatusOK, "profile", map[string]any{
 		"Title": "Profile " + p.ProfileID, "P": p, "Stored": sp, "Chart": BoundsChart(p), "Signature": sig, "SignatureOK": verr == nil,
-		"Classes": profile.OperatorClasses(),
+		"Classes": presentClasses(p),
 	})
 }
 
@@ -319,4 +319,16 @@ func (d *Dashboard) download(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", ctype)
 	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s-%s"`, sv.ID, file))
 	w.Write(body)
+}
+
+// presentClasses lists the operator classes the profile has bounds for, in
+// the canonical order.
+func presentClasses(p *profile.Profile) []string {
+	var out []string
+	for _, c := range profile.OperatorClasses() {
+		if _, ok := p.Operators[c]; ok {
+			out = append(out, c)
+		}
+	}
+	return out
 }
