@@ -87,7 +87,7 @@ func (a *app) runQuickstart(ctx context.Context, dir, output string) error {
 	go hs.Serve(ln)
 	defer hs.Shutdown(context.Background())
 	base := "http://" + ln.Addr().String()
-	say("service listening on %s (SQLite and built-in TSA in %s)", base, filepath.Join(dir, "data"))
+	say("service listening on %s (SQLite and built-in TSA in %s); dashboard at %s/dashboard/ while it runs", base, filepath.Join(dir, "data"), base)
 
 	if _, err := server.CreateOrg(ctx, st, "quickstart", server.TierStandard, time.Now()); err != nil && !errors.Is(err, store.ErrExists) {
 		return fail("organisation", err)
@@ -197,6 +197,7 @@ func (a *app) runQuickstart(ctx context.Context, dir, output string) error {
 			fmt.Fprintf(a.streams.Err, "quickstart: and audit the classifier's trace: svc verify %s --trust-root %s --profile %s --trace %s --model %s --input-file %s\n",
 				vpecPath, bundlePath, bi.profilePath, bi.tracePath, bi.modelDir, bi.inputPath)
 		}
+		fmt.Fprintf(a.streams.Err, "quickstart: see it in the dashboard: svc serve --data-dir %[1]s, open http://127.0.0.1:8080/dashboard/ and sign in with a key from svc admin key create --org quickstart --live --data-dir %[1]s\n", filepath.Join(dir, "data"))
 	}
 	if verr != nil {
 		return exitError{ExitInvalid}

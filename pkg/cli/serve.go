@@ -260,6 +260,7 @@ func (a *app) runServe(ctx context.Context, o *serveOptions) error {
 	}
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, WriteTimeout: 2 * time.Minute, IdleTimeout: 2 * time.Minute}
 	fmt.Fprintf(a.streams.Out, "svc: listening on http://%s (%s, signing key %s)\n", ln.Addr(), where, m.Signer.KeyID())
+	fmt.Fprintf(a.streams.Out, "svc: dashboard at http://%[1]s/dashboard/ (sign in with an API key), offline verifier page at http://%[1]s/verify\n", ln.Addr())
 	log.Info("serving", "addr", ln.Addr().String(), "store", where, "signing_key", m.Signer.KeyID(), "data_dir", o.data.dir())
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()

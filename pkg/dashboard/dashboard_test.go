@@ -314,3 +314,35 @@ func TestRegistryStatus(t *testing.T) {
 		}
 	}
 }
+
+// TestVerifyRoute: /verify serves the page given, or the one built into
+// the binary (make web), or else a 404 page saying how to build it; always
+// under a policy that allows no connection.
+func TestVerifyRoute(t *testing.T) {
+	get := func(e *env) (*http.Response, string) {
+		resp, err := e.httpClient().Get(e.ts.URL + "/verify")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b := new(strings.Builder)
+		copyLimited(b, resp)
+		if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "connect-src 'none'") || !strings.Contains(csp, "default-src 'none'") {
+			t.Errorf("/verify CSP %q", csp)
+		}
+		return resp, b.String()
+	}
+	resp, body := get(newEnv(t, envOptions{verifyPage: []byte("<!DOCTYPE html><title>given</title>")}))
+	if resp.StatusCode != 200 || !strings.Contains(body, "<title>given</title>") {
+		t.Errorf("given page: %s %q", resp.Status, body)
+	}
+	resp, body = get(newEnv(t, envOptions{}))
+	if strings.Contains(body, `name="svc-wasm-sha256"`) {
+		t.Logf("this test binary embeds the built page (%d bytes)", len(body))
+		if resp.StatusCode != 200 || !strings.Contains(body, `id="wasm-b64"`) {
+			t.Errorf("embedded page: %s", resp.Status)
+		}
+	} else if resp.StatusCode != http.StatusNotFound || !strings.Contains(body, "make web") {
+		t.Errorf("without a built page /verify answers %s:\n%s", resp.Status, body)
+	}
+}

@@ -1,0 +1,75 @@
+package webbuild
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func TestPage(t *testing.T) {
+	wasm := []byte("\x00asm\x01\x00\x00\x00 not really")
+	page, info, err := Page(wasm, []byte("// wasm_exec.js\nclass Go {}"), "v1.2.3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(wasm)
+	if info.WasmSHA256 != hex.EncodeToString(sum[:]) || info.WasmSize != len(wasm) || info.PageSize != len(page) {
+		t.Errorf("info %+v", info)
+	}
+	s := string(page)
+	for _, want := range []string{
+		`<meta name="svc-verifier-version" content="v1.2.3">`,
+		`<meta name="svc-wasm-sha256" content="` + info.WasmSHA256 + `">`,
+		`id="wasm-b64">` + base64.StdEncoding.EncodeToString(wasm) + `</script>`,
+		"class Go {}",
+		"connect-src 'none'",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if strings.Contains(s, "@@") {
+		t.Errorf("page has an unfilled placeholder: %s", regexp.MustCompile(`@@[A-Z_0-9]+@@`).FindString(s))
+	}
+	// No external resource: every src or href is a fragment or absent.
+	if m := regexp.MustCompile(`(?i)(src|href)\s*=\s*"[^#"]`).FindString(s); m != "" {
+		t.Errorf("page refers to an external resource: %s", m)
+	}
+	for _, v := range []string{"", "v1 2", `"><script>`, strings.Repeat("a", 65)} {
+		if _, _, err := Page(wasm, nil, v); !errors.Is(err, ErrVersion) {
+			t.Errorf("version %q: %v", v, err)
+		}
+	}
+	if _, _, err := Page(wasm, []byte("x</SCRIPT>"), "v1"); err == nil {
+		t.Error("a wasm_exec.js holding </script was inlined")
+	}
+}
+
+// TestRelease: goreleaser builds the page before the binaries (svc embeds
+// it) and ships it in both archives.
+func TestRelease(t *testing.T) {
+	b, err := os.ReadFile("../../.goreleaser.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	hook := "go run ./internal/webbuild/genverify -o " + DefaultOut + " -version {{ .Version }}"
+	if !strings.Contains(s, "    - "+hook+"\n") {
+		t.Errorf(".goreleaser.yaml lacks the before hook %q", hook)
+	}
+	if n := strings.Count(s, "      - src: "+DefaultOut+"\n        strip_parent: true\n"); n != 2 {
+		t.Errorf(".goreleaser.yaml ships verify.html in %d archives, want 2 (svc and svc-verify)", n)
+	}
+	mk, err := os.ReadFile("../../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(mk), "go run ./internal/webbuild/genverify -o "+DefaultOut) && !strings.Contains(string(mk), "$(GO) run ./internal/webbuild/genverify -o "+DefaultOut) {
+		t.Error("make web does not build the page where svc embeds it")
+	}
+}
