@@ -278,7 +278,7 @@ func TestRegistryStatus(t *testing.T) {
 	if got := statuses(body); !maps.Equal(got, want) {
 		t.Fatalf("statuses %v, want %v", got, want)
 	}
-	if !strings.Contains(body, "2 model_profile_missing gap(s)") || !strings.Contains(body, "svc-test/ner-class/v2.1.0") {
+	if !strings.Contains(body, "2 model_profile_missing gap(s) in recent VPECs") || !strings.Contains(body, "svc-test/ner-class/v2.1.0") {
 		t.Errorf("registry lacks the gap count or the published profile id")
 	}
 	tok := csrfOf(t, body)
