@@ -50,6 +50,7 @@ lint: ## gofmt and go vet
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { gofmt -l . ; echo "gofmt: files above need formatting"; exit 1; }
 	$(GO) vet ./...
 	CGO_ENABLED=0 $(GO) build ./...   # svc-verify and cross-compiled svc build without cgo
+	GOOS=js GOARCH=wasm $(GO) vet ./cmd/svc-verify-wasm ./pkg/webverify   # the offline verifier page's WebAssembly
 	CGO_ENABLED=0 $(GO) test ./pkg/inference   # and say they have no ONNX Runtime
 
 interop: ## opt-in: cosign v2.6.5 (built once into the cache: ~4 min, 1.8 GB of modules cold) verifies svc export bundles and in-toto attestations

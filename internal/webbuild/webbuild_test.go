@@ -73,3 +73,34 @@ func TestRelease(t *testing.T) {
 		t.Error("make web does not build the page where svc embeds it")
 	}
 }
+
+// TestBuildReproducible builds the page twice (the second build comes from
+// Go's build cache): the WebAssembly compiles for js/wasm, and the same
+// source and version give the same bytes and so the same stated digest,
+// which anyone can check by rebuilding.
+func TestBuildReproducible(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the WebAssembly verifier")
+	}
+	dir := t.TempDir()
+	var infos []Info
+	var pages [][]byte
+	for i, name := range []string{"a.html", "b.html"} {
+		out := dir + "/" + name
+		info, err := Build(t.Context(), Options{ModuleDir: "../..", Out: out, Version: "v9.9.9"})
+		if err != nil {
+			t.Fatalf("build %d: %v", i, err)
+		}
+		page, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		infos, pages = append(infos, info), append(pages, page)
+	}
+	if infos[0] != infos[1] || string(pages[0]) != string(pages[1]) {
+		t.Errorf("two builds differ: %+v vs %+v", infos[0], infos[1])
+	}
+	if infos[0].WasmSize < 1<<20 || !strings.Contains(string(pages[0]), `content="`+infos[0].WasmSHA256+`"`) {
+		t.Errorf("build %+v", infos[0])
+	}
+}
