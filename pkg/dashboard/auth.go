@@ -83,7 +83,13 @@ func (d *Dashboard) checkCSRF(r *http.Request, secret, purpose string) error {
 	return nil
 }
 
-func (d *Dashboard) secure(r *http.Request) bool { return r.TLS != nil || d.cfg.SecureCookies }
+// secure reports whether cookies get the Secure attribute: over TLS, when
+// configured, or when a proxy says the browser's request was HTTPS
+// (X-Forwarded-Proto: https). Trusting that header is safe here: a forged
+// one only makes the sender's own cookie stricter.
+func (d *Dashboard) secure(r *http.Request) bool {
+	return r.TLS != nil || d.cfg.SecureCookies || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https")
+}
 
 func (d *Dashboard) setCookie(w http.ResponseWriter, r *http.Request, name, value string, maxAge int) {
 	http.SetCookie(w, &http.Cookie{Name: name, Value: value, Path: Prefix, MaxAge: maxAge,

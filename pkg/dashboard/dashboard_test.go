@@ -45,6 +45,14 @@ func TestSessionCookie(t *testing.T) {
 		}
 		e.get(c, "/dashboard/registry", http.StatusOK)
 	}
+	// Behind an HTTPS proxy (X-Forwarded-Proto: https) the cookie is Secure.
+	e := newEnv(t, envOptions{})
+	c := e.httpClient()
+	body := e.get(c, "/dashboard/signin", http.StatusOK)
+	resp := e.post(c, "/dashboard/signin", url.Values{"csrf": {csrfOf(t, body)}, "api_key": {e.keyA}}, http.Header{"X-Forwarded-Proto": {"https"}})
+	if ck := cookie(resp, dashboard.SessionCookie); ck == nil || !ck.Secure {
+		t.Errorf("behind an HTTPS proxy: session cookie %+v", ck)
+	}
 }
 
 // TestSignInRefusals: wrong keys are refused with the reason and no

@@ -33,7 +33,11 @@ type DashboardConfig struct {
 func (s *Server) mountDashboard() error {
 	dc := s.cfg.Dashboard
 	web, ok := s.cfg.Store.(store.WebStore)
-	if dc.Disabled || !ok {
+	if dc.Disabled {
+		return nil
+	}
+	if !ok {
+		s.log.Info("dashboard not served: the store does not implement store.WebStore", "store", fmt.Sprintf("%T", s.cfg.Store))
 		return nil
 	}
 	d, err := dashboard.New(dashboard.Config{
