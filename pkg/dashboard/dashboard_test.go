@@ -11,8 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/svc-gov/svc/pkg/client"
+	"github.com/svc-gov/svc/pkg/commitment"
 	"github.com/svc-gov/svc/pkg/dashboard"
 	"github.com/svc-gov/svc/pkg/server"
+	"github.com/svc-gov/svc/pkg/vpec"
 )
 
 func cookie(resp *http.Response, name string) *http.Cookie {
@@ -280,9 +283,21 @@ func statuses(body string) map[string]string {
 func TestRegistryStatus(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	e.seed()
+	// A record of a fourth model in a run still open (no VPEC yet).
+	const modelOpen = "sha256:3333333333333333333333333333333333333333333333333333333333333333"
+	run, err := e.pipeline(e.keyA, "wf-open").Open(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := run.Record(context.Background(), "ner", commitment.String([]byte("m")), vpec.ResultPass, []byte("in"), client.WithModelHash(modelOpen)); err != nil {
+		t.Fatal(err)
+	}
 	a := e.signIn(e.keyA)
 	body := e.get(a, "/dashboard/registry", http.StatusOK)
-	want := map[string]string{modelMissing: dashboard.StatusMissing, modelRequested: dashboard.StatusRequested, modelPublished: dashboard.StatusPublished}
+	if !strings.Contains(body, "records of 1 open run(s)") {
+		t.Error("the registry does not say the open run's model comes from an open run")
+	}
+	want := map[string]string{modelMissing: dashboard.StatusMissing, modelRequested: dashboard.StatusRequested, modelPublished: dashboard.StatusPublished, modelOpen: dashboard.StatusMissing}
 	if got := statuses(body); !maps.Equal(got, want) {
 		t.Fatalf("statuses %v, want %v", got, want)
 	}

@@ -22,6 +22,55 @@ const (
 	StatusMissing   = "missing"
 )
 
+// RegistryOpenRunScan and RegistryOpenRecordScan bound the records of
+// open runs (no VPEC yet) the registry page reads: the most recent open
+// runs, and at most that many records in all.
+const (
+	RegistryOpenRunScan    = 20
+	RegistryOpenRecordScan = 10000
+)
+
+var errScanDone = errors.New("scan bound reached")
+
+// openRunModels counts, per model, the open runs whose records name it.
+func openRunModels(ctx context.Context, st store.Store, web store.WebStore, orgID string) (map[string]int, error) {
+	runs, err := web.RunsOfOrg(ctx, orgID, store.RunFilter{State: "open", Limit: RegistryOpenRunScan})
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]int{}
+	left := RegistryOpenRecordScan
+	for _, run := range runs {
+		here := map[string]bool{}
+		err := st.EachRecord(ctx, run.ID, func(r store.Record) error {
+			if left--; left < 0 {
+				return errScanDone
+			}
+			var rec vpec.Record
+			if json.Unmarshal(r.Body, &rec) == nil {
+				h := rec.ONNXModelHash
+				if h == "" && rec.BoundedInference != nil {
+					h = rec.BoundedInference.ONNXModelHash
+				}
+				if _, err := vpec.ParseHash(h); err == nil {
+					here[h] = true
+				}
+			}
+			return nil
+		})
+		for h := range here {
+			out[h]++
+		}
+		if errors.Is(err, errScanDone) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
 // RegistryVPECScan bounds how many of the organisation's most recent VPECs
 // the registry page reads to find models and count their gaps.
 const RegistryVPECScan = 200
@@ -79,8 +128,9 @@ func estimate(c store.CalibrationRequest) time.Time {
 // by hash. It reads the organisation's manifests (stages' optional
 // onnx_model_hash), its RegistryVPECScan most recent VPECs (records'
 // onnx_model_hash and bounded_inference.onnx_model_hash; the
-// model_profile_missing gaps by their sequence) and its calibration
-// requests; profiles are the service's published ones.
+// model_profile_missing gaps by their sequence), the records of its most
+// recent open runs (within RegistryOpenRunScan and RegistryOpenRecordScan)
+// and its calibration requests; profiles are the service's published ones.
 func Models(ctx context.Context, st store.Store, web store.WebStore, orgID string) ([]Model, error) {
 	byHash := map[string]*Model{}
 	get := func(h string) *Model {
@@ -144,6 +194,13 @@ func Models(ctx context.Context, st store.Store, web store.WebStore, orgID strin
 	}
 	for h, n := range inVPECs {
 		get(h).Seen = append(get(h).Seen, fmt.Sprintf("records of %d VPEC(s)", n))
+	}
+	open, err := openRunModels(ctx, st, web, orgID)
+	if err != nil {
+		return nil, err
+	}
+	for h, n := range open {
+		get(h).Seen = append(get(h).Seen, fmt.Sprintf("records of %d open run(s)", n))
 	}
 	reqs, err := web.CalibrationRequestsOfOrg(ctx, orgID)
 	if err != nil {
