@@ -224,6 +224,22 @@ func TestBrowserOfflineVerifier(t *testing.T) {
 	if f := res.Report.FirstFailure(); f == nil || string(f.Name) != failing || failing != "signature" {
 		t.Errorf("tampered: first failing check on the page %q, report %+v", failing, f)
 	}
+	// Markup in a document reaches the page as text: the schema check
+	// names the unknown member, and nothing runs.
+	hostile := filepath.Join(dir, "hostile.json")
+	if err := os.WriteFile(hostile, []byte(`{"schema":"svc.vpec/v1","<img src=x onerror=window.pwned=1>":1}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res = verify("hostile", hostile)
+	if res.ExitCode == webverify.ExitValid {
+		t.Error("hostile document verified")
+	}
+	if n := browsertest.Eval[int](b, `document.querySelectorAll("#result img").length + (window.pwned === undefined ? 0 : 100)`); n != 0 {
+		t.Errorf("markup from the document became elements or ran (%d)", n)
+	}
+	if !strings.Contains(b.Text("#checks"), "<img src=x onerror=window.pwned=1>") {
+		t.Errorf("the report does not show the unknown member as text: %q", b.Text("#checks"))
+	}
 	if after := b.Requests(); len(after) != len(loaded) {
 		t.Errorf("requests after the page loaded: %q", after[len(loaded):])
 	}
