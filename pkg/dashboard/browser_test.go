@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 
 	"github.com/svc-gov/svc/internal/browsertest"
@@ -243,4 +244,33 @@ func TestBrowserOfflineVerifier(t *testing.T) {
 	if after := b.Requests(); len(after) != len(loaded) {
 		t.Errorf("requests after the page loaded: %q", after[len(loaded):])
 	}
+}
+
+// TestBrowserNoJavaScript: with the page's JavaScript switched off, signing
+// in, browsing and filing a calibration request all work (forms post and
+// redirect).
+func TestBrowserNoJavaScript(t *testing.T) {
+	b := browsertest.New(t)
+	e := newEnv(t, envOptions{})
+	e.seed()
+	if _, err := chromedp.Call(b.Ctx, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true}); err != nil {
+		t.Fatal(err)
+	}
+	// The switch works: a page's own script does not run.
+	b.Do("script probe", chromedp.Navigate(`data:text/html,<title>off</title><script>document.title="ran"</script>`))
+	if title := browsertest.Eval[string](b, "document.title"); title != "off" {
+		t.Fatalf("page scripts still run (title %q)", title)
+	}
+	b.Do("sign in", chromedp.Navigate(e.ts.URL+"/dashboard/"), chromedp.SendKeys(chromedp.CSS("#api_key"), e.keyA),
+		chromedp.Click(chromedp.CSS("form.card button[type=submit]")), chromedp.WaitVisible(chromedp.CSS("#models")))
+	const other = "sha256:4444444444444444444444444444444444444444444444444444444444444444"
+	b.Do("request calibration", chromedp.SendKeys(chromedp.CSS("#new-hash"), other), chromedp.Click(chromedp.CSS("#new-hub")),
+		chromedp.SendKeys(chromedp.CSS("#new-hub"), "acme/other"), chromedp.Click(chromedp.CSS("form.card.calform button[type=submit]")),
+		chromedp.WaitVisible(chromedp.CSS("#requested-id")))
+	if got := b.Text(`#models tr[data-model="` + other + `"] .mark`); !strings.Contains(got, "Calibration requested") {
+		t.Errorf("without JavaScript the new model shows %q", got)
+	}
+	b.Do("filter runs", chromedp.Navigate(e.ts.URL+"/dashboard/runs"), chromedp.SendKeys(chromedp.CSS("#f-workflow"), "wf-claims"),
+		chromedp.Click(chromedp.CSS(".filters button[type=submit]")), chromedp.WaitVisible(chromedp.CSS(`#runs a[href="/dashboard/vpecs/`+e.vpecID+`"]`)))
+	b.Screenshot("no-js-runs")
 }
