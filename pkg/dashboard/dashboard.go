@@ -153,7 +153,7 @@ func (d *Dashboard) VerifyBuilt() bool { return d.verifyBuilt }
 func (d *Dashboard) Register(handle func(pattern string, h http.Handler)) {
 	h := func(p string, f http.HandlerFunc) { handle(p, d.headers(f)) }
 	h("GET "+VerifyPath, d.serveVerify)
-	h("GET "+Prefix+"{$}", d.index)
+	h("GET "+Prefix, d.index) // /dashboard/ itself, and an HTML 404 for any unknown page
 	h("GET "+Prefix+"style.css", d.serveCSS)
 	h("GET "+Prefix+"signin", d.signinPage)
 	h("POST "+Prefix+"signin", d.signin)
@@ -205,6 +205,10 @@ func (d *Dashboard) serveVerify(w http.ResponseWriter, r *http.Request) {
 }
 
 func (d *Dashboard) index(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != Prefix {
+		d.errorPage(w, r, http.StatusNotFound, "No such dashboard page. Start from the registry: "+Prefix+"registry")
+		return
+	}
 	if _, err := d.currentSession(r); err == nil {
 		http.Redirect(w, r, Prefix+"registry", http.StatusSeeOther)
 		return

@@ -369,3 +369,26 @@ func TestVerifyRoute(t *testing.T) {
 		t.Errorf("without a built page /verify answers %s:\n%s", resp.Status, body)
 	}
 }
+
+// TestUnknownPage: an unknown dashboard path is an HTML 404 page, not the
+// API's JSON error; the API keeps its JSON 404 for unknown endpoints.
+func TestUnknownPage(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	c := e.httpClient()
+	resp, err := c.Get(e.ts.URL + "/dashboard/no-such-page")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
+		t.Errorf("unknown dashboard page: %s %s", resp.Status, resp.Header.Get("Content-Type"))
+	}
+	resp, err = c.Get(e.ts.URL + "/api/v1/no-such-endpoint")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound || resp.Header.Get("Content-Type") != "application/json" {
+		t.Errorf("unknown API endpoint: %s %s", resp.Status, resp.Header.Get("Content-Type"))
+	}
+}
