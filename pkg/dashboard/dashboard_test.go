@@ -191,7 +191,12 @@ func TestSessionEnds(t *testing.T) {
 // TestOrgIsolation: a session sees its organisation's runs and VPECs
 // only; another organisation's VPEC page and downloads are 404.
 func TestOrgIsolation(t *testing.T) {
-	e := newEnv(t, envOptions{})
+	t.Run("sqlite", func(t *testing.T) { testOrgIsolation(t, envOptions{}) })
+	t.Run("postgres", func(t *testing.T) { testOrgIsolation(t, envOptions{postgres: true}) })
+}
+
+func testOrgIsolation(t *testing.T, o envOptions) {
+	e := newEnv(t, o)
 	e.seed()
 	a, b := e.signIn(e.keyA), e.signIn(e.keyB)
 	runsA := e.get(a, "/dashboard/runs", http.StatusOK)
@@ -281,7 +286,12 @@ func statuses(body string) map[string]string {
 // `svc registry publish` the missing model is published, its request
 // closed and its requester e-mailed.
 func TestRegistryStatus(t *testing.T) {
-	e := newEnv(t, envOptions{})
+	t.Run("sqlite", func(t *testing.T) { testRegistryStatus(t, envOptions{}) })
+	t.Run("postgres", func(t *testing.T) { testRegistryStatus(t, envOptions{postgres: true}) })
+}
+
+func testRegistryStatus(t *testing.T, o envOptions) {
+	e := newEnv(t, o)
 	e.seed()
 	// A record of a fourth model in a run still open (no VPEC yet).
 	const modelOpen = "sha256:3333333333333333333333333333333333333333333333333333333333333333"

@@ -2,7 +2,7 @@ package dashboard_test
 
 import (
 	"context"
-	"crypto/tls"
+	"crypto/rand"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -21,7 +21,10 @@ import (
 	"github.com/svc-gov/svc/pkg/notify"
 	"github.com/svc-gov/svc/pkg/profile"
 	"github.com/svc-gov/svc/pkg/server"
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/svc-gov/svc/pkg/store"
+	"github.com/svc-gov/svc/pkg/store/postgres"
 	"github.com/svc-gov/svc/pkg/store/sqlite"
 	"github.com/svc-gov/svc/pkg/vpec"
 )
@@ -45,7 +48,8 @@ const (
 type env struct {
 	t          *testing.T
 	dir        string
-	st         *sqlite.DB
+	st         store.Store
+	dsn        string // the PostgreSQL DSN when the store is PostgreSQL
 	mat        *server.Material
 	srv        *server.Server
 	ts         *httptest.Server
@@ -57,6 +61,7 @@ type env struct {
 }
 
 type envOptions struct {
+	postgres   bool // PostgreSQL (SVC_TEST_POSTGRES_DSN, a fresh schema) instead of SQLite
 	tls        bool
 	verifyPage []byte
 	clock      func() time.Time
@@ -70,7 +75,13 @@ func newEnv(t *testing.T, o envOptions) *env {
 	if e.mat, err = server.LoadMaterial(e.dir); err != nil {
 		t.Fatal(err)
 	}
-	if e.st, err = sqlite.Open(ctx, filepath.Join(e.dir, cli.SQLiteFile)); err != nil {
+	if o.postgres {
+		e.dsn = pgSchema(t)
+		e.st, err = postgres.Open(ctx, e.dsn)
+	} else {
+		e.st, err = sqlite.Open(ctx, filepath.Join(e.dir, cli.SQLiteFile))
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.st.Close() })
@@ -186,7 +197,11 @@ func (e *env) seed() {
 func (e *env) publishWithCLI() string {
 	e.t.Helper()
 	var out, errOut strings.Builder
-	code := cli.Main([]string{"registry", "publish", profileVector, "--data-dir", e.dir, "--smtp", "smtp://" + e.smtp.Addr() + "?from=registry@svc.test"},
+	args := []string{"registry", "publish", profileVector, "--data-dir", e.dir, "--smtp", "smtp://" + e.smtp.Addr() + "?from=registry@svc.test"}
+	if e.dsn != "" {
+		args = append(args, "--database", e.dsn)
+	}
+	code := cli.Main(args,
 		&cli.Streams{In: strings.NewReader(""), Out: &out, Err: &errOut, Getenv: func(string) string { return "" }})
 	if code != 0 {
 		e.t.Fatalf("svc registry publish: exit %d\n%s%s", code, out.String(), errOut.String())
@@ -282,5 +297,31 @@ func csrfOf(t *testing.T, body string) string {
 	return m[1]
 }
 
-var _ = tls.VersionTLS12
-var _ = store.ErrNotFound
+// pgSchema returns a DSN of a fresh schema of SVC_TEST_POSTGRES_DSN's
+// database (dropped at cleanup), or skips t when it is not set.
+func pgSchema(t *testing.T) string {
+	t.Helper()
+	base := os.Getenv("SVC_TEST_POSTGRES_DSN")
+	if base == "" {
+		t.Skip("SVC_TEST_POSTGRES_DSN is not set: run scripts/postgres.sh start (make unit does) to run the dashboard on PostgreSQL")
+	}
+	ctx := context.Background()
+	admin, err := pgxpool.New(ctx, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(admin.Close)
+	schema := "svc_dash_" + strings.ReplaceAll(strings.ToLower(rand.Text()), "-", "")[:12]
+	if _, err := admin.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { admin.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE") })
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
