@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/svc-gov/svc/pkg/api"
 	"github.com/svc-gov/svc/pkg/cli"
 	"github.com/svc-gov/svc/pkg/client"
@@ -21,7 +22,6 @@ import (
 	"github.com/svc-gov/svc/pkg/notify"
 	"github.com/svc-gov/svc/pkg/profile"
 	"github.com/svc-gov/svc/pkg/server"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/svc-gov/svc/pkg/store"
 	"github.com/svc-gov/svc/pkg/store/postgres"
