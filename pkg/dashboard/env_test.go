@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/svc-gov/svc/pkg/api"
 	"github.com/svc-gov/svc/pkg/cli"
 	"github.com/svc-gov/svc/pkg/client"
@@ -22,7 +23,6 @@ import (
 	"github.com/svc-gov/svc/pkg/notify"
 	"github.com/svc-gov/svc/pkg/profile"
 	"github.com/svc-gov/svc/pkg/server"
-
 	"github.com/svc-gov/svc/pkg/store"
 	"github.com/svc-gov/svc/pkg/store/postgres"
 	"github.com/svc-gov/svc/pkg/store/sqlite"
