@@ -6,7 +6,7 @@ BIN := bin
 VECTORS := testdata/vectors
 FUZZTIME ?= 20000x
 
-.PHONY: help setup ort build demo test unit interop fuzz lint docs vectors bench bench-hash bench-ingest release-check clean
+.PHONY: help setup ort build web chromium demo test unit interop fuzz lint docs vectors bench bench-hash bench-ingest bench-web release-check clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -14,9 +14,15 @@ help: ## list targets
 setup: ## install missing tools (openssl, jq, xxd) and Go modules
 	@scripts/setup.sh
 
-build: ## build bin/svc and bin/svc-verify
+build: web ## build bin/svc and bin/svc-verify (svc embeds the offline verifier page)
 	$(GO) build -trimpath -o $(BIN)/svc ./cmd/svc   # with cgo: the ONNX Runtime commands work
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/svc-verify ./cmd/svc-verify
+
+web: ## build the offline verifier page (WebAssembly inlined) into pkg/dashboard/verifypage/verify.html for svc serve to embed
+	$(GO) run ./internal/webbuild/genverify -o pkg/dashboard/verifypage/verify.html -version "$$(git describe --tags --always --dirty 2>/dev/null || echo dev)"
+
+chromium: ## install Chromium for the browser tests if missing (prints its path)
+	@scripts/install-chromium.sh
 
 demo: setup build ort ## svc quickstart end to end, svc-verify on its VPEC, a tampered copy failing
 	@scripts/demo.sh
@@ -27,6 +33,7 @@ unit: ## go test ./... with a throwaway PostgreSQL server and the Hugging Face t
 	@set -e; \
 	export SVC_ORT_LIB=$$(scripts/install-ort.sh); \
 	SVC_HF_TOKENIZERS=$$(scripts/install-tokenizers.sh); export SVC_HF_TOKENIZERS; \
+	SVC_CHROMIUM=$$(scripts/install-chromium.sh); export SVC_CHROMIUM; \
 	dsn=$$(scripts/postgres.sh start | sed -n 's/^SVC_TEST_POSTGRES_DSN=//p'); \
 	test -n "$$dsn" || { echo "unit: PostgreSQL did not start (scripts/postgres.sh start)"; exit 1; }; \
 	trap 'scripts/postgres.sh stop >/dev/null 2>&1' EXIT; \
@@ -43,6 +50,7 @@ lint: ## gofmt and go vet
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { gofmt -l . ; echo "gofmt: files above need formatting"; exit 1; }
 	$(GO) vet ./...
 	CGO_ENABLED=0 $(GO) build ./...   # svc-verify and cross-compiled svc build without cgo
+	GOOS=js GOARCH=wasm $(GO) vet ./cmd/svc-verify-wasm ./pkg/webverify   # the offline verifier page's WebAssembly
 	CGO_ENABLED=0 $(GO) test ./pkg/inference   # and say they have no ONNX Runtime
 
 interop: ## opt-in: cosign v2.6.5 (built once into the cache: ~4 min, 1.8 GB of modules cold) verifies svc export bundles and in-toto attestations
@@ -64,6 +72,9 @@ vectors: ## regenerate the test vectors (keys are kept)
 
 bench: ## Go benchmarks of the verifier, hashing, Merkle and timestamps
 	$(GO) test -run '^$$' -bench . -benchmem ./pkg/...
+
+bench-web: ## the offline verifier page in Chromium vs svc verify on a 10,000-record VPEC, and the WebAssembly size
+	SVC_WEB_BENCH=1 SVC_CHROMIUM=$$(scripts/install-chromium.sh) $(GO) test ./pkg/dashboard -run '^TestWebFigures$$' -count=1 -v -timeout 10m
 
 bench-hash: build ## svc-verify hash vs openssl dgst -sha256 on a 1 GiB file
 	SVC_VERIFY=$(BIN)/svc-verify scripts/bench-hash.sh

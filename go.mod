@@ -19,11 +19,15 @@ require (
 )
 
 require (
+	github.com/chromedp/cdproto v0.159.0
+	github.com/chromedp/chromedp v0.23.0
 	github.com/consensys/gnark v0.16.0
 	github.com/consensys/gnark-crypto v0.21.0
 	github.com/yalue/onnxruntime_go v1.27.0
 	google.golang.org/protobuf v1.36.11
 )
+
+require github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 
 require (
 	github.com/bits-and-blooms/bitset v1.24.6 // indirect

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -62,6 +63,7 @@ func (a *app) runQuickstart(ctx context.Context, dir, output string) error {
 			fmt.Fprintf(a.streams.Err, "quickstart: and audit the classifier's trace: svc verify %s --trust-root %s --profile %s --trace %s --model %s --input-file %s\n",
 				res.VPECPath, res.TrustBundlePath, bi.ProfilePath, bi.TracePath, bi.ModelDir, bi.InputPath)
 		}
+		fmt.Fprintf(a.streams.Err, "quickstart: see it in the dashboard: svc serve --data-dir %[1]s, open http://127.0.0.1:8080/dashboard/ and sign in with a key from svc admin key create --org quickstart --live --data-dir %[1]s\n", filepath.Join(dir, "data"))
 	}
 	if res.VerifyErr != nil {
 		return exitError{ExitInvalid}

@@ -155,6 +155,7 @@ func (a *app) runServe(ctx context.Context, o *serveOptions) error {
 	}
 	err = setup.Serve(ctx, srv, setup.HTTP{Addr: o.addr, ShutdownTimeout: o.shutdown, Listening: func(addr net.Addr) error {
 		fmt.Fprintf(a.streams.Out, "svc: listening on http://%s (%s, signing key %s)\n", addr, where, m.Signer.KeyID())
+		fmt.Fprintf(a.streams.Out, "svc: dashboard at http://%[1]s/dashboard/ (sign in with an API key), offline verifier page at http://%[1]s/verify\n", addr)
 		log.Info("serving", "addr", addr.String(), "store", where, "signing_key", m.Signer.KeyID(), "data_dir", o.data.dir())
 		if o.addrFile != "" {
 			if err := os.WriteFile(o.addrFile, []byte(addr.String()+"\n"), 0o644); err != nil {

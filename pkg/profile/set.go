@@ -76,6 +76,18 @@ func (s *Set) AddExplicit(path string) error {
 	if err != nil {
 		return fmt.Errorf("read profile: %w", err)
 	}
+	return s.AddExplicitDoc(path, doc)
+}
+
+// AddExplicitDoc is AddExplicit for a document already in memory (the
+// in-browser verifier's chosen files); name stands for its path in
+// Explicit and in errors. A document larger than document.MaxSize is
+// refused with an error matching document.ErrTooLarge.
+func (s *Set) AddExplicitDoc(name string, doc []byte) error {
+	path := name
+	if len(doc) > document.MaxSize {
+		return fmt.Errorf("%w: %s is larger than %d bytes", document.ErrTooLarge, path, document.MaxSize)
+	}
 	p, err := Parse(doc)
 	if err != nil {
 		s.explicit = append(s.explicit, File{Path: path, Err: err})

@@ -100,7 +100,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	go hs.Serve(ln)
 	defer hs.Shutdown(context.Background())
 	base := "http://" + ln.Addr().String()
-	say("service listening on %s (SQLite and built-in TSA in %s)", base, filepath.Join(dir, "data"))
+	say("service listening on %s (SQLite and built-in TSA in %s); dashboard at %s/dashboard/ while it runs", base, filepath.Join(dir, "data"), base)
 
 	if _, err := server.CreateOrg(ctx, st, "quickstart", server.TierStandard, time.Now()); err != nil && !errors.Is(err, store.ErrExists) {
 		return nil, fail("organisation", err)

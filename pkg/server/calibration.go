@@ -48,32 +48,38 @@ func (s *Server) requestCalibration(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	if _, err := vpec.ParseHash(in.ONNXModelHash); err != nil {
-		s.fail(w, r, badRequest("onnx_model_hash", "onnx_model_hash must be sha256:<64 hex> of the ONNX model file: %v", err))
+	v, err := s.createCalibrationRequest(r.Context(), caller(r), in)
+	if err != nil {
+		s.fail(w, r, err)
 		return
+	}
+	writeJSON(w, http.StatusCreated, v)
+}
+
+// createCalibrationRequest validates a calibration request of the key's
+// organisation and stores it: the API's POST and the dashboard's form
+// both come here. Validation errors are *httpError (400).
+func (s *Server) createCalibrationRequest(ctx context.Context, key store.APIKey, in api.CalibrationRequestInput) (api.CalibrationRequestView, error) {
+	if _, err := vpec.ParseHash(in.ONNXModelHash); err != nil {
+		return api.CalibrationRequestView{}, badRequest("onnx_model_hash", "onnx_model_hash must be sha256:<64 hex> of the ONNX model file: %v", err)
 	}
 	if len(in.DesiredGPUClasses) == 0 {
 		in.DesiredGPUClasses = []string{"cpu"}
 	}
 	for _, g := range in.DesiredGPUClasses {
 		if !profile.ValidGPUClass(g) {
-			s.fail(w, r, badRequest("desired_gpu_classes", "GPU class %q is not one of %v", g, profile.GPUClasses()))
-			return
+			return api.CalibrationRequestView{}, badRequest("desired_gpu_classes", "GPU class %q is not one of %v", g, profile.GPUClasses())
 		}
 	}
 	if in.NotifyEmail != "" && !validEmail(in.NotifyEmail) {
-		s.fail(w, r, badRequest("notify_email", "notify_email %q is not an e-mail address", in.NotifyEmail))
-		return
+		return api.CalibrationRequestView{}, badRequest("notify_email", "notify_email %q is not an e-mail address", in.NotifyEmail)
 	}
 	if len(in.ModelDescription) > 4096 || len(in.HubModelID) > 256 {
-		s.fail(w, r, badRequest("model_description", "model_description is limited to 4096 bytes and hub_model_id to 256"))
-		return
+		return api.CalibrationRequestView{}, badRequest("model_description", "model_description is limited to 4096 bytes and hub_model_id to 256")
 	}
-	key := caller(r)
-	org, err := s.cfg.Store.OrgByID(r.Context(), key.OrgID)
+	org, err := s.cfg.Store.OrgByID(ctx, key.OrgID)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return api.CalibrationRequestView{}, err
 	}
 	now := s.cfg.Now().UTC().Truncate(time.Microsecond)
 	c := store.CalibrationRequest{ID: vpec.NewID("cal_req_"), OrgID: org.ID, ModelHash: in.ONNXModelHash,
@@ -82,11 +88,10 @@ func (s *Server) requestCalibration(w http.ResponseWriter, r *http.Request) {
 	if c.EstimatedCompletion == "" {
 		c.EstimatedCompletion = turnaround[TierStandard]
 	}
-	if err := s.cfg.Store.CreateCalibrationRequest(r.Context(), c); err != nil {
-		s.fail(w, r, err)
-		return
+	if err := s.cfg.Store.CreateCalibrationRequest(ctx, c); err != nil {
+		return api.CalibrationRequestView{}, err
 	}
-	writeJSON(w, http.StatusCreated, calView(c))
+	return calView(c), nil
 }
 
 func (s *Server) getCalibrationRequest(w http.ResponseWriter, r *http.Request) {

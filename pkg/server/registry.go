@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/svc-gov/svc/pkg/api"
@@ -21,6 +22,15 @@ func (s *Server) registerManifest(w http.ResponseWriter, r *http.Request) {
 	if m.Name == "" || m.Version == "" {
 		s.fail(w, r, badRequest("name", "a manifest needs a name and a version"))
 		return
+	}
+	for i, st := range m.Stages {
+		if st.ONNXModelHash == "" {
+			continue
+		}
+		if _, err := vpec.ParseHash(st.ONNXModelHash); err != nil {
+			s.fail(w, r, badRequest(fmt.Sprintf("stages[%d].onnx_model_hash", i), "stages[%d].onnx_model_hash must be sha256:<64 hex> of the ONNX model file: %v", i, err))
+			return
+		}
 	}
 	body := tree.Canonical()
 	id := commitment.String(body)

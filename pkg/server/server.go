@@ -60,6 +60,8 @@ type Config struct {
 	// RunLimits bound the records of a run (decision D1 in docs/API.md);
 	// zero fields take the defaults.
 	RunLimits RunLimits
+	// Dashboard configures the web dashboard and the /verify page.
+	Dashboard DashboardConfig
 }
 
 // Server serves the API. Create it with New.
@@ -155,6 +157,9 @@ func New(cfg Config) (*Server, error) {
 	s.runs.max, s.tips.max, s.profileCache.max = 50000, 50000, 1000
 	s.scopes.max = 50000
 	s.routes()
+	if err := s.mountDashboard(); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 

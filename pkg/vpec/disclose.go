@@ -36,6 +36,10 @@ type ManifestStage struct {
 	ProofCeiling         string   `json:"proof_ceiling"`
 	RegulatoryReferences []string `json:"regulatory_references" maxitems:"32"`
 	Disclose             []string `json:"disclose,omitempty" maxitems:"64"`
+	// ONNXModelHash optionally names the model the stage runs
+	// (sha256:<hex> of the ONNX file), so the dashboard's registry lists
+	// the model before any record of it (docs/API.md, "Manifests").
+	ONNXModelHash string `json:"onnx_model_hash,omitempty"`
 }
 
 // ID returns the manifest's content-addressed id: "sha256:" of its RFC

@@ -1,0 +1,217 @@
+// Package dashboard is the web interface of svc serve: server-rendered
+// pages (html/template, no JavaScript) for the people around a governance
+// program who do not live in a terminal. Sign in with an API key
+// (exchanged for a server-side session), then the registry page (every
+// model the organisation's manifests and VPECs name, with its profile
+// status and a calibration request form), profile pages (bounds as an SVG
+// chart), runs and VPEC pages (the verifier's report, downloads), and the
+// offline verifier page at /verify. docs/DASHBOARD.md documents it.
+package dashboard
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/svc-gov/svc/pkg/api"
+	"github.com/svc-gov/svc/pkg/signing"
+	"github.com/svc-gov/svc/pkg/store"
+	"github.com/svc-gov/svc/pkg/vpec"
+)
+
+// Prefix is the path every dashboard page lives under; VerifyPath is the
+// offline verifier page.
+const (
+	Prefix     = "/dashboard/"
+	VerifyPath = "/verify"
+)
+
+// DefaultSessionTTL is how long a sign-in lasts unless Config says otherwise.
+const DefaultSessionTTL = 8 * time.Hour
+
+//go:embed templates/*.html templates/style.css
+var templateFS embed.FS
+
+//go:embed verifypage
+var verifyFS embed.FS
+
+// Config configures the dashboard. Store, Web, Trust, Signer, Timestamper,
+// AuthKey and RequestCalibration are required.
+type Config struct {
+	// Store and Web are the service's store (both interfaces of one value).
+	Store store.Store
+	Web   store.WebStore
+	// Trust is the service's trust bundle: VPEC pages verify against it
+	// and offer it for download.
+	Trust *signing.Bundle
+	// Signer and Timestamper sign and time-stamp the in-toto attestation
+	// download (as GET /api/v1/vpecs/{id}/attestation does).
+	Signer      *signing.Signer
+	Timestamper vpec.Timestamper
+	// AuthKey checks an API key given at sign-in exactly as the API's
+	// Authorization header is checked, returning the stored key; its
+	// error is shown to the user.
+	AuthKey func(ctx context.Context, key string) (store.APIKey, error)
+	// RequestCalibration files a calibration request for the key's
+	// organisation exactly as POST /api/v1/registry/calibration-requests.
+	RequestCalibration func(ctx context.Context, key store.APIKey, in api.CalibrationRequestInput) (api.CalibrationRequestView, error)
+	// SessionTTL is how long a sign-in lasts (default DefaultSessionTTL).
+	SessionTTL time.Duration
+	// SecureCookies marks the session cookie Secure even on a plain HTTP
+	// request (set it behind a TLS-terminating proxy); requests that
+	// arrive over TLS always get Secure cookies.
+	SecureCookies bool
+	// VerifyPage overrides the page served at /verify (default: the
+	// embedded verifypage/verify.html, or a page saying how to build it).
+	VerifyPage []byte
+	// Version is shown in the page footer.
+	Version string
+	// Now is the clock (default time.Now); Logger receives errors.
+	Now    func() time.Time
+	Logger *slog.Logger
+}
+
+// Dashboard serves the pages. Create it with New and mount it with Register.
+type Dashboard struct {
+	cfg    Config
+	log    *slog.Logger
+	pages  map[string]*template.Template
+	css    []byte
+	verify []byte
+	// VerifyBuilt reports whether /verify serves the real verifier page
+	// (false: the fallback saying how to build it).
+	verifyBuilt bool
+}
+
+// ErrInput is matched (errors.Is) by the errors of Config.RequestCalibration
+// that are the user's to fix (an invalid hash, GPU class or e-mail); the
+// form shows their text. Any other error is logged and shown as an
+// internal error.
+var ErrInput = errors.New("invalid input")
+
+// ErrConfig reports a Config that lacks a required field.
+var ErrConfig = errors.New("dashboard: incomplete configuration")
+
+// New checks cfg and parses the templates.
+func New(cfg Config) (*Dashboard, error) {
+	switch {
+	case cfg.Store == nil || cfg.Web == nil:
+		return nil, fmt.Errorf("%w: Store and Web are required", ErrConfig)
+	case cfg.Trust == nil:
+		return nil, fmt.Errorf("%w: Trust is required", ErrConfig)
+	case cfg.Signer == nil || cfg.Timestamper == nil:
+		return nil, fmt.Errorf("%w: Signer and Timestamper are required", ErrConfig)
+	case cfg.AuthKey == nil || cfg.RequestCalibration == nil:
+		return nil, fmt.Errorf("%w: AuthKey and RequestCalibration are required", ErrConfig)
+	}
+	if cfg.SessionTTL <= 0 {
+		cfg.SessionTTL = DefaultSessionTTL
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	d := &Dashboard{cfg: cfg, log: cfg.Logger, pages: map[string]*template.Template{}}
+	if d.log == nil {
+		d.log = slog.New(slog.DiscardHandler)
+	}
+	for _, name := range []string{"signin", "registry", "profile", "runs", "vpec", "error"} {
+		t, err := template.New(name).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html")
+		if err != nil {
+			return nil, fmt.Errorf("dashboard: template %s: %w", name, err)
+		}
+		d.pages[name] = t
+	}
+	css, err := templateFS.ReadFile("templates/style.css")
+	if err != nil {
+		return nil, fmt.Errorf("dashboard: %w", err)
+	}
+	d.css = css
+	d.verify, d.verifyBuilt = cfg.VerifyPage, len(cfg.VerifyPage) > 0
+	if !d.verifyBuilt {
+		if b, err := fs.ReadFile(verifyFS, "verifypage/verify.html"); err == nil {
+			d.verify, d.verifyBuilt = b, true
+		} else if d.verify, err = fs.ReadFile(verifyFS, "verifypage/fallback.html"); err != nil {
+			return nil, fmt.Errorf("dashboard: %w", err)
+		}
+	}
+	return d, nil
+}
+
+// VerifyBuilt reports whether /verify serves the offline verifier page
+// (false when this binary was built without it: /verify then says how to
+// build it).
+func (d *Dashboard) VerifyBuilt() bool { return d.verifyBuilt }
+
+// Register mounts every page through handle (a ServeMux's Handle):
+// patterns are "METHOD /path".
+func (d *Dashboard) Register(handle func(pattern string, h http.Handler)) {
+	h := func(p string, f http.HandlerFunc) { handle(p, d.headers(f)) }
+	h("GET "+VerifyPath, d.serveVerify)
+	h("GET "+Prefix, d.index) // /dashboard/ itself, and an HTML 404 for any unknown page
+	h("GET "+Prefix+"style.css", d.serveCSS)
+	h("GET "+Prefix+"signin", d.signinPage)
+	h("POST "+Prefix+"signin", d.signin)
+	h("POST "+Prefix+"signout", d.session(d.signout))
+	h("GET "+Prefix+"registry", d.session(d.registry))
+	h("POST "+Prefix+"calibration-requests", d.session(d.requestCalibration))
+	h("GET "+Prefix+"profiles/{id...}", d.session(d.profilePage))
+	h("GET "+Prefix+"runs", d.session(d.runs))
+	h("GET "+Prefix+"vpecs/{vpec_id}", d.session(d.vpecPage))
+	h("GET "+Prefix+"vpecs/{vpec_id}/{file}", d.session(d.download))
+}
+
+// headers sets the security headers of every dashboard response: no
+// script may run on dashboard pages (they need none), nothing is cached,
+// no page may be framed.
+func (d *Dashboard) headers(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		if r.URL.Path != VerifyPath {
+			h.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+		}
+		h.Set("X-Content-Type-Options", "nosniff")
+		// same-origin, not no-referrer: with no-referrer browsers send
+		// "Origin: null" on form posts, which the origin check refuses.
+		h.Set("Referrer-Policy", "same-origin")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Cache-Control", "no-store")
+		next(w, r)
+	}
+}
+
+func (d *Dashboard) serveCSS(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/css; charset=utf-8")
+	w.Header().Set("Cache-Control", "max-age=3600")
+	w.Write(d.css)
+}
+
+// verifyCSP is the policy of the offline verifier page: its own inline
+// script and WebAssembly, and no connection anywhere.
+const verifyCSP = "default-src 'none'; script-src 'unsafe-inline' 'wasm-unsafe-eval'; style-src 'unsafe-inline'; img-src data:; connect-src 'none'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'"
+
+func (d *Dashboard) serveVerify(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Security-Policy", verifyCSP)
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	if !d.verifyBuilt {
+		w.WriteHeader(http.StatusNotFound)
+	}
+	w.Write(d.verify)
+}
+
+func (d *Dashboard) index(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != Prefix {
+		d.errorPage(w, r, http.StatusNotFound, "No such dashboard page. Start from the registry: "+Prefix+"registry")
+		return
+	}
+	if _, err := d.currentSession(r); err == nil {
+		http.Redirect(w, r, Prefix+"registry", http.StatusSeeOther)
+		return
+	}
+	http.Redirect(w, r, Prefix+"signin", http.StatusSeeOther)
+}

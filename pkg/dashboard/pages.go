@@ -1,0 +1,334 @@
+package dashboard
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/svc-gov/svc/pkg/api"
+	"github.com/svc-gov/svc/pkg/profile"
+	"github.com/svc-gov/svc/pkg/sigstore"
+	"github.com/svc-gov/svc/pkg/store"
+	"github.com/svc-gov/svc/pkg/vpec"
+)
+
+var funcs = template.FuncMap{
+	"time": func(t time.Time) string {
+		if t.IsZero() {
+			return ""
+		}
+		return t.UTC().Format("2006-01-02 15:04 UTC")
+	},
+	"short": func(h string) string {
+		if len(h) > 23 {
+			return h[:23] + "…"
+		}
+		return h
+	},
+	"join": strings.Join,
+	"path": url.PathEscape,
+	"has": func(list []string, s string) bool {
+		return strings.Contains(","+strings.Join(list, ",")+",", ","+s+",")
+	},
+	"mark":   mark,
+	"status": func(s vpec.Status) string { return string(s) },
+}
+
+func mark(s vpec.Status) string {
+	switch s {
+	case vpec.Pass:
+		return "✔ pass"
+	case vpec.Fail:
+		return "✖ FAIL"
+	case vpec.Warn:
+		return "! warn"
+	}
+	return "– n/a"
+}
+
+// render executes a page into a buffer first, so a template error is a
+// clean 500 rather than half a page.
+func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, status int, page string, data map[string]any) {
+	if s, ok := r.Context().Value(ctxKey{}).(sess); ok {
+		data["Session"] = s
+		data["CSRF"] = csrfToken(s.token, csrfPurposeSession)
+	}
+	data["Version"] = d.cfg.Version
+	data["Page"] = page
+	var buf bytes.Buffer
+	if err := d.pages[page].ExecuteTemplate(&buf, "layout", data); err != nil {
+		d.log.Error("dashboard: render", "page", page, "error", err.Error())
+		http.Error(w, "internal error rendering the page; the service log has the details", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	w.Write(buf.Bytes())
+}
+
+func (d *Dashboard) errorPage(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	d.render(w, r, status, "error", map[string]any{"Title": http.StatusText(status), "Message": msg, "Status": status})
+}
+
+func (d *Dashboard) serverError(w http.ResponseWriter, r *http.Request, err error) {
+	d.log.Error("dashboard: request failed", "path", r.URL.Path, "error", err.Error())
+	d.errorPage(w, r, http.StatusInternalServerError, "Internal error; the service log has the details.")
+}
+
+func (d *Dashboard) notFound(w http.ResponseWriter, r *http.Request, what string) {
+	d.errorPage(w, r, http.StatusNotFound, what+" not found in your organisation.")
+}
+
+// --- registry and calibration requests -------------------------------------------------
+
+func (d *Dashboard) registry(w http.ResponseWriter, r *http.Request) {
+	s := current(r)
+	models, err := Models(r.Context(), d.cfg.Store, d.cfg.Web, s.OrgID)
+	if err != nil {
+		d.serverError(w, r, err)
+		return
+	}
+	counts := map[string]int{}
+	for _, m := range models {
+		counts[m.Status]++
+	}
+	d.render(w, r, http.StatusOK, "registry", map[string]any{
+		"Title": "Model registry", "Models": models, "Counts": counts, "GPUClasses": profile.GPUClasses(),
+		"Requested": r.URL.Query().Get("requested"), "Problem": r.URL.Query().Get("problem"),
+	})
+}
+
+func (d *Dashboard) requestCalibration(w http.ResponseWriter, r *http.Request) {
+	s := current(r)
+	if err := r.ParseForm(); err != nil {
+		d.errorPage(w, r, http.StatusBadRequest, "The form could not be read: "+err.Error())
+		return
+	}
+	in := api.CalibrationRequestInput{
+		ONNXModelHash: strings.TrimSpace(r.PostForm.Get("onnx_model_hash")),
+		HubModelID:    strings.TrimSpace(r.PostForm.Get("hub_model_id")),
+		NotifyEmail:   strings.TrimSpace(r.PostForm.Get("notify_email")),
+	}
+	in.DesiredGPUClasses = r.PostForm["gpu_class"]
+	keys, err := d.cfg.Store.APIKeys(r.Context(), s.OrgID)
+	if err != nil {
+		d.serverError(w, r, err)
+		return
+	}
+	var key store.APIKey
+	for _, k := range keys {
+		if k.ID == s.APIKeyID {
+			key = k
+		}
+	}
+	if key.ID == "" {
+		d.errorPage(w, r, http.StatusUnauthorized, "Your API key is no longer valid: sign in again.")
+		return
+	}
+	v, err := d.cfg.RequestCalibration(r.Context(), key, in)
+	if err != nil {
+		if !errors.Is(err, ErrInput) {
+			d.serverError(w, r, err)
+			return
+		}
+		http.Redirect(w, r, Prefix+"registry?problem="+url.QueryEscape(err.Error())+"#request", http.StatusSeeOther)
+		return
+	}
+	http.Redirect(w, r, Prefix+"registry?requested="+url.QueryEscape(v.RequestID), http.StatusSeeOther)
+}
+
+// --- profile ------------------------------------------------------------------------------
+
+func (d *Dashboard) profilePage(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	sp, err := d.cfg.Store.ProfileByID(r.Context(), id)
+	if errors.Is(err, store.ErrNotFound) {
+		d.notFound(w, r, "Profile")
+		return
+	}
+	if err != nil {
+		d.serverError(w, r, err)
+		return
+	}
+	p, verr := profile.Verify(sp.Body, d.cfg.Trust)
+	if p == nil {
+		p, err = profile.Parse(sp.Body)
+		if err != nil {
+			d.serverError(w, r, err)
+			return
+		}
+	}
+	sig := "signature valid (key " + p.SigningKeyID + " of this service's trust bundle)"
+	if verr != nil {
+		sig = "SIGNATURE NOT VALID against this service's trust bundle: " + verr.Error()
+	}
+	d.render(w, r, http.StatusOK, "profile", map[string]any{
+		"Title": "Profile " + p.ProfileID, "P": p, "Stored": sp, "Chart": BoundsChart(p), "Signature": sig, "SignatureOK": verr == nil,
+		"Classes": presentClasses(p),
+	})
+}
+
+// --- runs ---------------------------------------------------------------------------------
+
+// RunRow is one row of the runs page.
+type RunRow struct {
+	store.Run
+	VPEC *vpec.VPEC // nil while the run has no VPEC
+}
+
+func (d *Dashboard) runs(w http.ResponseWriter, r *http.Request) {
+	s := current(r)
+	q := r.URL.Query()
+	f := store.RunFilter{WorkflowID: strings.TrimSpace(q.Get("workflow")), State: q.Get("state"), Limit: 100}
+	if f.State != "open" && f.State != "sealed" {
+		f.State = ""
+	}
+	floor, gapsOnly := q.Get("floor"), q.Get("gaps") == "1"
+	runs, err := d.cfg.Web.RunsOfOrg(r.Context(), s.OrgID, f)
+	if err != nil {
+		d.serverError(w, r, err)
+		return
+	}
+	var rows []RunRow
+	for _, run := range runs {
+		row := RunRow{Run: run}
+		if run.VPECID != "" {
+			sv, err := d.cfg.Store.VPEC(r.Context(), s.OrgID, run.VPECID)
+			if err == nil {
+				var v vpec.VPEC
+				if json.Unmarshal(sv.Body, &v) == nil {
+					v.Records = nil // the page shows counts only
+					row.VPEC = &v
+				}
+			}
+		}
+		if floor != "" && (row.VPEC == nil || string(row.VPEC.ProofLevelFloor) != floor) {
+			continue
+		}
+		if gapsOnly && (row.VPEC == nil || len(row.VPEC.Gaps) == 0) {
+			continue
+		}
+		rows = append(rows, row)
+	}
+	d.render(w, r, http.StatusOK, "runs", map[string]any{
+		"Title": "Runs and VPECs", "Rows": rows, "Workflow": f.WorkflowID, "State": f.State, "Floor": floor, "GapsOnly": gapsOnly,
+		"Levels": vpec.ProofLevels(),
+	})
+}
+
+// --- VPEC ---------------------------------------------------------------------------------
+
+// storeProfiles resolves profile ids from the service's published profiles.
+type storeProfiles struct {
+	d *Dashboard
+	r *http.Request
+}
+
+func (p storeProfiles) Profile(id string) ([]byte, error) {
+	sp, err := p.d.cfg.Store.ProfileByID(p.r.Context(), id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("profile %s: %w", id, vpec.ErrProfileNotFound)
+	}
+	return sp.Body, err
+}
+
+func (d *Dashboard) vpecPage(w http.ResponseWriter, r *http.Request) {
+	sv, err := d.cfg.Store.VPEC(r.Context(), current(r).OrgID, r.PathValue("vpec_id"))
+	if errors.Is(err, store.ErrNotFound) {
+		d.notFound(w, r, "VPEC")
+		return
+	}
+	if err != nil {
+		d.serverError(w, r, err)
+		return
+	}
+	report, err := vpec.Verify(sv.Body, vpec.Options{Trust: d.cfg.Trust, Profiles: storeProfiles{d, r}})
+	if report == nil {
+		d.serverError(w, r, err)
+		return
+	}
+	report.TrustRoot = &vpec.TrustRoot{File: "this service's trust bundle", Source: "svc serve"}
+	var v vpec.VPEC
+	_ = json.Unmarshal(sv.Body, &v)
+	d.render(w, r, http.StatusOK, "vpec", map[string]any{
+		"Title": "VPEC " + sv.ID, "Report": report, "V": &v, "Stored": sv, "Downloads": downloads, "MaxRecords": 200,
+	})
+}
+
+// download is one file offered on a VPEC page.
+type download struct{ File, Label string }
+
+var downloads = []download{
+	{"vpec.json", "VPEC (JSON, as issued)"},
+	{"trust-bundle.pem", "Trust bundle (PEM: service keys and TSA roots)"},
+	{"vpec.sigstore.json", "Sigstore bundle v0.3 (as svc export --format sigstore-bundle)"},
+	{"vpec.signed.json", "Signed bytes (the artifact the Sigstore bundle covers)"},
+	{"trusted_root.json", "Sigstore trusted root (for cosign / sigstore-go)"},
+	{"attestation.sigstore.json", "in-toto attestation (DSSE, as GET /api/v1/vpecs/{id}/attestation)"},
+}
+
+func (d *Dashboard) download(w http.ResponseWriter, r *http.Request) {
+	sv, err := d.cfg.Store.VPEC(r.Context(), current(r).OrgID, r.PathValue("vpec_id"))
+	if errors.Is(err, store.ErrNotFound) {
+		d.notFound(w, r, "VPEC")
+		return
+	}
+	if err != nil {
+		d.serverError(w, r, err)
+		return
+	}
+	file := r.PathValue("file")
+	var body []byte
+	ctype := "application/json"
+	switch file {
+	case "vpec.json":
+		body = sv.Body
+	case "trust-bundle.pem":
+		body, ctype = d.cfg.Trust.Marshal(), "application/x-pem-file"
+	case "vpec.sigstore.json", "vpec.signed.json":
+		ex, err := sigstore.ExportBundle(sv.Body)
+		if err != nil {
+			d.errorPage(w, r, http.StatusUnprocessableEntity, "This VPEC cannot be exported as a Sigstore bundle: "+err.Error())
+			return
+		}
+		body = ex.Bundle
+		if file == "vpec.signed.json" {
+			body = ex.Artifact
+		}
+	case "trusted_root.json":
+		if body, err = sigstore.TrustedRoot(d.cfg.Trust); err != nil {
+			d.serverError(w, r, err)
+			return
+		}
+	case "attestation.sigstore.json":
+		if body, err = sigstore.Attest(r.Context(), sv.Body, d.cfg.Signer, d.cfg.Timestamper); err != nil {
+			d.errorPage(w, r, http.StatusUnprocessableEntity, "No attestation for this VPEC: "+err.Error())
+			return
+		}
+		ctype = sigstore.BundleMediaType
+	default:
+		d.notFound(w, r, "Download "+file)
+		return
+	}
+	w.Header().Set("Content-Type", ctype)
+	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s-%s"`, sv.ID, file))
+	w.Write(body)
+}
+
+// presentClasses lists the operator classes the profile has bounds for, in
+// the canonical order.
+func presentClasses(p *profile.Profile) []string {
+	var out []string
+	for _, c := range profile.OperatorClasses() {
+		if _, ok := p.Operators[c]; ok {
+			out = append(out, c)
+		}
+	}
+	return out
+}
