@@ -293,7 +293,7 @@ func (c *Ceremony) checkLast1(k int, last *mpcsetup.Phase1) error {
 	if err != nil {
 		return err
 	}
-	return step(func() error { return before.Verify(last) }, last.Challenge, data, k)
+	return step(func() error { return before.Verify(last) }, last.Challenge, data, c.label(k-1))
 }
 
 func (c *Ceremony) contribute2(k int, prevData []byte) ([]byte, string, error) {
@@ -312,7 +312,7 @@ func (c *Ceremony) contribute2(k int, prevData []byte) ([]byte, string, error) {
 			if err != nil {
 				return nil, "", err
 			}
-			if err := step(func() error { return before.Verify(prev) }, prev.Challenge, data, k); err != nil {
+			if err := step(func() error { return before.Verify(prev) }, prev.Challenge, data, c.label(c.count(1)+k-1)); err != nil {
 				return nil, "", err
 			}
 		} else if !errors.Is(err, fs.ErrNotExist) {
@@ -344,15 +344,21 @@ func (c *Ceremony) phase2Shape() (*mpcsetup.Phase2, error) {
 // step checks that a contribution builds on its predecessor (its
 // challenge is the SHA-256 of prevData, the transcript's chain) and then
 // runs gnark's verification of the update (verify).
-func step(verify func() error, challenge, prevData []byte, k int) error {
+func step(verify func() error, challenge, prevData []byte, label string) error {
 	want := transcript.HashBytes(prevData)
 	if got := "sha256:" + hex.EncodeToString(challenge); got != want {
-		return fmt.Errorf("%w: contribution %d of its phase was made on a state with hash %s, not on its predecessor (%s)", transcript.ErrChain, k, got, want)
+		return fmt.Errorf("%w: %s was made on a state with hash %s, not on its predecessor (%s)", transcript.ErrChain, label, got, want)
 	}
 	if err := verify(); err != nil {
-		return fmt.Errorf("%w: contribution %d of its phase: %v", ErrContribution, k, err)
+		return fmt.Errorf("%w: %s: %v", ErrContribution, label, err)
 	}
 	return nil
+}
+
+// label names contribution i of the transcript for messages.
+func (c *Ceremony) label(i int) string {
+	e := c.T.Contributions[i]
+	return fmt.Sprintf("contributions[%d] (phase %d, %q)", i, e.Phase, e.Contributor)
 }
 
 // circuitPower is the log2 of a circuit's domain: the smallest power of
@@ -536,7 +542,7 @@ func (c *Ceremony) verifyPhase1(dir string, r *Result) error {
 		if got := phase1ContributionHash(data); got != e.ContributionHash {
 			return fmt.Errorf("%w: contributions[%d].contribution_hash is %s, %s holds %s", ErrStateHash, k, e.ContributionHash, name, got)
 		}
-		if err := step(func() error { return prev.Verify(next) }, next.Challenge, prevData, k+1); err != nil {
+		if err := step(func() error { return prev.Verify(next) }, next.Challenge, prevData, c.label(k)); err != nil {
 			return err
 		}
 		prev, prevData = next, data
@@ -630,7 +636,7 @@ func (c *Ceremony) verifyPhase2(r *Result) error {
 		if got != e.ContributionHash {
 			return fmt.Errorf("%w: contributions[%d].contribution_hash is %s, %s holds %s", ErrStateHash, first+k, e.ContributionHash, name, got)
 		}
-		if err := step(func() error { return last.Verify(next) }, next.Challenge, prevData, k+1); err != nil {
+		if err := step(func() error { return last.Verify(next) }, next.Challenge, prevData, c.label(first+k)); err != nil {
 			return err
 		}
 		last, prevData = next, data
