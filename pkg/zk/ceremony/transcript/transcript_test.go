@@ -121,7 +121,9 @@ func TestRules(t *testing.T) {
 		{"beacon without srs hash", func(t *transcript.Transcript) { t.Phase1.SRSHash = "" }, transcript.ErrSchema},
 		{"uppercase beacon", func(t *transcript.Transcript) { t.Phase2.Beacon = strings.Repeat("CD", 16) }, transcript.ErrSchema},
 		{"short beacon", func(t *transcript.Transcript) { t.Phase2.Beacon = "cdcd" }, transcript.ErrSchema},
-		{"uppercase hash", func(t *transcript.Transcript) { t.Contributions[0].StateHash = strings.ToUpper(t.Contributions[0].StateHash) }, transcript.ErrSchema},
+		{"uppercase hash", func(t *transcript.Transcript) {
+			t.Contributions[0].StateHash = strings.ToUpper(t.Contributions[0].StateHash)
+		}, transcript.ErrSchema},
 		{"bidi control in a name", func(t *transcript.Transcript) { t.Contributions[0].Contributor = "Alice\u202e" }, transcript.ErrSchema},
 		{"name too long", func(t *transcript.Transcript) { t.Contributions[0].Contributor = strings.Repeat("a", 129) }, transcript.ErrSchema},
 		{"phase 3", func(t *transcript.Transcript) { t.Contributions[3].Phase = 3 }, transcript.ErrSchema},
