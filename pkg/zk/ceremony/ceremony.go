@@ -37,6 +37,7 @@ import (
 	"github.com/consensys/gnark/backend/groth16"
 	"github.com/consensys/gnark/backend/groth16/bn254/mpcsetup"
 	cs "github.com/consensys/gnark/constraint/bn254"
+	"github.com/consensys/gnark/logger"
 
 	"github.com/svc-gov/svc/internal/fsutil"
 	"github.com/svc-gov/svc/pkg/zk/ceremony/transcript"
@@ -71,6 +72,9 @@ var (
 	// ErrPhase: the operation does not fit the ceremony's phase (e.g.
 	// contributing to a sealed phase).
 	ErrPhase = errors.New("ceremony: wrong phase")
+	// ErrArgument: a contributor or circuit name, or a power, is not
+	// acceptable.
+	ErrArgument = errors.New("ceremony: invalid argument")
 	// ErrSize: the circuit does not fit phase 1's domain.
 	ErrSize = errors.New("ceremony: circuit too large for the phase-1 domain")
 )
@@ -91,7 +95,7 @@ type Ceremony struct {
 // not already hold a transcript) for a domain of 2^power points.
 func InitPhase1(dir string, power int) (*Ceremony, error) {
 	if power < transcript.MinPower || power > transcript.MaxPower {
-		return nil, fmt.Errorf("init phase 1: power %d: want %d to %d (a domain of 2^power constraints)", power, transcript.MinPower, transcript.MaxPower)
+		return nil, fmt.Errorf("%w: power %d: want %d to %d (a domain of 2^power constraints)", ErrArgument, power, transcript.MinPower, transcript.MaxPower)
 	}
 	initial, _, err := phase1Initial(power)
 	if err != nil {
@@ -205,7 +209,7 @@ func (c *Ceremony) save() (string, error) {
 // the transcript. The secrets are discarded when it returns.
 func (c *Ceremony) Contribute(name string) (*transcript.Contribution, error) {
 	if err := transcript.ValidName(name); err != nil {
-		return nil, fmt.Errorf("contributor name: %w", err)
+		return nil, fmt.Errorf("%w: contributor name: %v", ErrArgument, err)
 	}
 	unlock, err := c.lock()
 	if err != nil {
@@ -394,7 +398,7 @@ func InitPhase2(dir, phase1Dir string, circ Circuit) (*Ceremony, error) {
 		return nil, fmt.Errorf("%w: phase 1 in %s is not sealed: finalize it first", ErrPhase, phase1Dir)
 	}
 	if err := transcript.ValidName(circ.Name); err != nil {
-		return nil, fmt.Errorf("circuit name: %w", err)
+		return nil, fmt.Errorf("%w: circuit name: %v", ErrArgument, err)
 	}
 	srsData, err := p1.readHashed(SRSFile, p1.T.Phase1.SRSHash)
 	if err != nil {
@@ -439,6 +443,8 @@ func InitPhase2(dir, phase1Dir string, circ Circuit) (*Ceremony, error) {
 
 // Result is what Verify checked.
 type Result struct {
+	// Transcript is the ceremony's transcript.
+	Transcript *transcript.Transcript
 	// TranscriptHash is the transcript's hash.
 	TranscriptHash string
 	// Phase1Checked is the number of phase-1 contributions whose proofs were
@@ -487,7 +493,7 @@ func (c *Ceremony) verify(opts VerifyOptions) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Result{TranscriptHash: h}
+	r := &Result{Transcript: c.T, TranscriptHash: h}
 	phase1Dir := c.Dir
 	if c.T.Phase2 != nil {
 		phase1Dir = opts.Phase1Dir
@@ -719,7 +725,7 @@ func Finalize(dir, beacon string, opts VerifyOptions) (*Keys, error) {
 		return nil, fmt.Errorf("%w: phase %d is already sealed", ErrPhase, phase)
 	}
 	if c.count(phase) == 0 {
-		return nil, fmt.Errorf("%w: phase %d has no contribution; a seal without one protects nothing", transcript.ErrNoContributions, phase)
+		return nil, fmt.Errorf("%w: %w: phase %d has no contribution; a seal without one protects nothing", ErrPhase, transcript.ErrNoContributions, phase)
 	}
 	if phase == 1 {
 		opts.Phase1Dir = dir
@@ -792,4 +798,77 @@ func ReadR1CS(data []byte) (*cs.R1CS, error) {
 		return nil, fmt.Errorf("%w: %s: not a BN254 R1CS: %v", ErrStateFile, R1CSFile, err)
 	}
 	return ccs, nil
+}
+
+// InitOptions say which ceremony Init starts.
+type InitOptions struct {
+	// Dir is the new ceremony's directory.
+	Dir string
+	// Phase is 1 or 2.
+	Phase int
+	// Power is phase 1's domain: 2^Power constraints (phase 1 only).
+	Power int
+	// Phase1Dir is the sealed phase-1 ceremony (phase 2 only).
+	Phase1Dir string
+	// Circuit is the built-in circuit to set up ("demo"), or empty with
+	// R1CSFile (phase 2 only).
+	Circuit string
+	// R1CSFile is a BN254 constraint system in gnark's serialisation
+	// (phase 2 only), named CircuitName in the transcript.
+	R1CSFile    string
+	CircuitName string
+}
+
+// Init starts phase 1 (InitPhase1) or phase 2 (InitPhase2 for the demo
+// circuit or a constraint system read from a file), as opts say. gnark's
+// debug logging is turned off: a ceremony reports through its results.
+func Init(opts InitOptions) (*Ceremony, error) {
+	logger.Disable()
+	switch opts.Phase {
+	case 1:
+		if opts.Phase1Dir != "" || opts.Circuit != "" || opts.R1CSFile != "" {
+			return nil, fmt.Errorf("%w: phase 1 takes a power only; the circuit comes in phase 2", ErrPhase)
+		}
+		return InitPhase1(opts.Dir, opts.Power)
+	case 2:
+		if opts.Phase1Dir == "" {
+			return nil, fmt.Errorf("%w: phase 2 needs the sealed phase-1 ceremony directory", ErrPhase)
+		}
+		circ, err := LoadCircuit(opts.Circuit, opts.R1CSFile, opts.CircuitName)
+		if err != nil {
+			return nil, err
+		}
+		return InitPhase2(opts.Dir, opts.Phase1Dir, circ)
+	}
+	return nil, fmt.Errorf("%w: phase %d: want 1 or 2", ErrPhase, opts.Phase)
+}
+
+// ErrCircuit: the circuit to set up is unknown or unreadable.
+var ErrCircuit = errors.New("ceremony: no such circuit")
+
+// LoadCircuit returns the built-in circuit named kind ("demo"), or the
+// constraint system in r1csFile named name (default: the file's base name).
+func LoadCircuit(kind, r1csFile, name string) (Circuit, error) {
+	switch {
+	case kind != "" && r1csFile != "":
+		return Circuit{}, fmt.Errorf("%w: give a built-in circuit or an R1CS file, not both", ErrCircuit)
+	case kind == DemoCircuitName:
+		return CompileDemo()
+	case kind != "":
+		return Circuit{}, fmt.Errorf("%w: %q (built in: %s)", ErrCircuit, kind, DemoCircuitName)
+	case r1csFile == "":
+		return Circuit{}, fmt.Errorf("%w: give a built-in circuit or an R1CS file", ErrCircuit)
+	}
+	data, err := os.ReadFile(r1csFile)
+	if err != nil {
+		return Circuit{}, fmt.Errorf("%w: %w", ErrCircuit, err)
+	}
+	ccs, err := ReadR1CS(data)
+	if err != nil {
+		return Circuit{}, err
+	}
+	if name == "" {
+		name = filepath.Base(r1csFile)
+	}
+	return Circuit{Name: name, R1CS: ccs}, nil
 }

@@ -71,6 +71,9 @@ var (
 	// ErrTranscriptHash: the transcript's hash is not the one expected (the
 	// one a circuit entry names).
 	ErrTranscriptHash = errors.New("transcript: hash differs from the expected one")
+	// ErrBeacon: a beacon is not lowercase hex of MinBeaconBytes to
+	// MaxBeaconBytes bytes.
+	ErrBeacon = errors.New("transcript: bad beacon")
 	// ErrKeyMismatch: the verifying key is not the one the transcript ends in.
 	ErrKeyMismatch = errors.New("transcript: verifying key not derived from the final state")
 )
@@ -412,11 +415,11 @@ func checkSeal(phase, beacon string, hashes []member) error {
 // MaxBeaconBytes bytes.
 func ParseBeacon(s string) ([]byte, error) {
 	if len(s) < 2*MinBeaconBytes || len(s) > 2*MaxBeaconBytes || len(s)%2 != 0 || strings.ToLower(s) != s {
-		return nil, fmt.Errorf("beacon: want %d to %d bytes in lowercase hex (an even number of digits 0-9a-f)", MinBeaconBytes, MaxBeaconBytes)
+		return nil, fmt.Errorf("%w: want %d to %d bytes in lowercase hex (an even number of digits 0-9a-f), got %d characters", ErrBeacon, MinBeaconBytes, MaxBeaconBytes, len(s))
 	}
 	b, err := hex.DecodeString(s)
 	if err != nil {
-		return nil, fmt.Errorf("beacon: want lowercase hex: %w", err)
+		return nil, fmt.Errorf("%w: want lowercase hex: %v", ErrBeacon, err)
 	}
 	return b, nil
 }
