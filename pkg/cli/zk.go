@@ -34,17 +34,23 @@ func (a *app) zkInitCmd() *cobra.Command {
 	var opts ceremony.InitOptions
 	var output string
 	cmd := &cobra.Command{
-		Use:   "init --dir DIR --phase 1 --power N | --phase 2 --phase1 P1DIR (--circuit demo | --r1cs FILE)",
+		Use:   "init --dir DIR --phase 1 --power N | --phase 2 --phase1 P1DIR (--model HEAD.onnx | --quantized HEAD.json | --circuit demo | --r1cs FILE)",
 		Short: "Start phase 1 for a domain, or phase 2 for a circuit on a sealed phase 1",
 		Long: `Phase 1 writes the deterministic initial state for a domain of 2^power
 constraints (14 covers every supported MLP head, up to 16,384 constraints).
 Phase 2 copies the sealed phase 1 (transcript and srs.bin) from --phase1,
 writes the circuit's constraint system and the phase's deterministic
-initial state. --circuit demo is a built-in circuit of 18 constraints for
-trying a ceremony; --r1cs takes any BN254 constraint system in gnark's
-serialisation.`,
+initial state. The circuit is one of:
+  --model HEAD.onnx      an ONNX MLP head, quantised with the default
+                         calibration (a deterministic random corpus);
+                         the quantised head is written to head.json, and
+                         proofs must be made with that file
+  --quantized HEAD.json  a quantised head (e.g. calibrated on real
+                         embeddings), with --onnx-model-hash naming its model
+  --circuit demo         a built-in circuit of 18 constraints, for trying
+  --r1cs FILE            any BN254 constraint system (gnark's serialisation)`,
 		Example: `  svc zk ceremony init --dir p1 --phase 1 --power 14
-  svc zk ceremony init --dir head --phase 2 --phase1 p1 --r1cs head.r1cs --name mlp-head
+  svc zk ceremony init --dir head --phase 2 --phase1 p1 --model head.onnx
   svc zk ceremony init --dir demo --phase 2 --phase1 p1 --circuit demo`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -65,6 +71,9 @@ serialisation.`,
 	cmd.Flags().IntVar(&opts.Phase, "phase", 1, "1 (powers of tau, once) or 2 (one circuit)")
 	cmd.Flags().IntVar(&opts.Power, "power", 14, "phase 1: the domain is 2^power constraints (1 to 24)")
 	cmd.Flags().StringVar(&opts.Phase1Dir, "phase1", "", "phase 2: the sealed phase-1 ceremony directory")
+	cmd.Flags().StringVar(&opts.Model, "model", "", "phase 2: an ONNX MLP head")
+	cmd.Flags().StringVar(&opts.Quantized, "quantized", "", "phase 2: a quantised MLP head (JSON)")
+	cmd.Flags().StringVar(&opts.ONNXModelHash, "onnx-model-hash", "", "phase 2 with --quantized: the sha256 hash of the head's ONNX model")
 	cmd.Flags().StringVar(&opts.Circuit, "circuit", "", "phase 2: a built-in circuit: demo")
 	cmd.Flags().StringVar(&opts.R1CSFile, "r1cs", "", "phase 2: a BN254 constraint system file (gnark's serialisation)")
 	cmd.Flags().StringVar(&opts.CircuitName, "name", "", "phase 2 with --r1cs: the circuit's name in the transcript (default: the file name)")

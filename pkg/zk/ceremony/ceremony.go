@@ -380,6 +380,9 @@ type Circuit struct {
 	ONNXModelHash string
 	// R1CS is the constraint system.
 	R1CS *cs.R1CS
+	// Files are written into the phase-2 directory beside the circuit
+	// (e.g. HeadFile for a head).
+	Files map[string][]byte
 }
 
 // InitPhase2 starts phase 2 for circ in dir (created if absent), on the
@@ -434,7 +437,11 @@ func InitPhase2(dir, phase1Dir string, circ Circuit) (*Ceremony, error) {
 		InitialStateHash: transcript.HashBytes(initial),
 	}
 	c := &Ceremony{Dir: dir, T: &t}
-	err = c.create(map[string][]byte{SRSFile: srsData, R1CSFile: r1csData, StateFile(2, 0): initial})
+	files := map[string][]byte{SRSFile: srsData, R1CSFile: r1csData, StateFile(2, 0): initial}
+	for name, data := range circ.Files {
+		files[name] = data
+	}
+	err = c.create(files)
 	if err != nil {
 		return nil, err
 	}
@@ -810,9 +817,15 @@ type InitOptions struct {
 	Power int
 	// Phase1Dir is the sealed phase-1 ceremony (phase 2 only).
 	Phase1Dir string
-	// Circuit is the built-in circuit to set up ("demo"), or empty with
-	// R1CSFile (phase 2 only).
+	// Circuit is the built-in circuit to set up ("demo"); or give one of
+	// Model, Quantized or R1CSFile (phase 2 only).
 	Circuit string
+	// Model is an ONNX MLP head (HeadCircuitFromONNX).
+	Model string
+	// Quantized is a quantised head as JSON (HeadCircuitFromQuantized),
+	// from the ONNX model whose sha256 hash is ONNXModelHash (optional).
+	Quantized     string
+	ONNXModelHash string
 	// R1CSFile is a BN254 constraint system in gnark's serialisation
 	// (phase 2 only), named CircuitName in the transcript.
 	R1CSFile    string
@@ -826,7 +839,7 @@ func Init(opts InitOptions) (*Ceremony, error) {
 	logger.Disable()
 	switch opts.Phase {
 	case 1:
-		if opts.Phase1Dir != "" || opts.Circuit != "" || opts.R1CSFile != "" {
+		if opts.Phase1Dir != "" || opts.Circuit != "" || opts.R1CSFile != "" || opts.Model != "" || opts.Quantized != "" {
 			return nil, fmt.Errorf("%w: phase 1 takes a power only; the circuit comes in phase 2", ErrPhase)
 		}
 		return InitPhase1(opts.Dir, opts.Power)
@@ -834,7 +847,24 @@ func Init(opts InitOptions) (*Ceremony, error) {
 		if opts.Phase1Dir == "" {
 			return nil, fmt.Errorf("%w: phase 2 needs the sealed phase-1 ceremony directory", ErrPhase)
 		}
-		circ, err := LoadCircuit(opts.Circuit, opts.R1CSFile, opts.CircuitName)
+		var circ Circuit
+		var err error
+		n := 0
+		for _, s := range []string{opts.Circuit, opts.R1CSFile, opts.Model, opts.Quantized} {
+			if s != "" {
+				n++
+			}
+		}
+		switch {
+		case n != 1:
+			return nil, fmt.Errorf("%w: give exactly one of a built-in circuit, an ONNX head, a quantised head or an R1CS file", ErrCircuit)
+		case opts.Model != "":
+			circ, err = HeadCircuitFromONNX(opts.Model)
+		case opts.Quantized != "":
+			circ, err = HeadCircuitFromQuantized(opts.Quantized, opts.ONNXModelHash)
+		default:
+			circ, err = LoadCircuit(opts.Circuit, opts.R1CSFile, opts.CircuitName)
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -152,6 +152,8 @@ func TestTwoContributorCeremony(t *testing.T) {
 	}
 }
 
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
 func readKey(t *testing.T, path string, into io.ReaderFrom) []byte {
 	t.Helper()
 	data, err := os.ReadFile(path)

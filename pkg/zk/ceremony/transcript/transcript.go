@@ -189,7 +189,10 @@ func HashBytes(b []byte) string {
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
-// validHash reports whether s is "sha256:" and 64 lowercase hex digits.
+// ValidHash reports whether s is "sha256:" and 64 lowercase hex digits,
+// the form of every hash in a transcript.
+func ValidHash(s string) bool { return validHash(s) }
+
 func validHash(s string) bool {
 	h, ok := strings.CutPrefix(s, "sha256:")
 	if !ok || len(h) != 64 {
