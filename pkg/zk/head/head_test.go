@@ -194,6 +194,10 @@ func TestProveVerify(t *testing.T) {
 	if len(proof) != 196 {
 		t.Errorf("proof is %d bytes, want 196", len(proof))
 	}
+	// docs/FORMATS.md "Groth16 proofs": 300 + 32*(L+4) + 132 bytes.
+	if want := 300 + 32*(len(pub.Logits)+4) + 132; len(f.vk) != want {
+		t.Errorf("verifying key is %d bytes, the documented layout gives %d", len(f.vk), want)
+	}
 	if id := CircuitID(f.vk); len(id) != 71 {
 		t.Errorf("CircuitID %q", id)
 	}
@@ -278,10 +282,20 @@ func TestOtherModelKey(t *testing.T) {
 			t.Errorf("bad key of %d bytes: err = %v, want ErrKeyEncoding", len(bad), err)
 		}
 	}
-	g := append([]byte(nil), f.vk...)
-	g[40] ^= 1
-	if err := Verify(g, proof, pub); err == nil {
-		t.Error("garbled key accepted")
+	// A changed byte in a point the verification equation uses (α1 at 0,
+	// β2 at 64, γ2 at 128, δ2 at 224, K from 292) fails decoding or the
+	// pairing check. (β1 and δ1 are not used by verification; a change
+	// there still changes the circuit id.)
+	for _, at := range []int{5, 70, 140, 230, 300} {
+		g := append([]byte(nil), f.vk...)
+		g[at] ^= 1
+		err := Verify(g, proof, pub)
+		if !errors.Is(err, ErrKeyEncoding) && !errors.Is(err, ErrInvalidProof) {
+			t.Errorf("key garbled at byte %d: err = %v", at, err)
+		}
+		if CircuitID(g) == CircuitID(f.vk) {
+			t.Error("garbled key has the same circuit id")
+		}
 	}
 }
 

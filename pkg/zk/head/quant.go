@@ -199,7 +199,7 @@ func Quantize(m *Model, corpus [][]float32) (*Quantized, Report, error) {
 			shift := -1
 			for k := 62; k >= 0; k-- {
 				mk := roundHalfAway(mmax * math.Ldexp(1, k))
-				if mk < 1<<31 && float64(ql.MaxAcc)*mk+math.Ldexp(1, k) < math.Ldexp(1, 62) {
+				if mk < 1<<mulBits && float64(ql.MaxAcc)*mk+math.Ldexp(1, k) < math.Ldexp(1, 62) {
 					shift = k
 					break
 				}
@@ -421,3 +421,9 @@ func abs64(x int64) int64 {
 	}
 	return x
 }
+
+// mulBits bounds the rescale multipliers Quantize picks: M[j] < 2^mulBits.
+// 16 bits keep the rescale's relative error under 2^-16, far below int8
+// rounding (2^-8), while keeping Shift (and so the circuit's remainder
+// range checks) short.
+const mulBits = 16
