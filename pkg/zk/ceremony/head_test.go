@@ -113,7 +113,7 @@ func TestHeadCeremony(t *testing.T) {
 	}
 }
 
-func readQuantized(t *testing.T, path string) *head.Quantized {
+func readQuantized(t testing.TB, path string) *head.Quantized {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
