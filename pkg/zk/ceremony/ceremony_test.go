@@ -128,6 +128,9 @@ func TestTwoContributorCeremony(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if transcript.HashBytes(doc) != keys.TranscriptHash {
+		t.Fatal("the transcript file's SHA-256 is not the transcript hash")
+	}
 	rep, err := transcript.Check(doc, vkBytes, keys.TranscriptHash)
 	if err != nil {
 		t.Fatal(err)

@@ -40,6 +40,10 @@ func TestWorkedExample(t *testing.T) {
 	if err != nil || h != r.TranscriptHash {
 		t.Fatalf("the document's transcript: %s %v, want %s", h, err, r.TranscriptHash)
 	}
+	file, _ := os.ReadFile(filepath.Join(ex, "demo", ceremony.TranscriptFile))
+	if transcript.HashBytes(file) != r.TranscriptHash {
+		t.Fatal("transcript.json is not in canonical form: its SHA-256 is not the transcript hash")
+	}
 	vk, _ := os.ReadFile(filepath.Join(ex, "demo", ceremony.VerifyingKeyFile))
 	if _, err := transcript.Check([]byte(block), vk, r.TranscriptHash); err != nil {
 		t.Fatal(err)

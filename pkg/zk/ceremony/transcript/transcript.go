@@ -222,21 +222,18 @@ func Parse(data []byte) (*Transcript, string, error) {
 	return &t, HashBytes(tree.Canonical()), nil
 }
 
-// Marshal returns the transcript as indented JSON (the form written to
-// files) and its hash (SHA-256 of its RFC 8785 canonical bytes).
+// Marshal returns the transcript's RFC 8785 canonical bytes, the form
+// written to transcript.json (so the file's SHA-256 is the transcript
+// hash), and its hash.
 func (t *Transcript) Marshal() ([]byte, string, error) {
 	if err := t.Validate(); err != nil {
 		return nil, "", err
 	}
-	raw, err := document.MarshalIndent(t)
+	canon, err := document.MarshalSignedBytes(t)
 	if err != nil {
 		return nil, "", err
 	}
-	canon, err := document.SignedBytes(raw)
-	if err != nil {
-		return nil, "", err
-	}
-	return raw, HashBytes(canon), nil
+	return canon, HashBytes(canon), nil
 }
 
 // Hash returns the transcript's hash: "sha256:" and the hex SHA-256 of its
