@@ -333,9 +333,14 @@ func (c *Ceremony) contribute2(k int, prevData []byte) ([]byte, string, error) {
 }
 
 // phase2Shape reads the phase's initial state, whose vector lengths every
-// later state must have.
+// later state must have. A contributor may not have it (only the latest
+// state): then (nil, nil), and states are read with their own lengths,
+// each bounded by the file's size.
 func (c *Ceremony) phase2Shape() (*mpcsetup.Phase2, error) {
 	data, err := c.readHashed(StateFile(2, 0), c.T.Phase2.InitialStateHash)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -400,3 +400,35 @@ func copyFile(t *testing.T, from, to string) {
 		t.Fatal(err)
 	}
 }
+
+// TestContributeWithLatestStateOnly: a contributor elsewhere receives only
+// transcript.json and the latest state file, contributes, and sends back
+// the new state and transcript; the coordinator's full check passes.
+func TestContributeWithLatestStateOnly(t *testing.T) {
+	p1, p2 := fixture(t)
+	remote := t.TempDir()
+	latest := ceremony.StateFile(2, 2)
+	copyFile(t, filepath.Join(p2, ceremony.TranscriptFile), filepath.Join(remote, ceremony.TranscriptFile))
+	copyFile(t, filepath.Join(p2, latest), filepath.Join(remote, latest))
+	c, err := ceremony.Open(remote)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := c.Contribute("Remote Org")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Index != 5 || e.Phase != 2 {
+		t.Fatalf("entry %+v", e)
+	}
+	for _, f := range []string{ceremony.TranscriptFile, ceremony.StateFile(2, 3)} {
+		copyFile(t, filepath.Join(remote, f), filepath.Join(p2, f))
+	}
+	r, err := ceremony.Verify(p2, ceremony.VerifyOptions{Phase1Dir: p1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Phase2Checked != 3 {
+		t.Fatalf("result %+v", r)
+	}
+}
