@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"github.com/consensys/gnark/frontend"
 	"github.com/consensys/gnark/logger"
 
+	"github.com/svc-gov/svc/internal/fsutil"
 	"github.com/svc-gov/svc/pkg/zk/ceremony"
 	"github.com/svc-gov/svc/pkg/zk/ceremony/transcript"
 )
@@ -430,5 +432,31 @@ func TestContributeWithLatestStateOnly(t *testing.T) {
 	}
 	if r.Phase2Checked != 3 {
 		t.Fatalf("result %+v", r)
+	}
+}
+
+// TestOneContributorAtATime: while another process holds the ceremony's
+// lock (a contribution or finalize in progress), Contribute refuses.
+func TestOneContributorAtATime(t *testing.T) {
+	_, p2 := fixture(t)
+	f, err := os.OpenFile(filepath.Join(p2, ".ceremony.lock"), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := fsutil.LockFile(f); err != nil {
+		t.Fatal(err)
+	}
+	c, err := ceremony.Open(p2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Contribute("Second")
+	if runtime.GOOS != "windows" && !errors.Is(err, fsutil.ErrLocked) {
+		t.Fatalf("got %v, want ErrLocked", err)
+	}
+	fsutil.UnlockFile(f)
+	if _, err := c.Contribute("Second"); err != nil {
+		t.Fatal(err)
 	}
 }
