@@ -71,6 +71,9 @@ bench-hash: build ## svc-verify hash vs openssl dgst -sha256 on a 1 GiB file
 bench-ingest: ## record ingest and close against svc serve on loopback (BACKEND=sqlite|postgres)
 	scripts/bench-ingest.sh
 
+bench-zk: ## Groth16 proofs of MLP heads: constraints, prove/verify time, sizes, peak RSS per phase
+	scripts/bench-zk.sh
+
 release-check: ## validate .goreleaser.yaml (needs goreleaser on PATH)
 	goreleaser check
 

@@ -4,6 +4,8 @@
 # and the peak RSS of each phase, each phase in its own process under
 # /usr/bin/time -v. Same-run baselines: the plain int8 run of the head
 # (for prove) and one Ed25519 verification (for verify).
+# prove_cpu_s is CPU time (user + system, all threads) per proof: steadier
+# than wall time when other work shares the cores.
 # Usage: scripts/bench-zk.sh [dims...]   (default: 768,64,2 768,256,2 768,320,32,2)
 set -euo pipefail
 export PATH="$PATH:/usr/local/go/bin"

@@ -1,14 +1,12 @@
 package ceremony
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
 
 	cs "github.com/consensys/gnark/constraint/bn254"
 
-	"github.com/svc-gov/svc/pkg/document"
 	"github.com/svc-gov/svc/pkg/zk/ceremony/transcript"
 	"github.com/svc-gov/svc/pkg/zk/head"
 )
@@ -66,7 +64,7 @@ func HeadCircuitFromQuantized(path, onnxModelHash string) (Circuit, error) {
 	if err != nil {
 		return Circuit{}, fmt.Errorf("%w: %w", ErrCircuit, err)
 	}
-	q, err := decodeQuantized(data)
+	q, err := head.ParseQuantized(data)
 	if err != nil {
 		return Circuit{}, fmt.Errorf("%w: %s: %w", ErrCircuit, path, err)
 	}
@@ -92,20 +90,4 @@ func headCircuit(q *head.Quantized) (Circuit, error) {
 		return Circuit{}, fmt.Errorf("encode quantised head: %w", err)
 	}
 	return Circuit{Name: HeadCircuitName, R1CS: ccs, Files: map[string][]byte{HeadFile: append(raw, '\n')}}, nil
-}
-
-// decodeQuantized decodes a quantised head: I-JSON (document.ParseTree's
-// input rules), no unknown members, nothing after the object; head.Compile
-// then checks its shapes and bounds (Quantized.Check).
-func decodeQuantized(data []byte) (*head.Quantized, error) {
-	if _, err := document.ParseTree(data); err != nil {
-		return nil, err
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	var q head.Quantized
-	if err := dec.Decode(&q); err != nil {
-		return nil, fmt.Errorf("not a quantised head: %w", err)
-	}
-	return &q, nil
 }
