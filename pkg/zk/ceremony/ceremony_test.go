@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/consensys/gnark-crypto/ecc"
@@ -38,6 +39,7 @@ var ceremonyDirs = sync.OnceValues(func() (string, error) {
 	if err != nil {
 		return "", err
 	}
+	fixtureRoot.Store(&root)
 	p1 := filepath.Join(root, "p1")
 	c1, err := ceremony.InitPhase1(p1, testPower)
 	if err != nil {
@@ -81,10 +83,13 @@ func fixture(t *testing.T) (p1, p2 string) {
 	return filepath.Join(dst, "p1"), filepath.Join(dst, "p2")
 }
 
+// fixtureRoot is the prepared ceremony's directory once made.
+var fixtureRoot atomic.Pointer[string]
+
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if root, err := ceremonyDirs(); err == nil {
-		os.RemoveAll(root)
+	if root := fixtureRoot.Load(); root != nil {
+		os.RemoveAll(*root)
 	}
 	os.Exit(code)
 }
