@@ -525,9 +525,23 @@ func shellWords(line string) []string {
 
 // helpExampleSkips are the --help examples that cannot run here, and why.
 var helpExampleSkips = map[string]string{
+	// A ceremony's steps need the directories of the steps before them;
+	// docs/PROOFS.md's worked example (TestDocs) and
+	// testdata/script/zk_ceremony.txtar run init, contribute, finalize and
+	// verify in sequence.
+	"svc zk ceremony init --dir p1 --phase 1 --power 14":                                                                   zkCeremonySkip,
+	"svc zk ceremony init --dir head --phase 2 --phase1 p1 --model head.onnx":                                              zkCeremonySkip,
+	"svc zk ceremony init --dir demo --phase 2 --phase1 p1 --circuit demo":                                                 zkCeremonySkip,
+	`svc zk ceremony contribute --dir p1 --name "Example Org"`:                                                             zkCeremonySkip,
+	"svc zk ceremony verify --dir head --phase1 p1":                                                                        zkCeremonySkip,
+	"svc zk ceremony verify --transcript head/transcript.json --verifying-key head/verifying.key":                          zkCeremonySkip,
+	"svc zk ceremony finalize --dir p1 --beacon 8f2e4d1c0b9a79685746352413021f0e":                                          zkCeremonySkip,
+	"svc zk ceremony finalize --dir head --beacon 0e1f2021324354657687a9b0c1d2e3f4 --phase1 p1":                            zkCeremonySkip,
 	"svc serve --database postgres://svc@db.internal:5432/svc":                                                             "needs a PostgreSQL server at db.internal (TestScripts runs serve on PostgreSQL)",
 	"svc registry publish profile.json --data-dir /var/lib/svc --smtp 'smtp://mail.internal:25?from=registry@example.com'": "needs a mail server at mail.internal (pkg/notify tests send to a loopback SMTP listener)",
 }
+
+const zkCeremonySkip = "a step of a ceremony: docs/PROOFS.md's worked example runs the steps in sequence"
 
 // helpExamplePlaceholders: the ids an example elides stand for the
 // fixture's own (testdata/doctest/fixture.sh writes them to .doctest/ids).
