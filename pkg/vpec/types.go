@@ -212,6 +212,7 @@ type Record struct {
 	Review              *Review           `json:"review,omitempty"`
 	CheckSession        *CheckSession     `json:"check_session,omitempty"`
 	BoundedInference    *BoundedInference `json:"bounded_inference,omitempty"`
+	ZKProof             *ZKProof          `json:"zk_proof,omitempty"`
 	ChainHash           string            `json:"chain_hash"`
 }
 

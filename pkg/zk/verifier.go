@@ -1,0 +1,141 @@
+package zk
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/consensys/gnark/backend/witness"
+
+	"github.com/svc-gov/svc/pkg/commitment"
+	"github.com/svc-gov/svc/pkg/signing"
+	"github.com/svc-gov/svc/pkg/vpec"
+	"github.com/svc-gov/svc/pkg/zk/conditions"
+)
+
+// Errors of record verification, each naming the check that failed;
+// matchable with errors.Is.
+var (
+	// ErrCircuitMismatch: the entry for the proof's circuit id is for
+	// another circuit than the record names.
+	ErrCircuitMismatch = errors.New("circuit mismatch")
+	// ErrModelMismatch: the entry's onnx_model_hash is not the record's.
+	ErrModelMismatch = errors.New("model mismatch")
+	// ErrStatement: the public inputs cannot be rebuilt from the record.
+	ErrStatement = errors.New("public inputs not derivable from the record")
+)
+
+// Verifier checks the zk_proof of VPEC records against signed circuit
+// entries; it implements vpec.ProofVerifier.
+type Verifier struct {
+	// Trust holds the service keys that sign circuit entries.
+	Trust *signing.Bundle
+	// Circuits resolves circuit ids to entry documents.
+	Circuits *Set
+}
+
+// Problems lists the explicitly given entries that are not valid signed
+// entries: the verifier reports them as invalid even when no record needs
+// them.
+func (v *Verifier) Problems() []string {
+	if v.Circuits == nil {
+		return nil
+	}
+	var out []string
+	for _, f := range v.Circuits.Explicit() {
+		err := f.Err
+		if err == nil {
+			_, err = VerifyEntry(f.Doc, v.Trust)
+		}
+		if err != nil {
+			out = append(out, fmt.Sprintf("--circuit %s: circuit entry signature or schema: %v", f.Path, err))
+		}
+	}
+	return out
+}
+
+// VerifyProof checks the proof of record r: its circuit entry is signed by
+// a key of the trust bundle, names the same circuit (and, for mlp_head,
+// the record's onnx_model_hash), and the Groth16 proof verifies against
+// the entry's key with public inputs rebuilt from the record's fields.
+func (v *Verifier) VerifyProof(_ string, r *vpec.Record) (vpec.ProofInfo, error) {
+	z := r.ZKProof
+	if z == nil {
+		return vpec.ProofInfo{}, fmt.Errorf("record has no zk_proof")
+	}
+	if v.Circuits == nil {
+		return vpec.ProofInfo{}, fmt.Errorf("%w: %s", vpec.ErrCircuitNotFound, z.CircuitID)
+	}
+	doc, err := v.Circuits.Entry(z.CircuitID)
+	if err != nil {
+		return vpec.ProofInfo{}, err
+	}
+	e, err := VerifyEntry(doc, v.Trust)
+	if err != nil {
+		return vpec.ProofInfo{}, fmt.Errorf("circuit entry signature: %w", err)
+	}
+	if e.Circuit != z.Circuit {
+		return vpec.ProofInfo{}, fmt.Errorf("%w: circuit %s is a %s entry, the record names %s", ErrCircuitMismatch, shortID(e.CircuitID), e.Circuit, z.Circuit)
+	}
+	if e.Circuit == vpec.CircuitMLPHead && e.ONNXModelHash != r.ONNXModelHash {
+		return vpec.ProofInfo{}, fmt.Errorf("%w: circuit %s proves model %s, the record names %s", ErrModelMismatch, shortID(e.CircuitID), shortID(e.ONNXModelHash), shortID(r.ONNXModelHash))
+	}
+	public, err := PublicWitness(r)
+	if err != nil {
+		return vpec.ProofInfo{}, err
+	}
+	vk, _ := e.VerifyingKeyBytes()
+	proof, err := signing.DecodeBase64(z.Proof)
+	if err != nil {
+		return vpec.ProofInfo{}, fmt.Errorf("%w: proof: %v", ErrEncoding, err)
+	}
+	if err := Verify(vk, proof, public); err != nil {
+		return vpec.ProofInfo{}, fmt.Errorf("groth16 verify (circuit %s, %s): %w", shortID(e.CircuitID), e.Circuit, err)
+	}
+	return vpec.ProofInfo{CircuitID: e.CircuitID, Contributors: e.Ceremony.Contributors}, nil
+}
+
+// PublicWitness rebuilds the public inputs of a record's proof from the
+// record's own fields: the input commitment from commitment_hash, the
+// outcome bit from check_result (conditions), the bound, class and logits
+// from the zk_proof block.
+func PublicWitness(r *vpec.Record) (witness.Witness, error) {
+	z := r.ZKProof
+	h, err := commitment.Parse(r.CommitmentHash)
+	if err != nil || h.Algorithm != commitment.Poseidon2 || len(h.Digest) != 32 {
+		return nil, fmt.Errorf("%w: commitment_hash is not a 32-byte poseidon2 commitment", ErrStatement)
+	}
+	var cm [32]byte
+	copy(cm[:], h.Digest)
+	switch z.Circuit {
+	case vpec.CircuitThreshold, vpec.CircuitTruncation:
+		bound := z.Threshold
+		if z.Circuit == vpec.CircuitTruncation {
+			bound = z.MaxTokens
+		}
+		passed, ok := vpec.PassedBit(r.CheckResult)
+		if !ok || bound == nil || *bound < 0 || *bound > 1<<32-1 {
+			return nil, fmt.Errorf("%w: %s needs check_result pass or fail and a 32-bit bound", ErrStatement, z.Circuit)
+		}
+		st := conditions.Statement{Kind: conditions.Kind(z.Circuit), Commitment: cm, Bound: uint32(*bound), Passed: passed}
+		w, err := st.PublicWitness()
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrStatement, err)
+		}
+		return w, nil
+	case vpec.CircuitMLPHead:
+		return headPublicWitness(cm, z)
+	}
+	return nil, fmt.Errorf("%w: unknown circuit %q", ErrStatement, z.Circuit)
+}
+
+// headPublicWitness is replaced when the head circuit (pkg/zk/head) lands.
+var headPublicWitness = func(cm [32]byte, z *vpec.ZKProof) (witness.Witness, error) {
+	return nil, fmt.Errorf("%w: this build cannot check %s proofs", ErrStatement, z.Circuit)
+}
+
+func shortID(s string) string {
+	if len(s) > 19 {
+		return s[:19] + "…"
+	}
+	return s
+}
