@@ -34,6 +34,8 @@ const (
 	MaxEmailBytes           = 254                     // calibration notify_email
 	MaxLineageTokenBytes    = 4096                    // lineage_token
 	MaxDelegationBytes      = 16384
+	MaxZKProofBytes         = vpec.MaxZKProofBytes // zk_proof.proof, decoded (records: vpec.Record.Validate)
+	MaxZKLogits             = vpec.MaxZKLogits     // zk_proof.logits of an mlp_head proof
 )
 
 // ErrLimit is wrapped by every FieldError: a request field breaks a
