@@ -70,7 +70,7 @@ fi
 SCHEMA_JQ='
 def id: type == "string" and test("\\A[A-Za-z0-9][A-Za-z0-9._:-]{0,127}\\z");
 def sha256: type == "string" and test("\\Asha256:[0-9a-f]{64}\\z");
-def commitment: type == "string" and test("\\A(sha256:[0-9a-f]{64}|poseidon2:([0-9a-f]{2})+)\\z");
+def commitment: type == "string" and test("\\A(sha256:[0-9a-f]{64}|poseidon2:[0-9a-f]{64})\\z");
 def time: type == "string" and
   test("\\A[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}([.][0-9]+)?Z\\z");
 def int($lo; $hi): type == "number" and . == floor and . >= $lo and . <= $hi;

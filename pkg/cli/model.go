@@ -19,6 +19,7 @@ func (a *app) modelCmd() *cobra.Command {
 		out    string
 		cfg    modelgen.Config
 		output string
+		dims   string
 	)
 	gen := &cobra.Command{
 		Use:   "generate --out DIR",
@@ -41,10 +42,18 @@ attention_mask int64 [batch_size, sequence_length] (any length up to
 ReduceMean/Sub/Pow/Sqrt/Div/Mul/Add, the attention mask added to the
 scores, a Gemm classifier, output logits [batch_size, classes], and
 torch-style node names. It writes model.onnx, tokenizer.json and
-config.json (Hugging Face formats) and no vocab.txt.`,
+config.json (Hugging Face formats) and no vocab.txt.
+
+--style mlp-head writes only model.onnx: a classifier head over a pooled
+embedding, shaped like a torch.onnx.export of nn.Sequential(Linear, ReLU,
+..., Linear) (Gemm layers, input "input" float [batch_size, width], output
+"logits"), with the widths of --dims (default 768,256,2; at most 263K
+parameters). This is the model a verifiable_inference proof covers
+(docs/PROOFS.md).`,
 		Example: `  svc model generate --out pii-model
   svc model generate --out big --layers 4 --hidden 256 --heads 4 --seq 128
-  svc model generate --out hf-like --style torch`,
+  svc model generate --out hf-like --style torch
+  svc model generate --out head --style mlp-head --dims 768,256,2`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOutput(output); err != nil {
@@ -52,6 +61,12 @@ config.json (Hugging Face formats) and no vocab.txt.`,
 			}
 			if out == "" {
 				return errorf(ExitUsage, "pass --out DIR", "no output directory")
+			}
+			if cfg.Style == modelgen.StyleMLPHead {
+				return a.generateMLPHead(out, dims, cfg.Seed, output)
+			}
+			if dims != "" {
+				return errorf(ExitUsage, "--dims is for --style mlp-head", "--dims given for style %q", cfg.Style)
 			}
 			if !slices.Contains(modelgen.Styles, cfg.Style) {
 				return errorf(ExitUsage, "use --style "+strings.Join(modelgen.Styles, " or --style "),
@@ -89,7 +104,8 @@ config.json (Hugging Face formats) and no vocab.txt.`,
 		},
 	}
 	gen.Flags().StringVar(&out, "out", "", "directory to write the model files to (bert: model.onnx, vocab.txt; torch: model.onnx, tokenizer.json, config.json)")
-	gen.Flags().StringVar(&cfg.Style, "style", modelgen.StyleBERT, "graph style: bert (opset 17, fixed shapes) or torch (like a torch.onnx.export of a Hugging Face DistilBERT)")
+	gen.Flags().StringVar(&cfg.Style, "style", modelgen.StyleBERT, "graph style: bert (opset 17, fixed shapes), torch (like a torch.onnx.export of a Hugging Face DistilBERT) or mlp-head (a dense classifier head, see --dims)")
+	gen.Flags().StringVar(&dims, "dims", "", "mlp-head: layer widths input,hidden...,classes (default 768,256,2)")
 	gen.Flags().IntVar(&cfg.Layers, "layers", 0, "transformer layers (default 2)")
 	gen.Flags().IntVar(&cfg.Hidden, "hidden", 0, "hidden size (default 64)")
 	gen.Flags().IntVar(&cfg.Heads, "heads", 0, "attention heads (default 4)")
@@ -99,4 +115,35 @@ config.json (Hugging Face formats) and no vocab.txt.`,
 	addOutputFlag(gen, &output)
 	cmd.AddCommand(gen)
 	return cmd
+}
+
+// generateMLPHead writes --style mlp-head's model.onnx and reports it.
+func (a *app) generateMLPHead(out, dims string, seed int64, output string) error {
+	cfg := modelgen.MLPHeadConfig{Seed: seed}
+	if dims != "" {
+		d, err := modelgen.ParseDims(dims)
+		if err != nil {
+			return &Error{Code: ExitUsage, Err: err, Hint: "--dims takes comma-separated widths, e.g. 768,256,2"}
+		}
+		cfg.Dims = d
+	}
+	if err := modelgen.WriteMLPHead(out, cfg); err != nil {
+		return &Error{Code: ExitUsage, Err: err, Hint: "--dims needs an input width, hidden widths and at least 2 classes, at most 263K parameters"}
+	}
+	path := filepath.Join(out, "model.onnx")
+	h, n, err := commitment.SumFile(path)
+	if err != nil {
+		return &Error{Code: ExitFailure, Err: err}
+	}
+	d := cfg.Dims
+	if d == nil {
+		d = modelgen.DefaultMLPHeadDims
+	}
+	if output == outputJSON {
+		return a.writeJSON(map[string]any{"dir": out, "onnx_model_hash": h.String(), "bytes": n, "style": modelgen.StyleMLPHead,
+			"files": []string{"model.onnx"}, "dims": d, "seed": max(seed, 1)})
+	}
+	fmt.Fprintf(a.streams.Out, "%s\n", h)
+	fmt.Fprintf(a.streams.Err, "%s: wrote %s (%d bytes: mlp head %v)\n", a.name, path, n, d)
+	return nil
 }

@@ -1,14 +1,14 @@
 // Package commitment computes, parses and checks commitment hash strings.
 //
-// A commitment hash string binds a document to its exact bytes. The only
-// algorithm that can be computed and checked is SHA-256, written as
+// A commitment hash string binds a document to its exact bytes. Two
+// algorithms are defined, both with a 32-byte digest written as 64 lowercase
+// hex digits:
 //
-//	sha256:<64 lowercase hex digits>
+//	sha256:<64 hex>     SHA-256 over the raw bytes, [Length] (71) characters
+//	poseidon2:<64 hex>  Poseidon2 over BN254 (see [SumPoseidon2]), 74 characters
 //
-// which is always [Length] (71) characters long. The form
-// "poseidon2:<lowercase hex>" is recognised by [Parse] so that documents using
-// it can be read and reported, but computing or checking it returns
-// [ErrUnsupported].
+// The poseidon2 encoding of bytes and of int8 vectors into field elements is
+// specified in poseidon2.go and docs/FORMATS.md ("Poseidon2 commitments").
 //
 // All functions are safe on arbitrary (untrusted) input and never panic.
 package commitment
@@ -29,11 +29,11 @@ import (
 type Algorithm string
 
 const (
-	// SHA256 is SHA-256 (FIPS 180-4) over the raw bytes. It is the only
-	// algorithm that can be computed and checked.
+	// SHA256 is SHA-256 (FIPS 180-4) over the raw bytes.
 	SHA256 Algorithm = "sha256"
-	// Poseidon2 is recognised when parsing but unsupported for computing or
-	// checking.
+	// Poseidon2 is gnark-crypto's Poseidon2 Merkle–Damgård hash over the
+	// BN254 scalar field of a tagged, length-suffixed packing of the bytes
+	// ([SumPoseidon2], [SumPoseidon2Int8]).
 	Poseidon2 Algorithm = "poseidon2"
 )
 
@@ -47,8 +47,8 @@ const bufSize = 1 << 20
 var (
 	// ErrMalformed reports a commitment string that is not well formed.
 	ErrMalformed = errors.New("commitment: malformed commitment hash")
-	// ErrUnsupported reports a recognised algorithm that cannot be computed
-	// or checked (poseidon2).
+	// ErrUnsupported reports an algorithm that cannot be computed or checked
+	// here (or, in other packages, a hash form a field does not accept).
 	ErrUnsupported = errors.New("commitment: unsupported algorithm")
 	// ErrMismatch reports that data does not match the expected commitment.
 	ErrMismatch = errors.New("commitment: hash mismatch")
@@ -58,7 +58,8 @@ var (
 type Hash struct {
 	// Algorithm is the hash function that produced Digest.
 	Algorithm Algorithm
-	// Digest is the raw digest (32 bytes for SHA256).
+	// Digest is the raw digest (32 bytes for both algorithms; for Poseidon2
+	// a big-endian field element below the BN254 scalar modulus).
 	Digest []byte
 }
 
@@ -118,10 +119,12 @@ func SumFile(path string) (Hash, int64, error) {
 
 // Parse parses a commitment string.
 //
-// "sha256:" must be followed by exactly 64 lowercase hex digits;
-// "poseidon2:" by a nonempty, even-length run of lowercase hex digits. Any
-// other form (missing or unknown prefix, wrong length, uppercase or non-hex
-// digits) returns an error wrapping [ErrMalformed] that names the problem.
+// "sha256:" and "poseidon2:" must each be followed by exactly 64 lowercase
+// hex digits; a poseidon2 digest must also be a canonical BN254 scalar field
+// element (below the modulus), since no other value can be a Poseidon2
+// digest. Any other form (missing or unknown prefix, wrong length, uppercase
+// or non-hex digits, a non-canonical poseidon2 digest) returns an error
+// wrapping [ErrMalformed] that names the problem.
 func Parse(s string) (Hash, error) {
 	if s == "" {
 		return Hash{}, fmt.Errorf("%w: empty string", ErrMalformed)
@@ -137,15 +140,12 @@ func Parse(s string) (Hash, error) {
 				ErrMalformed, quote(s), 2*sha256.Size, len(digest))
 		}
 	case Poseidon2:
-		if digest == "" {
-			return Hash{}, fmt.Errorf("%w: %s: empty poseidon2 digest", ErrMalformed, quote(s))
-		}
-		if len(digest)%2 != 0 {
-			return Hash{}, fmt.Errorf("%w: %s: poseidon2 digest must have an even number of hex characters, got %d",
-				ErrMalformed, quote(s), len(digest))
+		if len(digest) != 2*Poseidon2DigestBytes {
+			return Hash{}, fmt.Errorf("%w: %s: poseidon2 digest must be %d hex characters, got %d",
+				ErrMalformed, quote(s), 2*Poseidon2DigestBytes, len(digest))
 		}
 	default:
-		return Hash{}, fmt.Errorf("%w: %s: unknown algorithm %s (want \"sha256\")", ErrMalformed, quote(s), quote(alg))
+		return Hash{}, fmt.Errorf("%w: %s: unknown algorithm %s (want \"sha256\" or \"poseidon2\")", ErrMalformed, quote(s), quote(alg))
 	}
 	if err := checkLowerHex(digest); err != nil {
 		return Hash{}, fmt.Errorf("%w: %s: %s digest %v", ErrMalformed, quote(s), alg, err)
@@ -153,6 +153,11 @@ func Parse(s string) (Hash, error) {
 	raw, err := hex.DecodeString(digest)
 	if err != nil { // unreachable after checkLowerHex; kept for safety
 		return Hash{}, fmt.Errorf("%w: %s: %v", ErrMalformed, quote(s), err)
+	}
+	if Algorithm(alg) == Poseidon2 {
+		if err := checkPoseidon2Digest(raw); err != nil {
+			return Hash{}, fmt.Errorf("%w: %s: poseidon2 digest %v", ErrMalformed, quote(s), err)
+		}
 	}
 	return Hash{Algorithm: Algorithm(alg), Digest: raw}, nil
 }
@@ -174,40 +179,34 @@ func Equal(a, b Hash) bool {
 	return subtle.ConstantTimeCompare(a.Digest, b.Digest) == 1
 }
 
-// Check verifies that data matches the expected commitment string. It
-// returns an error wrapping [ErrMalformed] if expected does not parse,
-// [ErrUnsupported] for poseidon2, or [ErrMismatch] if the digest differs.
+// Check verifies that data matches the expected commitment string,
+// computing the algorithm the string names (poseidon2 commits to raw bytes,
+// tag [Poseidon2TagBytes]). It returns an error wrapping [ErrMalformed] if
+// expected does not parse, or [ErrMismatch] if the digest differs.
 func Check(expected string, data []byte) error {
-	want, err := parseCheckable(expected)
+	want, err := Parse(expected)
 	if err != nil {
 		return err
 	}
-	return compare(want, Sum(data))
-}
-
-// CheckReader is like [Check] but streams the data from r in constant
-// memory. The expected string is validated before anything is read.
-func CheckReader(expected string, r io.Reader) error {
-	want, err := parseCheckable(expected)
-	if err != nil {
-		return err
-	}
-	got, _, err := SumReader(r)
+	got, err := SumAlgorithm(want.Algorithm, data)
 	if err != nil {
 		return err
 	}
 	return compare(want, got)
 }
 
-func parseCheckable(expected string) (Hash, error) {
+// CheckReader is like [Check] but streams the data from r in constant
+// memory. The expected string is validated before anything is read.
+func CheckReader(expected string, r io.Reader) error {
 	want, err := Parse(expected)
 	if err != nil {
-		return Hash{}, err
+		return err
 	}
-	if want.Algorithm != SHA256 {
-		return Hash{}, fmt.Errorf("%w: %s cannot be checked", ErrUnsupported, want.Algorithm)
+	got, _, err := SumAlgorithmReader(want.Algorithm, r)
+	if err != nil {
+		return err
 	}
-	return want, nil
+	return compare(want, got)
 }
 
 func compare(want, got Hash) error {

@@ -162,8 +162,8 @@ func TestParse(t *testing.T) {
 	}{
 		{"sha256", emptySHA, nil, SHA256, ""},
 		{"sha256 zeros", "sha256:" + strings.Repeat("0", 64), nil, SHA256, ""},
-		{"poseidon2", "poseidon2:0abc", nil, Poseidon2, ""},
-		{"poseidon2 long", "poseidon2:" + hex64, nil, Poseidon2, ""},
+		{"poseidon2", "poseidon2:" + hex64, nil, Poseidon2, ""},
+		{"poseidon2 modulus-1", "poseidon2:" + bn254R1, nil, Poseidon2, ""},
 		{"empty", "", ErrMalformed, "", "empty"},
 		{"no prefix", strings.TrimPrefix(emptySHA, "sha256:"), ErrMalformed, "", "missing algorithm prefix"},
 		{"unknown", "md5:d41d8cd98f00b204e9800998ecf8427e", ErrMalformed, "", "unknown algorithm"},
@@ -178,10 +178,13 @@ func TestParse(t *testing.T) {
 		{"space", " " + emptySHA, ErrMalformed, "", "unknown algorithm"},
 		{"trailing newline", emptySHA[:70] + "\n", ErrMalformed, "", "non-hex"},
 		{"double colon", "sha256::" + hex64[:63], ErrMalformed, "", "non-hex"},
-		{"poseidon2 empty", "poseidon2:", ErrMalformed, "", "empty poseidon2"},
-		{"poseidon2 odd", "poseidon2:abc", ErrMalformed, "", "even"},
-		{"poseidon2 upper", "poseidon2:ABCD", ErrMalformed, "", "lowercase"},
-		{"poseidon2 nonhex", "poseidon2:zz", ErrMalformed, "", "non-hex"},
+		{"poseidon2 empty", "poseidon2:", ErrMalformed, "", "64 hex characters, got 0"},
+		{"poseidon2 short", "poseidon2:0abc", ErrMalformed, "", "64 hex characters, got 4"},
+		{"poseidon2 long", "poseidon2:" + hex64 + "00", ErrMalformed, "", "got 66"},
+		{"poseidon2 upper", "poseidon2:" + strings.ToUpper(hex64), ErrMalformed, "", "lowercase"},
+		{"poseidon2 nonhex", "poseidon2:" + strings.Repeat("z", 64), ErrMalformed, "", "non-hex"},
+		{"poseidon2 modulus", "poseidon2:" + bn254R, ErrMalformed, "", "modulus"},
+		{"poseidon2 all ff", "poseidon2:" + strings.Repeat("f", 64), ErrMalformed, "", "modulus"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -242,7 +245,10 @@ func TestCheck(t *testing.T) {
 		{"mismatch", abcSHA, "abd", ErrMismatch},
 		{"malformed", "sha256:abc", "abc", ErrMalformed},
 		{"uppercase", "sha256:" + strings.ToUpper(abcSHA[7:]), "abc", ErrMalformed},
-		{"poseidon2", "poseidon2:00ff", "abc", ErrUnsupported},
+		{"poseidon2 match", abcP2, "abc", nil},
+		{"poseidon2 mismatch", abcP2, "abd", ErrMismatch},
+		{"poseidon2 sha of same", abcSHA, "abc", nil},
+		{"poseidon2 malformed", "poseidon2:00ff", "abc", ErrMalformed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -269,7 +275,7 @@ func TestCheck(t *testing.T) {
 }
 
 func FuzzParse(f *testing.F) {
-	for _, s := range []string{emptySHA, abcSHA, "poseidon2:00", "poseidon2:", "sha256:", ":", "",
+	for _, s := range []string{emptySHA, abcSHA, "poseidon2:00", "poseidon2:", abcP2, "poseidon2:" + bn254R, "sha256:", ":", "",
 		"sha256:" + strings.ToUpper(emptySHA[7:]), "md5:00", "\xff:00"} {
 		f.Add(s)
 	}
@@ -290,6 +296,9 @@ func FuzzParse(f *testing.F) {
 		}
 		if h.Algorithm == SHA256 && len(s) != Length {
 			t.Fatalf("sha256 commitment %q has length %d", s, len(s))
+		}
+		if h.Algorithm == Poseidon2 && (len(s) != len("poseidon2:")+64 || checkPoseidon2Digest(h.Digest) != nil) {
+			t.Fatalf("poseidon2 commitment %q accepted but not a canonical 32-byte element", s)
 		}
 	})
 }

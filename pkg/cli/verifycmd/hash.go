@@ -10,9 +10,10 @@ import (
 )
 
 type hashOptions struct {
-	file   string
-	expect string
-	output string
+	file      string
+	expect    string
+	algorithm string
+	output    string
 }
 
 // hashResult is the JSON result of the hash command.
@@ -34,15 +35,21 @@ argument's bytes, a file (--file, streamed in constant memory), or standard
 input when neither is given. With --expect, confirm that the input matches
 a commitment hash from a VPEC.
 
+--algorithm poseidon2 computes the Poseidon2 commitment instead
+(poseidon2:<64 hex>, docs/FORMATS.md "Poseidon2 commitments"); --expect
+picks the algorithm of the hash it is given.
+
 Exit codes: 0 hash printed or match, 1 mismatch, 2 usage or unreadable input.`,
 		Example: fmt.Sprintf(`  %[1]s hash 'patient note text'
   %[1]s hash --file input.txt --expect sha256:9f86d081884c7d65...
+  %[1]s hash --algorithm poseidon2 'patient note text'
   printf 'abc' | %[1]s hash`, a.Name),
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runHash(a, o, args) },
 	}
 	cmd.Flags().StringVarP(&o.file, "file", "f", "", "hash the contents of this file (- for standard input)")
 	cmd.Flags().StringVar(&o.expect, "expect", "", "expected commitment hash; exit 1 if the input does not match")
+	cmd.Flags().StringVar(&o.algorithm, "algorithm", "", "commitment algorithm: sha256 or poseidon2 (default sha256, or the algorithm of --expect)")
 	clicore.AddOutputFlag(cmd, &o.output)
 	return cmd
 }
@@ -51,15 +58,25 @@ func runHash(a *clicore.App, o *hashOptions, args []string) error {
 	if err := clicore.CheckOutput(o.output); err != nil {
 		return err
 	}
+	alg := commitment.Algorithm(o.algorithm)
+	switch alg {
+	case "", commitment.SHA256, commitment.Poseidon2:
+	default:
+		return clicore.Errorf(clicore.ExitUsage, "use --algorithm sha256 or --algorithm poseidon2", "--algorithm: unknown algorithm %q", o.algorithm)
+	}
 	var want commitment.Hash
 	if o.expect != "" {
 		var err error
 		if want, err = commitment.Parse(o.expect); err != nil {
-			return &clicore.Error{Code: clicore.ExitUsage, Err: fmt.Errorf("--expect: %w", err), Hint: "a commitment hash is sha256: followed by 64 lowercase hex characters"}
+			return &clicore.Error{Code: clicore.ExitUsage, Err: fmt.Errorf("--expect: %w", err), Hint: "a commitment hash is sha256: or poseidon2: followed by 64 lowercase hex characters"}
 		}
-		if want.Algorithm != commitment.SHA256 {
-			return clicore.Errorf(clicore.ExitUsage, "only sha256: commitments can be checked by this version", "--expect: %s commitments are not supported", want.Algorithm)
+		if alg != "" && alg != want.Algorithm {
+			return clicore.Errorf(clicore.ExitUsage, "drop --algorithm: --expect names the algorithm", "--algorithm %s disagrees with the --expect hash (%s)", alg, want.Algorithm)
 		}
+		alg = want.Algorithm
+	}
+	if alg == "" {
+		alg = commitment.SHA256
 	}
 	var (
 		h   commitment.Hash
@@ -70,7 +87,8 @@ func runHash(a *clicore.App, o *hashOptions, args []string) error {
 	case len(args) == 1 && o.file != "":
 		return clicore.Errorf(clicore.ExitUsage, "give the plaintext as an argument or --file, not both", "both a plaintext argument and --file given")
 	case len(args) == 1:
-		h, n = commitment.Sum([]byte(args[0])), int64(len(args[0]))
+		h, err = commitment.SumAlgorithm(alg, []byte(args[0]))
+		n = int64(len(args[0]))
 	case o.file == "" && a.Streams.InIsTTY:
 		// Nothing given and nothing piped: waiting silently on a terminal
 		// looks like a hang.
@@ -79,9 +97,9 @@ func runHash(a *clicore.App, o *hashOptions, args []string) error {
 		if a.Streams.InIsTTY {
 			fmt.Fprintf(a.Streams.Err, "%s: reading the input from the terminal; end it with Ctrl-D\n", a.Name)
 		}
-		h, n, err = commitment.SumReader(a.Streams.In)
+		h, n, err = commitment.SumAlgorithmReader(alg, a.Streams.In)
 	default:
-		h, n, err = commitment.SumFile(o.file)
+		h, n, err = commitment.SumAlgorithmFile(alg, o.file)
 	}
 	if err != nil {
 		return &clicore.Error{Code: clicore.ExitUsage, Err: fmt.Errorf("hash input: %w", err), Hint: "check the file path and permissions"}
