@@ -5,22 +5,31 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark/backend/groth16"
+	groth16bn254 "github.com/consensys/gnark/backend/groth16/bn254"
 	"github.com/consensys/gnark/constraint"
 
 	"github.com/svc-gov/svc/pkg/vpec"
 	"github.com/svc-gov/svc/pkg/zk/conditions"
+	"github.com/svc-gov/svc/pkg/zk/head"
 )
 
 // Keys are what a prover needs for one circuit: the compiled constraint
 // system, the proving key and the circuit id of the matching verifying
 // key.
 type Keys struct {
-	Circuit   string
+	Circuit string
+	// Head is the compiled head of an mlp_head circuit (nil otherwise);
+	// ModelHash its onnx_model_hash.
+	Head      *head.Compiled
+	ModelHash string
 	CCS       constraint.ConstraintSystem
 	PK        groth16.ProvingKey
 	VK        groth16.VerifyingKey
@@ -140,4 +149,71 @@ func ProveCondition(k *Keys, value, bound uint32, salt conditions.Salt) (*Condit
 		res = vpec.ResultPass
 	}
 	return &ConditionProof{CommitmentHash: "poseidon2:" + hex.EncodeToString(st.Commitment[:]), CheckResult: res, ZKProof: z}, nil
+}
+
+// HeadProof is a proved inference of an MLP head, ready for a
+// verifiable_inference record: its commitment_hash (the poseidon2
+// commitment of the quantised input) and zk_proof (class and logits).
+type HeadProof struct {
+	CommitmentHash string
+	Class          int
+	Logits         []int64
+	ZKProof        *vpec.ZKProof
+}
+
+// ProveHead quantises the embedding x, runs the head on it and proves the
+// run with k's keys (an mlp_head circuit).
+func ProveHead(k *Keys, x []float32) (*HeadProof, error) {
+	if k.Head == nil {
+		return nil, fmt.Errorf("%w: %s keys are not an mlp_head circuit's", ErrKeys, k.Circuit)
+	}
+	pk, ok := k.PK.(*groth16bn254.ProvingKey)
+	if !ok {
+		return nil, fmt.Errorf("%w: not a BN254 proving key", ErrKeys)
+	}
+	if d := k.Head.Q.Dims()[0]; len(x) != d {
+		return nil, fmt.Errorf("%w: the input vector has %d values, the head takes %d", head.ErrInput, len(x), d)
+	}
+	proof, pub, err := head.Prove(k.Head, pk, k.Head.Q.QuantizeInput(x))
+	if err != nil {
+		return nil, err
+	}
+	class := int64(pub.Class)
+	z := &vpec.ZKProof{System: System, Circuit: vpec.CircuitMLPHead, CircuitID: k.CircuitID,
+		Proof: base64.StdEncoding.EncodeToString(proof), Class: &class, Logits: pub.Logits}
+	return &HeadProof{CommitmentHash: pub.Commitment.String(), Class: pub.Class, Logits: pub.Logits, ZKProof: z}, nil
+}
+
+// MaxVectorBytes bounds an input vector file.
+const MaxVectorBytes = 1 << 20
+
+// ErrVector reports an input vector file that is not a JSON array of
+// finite numbers.
+var ErrVector = errors.New("zk: malformed input vector")
+
+// ParseVector reads an input vector: a JSON array of 1 to head.MaxWidth
+// finite numbers (an embedding, as float32).
+func ParseVector(data []byte) ([]float32, error) {
+	if len(data) > MaxVectorBytes {
+		return nil, fmt.Errorf("%w: %d bytes, at most %d", ErrVector, len(data), MaxVectorBytes)
+	}
+	var v []float64
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&v); err != nil {
+		return nil, fmt.Errorf("%w: want a JSON array of numbers: %v", ErrVector, err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("%w: data after the array", ErrVector)
+	}
+	if len(v) == 0 || len(v) > head.MaxWidth {
+		return nil, fmt.Errorf("%w: %d values, want 1-%d", ErrVector, len(v), head.MaxWidth)
+	}
+	out := make([]float32, len(v))
+	for i, f := range v {
+		if math.IsNaN(f) || math.Abs(f) > math.MaxFloat32 {
+			return nil, fmt.Errorf("%w: value %d (%v) is not a finite float32", ErrVector, i, f)
+		}
+		out[i] = float32(f)
+	}
+	return out, nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/svc-gov/svc/pkg/signing"
 	"github.com/svc-gov/svc/pkg/vpec"
 	"github.com/svc-gov/svc/pkg/zk/conditions"
+	"github.com/svc-gov/svc/pkg/zk/head"
 )
 
 // Errors of record verification, each naming the check that failed;
@@ -79,14 +80,27 @@ func (v *Verifier) VerifyProof(_ string, r *vpec.Record) (vpec.ProofInfo, error)
 	if e.Circuit == vpec.CircuitMLPHead && e.ONNXModelHash != r.ONNXModelHash {
 		return vpec.ProofInfo{}, fmt.Errorf("%w: circuit %s proves model %s, the record names %s", ErrModelMismatch, shortID(e.CircuitID), shortID(e.ONNXModelHash), shortID(r.ONNXModelHash))
 	}
-	public, err := PublicWitness(r)
-	if err != nil {
-		return vpec.ProofInfo{}, err
-	}
 	vk, _ := e.VerifyingKeyBytes()
 	proof, err := signing.DecodeBase64(z.Proof)
 	if err != nil {
 		return vpec.ProofInfo{}, fmt.Errorf("%w: proof: %v", ErrEncoding, err)
+	}
+	if e.Circuit == vpec.CircuitMLPHead {
+		pub, err := HeadPublic(r)
+		if err != nil {
+			return vpec.ProofInfo{}, err
+		}
+		if err := head.Verify(vk, proof, pub); err != nil {
+			if errors.Is(err, head.ErrInvalidProof) {
+				err = fmt.Errorf("%w: %v", ErrProofInvalid, err)
+			}
+			return vpec.ProofInfo{}, fmt.Errorf("groth16 verify (circuit %s, %s): %w", shortID(e.CircuitID), e.Circuit, err)
+		}
+		return vpec.ProofInfo{CircuitID: e.CircuitID, Contributors: e.Ceremony.Contributors}, nil
+	}
+	public, err := PublicWitness(r)
+	if err != nil {
+		return vpec.ProofInfo{}, err
 	}
 	if err := Verify(vk, proof, public); err != nil {
 		return vpec.ProofInfo{}, fmt.Errorf("groth16 verify (circuit %s, %s): %w", shortID(e.CircuitID), e.Circuit, err)
@@ -122,15 +136,24 @@ func PublicWitness(r *vpec.Record) (witness.Witness, error) {
 			return nil, fmt.Errorf("%w: %v", ErrStatement, err)
 		}
 		return w, nil
-	case vpec.CircuitMLPHead:
-		return headPublicWitness(cm, z)
 	}
-	return nil, fmt.Errorf("%w: unknown circuit %q", ErrStatement, z.Circuit)
+	return nil, fmt.Errorf("%w: circuit %q has no public witness here (mlp_head: HeadPublic)", ErrStatement, z.Circuit)
 }
 
-// headPublicWitness is replaced when the head circuit (pkg/zk/head) lands.
-var headPublicWitness = func(cm [32]byte, z *vpec.ZKProof) (witness.Witness, error) {
-	return nil, fmt.Errorf("%w: this build cannot check %s proofs", ErrStatement, z.Circuit)
+// HeadPublic rebuilds the public values of an mlp_head proof from the
+// record: the input commitment is the record's commitment_hash (the
+// poseidon2 commitment of the quantised input vector), the class and
+// logits are the record's zk_proof.class and zk_proof.logits.
+func HeadPublic(r *vpec.Record) (head.Public, error) {
+	z := r.ZKProof
+	h, err := commitment.Parse(r.CommitmentHash)
+	if err != nil || h.Algorithm != commitment.Poseidon2 {
+		return head.Public{}, fmt.Errorf("%w: commitment_hash is not a poseidon2 commitment", ErrStatement)
+	}
+	if z.Class == nil || len(z.Logits) < 2 || *z.Class < 0 || *z.Class >= int64(len(z.Logits)) {
+		return head.Public{}, fmt.Errorf("%w: an mlp_head proof needs class and logits", ErrStatement)
+	}
+	return head.Public{Commitment: h, Class: int(*z.Class), Logits: z.Logits}, nil
 }
 
 func shortID(s string) string {

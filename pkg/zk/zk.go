@@ -4,13 +4,15 @@
 // proof a VPEC record carries (docs/FORMATS.md, "Proofs in records" and
 // "Circuit entries"; docs/PROOFS.md).
 //
-// The circuits live in subpackages: pkg/zk/conditions (threshold_check,
+// The circuits live in subpackages: pkg/zk/head (mlp_head: the
+// verifiable_inference level) and pkg/zk/conditions (threshold_check,
 // truncation_check: the mathematical level).
 package zk
 
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -19,6 +21,8 @@ import (
 	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark/backend/groth16"
 	"github.com/consensys/gnark/backend/witness"
+
+	"github.com/svc-gov/svc/pkg/zk/head"
 )
 
 // System is the only proof system of v1: Groth16 over BN254.
@@ -67,6 +71,9 @@ func ParseVerifyingKey(b []byte) (groth16.VerifyingKey, error) {
 	if len(b) == 0 || len(b) > MaxVerifyingKeyBytes {
 		return nil, fmt.Errorf("%w: verifying key is %d bytes, want 1-%d", ErrEncoding, len(b), MaxVerifyingKeyBytes)
 	}
+	if err := checkVKLayout(b); err != nil {
+		return nil, fmt.Errorf("%w: verifying key: %v", ErrEncoding, err)
+	}
 	vk := groth16.NewVerifyingKey(ecc.BN254)
 	n, err := readFrom(vk, b)
 	if err != nil {
@@ -97,19 +104,66 @@ func ParseProof(b []byte) (groth16.Proof, error) {
 	if len(b) == 0 || len(b) > MaxProofBytes {
 		return nil, fmt.Errorf("%w: proof is %d bytes, want 1-%d", ErrEncoding, len(b), MaxProofBytes)
 	}
-	p := groth16.NewProof(ecc.BN254)
-	n, err := readFrom(p, b)
+	// The layout checks (commitment count bounded before anything is
+	// allocated, exact length, canonical re-encoding) are head's: one
+	// proof encoding for every circuit.
+	p, err := head.DecodeProof(b)
 	if err != nil {
-		return nil, fmt.Errorf("%w: proof: %v", ErrEncoding, err)
-	}
-	if n != int64(len(b)) {
-		return nil, fmt.Errorf("%w: proof: %d trailing bytes", ErrEncoding, int64(len(b))-n)
-	}
-	again, err := MarshalProof(p)
-	if err != nil || !bytes.Equal(again, b) {
-		return nil, fmt.Errorf("%w: proof is not in canonical (compressed) form", ErrEncoding)
+		return nil, fmt.Errorf("%w: %v", ErrEncoding, err)
 	}
 	return p, nil
+}
+
+// Layout of a compressed BN254 verifying key (gnark's WriteTo):
+// α1 β1 β2 γ2 δ1 δ2 | uint32 nK, nK G1 | uint32 m, m × (uint32 c, c
+// uint64) | uint32 nc, nc × (G2, G2).
+const (
+	g1Bytes        = 32
+	g2Bytes        = 64
+	maxCommitments = 4
+	maxPublic      = 4096 + 3
+)
+
+// checkVKLayout bounds every count of a verifying key's encoding before
+// gnark's decoder allocates anything, and requires the exact length.
+func checkVKLayout(b []byte) error {
+	off := 3*g1Bytes + 3*g2Bytes
+	u32 := func(what string, bound int) (int, error) {
+		if len(b) < off+4 {
+			return 0, fmt.Errorf("truncated at %s (byte %d of %d)", what, off, len(b))
+		}
+		v := binary.BigEndian.Uint32(b[off:])
+		off += 4
+		if int64(v) > int64(bound) {
+			return 0, fmt.Errorf("%s %d exceeds %d", what, v, bound)
+		}
+		return int(v), nil
+	}
+	nK, err := u32("public key count", maxPublic+maxCommitments)
+	if err != nil {
+		return err
+	}
+	off += nK * g1Bytes
+	m, err := u32("commitment count", maxCommitments)
+	if err != nil {
+		return err
+	}
+	for range m {
+		c, err := u32("committed public count", nK)
+		if err != nil {
+			return err
+		}
+		off += 8 * c
+	}
+	nc, err := u32("commitment key count", maxCommitments)
+	if err != nil {
+		return err
+	}
+	off += nc * 2 * g2Bytes
+	if off != len(b) {
+		return fmt.Errorf("%d bytes, the layout gives %d", len(b), off)
+	}
+	return nil
 }
 
 // readFrom decodes with gnark's reader, turning a panic on hostile input
