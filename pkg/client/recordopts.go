@@ -21,6 +21,7 @@ type recordConfig struct {
 	stagePart string
 	modelHash string
 	bounded   *vpec.BoundedInference
+	zkProof   *vpec.ZKProof
 }
 
 type reviewConfig struct {

@@ -141,3 +141,24 @@ func (s *Server) checkProof(ctx context.Context, runID string, rec *vpec.Record)
 	}
 	return nil
 }
+
+// circuitGap returns the circuit_missing gap of an MLP head's inference
+// recorded without a proof, or nil when a circuit for its model has been
+// published since (the gap resolves itself, like model_profile_missing).
+func (s *Server) circuitGap(r *http.Request, rec *vpec.Record, stamp string) (*vpec.Gap, error) {
+	cs, err := circuitStore(s.cfg.Store)
+	if err != nil {
+		return nil, err
+	}
+	if rec.ONNXModelHash != "" {
+		_, err := cs.CircuitByModelHash(r.Context(), rec.ONNXModelHash)
+		if err == nil {
+			return nil, nil
+		}
+		if !errors.Is(err, store.ErrNotFound) {
+			return nil, err
+		}
+	}
+	check, sq := rec.Check, rec.Sequence
+	return &vpec.Gap{GapID: vpec.NewID("gap_"), GapType: vpec.GapCircuitMissing, Severity: vpec.Medium, Check: &check, Sequence: &sq, Timestamp: stamp}, nil
+}

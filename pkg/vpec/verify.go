@@ -470,8 +470,8 @@ func checkRecord(r *Record, f string, bad func(string, ...any)) {
 	if _, err := ParseHash(r.ChainHash); err != nil {
 		bad("%s.chain_hash: %v", f, err)
 	}
-	if r.StageType != "" && r.StageType != StageBoundCommittedInference && r.StageType != StageOpenSourceML {
-		bad("%s.stage_type %q is not %s or %s", f, r.StageType, StageBoundCommittedInference, StageOpenSourceML)
+	if r.StageType != "" && r.StageType != StageBoundCommittedInference && r.StageType != StageOpenSourceML && r.StageType != StageMLPHead {
+		bad("%s.stage_type %q is not %s, %s or %s", f, r.StageType, StageBoundCommittedInference, StageOpenSourceML, StageMLPHead)
 	}
 	if !slices.Contains(stageParts, r.StagePart) {
 		bad("%s.stage_part %q is not one of pre_conditions, inference, post_conditions", f, r.StagePart)
