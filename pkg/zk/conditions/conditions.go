@@ -52,11 +52,11 @@ func (k Kind) Valid() bool { return k == Threshold || k == Truncation }
 const ValueBits = 32
 
 // Domain returns the first field element of a commitment of kind k: the
-// ASCII bytes "svc.zk.<kind>.v1" read as a big-endian integer (under 31
+// ASCII bytes "svc/zk/<kind>/v1" read as a big-endian integer (under 31
 // bytes, so below the field modulus). It keeps a score commitment from
 // being presented as a token-count commitment.
 func (k Kind) Domain() *big.Int {
-	return new(big.Int).SetBytes([]byte("svc.zk." + string(k) + ".v1"))
+	return new(big.Int).SetBytes([]byte("svc/zk/" + string(k) + "/v1"))
 }
 
 // Errors, matchable with errors.Is.
