@@ -130,8 +130,12 @@ func (h *Poseidon2Hasher) Write(p []byte) (int, error) {
 }
 
 func (h *Poseidon2Hasher) flush() {
+	var b [fr.Bytes]byte // 0x00 || 31 chunk bytes: always below r
+	copy(b[1:], h.buf[:])
 	var e fr.Element
-	e.SetBigInt(new(big.Int).SetBytes(h.buf[:]))
+	if err := e.SetBytesCanonical(b[:]); err != nil {
+		panic(err) // unreachable: below 2^248
+	}
 	h.absorb(&e)
 	h.buf = [Poseidon2ChunkBytes]byte{}
 	h.nbuf = 0

@@ -227,3 +227,28 @@ func FuzzDecodePoseidon2Elements(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkSumPoseidon2 measures the native Poseidon2 commitment over 1
+// MiB; compare BenchmarkSumReader (SHA-256) in the same run.
+func BenchmarkSumPoseidon2(b *testing.B) {
+	data := make([]byte, 1<<20)
+	for i := range data {
+		data[i] = byte(i * 7)
+	}
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		SumPoseidon2(data)
+	}
+}
+
+// BenchmarkSumPoseidon2Int8 measures the commitment of a 768-value int8
+// vector, a head's input.
+func BenchmarkSumPoseidon2Int8(b *testing.B) {
+	v := make([]int8, 768)
+	for i := range v {
+		v[i] = int8(i)
+	}
+	for b.Loop() {
+		SumPoseidon2Int8(v)
+	}
+}

@@ -2,6 +2,7 @@ package head
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"math/rand/v2"
 	"sync"
@@ -194,6 +195,10 @@ func TestProveVerify(t *testing.T) {
 	if len(proof) != 196 {
 		t.Errorf("proof is %d bytes, want 196", len(proof))
 	}
+	// docs/FORMATS.md "Groth16 proofs": 300 + 32*(L+4) + 132 bytes.
+	if want := 300 + 32*(len(pub.Logits)+4) + 132; len(f.vk) != want {
+		t.Errorf("verifying key is %d bytes, the documented layout gives %d", len(f.vk), want)
+	}
 	if id := CircuitID(f.vk); len(id) != 71 {
 		t.Errorf("CircuitID %q", id)
 	}
@@ -278,10 +283,20 @@ func TestOtherModelKey(t *testing.T) {
 			t.Errorf("bad key of %d bytes: err = %v, want ErrKeyEncoding", len(bad), err)
 		}
 	}
-	g := append([]byte(nil), f.vk...)
-	g[40] ^= 1
-	if err := Verify(g, proof, pub); err == nil {
-		t.Error("garbled key accepted")
+	// A changed byte in a point the verification equation uses (α1 at 0,
+	// β2 at 64, γ2 at 128, δ2 at 224, K from 292) fails decoding or the
+	// pairing check. (β1 and δ1 are not used by verification; a change
+	// there still changes the circuit id.)
+	for _, at := range []int{5, 70, 140, 230, 300} {
+		g := append([]byte(nil), f.vk...)
+		g[at] ^= 1
+		err := Verify(g, proof, pub)
+		if !errors.Is(err, ErrKeyEncoding) && !errors.Is(err, ErrInvalidProof) {
+			t.Errorf("key garbled at byte %d: err = %v", at, err)
+		}
+		if CircuitID(g) == CircuitID(f.vk) {
+			t.Error("garbled key has the same circuit id")
+		}
 	}
 }
 
@@ -384,4 +399,65 @@ func fixtureForFuzz(f *testing.F) fuzzFixture {
 		fuzzFx = fuzzFixture{vk: vkb, proof: proof, pub: pub}
 	})
 	return fuzzFx
+}
+
+// TestCompileDeterministic checks that a head compiles to the same
+// constraint system bytes every time, also after a JSON round trip of the
+// quantised head: a prover must rebuild exactly the system a ceremony set
+// up.
+func TestCompileDeterministic(t *testing.T) {
+	_, q, _ := loadHead(t, []int{32, 8, 2}, 11)
+	j, err := json.Marshal(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q2, err := ParseQuantized(j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bufs [2]bytes.Buffer
+	for i, qq := range []*Quantized{q, q2} {
+		c, err := Compile(qq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.CS.WriteTo(&bufs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !bytes.Equal(bufs[0].Bytes(), bufs[1].Bytes()) {
+		t.Fatal("two compilations of the same head differ")
+	}
+	bad := bytes.Replace(j, []byte(`"max_acc":`), []byte(`"max_acc":1`), 1)
+	if _, err := ParseQuantized(bad); !errors.Is(err, ErrQuantize) {
+		t.Fatalf("altered max_acc: err = %v, want ErrQuantize", err)
+	}
+	if _, err := ParseQuantized(append(j, '{', '}')); !errors.Is(err, ErrQuantize) {
+		t.Fatalf("trailing data: err = %v", err)
+	}
+}
+
+func FuzzParseQuantized(f *testing.F) {
+	b, _ := modelgen.MLPHead(modelgen.MLPHeadConfig{Dims: []int{6, 3, 2}, Seed: 1})
+	m, _ := LoadONNX(b)
+	q, _, _ := Quantize(m, RandomCorpus(6, 4, 1))
+	j, _ := json.Marshal(q)
+	f.Add(j)
+	f.Add([]byte(`{"version":"svc-mlp-int8/v1"}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		q, err := ParseQuantized(b)
+		if err != nil {
+			if !errors.Is(err, ErrQuantize) {
+				t.Fatalf("error %v does not wrap ErrQuantize", err)
+			}
+			return
+		}
+		x := make([]int8, q.Layers[0].In)
+		for i := range x {
+			x[i] = int8(i*37 - 128)
+		}
+		if _, _, err := q.Run(x); err != nil {
+			t.Fatal(err)
+		}
+	})
 }

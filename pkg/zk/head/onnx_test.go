@@ -98,3 +98,14 @@ func FuzzLoadONNX(f *testing.F) {
 		}
 	})
 }
+
+func TestQuantizeInputEdges(t *testing.T) {
+	q := &Quantized{InputScale: 0.5}
+	got := q.QuantizeInput([]float32{0.25, -0.25, 0.74, 1000, float32(math.Inf(-1)), float32(math.NaN())})
+	want := []int8{1, -1, 1, 127, -127, 0}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("QuantizeInput = %v, want %v", got, want)
+		}
+	}
+}

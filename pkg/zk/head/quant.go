@@ -1,6 +1,8 @@
 package head
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -199,7 +201,7 @@ func Quantize(m *Model, corpus [][]float32) (*Quantized, Report, error) {
 			shift := -1
 			for k := 62; k >= 0; k-- {
 				mk := roundHalfAway(mmax * math.Ldexp(1, k))
-				if mk < 1<<31 && float64(ql.MaxAcc)*mk+math.Ldexp(1, k) < math.Ldexp(1, 62) {
+				if mk < 1<<mulBits && float64(ql.MaxAcc)*mk+math.Ldexp(1, k) < math.Ldexp(1, 62) {
 					shift = k
 					break
 				}
@@ -271,7 +273,8 @@ func CompareLogits(q *Quantized, corpus [][]float32, ref [][]float64) (Report, e
 }
 
 // QuantizeInput maps a float embedding to the int8 input:
-// clamp(round(x/InputScale), -127, 127), round half away from zero.
+// clamp(round(x/InputScale), -127, 127), round half away from zero; a NaN
+// value gives 0, ±Inf gives ±127.
 func (q *Quantized) QuantizeInput(x []float32) []int8 {
 	out := make([]int8, len(x))
 	for i, v := range x {
@@ -413,11 +416,42 @@ func scale(maxAbs float64) float64 {
 
 func roundHalfAway(x float64) float64 { return math.Round(x) }
 
-func clampInt(x, lo, hi float64) float64 { return math.Max(lo, math.Min(hi, x)) }
+// clampInt clamps x to [lo, hi]; NaN gives 0.
+func clampInt(x, lo, hi float64) float64 {
+	if math.IsNaN(x) {
+		return 0
+	}
+	return math.Max(lo, math.Min(hi, x))
+}
 
 func abs64(x int64) int64 {
 	if x < 0 {
 		return -x
 	}
 	return x
+}
+
+// mulBits bounds the rescale multipliers Quantize picks: M[j] < 2^mulBits.
+// 16 bits keep the rescale's relative error under 2^-16, far below int8
+// rounding (2^-8), while keeping Shift (and so the circuit's remainder
+// range checks) short.
+const mulBits = 16
+
+// ParseQuantized decodes a [Quantized] from its JSON (as json.Marshal
+// writes it): unknown fields, trailing data and anything [Quantized.Check]
+// refuses are errors wrapping [ErrQuantize].
+func ParseQuantized(b []byte) (*Quantized, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var q Quantized
+	if err := dec.Decode(&q); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrQuantize, err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("%w: data after the JSON object", ErrQuantize)
+	}
+	if err := q.Check(); err != nil {
+		return nil, err
+	}
+	return &q, nil
 }

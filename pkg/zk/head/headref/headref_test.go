@@ -1,23 +1,30 @@
+//go:build cgo
+
 package headref
 
 import (
+	"errors"
 	"math"
 	"os"
 	"strings"
 	"testing"
 
+	"github.com/svc-gov/svc/pkg/inference"
 	"github.com/svc-gov/svc/pkg/modelgen"
 	"github.com/svc-gov/svc/pkg/zk/head"
 )
 
 // TestORTMatchesPureGo runs a generated 768-256-2 head through ONNX
-// Runtime (when SVC_ORT_LIB names it: the model must load and run there)
-// and checks its logits equal the pure-Go float evaluation, and the
+// Runtime (the model must load and run there; without a runtime the test
+// fails unless SVC_SKIP_ORT=1, as in pkg/inference) and checks its logits equal the pure-Go float evaluation, and the
 // quantisation report against them.
 func TestORTMatchesPureGo(t *testing.T) {
-	lib := os.Getenv("SVC_ORT_LIB")
-	if lib == "" {
-		t.Skip("SVC_ORT_LIB not set (scripts/install-ort.sh)")
+	lib, err := inference.LibraryPath("")
+	if err != nil {
+		if errors.Is(err, inference.ErrNoRuntime) && os.Getenv("SVC_SKIP_ORT") == "1" {
+			t.Skip(err)
+		}
+		t.Fatal(err)
 	}
 	b, err := modelgen.MLPHead(modelgen.MLPHeadConfig{Dims: []int{768, 256, 2}, Seed: 4})
 	if err != nil {
@@ -54,5 +61,22 @@ func TestORTMatchesPureGo(t *testing.T) {
 	t.Logf("against %s: %+v", source, rep)
 	if rep.ArgmaxAgreement < 0.95 || rep.MaxLogitError > 0.05*rep.MaxLogit {
 		t.Errorf("quantised head disagrees with ORT: %+v", rep)
+	}
+}
+
+// TestExplicitLibraryMissing checks an explicit runtime path that does
+// not exist is an error, not a silent fallback to the pure-Go reference.
+func TestExplicitLibraryMissing(t *testing.T) {
+	b, err := modelgen.MLPHead(modelgen.MLPHeadConfig{Dims: []int{8, 4, 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := head.LoadONNX(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = Logits(b, m, head.RandomCorpus(8, 2, 1), "/nonexistent/libonnxruntime.so")
+	if !errors.Is(err, inference.ErrNoRuntime) {
+		t.Fatalf("err = %v, want ErrNoRuntime", err)
 	}
 }
