@@ -60,6 +60,12 @@ func (r *Run) recordCall(ctx context.Context, check, manifestID string, result v
 	if c.hasOutput {
 		h.output = commitment.String(c.output)
 	}
+	if c.outputCommitment != "" {
+		if _, err := commitment.Parse(c.outputCommitment); err != nil || c.hasOutput {
+			return nil, nil, fmt.Errorf("%w: WithOutputCommitment takes a commitment hash and does not go with WithOutput", ErrInvalidRecord)
+		}
+		h.output = c.outputCommitment
+	}
 	if c.review != nil {
 		if c.review.display != nil {
 			h.display = commitment.String(c.review.display)

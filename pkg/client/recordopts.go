@@ -10,18 +10,19 @@ import (
 type RecordOption func(*recordConfig)
 
 type recordConfig struct {
-	output    []byte
-	hasOutput bool
-	details   map[string]any
-	vis       vpec.Visibility
-	level     vpec.ProofLevel
-	session   *Session
-	review    *reviewConfig
-	stageType string
-	stagePart string
-	modelHash string
-	bounded   *vpec.BoundedInference
-	zkProof   *vpec.ZKProof
+	output           []byte
+	hasOutput        bool
+	details          map[string]any
+	vis              vpec.Visibility
+	level            vpec.ProofLevel
+	session          *Session
+	review           *reviewConfig
+	stageType        string
+	stagePart        string
+	modelHash        string
+	bounded          *vpec.BoundedInference
+	zkProof          *vpec.ZKProof
+	outputCommitment string
 }
 
 type reviewConfig struct {

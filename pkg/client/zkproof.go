@@ -27,6 +27,15 @@ func WithZKProof(z *vpec.ZKProof) RecordOption {
 	}
 }
 
+// WithOutputCommitment sets the record's output_commitment to a commitment
+// the caller computed (sha256: or poseidon2:), for example the poseidon2
+// commitment of an encoder's quantised pooled embedding, which the head's
+// proved record then takes as its input commitment (docs/PROOFS.md,
+// "Composition with Bounded Inference"). It does not go with WithOutput.
+func WithOutputCommitment(h string) RecordOption {
+	return func(c *recordConfig) { c.outputCommitment = h }
+}
+
 // RecordCommitted records a check whose input the caller has committed
 // itself: commitmentHash is "sha256:<hex>" or "poseidon2:<hex>" (a proved
 // record's is the poseidon2 commitment its proof is about). Otherwise it
@@ -47,13 +56,19 @@ func (r *Run) RecordCommitted(ctx context.Context, check, manifestID string, res
 			o(&c)
 		}
 	}
+	if c.outputCommitment != "" {
+		if _, err := commitment.Parse(c.outputCommitment); err != nil {
+			p.exit()
+			return nil, fmt.Errorf("%w: output commitment: %v", ErrInvalidRecord, err)
+		}
+	}
 	if c.hasOutput || c.review != nil {
 		p.exit()
 		return nil, fmt.Errorf("%w: RecordCommitted takes no output or review (record those with Record)", ErrInvalidRecord)
 	}
 	ctx, cancel := p.callCtx(ctx)
 	r.mu.Lock()
-	rec, res, err := r.record(ctx, check, manifestID, result, &c, hashes{input: h.String(), algorithm: h.Algorithm})
+	rec, res, err := r.record(ctx, check, manifestID, result, &c, hashes{input: h.String(), algorithm: h.Algorithm, output: c.outputCommitment})
 	r.mu.Unlock()
 	cancel()
 	p.exit()

@@ -146,6 +146,14 @@ func Keep(dir string, doc []byte) {
 // ModelHash is the head's onnx_model_hash.
 func (h *Head) ModelHash() string { return h.modelHash }
 
+// InputCommitment returns the poseidon2 commitment of the quantised
+// embedding x (tag svc/poseidon2/int8/v1): the head record's
+// commitment_hash, and what the encoder's record should carry as its
+// output_commitment (client.WithOutputCommitment) to link the two.
+func (h *Head) InputCommitment(x []float32) string {
+	return commitment.SumPoseidon2Int8(h.q.QuantizeInput(x)).String()
+}
+
 // Proving reports whether inferences are proved (a circuit is published
 // and its keys loaded); Note says why not.
 func (h *Head) Proving() bool { return h.keys != nil }

@@ -150,6 +150,13 @@ func TestProvedHead(t *testing.T) {
 	zkhead.Keep(cache, tdoc)
 
 	run, _ = p.Open(ctx, "")
+	// The encoder's record (here at execution level) commits to the text
+	// and, as its output, to the quantised pooled embedding: the head's
+	// proved record takes the same value as its input commitment.
+	linked := h.InputCommitment(embedding(32))
+	if _, err := run.Record(ctx, "encoder", "sha256:"+strings.Repeat("ab", 32), vpec.ResultPass, []byte("the text"), client.WithOutputCommitment(linked)); err != nil {
+		t.Fatal(err)
+	}
 	res, err = h.Check(ctx, run, "toxicity_head", "sha256:"+strings.Repeat("ab", 32), embedding(32))
 	if err != nil || !res.Proved || res.Record.ProofLevel != vpec.VerifiableInference || res.Record.Queued {
 		t.Fatalf("proved: %+v %v", res, err)
@@ -181,7 +188,10 @@ func TestProvedHead(t *testing.T) {
 	if _, err := document.Parse(v.Raw, &doc); err != nil {
 		t.Fatal(err)
 	}
-	if doc.Records[0].ZKProof == nil || doc.Records[0].ZKProof.Circuit != vpec.CircuitMLPHead || doc.Records[1].ZKProof == nil {
+	if doc.Records[1].ZKProof == nil || doc.Records[1].ZKProof.Circuit != vpec.CircuitMLPHead || doc.Records[2].ZKProof == nil {
 		t.Fatalf("records %+v", doc.Records)
+	}
+	if doc.Records[0].OutputCommitment != linked || doc.Records[1].CommitmentHash != linked {
+		t.Fatalf("encoder output %s, head input %s, want both %s", doc.Records[0].OutputCommitment, doc.Records[1].CommitmentHash, linked)
 	}
 }
