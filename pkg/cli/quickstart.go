@@ -22,6 +22,7 @@ import (
 	"github.com/svc-gov/svc/pkg/store"
 	"github.com/svc-gov/svc/pkg/store/sqlite"
 	"github.com/svc-gov/svc/pkg/vpec"
+	"github.com/svc-gov/svc/pkg/zk"
 )
 
 func (a *app) quickstartCmd() *cobra.Command {
@@ -107,6 +108,8 @@ func (a *app) runQuickstart(ctx context.Context, dir, output string) error {
 		{StageName: "prompt_injection", ProofCeiling: "execution", RegulatoryReferences: []string{"EU AI Act Art. 15"}},
 		{StageName: "human_review", ProofCeiling: "witnessed", RegulatoryReferences: []string{"EU AI Act Art. 14"}},
 		{StageName: "toxicity_classifier", ProofCeiling: "operator_bound", RegulatoryReferences: []string{"DSA Art. 34"}},
+		{StageName: "toxicity_head", ProofCeiling: "verifiable_inference", RegulatoryReferences: []string{"DSA Art. 34"}},
+		{StageName: "score_threshold", ProofCeiling: "mathematical", RegulatoryReferences: []string{"DSA Art. 34"}},
 	}})
 	if err != nil {
 		return fail("register manifest", err)
@@ -160,6 +163,10 @@ func (a *app) runQuickstart(ctx context.Context, dir, output string) error {
 	if err != nil {
 		return err
 	}
+	circuits, err := a.quickstartProved(ctx, dir, st, mat, p, run, reg.ManifestID, say)
+	if err != nil {
+		return err
+	}
 
 	closed, err := run.Close(ctx)
 	if err != nil {
@@ -175,7 +182,7 @@ func (a *app) runQuickstart(ctx context.Context, dir, output string) error {
 	say("run closed: VPEC written to %s, trust bundle to %s", vpecPath, bundlePath)
 	say("verifying offline:")
 
-	opts := vpec.Options{Trust: mat.Trust, Profiles: set}
+	opts := vpec.Options{Trust: mat.Trust, Profiles: set, Proofs: &zk.Verifier{Trust: mat.Trust, Circuits: circuits}}
 	if bi != nil {
 		opts.Extra = []vpec.ExtraCheck{func([]byte) (vpec.Check, bool, error) { return bi.audit(), true, nil }}
 	}

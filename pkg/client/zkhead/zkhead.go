@@ -100,6 +100,13 @@ func New(ctx context.Context, p *client.Pipeline, onnx []byte, opts Options) (*H
 // findEntry looks in the cache, then asks the service.
 func (h *Head) findEntry(ctx context.Context) ([]byte, string) {
 	if dir := h.opts.CircuitDir; dir != "" {
+		// Several cached entries may prove the model (keys of several
+		// ceremonies): the one bound to the given proving key wins.
+		pkHash := ""
+		if len(h.opts.ProvingKey) > 0 {
+			pkHash = zk.HashBytes(h.opts.ProvingKey)
+		}
+		var first []byte
 		paths, _ := filepath.Glob(filepath.Join(dir, "*.json"))
 		for _, path := range paths {
 			doc, err := os.ReadFile(path)
@@ -107,8 +114,16 @@ func (h *Head) findEntry(ctx context.Context) ([]byte, string) {
 				continue
 			}
 			if e, err := zk.ParseEntry(doc); err == nil && e.Circuit == vpec.CircuitMLPHead && e.ONNXModelHash == h.modelHash {
-				return doc, ""
+				if pkHash == "" || e.ProvingKeyHash == pkHash {
+					return doc, ""
+				}
+				if first == nil {
+					first = doc
+				}
 			}
+		}
+		if first != nil {
+			return first, ""
 		}
 	}
 	doc, err := h.p.CircuitDocument(ctx, h.modelHash)
