@@ -137,6 +137,7 @@ profiles offline.`, s)
 		a.modelCmd(),
 		a.traceCmd(),
 		a.exportCmd(),
+		a.zkCmd(),
 		a.versionCmd(),
 	)
 	addEnumCompletions(root)

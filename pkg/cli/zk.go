@@ -1,0 +1,317 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/svc-gov/svc/pkg/zk/ceremony"
+	"github.com/svc-gov/svc/pkg/zk/ceremony/transcript"
+)
+
+func (a *app) zkCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "zk", Short: "Zero-knowledge proofs: the Groth16 setup ceremony"}
+	cer := &cobra.Command{
+		Use:   "ceremony",
+		Short: "Run a multi-party Groth16 (BN254) setup: init, contribute, verify, finalize",
+		Long: `A multi-party setup gives the proving and verifying keys of a circuit such
+that no single party can forge proofs, provided at least one contributor
+in each phase discarded their randomness. Phase 1 (powers of tau) runs
+once for a domain of 2^power constraints; phase 2 runs per circuit on
+phase 1's sealed parameters. Each contributor runs "contribute" on the
+ceremony directory in turn; "finalize" seals a phase with a public random
+beacon. transcript.json records every contribution; see docs/PROOFS.md.`,
+	}
+	cer.AddCommand(a.zkInitCmd(), a.zkContributeCmd(), a.zkVerifyCmd(), a.zkFinalizeCmd())
+	cmd.AddCommand(cer)
+	return cmd
+}
+
+func (a *app) zkInitCmd() *cobra.Command {
+	var opts ceremony.InitOptions
+	var output string
+	cmd := &cobra.Command{
+		Use:   "init --dir DIR --phase 1 --power N | --phase 2 --phase1 P1DIR (--model HEAD.onnx | --quantized HEAD.json | --circuit demo | --r1cs FILE)",
+		Short: "Start phase 1 for a domain, or phase 2 for a circuit on a sealed phase 1",
+		Long: `Phase 1 writes the deterministic initial state for a domain of 2^power
+constraints (14 covers every supported MLP head, up to 16,384 constraints).
+Phase 2 copies the sealed phase 1 (transcript and srs.bin) from --phase1,
+writes the circuit's constraint system and the phase's deterministic
+initial state. The circuit is one of:
+  --model HEAD.onnx      an ONNX MLP head, quantised with the default
+                         calibration (a deterministic random corpus);
+                         the quantised head is written to head.json, and
+                         proofs must be made with that file
+  --quantized HEAD.json  a quantised head (e.g. calibrated on real
+                         embeddings), with --onnx-model-hash naming its model
+  --circuit demo         a built-in circuit of 18 constraints, for trying
+  --r1cs FILE            any BN254 constraint system (gnark's serialisation)`,
+		Example: `  svc zk ceremony init --dir p1 --phase 1 --power 14
+  svc zk ceremony init --dir head --phase 2 --phase1 p1 --model head.onnx
+  svc zk ceremony init --dir demo --phase 2 --phase1 p1 --circuit demo`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(output); err != nil {
+				return err
+			}
+			if opts.Dir == "" {
+				return errorf(ExitUsage, "pass --dir DIR", "no ceremony directory")
+			}
+			c, err := ceremony.Init(opts)
+			if err != nil {
+				return zkError(err)
+			}
+			return a.zkReport(output, c.T, "", fmt.Sprintf("started phase %d in %s", opts.Phase, opts.Dir))
+		},
+	}
+	cmd.Flags().StringVar(&opts.Dir, "dir", "", "the new ceremony directory")
+	cmd.Flags().IntVar(&opts.Phase, "phase", 1, "1 (powers of tau, once) or 2 (one circuit)")
+	cmd.Flags().IntVar(&opts.Power, "power", 14, "phase 1: the domain is 2^power constraints (1 to 24)")
+	cmd.Flags().StringVar(&opts.Phase1Dir, "phase1", "", "phase 2: the sealed phase-1 ceremony directory")
+	cmd.Flags().StringVar(&opts.Model, "model", "", "phase 2: an ONNX MLP head")
+	cmd.Flags().StringVar(&opts.Quantized, "quantized", "", "phase 2: a quantised MLP head (JSON)")
+	cmd.Flags().StringVar(&opts.ONNXModelHash, "onnx-model-hash", "", "phase 2 with --quantized: the sha256 hash of the head's ONNX model")
+	cmd.Flags().StringVar(&opts.Circuit, "circuit", "", "phase 2: a built-in circuit: demo")
+	cmd.Flags().StringVar(&opts.R1CSFile, "r1cs", "", "phase 2: a BN254 constraint system file (gnark's serialisation)")
+	cmd.Flags().StringVar(&opts.CircuitName, "name", "", "phase 2 with --r1cs: the circuit's name in the transcript (default: the file name)")
+	addOutputFlag(cmd, &output)
+	return cmd
+}
+
+func (a *app) zkContributeCmd() *cobra.Command {
+	var dir, name, output string
+	cmd := &cobra.Command{
+		Use:   "contribute --dir DIR --name NAME",
+		Short: "Add your contribution to the phase in progress",
+		Long: `Reads the latest state (its hash must be the transcript's), checks it
+against its predecessor when that file is present, multiplies in secrets
+drawn from crypto/rand, writes the next state file and appends your
+contribution to transcript.json. The secrets exist only in this process's
+memory and are never written; they are gone when it exits. Publish the
+printed contribution hash so that anyone can find your contribution in
+the transcript.`,
+		Example: `  svc zk ceremony contribute --dir p1 --name "Example Org"`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(output); err != nil {
+				return err
+			}
+			if dir == "" || name == "" {
+				return errorf(ExitUsage, "pass --dir DIR --name NAME", "no ceremony directory or contributor name")
+			}
+			c, err := ceremony.Open(dir)
+			if err != nil {
+				return zkError(err)
+			}
+			e, err := c.Contribute(name)
+			if err != nil {
+				return zkError(err)
+			}
+			if output == outputJSON {
+				return a.writeJSON(e)
+			}
+			fmt.Fprintf(a.streams.Out, "%s\n", e.ContributionHash)
+			fmt.Fprintf(a.streams.Err, "%s: contribution %d (phase %d) by %s: state %s; your secrets were drawn from crypto/rand and discarded\n",
+				a.name, e.Index, e.Phase, safe(e.Contributor), e.StateHash)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&dir, "dir", "", "the ceremony directory")
+	cmd.Flags().StringVar(&name, "name", "", "your name or organisation, as the transcript will show it")
+	addOutputFlag(cmd, &output)
+	return cmd
+}
+
+func (a *app) zkVerifyCmd() *cobra.Command {
+	var dir, phase1, doc, vk, expect, output string
+	cmd := &cobra.Command{
+		Use:   "verify (--dir DIR [--phase1 P1DIR] | --transcript FILE --verifying-key FILE [--expect-hash H])",
+		Short: "Check every contribution of a ceremony, or a transcript against a verifying key offline",
+		Long: `With --dir: the full check on the ceremony's files: every state file's hash
+against the transcript, each phase's initial state recomputed, every
+contribution's proofs (gnark's mpcsetup verification), and where sealed the
+seal recomputed from the beacon (srs.bin, proving.key, verifying.key).
+For a phase-2 directory, --phase1 also checks phase 1's contributions
+(otherwise only srs.bin's hash).
+
+With --transcript and --verifying-key: the offline check svc-verify can
+do without the state files: the transcript's hash chain, its hash against
+--expect-hash (what a circuit entry names), and that it ends in this
+verifying key. It does not check the contributions' proofs.`,
+		Example: `  svc zk ceremony verify --dir head --phase1 p1
+  svc zk ceremony verify --transcript head/transcript.json --verifying-key head/verifying.key`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(output); err != nil {
+				return err
+			}
+			switch {
+			case dir != "" && (doc != "" || vk != ""):
+				return errorf(ExitUsage, "pass --dir, or --transcript and --verifying-key", "both a directory and a transcript given")
+			case dir != "":
+				r, err := ceremony.Verify(dir, ceremony.VerifyOptions{Phase1Dir: phase1})
+				if err != nil {
+					return zkError(err)
+				}
+				return a.zkReport(output, r.Transcript, r.TranscriptHash, verifySummary(r))
+			case doc != "" && vk != "":
+				d, err := a.readInput(doc, "transcript")
+				if err != nil {
+					return err
+				}
+				k, err := a.readInput(vk, "verifying key")
+				if err != nil {
+					return err
+				}
+				if _, err := transcript.Check(d, k, expect); err != nil {
+					return zkError(err)
+				}
+				t, h, _ := transcript.Parse(d)
+				return a.zkReport(output, t, h, "transcript consistent and ends in this verifying key (offline: contribution proofs not checked)")
+			}
+			return errorf(ExitUsage, "pass --dir, or --transcript and --verifying-key", "nothing to verify")
+		},
+	}
+	cmd.Flags().StringVar(&dir, "dir", "", "the ceremony directory (full check)")
+	cmd.Flags().StringVar(&phase1, "phase1", "", "with --dir of a phase-2 ceremony: the phase-1 directory, to check its contributions too")
+	cmd.Flags().StringVar(&doc, "transcript", "", "a transcript file (offline check)")
+	cmd.Flags().StringVar(&vk, "verifying-key", "", "the verifying key file the transcript must end in (offline check)")
+	cmd.Flags().StringVar(&expect, "expect-hash", "", "the transcript hash a circuit entry names (offline check)")
+	addOutputFlag(cmd, &output)
+	return cmd
+}
+
+func verifySummary(r *ceremony.Result) string {
+	var parts []string
+	if r.Phase1Files {
+		parts = append(parts, fmt.Sprintf("phase 1: %d contributions verified", r.Phase1Checked))
+	} else {
+		parts = append(parts, "phase 1: contributions not checked here (pass --phase1 DIR); srs.bin matches the transcript")
+	}
+	if r.Sealed {
+		parts = append(parts, "seal recomputed")
+	}
+	if r.Transcript.Phase2 != nil {
+		parts = append(parts, fmt.Sprintf("phase 2: %d contributions verified", r.Phase2Checked))
+	}
+	if r.Finalized {
+		parts = append(parts, "keys recomputed")
+	}
+	return strings.Join(parts, "; ")
+}
+
+func (a *app) zkFinalizeCmd() *cobra.Command {
+	var dir, beacon, phase1, output string
+	cmd := &cobra.Command{
+		Use:   "finalize --dir DIR --beacon HEX [--phase1 P1DIR]",
+		Short: "Verify the phase in progress and seal it with a public random beacon",
+		Long: `Runs the full check, then seals the phase with --beacon: lowercase hex of
+16 to 1024 bytes of public randomness fixed only after the last
+contribution (for example a drand round announced in advance). Phase 1:
+writes srs.bin. Phase 2: writes proving.key and verifying.key (gnark's
+compressed serialisation). The beacon and the hashes go into
+transcript.json; the transcript hash printed is what a circuit entry names.`,
+		Example: `  svc zk ceremony finalize --dir p1 --beacon 6f3c...e1
+  svc zk ceremony finalize --dir head --beacon 9a01...7b --phase1 p1`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(output); err != nil {
+				return err
+			}
+			if dir == "" || beacon == "" {
+				return errorf(ExitUsage, "pass --dir DIR --beacon HEX", "no ceremony directory or beacon")
+			}
+			k, err := ceremony.Finalize(dir, beacon, ceremony.VerifyOptions{Phase1Dir: phase1})
+			if err != nil {
+				return zkError(err)
+			}
+			c, err := ceremony.Open(dir)
+			if err != nil {
+				return zkError(err)
+			}
+			msg := "phase 1 sealed: wrote " + ceremony.SRSFile
+			if c.T.Phase2 != nil {
+				msg = "phase 2 finalized: wrote " + ceremony.ProvingKeyFile + " and " + ceremony.VerifyingKeyFile
+			}
+			return a.zkReport(output, c.T, k.TranscriptHash, msg)
+		},
+	}
+	cmd.Flags().StringVar(&dir, "dir", "", "the ceremony directory")
+	cmd.Flags().StringVar(&beacon, "beacon", "", "public random beacon, lowercase hex (16 to 1024 bytes)")
+	cmd.Flags().StringVar(&phase1, "phase1", "", "phase 2: the phase-1 directory, to check its contributions too")
+	addOutputFlag(cmd, &output)
+	return cmd
+}
+
+// zkReport prints a transcript's state: the hash on stdout, a summary with
+// the contributors of each phase on stderr (or everything as JSON).
+func (a *app) zkReport(output string, t *transcript.Transcript, hash, msg string) error {
+	if hash == "" {
+		var err error
+		if hash, err = t.Hash(); err != nil {
+			return zkError(err)
+		}
+	}
+	p1, p2 := t.Contributors(1), t.Contributors(2)
+	if output == outputJSON {
+		res := map[string]any{"transcript_hash": hash, "summary": msg, "phase1_contributors": append([]string{}, p1...), "phase2_contributors": append([]string{}, p2...)}
+		if t.Phase2 != nil {
+			res["circuit"] = t.Phase2.Circuit
+			if t.Phase2.VerifyingKeyHash != "" {
+				res["verifying_key_hash"] = t.Phase2.VerifyingKeyHash
+			}
+		}
+		return a.writeJSON(res)
+	}
+	fmt.Fprintf(a.streams.Out, "%s\n", hash)
+	fmt.Fprintf(a.streams.Err, "%s: %s\n", a.name, msg)
+	fmt.Fprintf(a.streams.Err, "  phase 1 (2^%d): %s\n", t.Phase1.Power, zkNames(p1))
+	if t.Phase2 != nil {
+		fmt.Fprintf(a.streams.Err, "  phase 2 (%s, %d constraints): %s\n", safe(t.Phase2.Circuit), t.Phase2.Constraints, zkNames(p2))
+	}
+	if all := append(append([]string{}, p1...), p2...); len(all) > 0 && zkDistinct(all) == 1 {
+		fmt.Fprintf(a.streams.Err, "  warning: every contribution is by %s: the keys are no better than that party's word\n", safe(all[0]))
+	}
+	return nil
+}
+
+func zkNames(s []string) string {
+	if len(s) == 0 {
+		return "no contributions yet"
+	}
+	out := make([]string, len(s))
+	for i, n := range s {
+		out[i] = safe(n)
+	}
+	return fmt.Sprintf("%d contributions: %s", len(s), strings.Join(out, ", "))
+}
+
+func zkDistinct(s []string) int {
+	m := map[string]bool{}
+	for _, n := range s {
+		m[n] = true
+	}
+	return len(m)
+}
+
+// zkError maps a ceremony error to an exit code: input that cannot be
+// read or used now is a usage error (2), a check that failed is INVALID (1).
+func zkError(err error) error {
+	for _, usage := range []error{fs.ErrNotExist, fs.ErrExist, ceremony.ErrPhase, ceremony.ErrCircuit, ceremony.ErrSize,
+		ceremony.ErrArgument, transcript.ErrBeacon} {
+		if errors.Is(err, usage) {
+			return &Error{Code: ExitUsage, Err: err}
+		}
+	}
+	for _, invalid := range []error{transcript.ErrSchema, transcript.ErrOrder, transcript.ErrChain, transcript.ErrNoContributions,
+		transcript.ErrIncomplete, transcript.ErrTranscriptHash, transcript.ErrKeyMismatch,
+		ceremony.ErrStateHash, ceremony.ErrContribution, ceremony.ErrStateFile} {
+		if errors.Is(err, invalid) {
+			return &Error{Code: ExitInvalid, Err: err}
+		}
+	}
+	return &Error{Code: ExitFailure, Err: err}
+}
