@@ -53,20 +53,21 @@ func (a *app) publishCircuitCmd() *cobra.Command {
 		signedBy, output               string
 	)
 	cmd := &cobra.Command{
-		Use:   "publish-circuit --circuit NAME [--model HEAD.onnx] (--verifying-key F --proving-key F --transcript F --contributor NAME... | --dev-setup --proving-key-out F)",
+		Use:   "publish-circuit --circuit NAME [--model HEAD.onnx] (--verifying-key F --proving-key F --transcript F | --dev-setup --proving-key-out F)",
 		Short: "Sign a circuit's verifying key with the service key and publish it (admin)",
 		Long: `Publish a zero-knowledge circuit in the service's registry (the same data
 directory or database as 'svc serve'): mlp_head (an ONNX MLP head, --model),
 threshold_check or truncation_check. The keys come from a setup ceremony
 ('svc zk ceremony'): they must prove and verify a sample statement of the
-circuit, so keys of another model or circuit are refused. The entry binds
-the verifying key (its SHA-256 is the circuit id), the SHA-256 of the
-proving key (provers get the key itself from the operator), the hash of
-the ceremony transcript and its contributors, and is signed with the
-service key. --dev-setup makes keys with a single-party setup instead, for
+circuit, so keys of another model or circuit are refused, and the
+finalized transcript must record both keys' hashes (and the head's model).
+The entry binds the verifying key (its SHA-256 is the circuit id), the
+SHA-256 of the proving key (provers get the key itself from the operator),
+the transcript's hash and its contributors (from the transcript, with their
+phase), and is signed with the service key. --dev-setup makes keys with a single-party setup instead, for
 trying things: the entry then names the operator as the only contributor,
 and proofs are no better than the operator's word.`,
-		Example: `  svc registry publish-circuit --circuit mlp_head --model head.onnx --verifying-key head.vk --proving-key head.pk --transcript head/transcript.json --contributor acme --contributor auditor
+		Example: `  svc registry publish-circuit --circuit mlp_head --model head.onnx --verifying-key head/verifying.key --proving-key head/proving.key --transcript head/transcript.json
   svc registry publish-circuit --circuit threshold_check --dev-setup --proving-key-out threshold.pk`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -134,8 +135,7 @@ and proofs are no better than the operator's word.`,
 	f.StringVar(&model, "model", "", "mlp_head: the ONNX MLP head the circuit proves")
 	f.StringVar(&vk, "verifying-key", "", "the ceremony's verifying key (canonical compressed bytes)")
 	f.StringVar(&pk, "proving-key", "", "the ceremony's proving key (its SHA-256 goes in the entry)")
-	f.StringVar(&transcript, "transcript", "", "the ceremony's transcript file (its SHA-256 goes in the entry)")
-	f.StringArrayVar(&in.Contributors, "contributor", nil, "a ceremony contributor, in order (repeatable)")
+	f.StringVar(&transcript, "transcript", "", "the finalized ceremony's transcript.json (its hash and contributors go in the entry)")
 	f.BoolVar(&in.DevSetup, "dev-setup", false, "make the keys with a single-party setup (for trying only)")
 	f.StringVar(&out, "proving-key-out", "", "with --dev-setup: write the proving key here")
 	f.StringVar(&signedBy, "signed-by", "localhost"+"/.well-known/svc/trust-bundle.pem", "locator of the public key written in signed_by")

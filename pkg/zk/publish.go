@@ -1,8 +1,11 @@
 package zk
 
 import (
+	"errors"
 	"fmt"
 	"time"
+
+	"github.com/svc-gov/svc/pkg/zk/ceremony/transcript"
 )
 
 // DevSetupTranscript is the transcript_hash of an entry whose keys come
@@ -20,10 +23,10 @@ type PublishInput struct {
 	// verifying key, gnark's compressed proving key); both nil with
 	// DevSetup.
 	VerifyingKey, ProvingKey []byte
-	// Transcript is the ceremony's transcript file (its SHA-256 becomes
-	// transcript_hash); Contributors name who contributed, in order.
-	Transcript   []byte
-	Contributors []string
+	// Transcript is the finalized ceremony's transcript.json: it must
+	// record both keys' hashes (and the model of a head); its hash becomes
+	// transcript_hash and its contributors the entry's.
+	Transcript []byte
 	// DevSetup makes the keys with a single-party setup instead: for
 	// trying things; the entry says so (DevSetupTranscript, Operator as
 	// the only contributor).
@@ -56,17 +59,55 @@ func PrepareEntry(in PublishInput, now time.Time) (*Entry, *Keys, error) {
 		}
 		cer = Ceremony{TranscriptHash: HashBytes([]byte(DevSetupTranscript)), Contributors: []string{op + " (single-party dev setup)"}}
 	} else {
-		if in.VerifyingKey == nil || in.ProvingKey == nil || in.Transcript == nil || len(in.Contributors) == 0 {
-			return nil, nil, fmt.Errorf("%w: publishing ceremony keys needs the verifying key, the proving key, the transcript and its contributors", ErrKeys)
+		if in.VerifyingKey == nil || in.ProvingKey == nil || in.Transcript == nil {
+			return nil, nil, fmt.Errorf("%w: publishing ceremony keys needs the verifying key, the proving key and the ceremony's transcript", ErrKeys)
+		}
+		if cer, err = CeremonyOf(in.Transcript, in.VerifyingKey, in.ProvingKey, model); err != nil {
+			return nil, nil, err
 		}
 		if k, err = LoadKeys(in.Circuit, model, in.VerifyingKey, in.ProvingKey); err != nil {
 			return nil, nil, err
 		}
-		cer = Ceremony{TranscriptHash: HashBytes(in.Transcript), Contributors: in.Contributors}
 	}
 	e, err := NewEntry(k, k.ModelHash, cer, now)
 	if err != nil {
 		return nil, nil, err
 	}
 	return e, k, nil
+}
+
+// ErrTranscript reports a ceremony transcript that does not vouch for the
+// keys being published.
+var ErrTranscript = errors.New("zk: the ceremony transcript does not match the keys")
+
+// CeremonyOf reads a finalized ceremony's transcript (pkg/zk/ceremony) and
+// checks that it sealed exactly these keys (its phase 2 records their
+// SHA-256) for this model (a head's onnx_model_hash, when model is not
+// nil). It returns the entry's ceremony block: the transcript's hash and
+// its contributors in order, each named with its phase ("Example Org
+// (phase 1)"), since the keys are sound if one contributor of each phase
+// discarded their randomness.
+func CeremonyOf(transcriptJSON, vk, pk, model []byte) (Ceremony, error) {
+	t, hash, err := transcript.Parse(transcriptJSON)
+	if err != nil {
+		return Ceremony{}, fmt.Errorf("%w: %v", ErrTranscript, err)
+	}
+	p2 := t.Phase2
+	switch {
+	case p2 == nil || p2.Beacon == "":
+		return Ceremony{}, fmt.Errorf("%w: phase 2 is not finalized", ErrTranscript)
+	case p2.VerifyingKeyHash != HashBytes(vk):
+		return Ceremony{}, fmt.Errorf("%w: it sealed verifying key %s, not this one (%s)", ErrTranscript, shortID(p2.VerifyingKeyHash), shortID(HashBytes(vk)))
+	case p2.ProvingKeyHash != HashBytes(pk):
+		return Ceremony{}, fmt.Errorf("%w: it sealed proving key %s, not this one (%s)", ErrTranscript, shortID(p2.ProvingKeyHash), shortID(HashBytes(pk)))
+	case model != nil && p2.ONNXModelHash != "" && p2.ONNXModelHash != HashBytes(model):
+		return Ceremony{}, fmt.Errorf("%w: it set up model %s, not this one (%s)", ErrTranscript, shortID(p2.ONNXModelHash), shortID(HashBytes(model)))
+	}
+	var names []string
+	for _, ph := range []int{1, 2} {
+		for _, n := range t.Contributors(ph) {
+			names = append(names, fmt.Sprintf("%s (phase %d)", n, ph))
+		}
+	}
+	return Ceremony{TranscriptHash: hash, Contributors: names}, nil
 }
