@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/consensys/gnark/backend/groth16"
+	groth16bn254 "github.com/consensys/gnark/backend/groth16/bn254"
 	"github.com/consensys/gnark/backend/witness"
 
 	"github.com/svc-gov/svc/pkg/commitment"
@@ -26,12 +28,57 @@ var (
 )
 
 // Verifier checks the zk_proof of VPEC records against signed circuit
-// entries; it implements vpec.ProofVerifier.
+// entries; it implements vpec.ProofVerifier. It verifies and decodes each
+// entry once and remembers the outcome, so use one Verifier per
+// verification and not from several goroutines at once.
 type Verifier struct {
 	// Trust holds the service keys that sign circuit entries.
 	Trust *signing.Bundle
 	// Circuits resolves circuit ids to entry documents.
 	Circuits *Set
+
+	cache map[string]*verifiedEntry
+}
+
+// verifiedEntry is a circuit entry whose signature verified, with its key
+// decoded once for every record that uses it.
+type verifiedEntry struct {
+	e       *Entry
+	vk      groth16.VerifyingKey
+	headVK  *groth16bn254.VerifyingKey
+	headErr error
+	err     error
+}
+
+// entry resolves, verifies and decodes the entry of a circuit id once per
+// Verifier (a VPEC may hold many proofs with one key).
+func (v *Verifier) entry(id string) (*verifiedEntry, error) {
+	if ve, ok := v.cache[id]; ok {
+		return ve, ve.err
+	}
+	if v.cache == nil {
+		v.cache = map[string]*verifiedEntry{}
+	}
+	ve := &verifiedEntry{}
+	v.cache[id] = ve
+	doc, err := v.Circuits.Entry(id)
+	if err != nil {
+		ve.err = err
+		return ve, err
+	}
+	if ve.e, err = VerifyEntry(doc, v.Trust); err != nil {
+		ve.err = fmt.Errorf("circuit entry signature: %w", err)
+		return ve, ve.err
+	}
+	raw, _ := ve.e.VerifyingKeyBytes()
+	if ve.vk, err = ParseVerifyingKey(raw); err != nil {
+		ve.err = err
+		return ve, err
+	}
+	if ve.e.Circuit == vpec.CircuitMLPHead {
+		ve.headVK, ve.headErr = head.DecodeVerifyingKey(raw)
+	}
+	return ve, nil
 }
 
 // Problems lists the explicitly given entries that are not valid signed
@@ -66,21 +113,17 @@ func (v *Verifier) VerifyProof(_ string, r *vpec.Record) (vpec.ProofInfo, error)
 	if v.Circuits == nil {
 		return vpec.ProofInfo{}, fmt.Errorf("%w: %s", vpec.ErrCircuitNotFound, z.CircuitID)
 	}
-	doc, err := v.Circuits.Entry(z.CircuitID)
+	ve, err := v.entry(z.CircuitID)
 	if err != nil {
 		return vpec.ProofInfo{}, err
 	}
-	e, err := VerifyEntry(doc, v.Trust)
-	if err != nil {
-		return vpec.ProofInfo{}, fmt.Errorf("circuit entry signature: %w", err)
-	}
+	e := ve.e
 	if e.Circuit != z.Circuit {
 		return vpec.ProofInfo{}, fmt.Errorf("%w: circuit %s is a %s entry, the record names %s", ErrCircuitMismatch, shortID(e.CircuitID), e.Circuit, z.Circuit)
 	}
 	if e.Circuit == vpec.CircuitMLPHead && e.ONNXModelHash != r.ONNXModelHash {
 		return vpec.ProofInfo{}, fmt.Errorf("%w: circuit %s proves model %s, the record names %s", ErrModelMismatch, shortID(e.CircuitID), shortID(e.ONNXModelHash), shortID(r.ONNXModelHash))
 	}
-	vk, _ := e.VerifyingKeyBytes()
 	proof, err := signing.DecodeBase64(z.Proof)
 	if err != nil {
 		return vpec.ProofInfo{}, fmt.Errorf("%w: proof: %v", ErrEncoding, err)
@@ -90,7 +133,10 @@ func (v *Verifier) VerifyProof(_ string, r *vpec.Record) (vpec.ProofInfo, error)
 		if err != nil {
 			return vpec.ProofInfo{}, err
 		}
-		if err := head.Verify(vk, proof, pub); err != nil {
+		if ve.headVK == nil {
+			return vpec.ProofInfo{}, fmt.Errorf("groth16 verify (circuit %s, %s): %w", shortID(e.CircuitID), e.Circuit, ve.headErr)
+		}
+		if err := head.VerifyWithKey(ve.headVK, proof, pub); err != nil {
 			if errors.Is(err, head.ErrInvalidProof) {
 				err = fmt.Errorf("%w: %v", ErrProofInvalid, err)
 			}
@@ -102,7 +148,7 @@ func (v *Verifier) VerifyProof(_ string, r *vpec.Record) (vpec.ProofInfo, error)
 	if err != nil {
 		return vpec.ProofInfo{}, err
 	}
-	if err := Verify(vk, proof, public); err != nil {
+	if err := verifyWith(ve.vk, proof, public); err != nil {
 		return vpec.ProofInfo{}, fmt.Errorf("groth16 verify (circuit %s, %s): %w", shortID(e.CircuitID), e.Circuit, err)
 	}
 	return vpec.ProofInfo{CircuitID: e.CircuitID, Contributors: e.Ceremony.Contributors}, nil

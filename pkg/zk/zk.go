@@ -185,6 +185,11 @@ func Verify(vkBytes, proofBytes []byte, public witness.Witness) error {
 	if err != nil {
 		return err
 	}
+	return verifyWith(vk, proofBytes, public)
+}
+
+// verifyWith checks proof bytes with a decoded key.
+func verifyWith(vk groth16.VerifyingKey, proofBytes []byte, public witness.Witness) error {
 	proof, err := ParseProof(proofBytes)
 	if err != nil {
 		return err
