@@ -206,3 +206,58 @@ func FuzzParseVector(f *testing.F) {
 		}
 	})
 }
+
+// FuzzRecordProof feeds untrusted zk_proof blocks (and commitment hashes
+// and results) through the record rules and the verifier: never a panic,
+// and nothing but the honest record verifies.
+func FuzzRecordProof(f *testing.F) {
+	k := keys(f)
+	salt, _ := conditions.NewSalt()
+	cp, err := zk.ProveCondition(k, 731, 500, salt)
+	if err != nil {
+		f.Fatal(err)
+	}
+	honest, _ := document.Marshal(cp.ZKProof)
+	_, priv, _ := signing.GenerateKey()
+	signer, _ := signing.NewSigner(priv)
+	trust := signing.NewBundle()
+	trust.AddKey(signer.PublicKey())
+	e, _ := zk.NewEntry(k, "", zk.Ceremony{TranscriptHash: zk.HashBytes(nil), Contributors: []string{"a"}}, time.Now())
+	if err := zk.Sign(e, signer, "x"); err != nil {
+		f.Fatal(err)
+	}
+	entry, _ := document.Marshal(e)
+	f.Add(honest, cp.CommitmentHash, "pass")
+	f.Add(honest, cp.CommitmentHash, "fail")
+	f.Add([]byte(`{"system":"groth16-bn254","circuit":"mlp_head","circuit_id":"`+k.CircuitID+`","proof":"AAAA","class":1,"logits":[1,2]}`), cp.CommitmentHash, "pass")
+	f.Fuzz(func(t *testing.T, block []byte, cm, result string) {
+		var z vpec.ZKProof
+		if _, err := document.Parse(block, &z); err != nil {
+			return
+		}
+		r := vpec.Record{RecordID: "rec_1", Sequence: 1, Check: "c", ManifestID: "m", CheckResult: vpec.CheckResult(result),
+			ProofLevel: vpec.Mathematical, CommitmentAlgorithm: "poseidon2", CommitmentHash: cm, Visibility: vpec.Opaque,
+			RecordedAt: "2026-11-24T00:00:00Z", ChainHash: "sha256:" + strings.Repeat("0", 64), ZKProof: &z}
+		if z.Circuit == vpec.CircuitMLPHead {
+			r.ProofLevel, r.ONNXModelHash = vpec.VerifiableInference, "sha256:"+strings.Repeat("1", 64)
+		}
+		if r.Validate() != nil {
+			return
+		}
+		set := zk.NewSet()
+		set.Add(entry)
+		v := &zk.Verifier{Trust: trust, Circuits: set}
+		_, err := v.VerifyProof("run_1", &r)
+		isHonest := string(block) == string(honest) && cm == cp.CommitmentHash && result == "pass"
+		if err == nil && !isHonest {
+			// Only an encoding of the same statement may verify.
+			w1, _ := zk.PublicWitness(&r)
+			w0, _ := zk.PublicWitness(&vpec.Record{CommitmentHash: cp.CommitmentHash, CheckResult: vpec.ResultPass, ZKProof: cp.ZKProof})
+			b1, _ := w1.MarshalBinary()
+			b0, _ := w0.MarshalBinary()
+			if string(b1) != string(b0) || z.Proof != cp.ZKProof.Proof {
+				t.Fatalf("a different statement verified: %s %s %s", block, cm, result)
+			}
+		}
+	})
+}
