@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -125,7 +126,7 @@ and proofs are no better than the operator's word.`,
 				json.Unmarshal(doc, &v)
 				return a.writeJSON(v)
 			}
-			fmt.Fprintf(a.streams.Out, "published %s circuit %s (signed by key %s); setup contributors: %v\n", e.Circuit, e.CircuitID, m.Signer.KeyID(), e.Ceremony.Contributors)
+			fmt.Fprintf(a.streams.Out, "published %s circuit %s (signed by key %s); setup contributors: %s\n", e.Circuit, e.CircuitID, m.Signer.KeyID(), strings.Join(e.Ceremony.Contributors, ", "))
 			return nil
 		},
 	}

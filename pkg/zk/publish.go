@@ -1,6 +1,7 @@
 package zk
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"time"
@@ -62,11 +63,19 @@ func PrepareEntry(in PublishInput, now time.Time) (*Entry, *Keys, error) {
 		if in.VerifyingKey == nil || in.ProvingKey == nil || in.Transcript == nil {
 			return nil, nil, fmt.Errorf("%w: publishing ceremony keys needs the verifying key, the proving key and the ceremony's transcript", ErrKeys)
 		}
-		if cer, err = CeremonyOf(in.Transcript, in.VerifyingKey, in.ProvingKey, model); err != nil {
+		var r1csHash string
+		if cer, r1csHash, err = CeremonyOf(in.Transcript, in.VerifyingKey, in.ProvingKey, model); err != nil {
 			return nil, nil, err
 		}
 		if k, err = LoadKeys(in.Circuit, model, in.VerifyingKey, in.ProvingKey); err != nil {
 			return nil, nil, err
+		}
+		var b bytes.Buffer
+		if _, err := k.CCS.WriteTo(&b); err != nil {
+			return nil, nil, fmt.Errorf("zk: encode constraint system: %w", err)
+		}
+		if got := HashBytes(b.Bytes()); got != r1csHash {
+			return nil, nil, fmt.Errorf("%w: it set up constraint system %s; the %s circuit compiles to %s", ErrTranscript, shortID(r1csHash), in.Circuit, shortID(got))
 		}
 	}
 	e, err := NewEntry(k, k.ModelHash, cer, now)
@@ -83,25 +92,27 @@ var ErrTranscript = errors.New("zk: the ceremony transcript does not match the k
 // CeremonyOf reads a finalized ceremony's transcript (pkg/zk/ceremony) and
 // checks that it sealed exactly these keys (its phase 2 records their
 // SHA-256) for this model (a head's onnx_model_hash, when model is not
-// nil). It returns the entry's ceremony block: the transcript's hash and
+// nil). It returns the entry's ceremony block and the hash of the
+// constraint system the ceremony set up (which the caller compares with
+// its own compiled circuit): the transcript's hash and
 // its contributors in order, each named with its phase ("Example Org
 // (phase 1)"), since the keys are sound if one contributor of each phase
 // discarded their randomness.
-func CeremonyOf(transcriptJSON, vk, pk, model []byte) (Ceremony, error) {
+func CeremonyOf(transcriptJSON, vk, pk, model []byte) (_ Ceremony, r1csHash string, _ error) {
 	t, hash, err := transcript.Parse(transcriptJSON)
 	if err != nil {
-		return Ceremony{}, fmt.Errorf("%w: %v", ErrTranscript, err)
+		return Ceremony{}, "", fmt.Errorf("%w: %v", ErrTranscript, err)
 	}
 	p2 := t.Phase2
 	switch {
 	case p2 == nil || p2.Beacon == "":
-		return Ceremony{}, fmt.Errorf("%w: phase 2 is not finalized", ErrTranscript)
+		return Ceremony{}, "", fmt.Errorf("%w: phase 2 is not finalized", ErrTranscript)
 	case p2.VerifyingKeyHash != HashBytes(vk):
-		return Ceremony{}, fmt.Errorf("%w: it sealed verifying key %s, not this one (%s)", ErrTranscript, shortID(p2.VerifyingKeyHash), shortID(HashBytes(vk)))
+		return Ceremony{}, "", fmt.Errorf("%w: it sealed verifying key %s, not this one (%s)", ErrTranscript, shortID(p2.VerifyingKeyHash), shortID(HashBytes(vk)))
 	case p2.ProvingKeyHash != HashBytes(pk):
-		return Ceremony{}, fmt.Errorf("%w: it sealed proving key %s, not this one (%s)", ErrTranscript, shortID(p2.ProvingKeyHash), shortID(HashBytes(pk)))
+		return Ceremony{}, "", fmt.Errorf("%w: it sealed proving key %s, not this one (%s)", ErrTranscript, shortID(p2.ProvingKeyHash), shortID(HashBytes(pk)))
 	case model != nil && p2.ONNXModelHash != "" && p2.ONNXModelHash != HashBytes(model):
-		return Ceremony{}, fmt.Errorf("%w: it set up model %s, not this one (%s)", ErrTranscript, shortID(p2.ONNXModelHash), shortID(HashBytes(model)))
+		return Ceremony{}, "", fmt.Errorf("%w: it set up model %s, not this one (%s)", ErrTranscript, shortID(p2.ONNXModelHash), shortID(HashBytes(model)))
 	}
 	var names []string
 	for _, ph := range []int{1, 2} {
@@ -109,5 +120,5 @@ func CeremonyOf(transcriptJSON, vk, pk, model []byte) (Ceremony, error) {
 			names = append(names, fmt.Sprintf("%s (phase %d)", n, ph))
 		}
 	}
-	return Ceremony{TranscriptHash: hash, Contributors: names}, nil
+	return Ceremony{TranscriptHash: hash, Contributors: names}, p2.R1CSHash, nil
 }
