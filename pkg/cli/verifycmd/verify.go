@@ -71,6 +71,7 @@ func Verify(a *clicore.App, audit *Audit) *cobra.Command {
 	long := verifyLong + "\n\n"
 	example := fmt.Sprintf(`  %[1]s verify vpec.json --trust-root trust-bundle.pem
   %[1]s verify vpec.json --trust-root trust-bundle.pem --profile profile.json
+  %[1]s verify vpec.json --trust-root trust-bundle.pem --circuit head-circuit.json --circuit threshold-circuit.json
 `, a.Name)
 	if audit != nil {
 		long += audit.Long + "\n\n"
