@@ -64,22 +64,25 @@ func (o *circuitOptions) load(a *clicore.App) (*zk.Set, error) {
 }
 
 type verifyCircuitOptions struct {
-	trust  clicore.TrustOptions
-	output string
+	trust      clicore.TrustOptions
+	transcript string
+	output     string
 }
 
 // circuitReport is the JSON result of verify-circuit.
 type circuitReport struct {
-	Valid          bool            `json:"valid"`
-	Verdict        string          `json:"verdict"`
-	CircuitID      string          `json:"circuit_id,omitempty"`
-	Circuit        string          `json:"circuit,omitempty"`
-	ONNXModelHash  string          `json:"onnx_model_hash,omitempty"`
-	TranscriptHash string          `json:"transcript_hash,omitempty"`
-	Contributors   []string        `json:"contributors,omitempty"`
-	SigningKeyID   string          `json:"signing_key_id,omitempty"`
-	Error          string          `json:"error,omitempty"`
-	TrustRoot      *vpec.TrustRoot `json:"trust_root,omitempty"`
+	Valid          bool     `json:"valid"`
+	Verdict        string   `json:"verdict"`
+	CircuitID      string   `json:"circuit_id,omitempty"`
+	Circuit        string   `json:"circuit,omitempty"`
+	ONNXModelHash  string   `json:"onnx_model_hash,omitempty"`
+	TranscriptHash string   `json:"transcript_hash,omitempty"`
+	Contributors   []string `json:"contributors,omitempty"`
+	// TranscriptChecked is true when --transcript was given and matched.
+	TranscriptChecked bool            `json:"transcript_checked"`
+	SigningKeyID      string          `json:"signing_key_id,omitempty"`
+	Error             string          `json:"error,omitempty"`
+	TrustRoot         *vpec.TrustRoot `json:"trust_root,omitempty"`
 }
 
 // VerifyCircuit is the verify-circuit command.
@@ -92,15 +95,20 @@ func VerifyCircuit(a *clicore.App) *cobra.Command {
 SHA-256 of the verifying key, and the Ed25519 signature by a key in the
 trust bundle. The report names the setup ceremony's contributors: the
 proofs made with the key are sound if at least one of them discarded
-their randomness.
+their randomness. With --transcript, the ceremony's transcript.json must
+be the one the entry names (its hash), must have sealed the entry's keys
+(and model), and must list the entry's contributors; check the
+contributions themselves with 'svc zk ceremony verify'.
 
 Exit codes: 0 VALID, 1 INVALID, 2 usage or unreadable input,
 3 trust bundle missing or unusable.`,
-		Example: fmt.Sprintf(`  %s verify-circuit circuit.json --trust-root trust-bundle.pem`, a.Name),
-		Args:    cobra.ExactArgs(1),
-		RunE:    func(cmd *cobra.Command, args []string) error { return runVerifyCircuit(a, o, args[0]) },
+		Example: fmt.Sprintf(`  %[1]s verify-circuit circuit.json --trust-root trust-bundle.pem
+  %[1]s verify-circuit circuit.json --trust-root trust-bundle.pem --transcript head/transcript.json`, a.Name),
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runVerifyCircuit(a, o, args[0]) },
 	}
 	o.trust.Add(a, cmd)
+	cmd.Flags().StringVar(&o.transcript, "transcript", "", "the setup ceremony's transcript.json to check against the entry")
 	clicore.AddOutputFlag(cmd, &o.output)
 	return cmd
 }
@@ -120,12 +128,22 @@ func runVerifyCircuit(a *clicore.App, o *verifyCircuitOptions, path string) erro
 	if err != nil {
 		return err
 	}
+	var tr []byte
+	if o.transcript != "" {
+		if tr, err = os.ReadFile(o.transcript); err != nil {
+			return &clicore.Error{Code: clicore.ExitUsage, Err: fmt.Errorf("read transcript: %w", err)}
+		}
+	}
 	e, verr := zk.VerifyEntry(doc, trust)
+	if verr == nil && tr != nil {
+		verr = zk.CheckTranscript(e, tr)
+	}
 	rep := circuitReport{Valid: verr == nil, Verdict: "VALID", TrustRoot: &vpec.TrustRoot{File: o.trust.TrustRoot, Source: o.trust.Source}}
 	if e != nil {
 		rep.CircuitID, rep.Circuit, rep.ONNXModelHash = e.CircuitID, e.Circuit, e.ONNXModelHash
 		rep.TranscriptHash, rep.Contributors, rep.SigningKeyID = e.Ceremony.TranscriptHash, e.Ceremony.Contributors, e.SigningKeyID
 	}
+	rep.TranscriptChecked = verr == nil && tr != nil
 	if verr != nil {
 		rep.Error = verr.Error()
 		rep.Verdict = "INVALID — " + circuitCode(verr)
@@ -151,6 +169,8 @@ func circuitCode(err error) string {
 		return "SIGNATURE INVALID"
 	case errors.Is(err, zk.ErrEntryUnsigned):
 		return "UNSIGNED"
+	case errors.Is(err, zk.ErrTranscript):
+		return "TRANSCRIPT MISMATCH"
 	default:
 		return "SCHEMA ERROR"
 	}
@@ -175,6 +195,9 @@ func printCircuitReport(a *clicore.App, r circuitReport, err error) {
 	if err == nil {
 		fmt.Fprintf(w, "  %s schema valid (circuit id is the SHA-256 of the verifying key)\n", a.Mark(vpec.Pass))
 		fmt.Fprintf(w, "  %s signature valid (Ed25519, key %s)\n", a.Mark(vpec.Pass), safe(r.SigningKeyID))
+		if r.TranscriptChecked {
+			fmt.Fprintf(w, "  %s transcript matches (its hash, the sealed keys and the contributors)\n", a.Mark(vpec.Pass))
+		}
 		fmt.Fprintln(w, p.Green(r.Verdict))
 		return
 	}

@@ -84,6 +84,14 @@ func TestCeremonyKeysEndToEnd(t *testing.T) {
 	if strings.Join(e.Ceremony.Contributors, "|") != strings.Join(want, "|") || e.Ceremony.TranscriptHash != zk.HashBytes(tr) {
 		t.Fatalf("ceremony block %+v", e.Ceremony)
 	}
+	if err := zk.CheckTranscript(e, tr); err != nil {
+		t.Fatalf("the entry's own transcript: %v", err)
+	}
+	forged := *e
+	forged.Ceremony.Contributors = append([]string{"Mallory (phase 2)"}, e.Ceremony.Contributors...)
+	if err := zk.CheckTranscript(&forged, tr); !errors.Is(err, zk.ErrTranscript) {
+		t.Fatalf("contributors the transcript does not list: %v", err)
+	}
 	s := newService(t)
 	ctx := context.Background()
 	doc, err := server.PublishCircuit(ctx, s.st, s.mat.Signer, "test", e, time.Now())
