@@ -4,14 +4,12 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/consensys/gnark/backend/groth16"
+	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	groth16bn254 "github.com/consensys/gnark/backend/groth16/bn254"
-	"github.com/consensys/gnark/backend/witness"
 
 	"github.com/svc-gov/svc/pkg/commitment"
 	"github.com/svc-gov/svc/pkg/signing"
 	"github.com/svc-gov/svc/pkg/vpec"
-	"github.com/svc-gov/svc/pkg/zk/conditions"
 	"github.com/svc-gov/svc/pkg/zk/head"
 )
 
@@ -44,7 +42,7 @@ type Verifier struct {
 // decoded once for every record that uses it.
 type verifiedEntry struct {
 	e       *Entry
-	vk      groth16.VerifyingKey
+	vk      *groth16bn254.VerifyingKey
 	headVK  *groth16bn254.VerifyingKey
 	headErr error
 	err     error
@@ -154,18 +152,17 @@ func (v *Verifier) VerifyProof(_ string, r *vpec.Record) (vpec.ProofInfo, error)
 	return vpec.ProofInfo{CircuitID: e.CircuitID, Contributors: e.Ceremony.Contributors}, nil
 }
 
-// PublicWitness rebuilds the public inputs of a record's proof from the
-// record's own fields: the input commitment from commitment_hash, the
-// outcome bit from check_result (conditions), the bound, class and logits
-// from the zk_proof block.
-func PublicWitness(r *vpec.Record) (witness.Witness, error) {
+// PublicWitness rebuilds the public inputs of a condition proof from the
+// record's own fields, in the circuit's order: the value commitment from
+// commitment_hash, the bound from zk_proof.threshold or max_tokens, and
+// passed from check_result (pass 1, fail 0). (An mlp_head proof's are
+// HeadPublic.)
+func PublicWitness(r *vpec.Record) (fr.Vector, error) {
 	z := r.ZKProof
 	h, err := commitment.Parse(r.CommitmentHash)
 	if err != nil || h.Algorithm != commitment.Poseidon2 || len(h.Digest) != 32 {
 		return nil, fmt.Errorf("%w: commitment_hash is not a 32-byte poseidon2 commitment", ErrStatement)
 	}
-	var cm [32]byte
-	copy(cm[:], h.Digest)
 	switch z.Circuit {
 	case vpec.CircuitThreshold, vpec.CircuitTruncation:
 		bound := z.Threshold
@@ -176,14 +173,17 @@ func PublicWitness(r *vpec.Record) (witness.Witness, error) {
 		if !ok || bound == nil || *bound < 0 || *bound > 1<<32-1 {
 			return nil, fmt.Errorf("%w: %s needs check_result pass or fail and a 32-bit bound", ErrStatement, z.Circuit)
 		}
-		st := conditions.Statement{Kind: conditions.Kind(z.Circuit), Commitment: cm, Bound: uint32(*bound), Passed: passed}
-		w, err := st.PublicWitness()
-		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrStatement, err)
+		v := make(fr.Vector, 3)
+		if err := v[0].SetBytesCanonical(h.Digest); err != nil {
+			return nil, fmt.Errorf("%w: commitment_hash is not a canonical BN254 scalar", ErrStatement)
 		}
-		return w, nil
+		v[1].SetUint64(uint64(*bound))
+		if passed {
+			v[2].SetOne()
+		}
+		return v, nil
 	}
-	return nil, fmt.Errorf("%w: circuit %q has no public witness here (mlp_head: HeadPublic)", ErrStatement, z.Circuit)
+	return nil, fmt.Errorf("%w: circuit %q has no condition public inputs (mlp_head: HeadPublic)", ErrStatement, z.Circuit)
 }
 
 // HeadPublic rebuilds the public values of an mlp_head proof from the

@@ -18,9 +18,8 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/consensys/gnark-crypto/ecc"
-	"github.com/consensys/gnark/backend/groth16"
-	"github.com/consensys/gnark/backend/witness"
+	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
+	groth16bn254 "github.com/consensys/gnark/backend/groth16/bn254"
 
 	"github.com/svc-gov/svc/pkg/zk/head"
 )
@@ -56,7 +55,7 @@ func CircuitID(vk []byte) string {
 
 // MarshalVerifyingKey returns the canonical bytes of a verifying key:
 // gnark's compressed encoding (VerifyingKey.WriteTo).
-func MarshalVerifyingKey(vk groth16.VerifyingKey) ([]byte, error) {
+func MarshalVerifyingKey(vk io.WriterTo) ([]byte, error) {
 	var b bytes.Buffer
 	if _, err := vk.WriteTo(&b); err != nil {
 		return nil, fmt.Errorf("zk: encode verifying key: %w", err)
@@ -67,14 +66,14 @@ func MarshalVerifyingKey(vk groth16.VerifyingKey) ([]byte, error) {
 // ParseVerifyingKey decodes canonical verifying-key bytes, checking that
 // every point is on the curve and in its subgroup and that the input is
 // exactly one key in canonical form (re-encoding gives the same bytes).
-func ParseVerifyingKey(b []byte) (groth16.VerifyingKey, error) {
+func ParseVerifyingKey(b []byte) (*groth16bn254.VerifyingKey, error) {
 	if len(b) == 0 || len(b) > MaxVerifyingKeyBytes {
 		return nil, fmt.Errorf("%w: verifying key is %d bytes, want 1-%d", ErrEncoding, len(b), MaxVerifyingKeyBytes)
 	}
 	if err := checkVKLayout(b); err != nil {
 		return nil, fmt.Errorf("%w: verifying key: %v", ErrEncoding, err)
 	}
-	vk := groth16.NewVerifyingKey(ecc.BN254)
+	vk := new(groth16bn254.VerifyingKey)
 	n, err := readFrom(vk, b)
 	if err != nil {
 		return nil, fmt.Errorf("%w: verifying key: %v", ErrEncoding, err)
@@ -91,7 +90,7 @@ func ParseVerifyingKey(b []byte) (groth16.VerifyingKey, error) {
 
 // MarshalProof returns the canonical bytes of a proof: gnark's compressed
 // encoding (Proof.WriteTo).
-func MarshalProof(p groth16.Proof) ([]byte, error) {
+func MarshalProof(p io.WriterTo) ([]byte, error) {
 	var b bytes.Buffer
 	if _, err := p.WriteTo(&b); err != nil {
 		return nil, fmt.Errorf("zk: encode proof: %w", err)
@@ -100,7 +99,7 @@ func MarshalProof(p groth16.Proof) ([]byte, error) {
 }
 
 // ParseProof decodes canonical proof bytes (see ParseVerifyingKey).
-func ParseProof(b []byte) (groth16.Proof, error) {
+func ParseProof(b []byte) (*groth16bn254.Proof, error) {
 	if len(b) == 0 || len(b) > MaxProofBytes {
 		return nil, fmt.Errorf("%w: proof is %d bytes, want 1-%d", ErrEncoding, len(b), MaxProofBytes)
 	}
@@ -178,9 +177,10 @@ func readFrom(r io.ReaderFrom, b []byte) (n int64, err error) {
 }
 
 // Verify checks a Groth16 proof (canonical bytes) against a verifying key
-// (canonical bytes) and a public witness: nil, or an error matching
-// ErrEncoding or ErrProofInvalid.
-func Verify(vkBytes, proofBytes []byte, public witness.Witness) error {
+// (canonical bytes) and the public inputs (PublicWitness): nil, or an
+// error matching ErrEncoding or ErrProofInvalid. It uses BN254's concrete
+// verifier only, so a binary that verifies links no other curve.
+func Verify(vkBytes, proofBytes []byte, public fr.Vector) error {
 	vk, err := ParseVerifyingKey(vkBytes)
 	if err != nil {
 		return err
@@ -189,7 +189,7 @@ func Verify(vkBytes, proofBytes []byte, public witness.Witness) error {
 }
 
 // verifyWith checks proof bytes with a decoded key.
-func verifyWith(vk groth16.VerifyingKey, proofBytes []byte, public witness.Witness) error {
+func verifyWith(vk *groth16bn254.VerifyingKey, proofBytes []byte, public fr.Vector) error {
 	proof, err := ParseProof(proofBytes)
 	if err != nil {
 		return err
@@ -200,11 +200,11 @@ func verifyWith(vk groth16.VerifyingKey, proofBytes []byte, public witness.Witne
 	return nil
 }
 
-func verify(proof groth16.Proof, vk groth16.VerifyingKey, public witness.Witness) (err error) {
+func verify(proof *groth16bn254.Proof, vk *groth16bn254.VerifyingKey, public fr.Vector) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("verifier panicked: %v", p)
 		}
 	}()
-	return groth16.Verify(proof, vk, public)
+	return groth16bn254.Verify(proof, vk, public)
 }
