@@ -52,6 +52,7 @@ const (
 	CodeTimestampFailed      = "timestamp_failed"       // 502: no RFC 3161 authority answered
 	CodeProfileUnverified    = "profile_unverified"     // 422: a profile to publish is not validly signed
 	CodeProfileMismatch      = "profile_mismatch"       // 422: a Bounded Inference record the named profile does not cover
+	CodeProofInvalid         = "proof_invalid"          // 422: a zk_proof whose circuit is not published or which does not verify (field zk_proof)
 	CodeClaimWithoutEvidence = "claim_without_evidence" // 422: a proof level the record carries no evidence for (field proof_level)
 	CodeEnvironmentMismatch  = "environment_mismatch"   // 403: a key acts on a run of the other environment (sandbox vs production)
 	CodeSessionUsed          = "session_used"           // 409: a check or review session already backs another record

@@ -37,6 +37,8 @@ const (
 	MaxDelegationBytes      = 16384
 	MaxDiscloseFields       = disclosure.MaxDisclosures // stages[].disclose
 	MaxDiscloseFieldBytes   = disclosure.MaxFieldBytes  // one disclose entry
+	MaxZKProofBytes         = vpec.MaxZKProofBytes      // zk_proof.proof, decoded (records: vpec.Record.Validate)
+	MaxZKLogits             = vpec.MaxZKLogits          // zk_proof.logits of an mlp_head proof
 )
 
 // ErrLimit is wrapped by every FieldError: a request field breaks a

@@ -118,6 +118,8 @@ profiles offline.`, s)
 	root.AddCommand(
 		a.verifyCmd(),
 		a.verifyProfileCmd(),
+		a.verifyCircuitCmd(),
+		a.recordProofCmd(),
 		a.hashCmd(),
 		a.keygenCmd(),
 		a.tsaCmd(),

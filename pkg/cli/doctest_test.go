@@ -560,6 +560,8 @@ var helpExampleGiven = map[string]string{
 	"svc record": "svc run open --workflow-id claims-intake >/dev/null",
 	"svc close": "svc run open --workflow-id claims-intake >/dev/null\n" +
 		"svc record --check pii_detection --manifest-id $MANIFEST_ID --result pass --input-file note.txt >/dev/null",
+	"svc record-proof":             "MANIFEST_ID=$(svc manifest register examples/moderation.yaml)\nsvc run open --workflow-id moderation >/dev/null",
+	"svc registry publish-circuit": "rm threshold.pk # a new dev circuit's key",
 	"svc queue flush": "export SVC_QUEUE_PATH=$PWD/queue.jsonl\n(export SVC_BASE_URL=http://127.0.0.1:1\n" +
 		"svc run open --workflow-id claims-intake >/dev/null\n" +
 		"svc record --check pii_detection --manifest-id $MANIFEST_ID --result pass --input-file note.txt >/dev/null\n" +

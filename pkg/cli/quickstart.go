@@ -25,7 +25,7 @@ and record a bound_committed_inference check. Close the run, write the VPEC,
 the trust bundle (and the profile, trace, model and input for the audit) to
 --dir, verify the VPEC offline and replay the trace.`,
 		Example: `  svc quickstart
-  svc verify svc-quickstart/vpec.json --trust-root svc-quickstart/trust-bundle.pem --profile svc-quickstart/profile.json`,
+  svc verify svc-quickstart/vpec.json --trust-root svc-quickstart/trust-bundle.pem --circuit-dir svc-quickstart/circuits --profile svc-quickstart/profile.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOutput(output); err != nil {
@@ -55,13 +55,15 @@ func (a *app) runQuickstart(ctx context.Context, dir, output string) error {
 		}
 	} else {
 		a.printReport(res.Report)
+		// The proved records need their signed circuit entries offline, the
+		// classifier's record its signed profile.
+		trust := fmt.Sprintf("--trust-root %s --circuit-dir %s", res.TrustBundlePath, res.CircuitDir)
 		if bi := res.Bounded; bi == nil {
-			fmt.Fprintf(a.streams.Err, "quickstart: verify it again any time: svc verify %s --trust-root %s\n", res.VPECPath, res.TrustBundlePath)
+			fmt.Fprintf(a.streams.Err, "quickstart: verify it again any time: svc verify %s %s\n", res.VPECPath, trust)
 		} else {
-			// The classifier's record needs its signed profile offline.
-			fmt.Fprintf(a.streams.Err, "quickstart: verify it again any time: svc verify %s --trust-root %s --profile %s\n", res.VPECPath, res.TrustBundlePath, bi.ProfilePath)
-			fmt.Fprintf(a.streams.Err, "quickstart: and audit the classifier's trace: svc verify %s --trust-root %s --profile %s --trace %s --model %s --input-file %s\n",
-				res.VPECPath, res.TrustBundlePath, bi.ProfilePath, bi.TracePath, bi.ModelDir, bi.InputPath)
+			fmt.Fprintf(a.streams.Err, "quickstart: verify it again any time: svc verify %s %s --profile %s\n", res.VPECPath, trust, bi.ProfilePath)
+			fmt.Fprintf(a.streams.Err, "quickstart: and audit the classifier's trace: svc verify %s %s --profile %s --trace %s --model %s --input-file %s\n",
+				res.VPECPath, trust, bi.ProfilePath, bi.TracePath, bi.ModelDir, bi.InputPath)
 		}
 		fmt.Fprintf(a.streams.Err, "quickstart: see it in the dashboard: svc serve --data-dir %[1]s, open http://127.0.0.1:8080/dashboard/ and sign in with a key from svc admin key create --org quickstart --live --data-dir %[1]s\n", filepath.Join(dir, "data"))
 	}

@@ -91,6 +91,7 @@ notice through the SMTP server given by --smtp.`,
 	addOutputFlag(publish, &o.output)
 	cmd.AddCommand(publish)
 	cmd.AddCommand(a.registryClientCmds()...)
+	cmd.AddCommand(a.publishCircuitCmd(), a.getCircuitCmd())
 	return cmd
 }
 

@@ -76,6 +76,9 @@ func (p *Pipeline) emit(rec *vpec.Record, runID, workflowID string) {
 		ProofLevel: string(rec.ProofLevel), WorkflowID: workflowID, RunID: runID, RecordedAt: rec.RecordedAt}
 	if gaps {
 		ev.GapTypesEmitted = []string{}
+		if rec.RaisesCircuitMissing() {
+			ev.GapTypesEmitted = append(ev.GapTypesEmitted, vpec.GapCircuitMissing)
+		}
 		if rec.RaisesProfileMissing() {
 			ev.GapTypesEmitted = append(ev.GapTypesEmitted, vpec.GapModelProfileMissing)
 		}

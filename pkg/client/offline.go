@@ -42,6 +42,10 @@ func (r *Run) offlineVPEC() (*VPECResult, error) {
 			check, sq := rec.Check, rec.Sequence
 			v.Gaps = append(v.Gaps, vpec.Gap{GapID: vpec.NewID("gap_"), GapType: vpec.GapModelProfileMissing, Severity: vpec.Medium, Check: &check, Sequence: &sq, Timestamp: now})
 		}
+		if rec := &v.Records[i]; rec.RaisesCircuitMissing() {
+			check, sq := rec.Check, rec.Sequence
+			v.Gaps = append(v.Gaps, vpec.Gap{GapID: vpec.NewID("gap_"), GapType: vpec.GapCircuitMissing, Severity: vpec.Medium, Check: &check, Sequence: &sq, Timestamp: now})
+		}
 	}
 	v.Gaps = append(v.Gaps, vpec.Gap{GapID: vpec.NewID("gap_"), GapType: vpec.GapSystemUnavailable, Severity: vpec.GapSeverity(vpec.GapSystemUnavailable), Timestamp: now})
 	vpec.Finish(&v, jcs)

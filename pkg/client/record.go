@@ -67,6 +67,12 @@ func (r *Run) recordCall(ctx context.Context, check, manifestID string, result v
 	if c.hasOutput {
 		h.output = commitment.String(c.output)
 	}
+	if c.outputCommitment != "" {
+		if _, err := commitment.Parse(c.outputCommitment); err != nil || c.hasOutput {
+			return nil, nil, fmt.Errorf("%w: WithOutputCommitment takes a commitment hash and does not go with WithOutput", ErrInvalidRecord)
+		}
+		h.output = c.outputCommitment
+	}
 	if c.review != nil {
 		if c.review.display != nil {
 			h.display = commitment.String(c.review.display)
@@ -83,7 +89,12 @@ func (r *Run) recordCall(ctx context.Context, check, manifestID string, result v
 }
 
 // hashes are the commitments of a record's raw data.
-type hashes struct{ input, output, display, rationale string }
+type hashes struct {
+	input, output, display, rationale string
+	// algorithm of the input commitment: sha256 unless the caller
+	// committed the input itself (RecordCommitted).
+	algorithm commitment.Algorithm
+}
 
 // record builds, chains and sends (or queues) a record; r.mu is held.
 func (r *Run) record(ctx context.Context, check, manifestID string, result vpec.CheckResult, c *recordConfig, h hashes) (*vpec.Record, *RecordResult, error) {
@@ -93,9 +104,12 @@ func (r *Run) record(ctx context.Context, check, manifestID string, result vpec.
 	}
 	rec := &vpec.Record{
 		RecordID: vpec.NewID("rec_"), Sequence: r.seq + 1, Check: check, ManifestID: manifestID,
-		CheckResult: result, ProofLevel: c.level, CommitmentAlgorithm: string(commitment.SHA256),
+		CheckResult: result, ProofLevel: c.level, CommitmentAlgorithm: string(commitment.SHA256), ZKProof: c.zkProof,
 		CommitmentHash: h.input, OutputCommitment: h.output, ONNXModelHash: c.modelHash, Visibility: c.vis,
 		StageType: c.stageType, StagePart: c.stagePart, Details: c.details, BoundedInference: c.bounded,
+	}
+	if h.algorithm != "" {
+		rec.CommitmentAlgorithm = string(h.algorithm)
 	}
 	if rec.ProofLevel == "" {
 		rec.ProofLevel = vpec.Execution
@@ -114,8 +128,8 @@ func (r *Run) record(ctx context.Context, check, manifestID string, result vpec.
 		return nil, nil, invalid("check result %q is not one of %v", result, vpec.CheckResults())
 	case check == "" || len(check) > api.MaxCheckBytes || manifestID == "" || len(manifestID) > api.MaxManifestIDBytes:
 		return nil, nil, invalid("check and manifest id must be 1-%d characters", min(api.MaxCheckBytes, api.MaxManifestIDBytes))
-	case rec.ProofLevel == vpec.VerifiableInference:
-		return nil, nil, invalid("proof level verifiable_inference needs a zero-knowledge proof, which API v1 does not accept")
+	case rec.ProofLevel == vpec.VerifiableInference && c.zkProof == nil:
+		return nil, nil, invalid("proof level verifiable_inference needs a zero-knowledge proof: use WithZKProof (pkg/client/zkhead proves MLP heads)")
 	case rec.ProofLevel == vpec.Witnessed && c.review == nil:
 		return nil, nil, invalid("proof level witnessed needs a review: use WithReview")
 	case c.review != nil && c.level != "" && c.level != vpec.Witnessed:

@@ -11,19 +11,21 @@ import (
 type RecordOption func(*recordConfig)
 
 type recordConfig struct {
-	output    []byte
-	hasOutput bool
-	details   map[string]any
-	vis       vpec.Visibility
-	level     vpec.ProofLevel
-	session   *Session
-	review    *reviewConfig
-	stageType string
-	stagePart string
-	modelHash string
-	bounded   *vpec.BoundedInference
-	manifest  *api.Manifest // WithManifest
-	disc      *disclosed    // set by Record from the visibility
+	output           []byte
+	hasOutput        bool
+	details          map[string]any
+	vis              vpec.Visibility
+	level            vpec.ProofLevel
+	session          *Session
+	review           *reviewConfig
+	stageType        string
+	stagePart        string
+	modelHash        string
+	bounded          *vpec.BoundedInference
+	manifest         *api.Manifest // WithManifest
+	disc             *disclosed    // set by Record from the visibility
+	zkProof          *vpec.ZKProof
+	outputCommitment string
 }
 
 type reviewConfig struct {

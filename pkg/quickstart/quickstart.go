@@ -30,6 +30,7 @@ import (
 	"github.com/svc-gov/svc/pkg/store"
 	"github.com/svc-gov/svc/pkg/store/sqlite"
 	"github.com/svc-gov/svc/pkg/vpec"
+	"github.com/svc-gov/svc/pkg/zk"
 )
 
 // Options configure Run.
@@ -53,6 +54,9 @@ type Result struct {
 	VerifyErr error
 	// VPECPath and TrustBundlePath are the files written.
 	VPECPath, TrustBundlePath string
+	// CircuitDir holds the signed circuit entries the VPEC's proofs
+	// verify against (svc verify --circuit-dir).
+	CircuitDir string
 	// Bounded is nil when this build has no ONNX Runtime (the classifier
 	// step was skipped, and said so).
 	Bounded *Bounded
@@ -120,6 +124,8 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		{StageName: "prompt_injection", ProofCeiling: "execution", RegulatoryReferences: []string{"EU AI Act Art. 15"}},
 		{StageName: "human_review", ProofCeiling: "witnessed", RegulatoryReferences: []string{"EU AI Act Art. 14"}},
 		{StageName: "toxicity_classifier", ProofCeiling: "operator_bound", RegulatoryReferences: []string{"DSA Art. 34"}},
+		{StageName: "toxicity_head", ProofCeiling: "verifiable_inference", RegulatoryReferences: []string{"DSA Art. 34"}},
+		{StageName: "score_threshold", ProofCeiling: "mathematical", RegulatoryReferences: []string{"DSA Art. 34"}},
 	}})
 	if err != nil {
 		return nil, fail("register manifest", err)
@@ -173,6 +179,10 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	circuits, circuitDir, err := runProved(ctx, dir, st, mat, p, run, reg.ManifestID, say)
+	if err != nil {
+		return nil, err
+	}
 
 	closed, err := run.Close(ctx)
 	if err != nil {
@@ -188,7 +198,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	say("run closed: VPEC written to %s, trust bundle to %s", vpecPath, bundlePath)
 	say("verifying offline:")
 
-	opts := vpec.Options{Trust: mat.Trust, Profiles: set}
+	opts := vpec.Options{Trust: mat.Trust, Profiles: set, Proofs: &zk.Verifier{Trust: mat.Trust, Circuits: circuits}}
 	if bi != nil {
 		opts.Extra = []vpec.ExtraCheck{func(doc []byte) (vpec.Check, bool, error) { return bi.audit(doc, mat.Trust, set) }}
 	}
@@ -196,7 +206,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if report == nil {
 		return nil, fail("verify", verr)
 	}
-	out := &Result{Report: report, VerifyErr: verr, VPECPath: vpecPath, TrustBundlePath: bundlePath}
+	out := &Result{Report: report, VerifyErr: verr, VPECPath: vpecPath, TrustBundlePath: bundlePath, CircuitDir: circuitDir}
 	if bi != nil {
 		out.Bounded = &Bounded{ModelDir: bi.modelDir, TracePath: bi.tracePath, ProfilePath: bi.profilePath, InputPath: bi.inputPath}
 	}

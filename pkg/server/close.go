@@ -151,6 +151,15 @@ func (s *Server) issue(r *http.Request, run store.Run) (*vpec.VPEC, []byte, erro
 				profileGaps = append(profileGaps, vpec.Gap{GapID: vpec.NewID("gap_"), GapType: vpec.GapModelProfileMissing, Severity: vpec.Medium, Check: &check, Sequence: &sq, Timestamp: stamp})
 			}
 		}
+		if rec.RaisesCircuitMissing() {
+			gap, err := s.circuitGap(r, &rec, stamp)
+			if err != nil {
+				return err
+			}
+			if gap != nil {
+				profileGaps = append(profileGaps, *gap)
+			}
+		}
 		claims.add(&rec)
 		// Gaps and summary need the levels, results, hashes and sequence;
 		// the evidence blocks and details stay in the stored bytes.

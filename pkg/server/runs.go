@@ -202,7 +202,7 @@ func (s *Server) checkRecord(r *http.Request, run store.Run, rec *vpec.Record, t
 		field string
 	}
 	var claims []claim
-	switch rec.ProofLevel { // verifiable_inference: refused by checkClaims
+	switch rec.ProofLevel {
 	case vpec.Witnessed:
 		sess, err := s.checkReviewSession(r, run, rec)
 		if err != nil {
@@ -216,6 +216,11 @@ func (s *Server) checkRecord(r *http.Request, run store.Run, rec *vpec.Record, t
 			return &httpError{http.StatusUnprocessableEntity, code, "witnessed review rejected: " + err.Error(), "review"}
 		}
 		claims = append(claims, claim{sess, "review"})
+	}
+	if rec.ZKProof != nil {
+		if err := s.checkProof(r.Context(), run.ID, rec); err != nil {
+			return err
+		}
 	}
 	if bi := rec.BoundedInference; bi != nil {
 		if err := s.checkBounded(r, bi); err != nil {

@@ -193,6 +193,7 @@ func (s *Server) routes() {
 	s.handle("GET /api/v1/manifests/{manifest_id}", s.auth(s.getManifest))
 	s.handle("GET /api/v1/registry/profiles", s.auth(s.profiles))
 	s.handle("GET /api/v1/registry/lookup", s.auth(s.lookup))
+	s.handle("GET /api/v1/registry/circuits", s.auth(s.circuits))
 	s.handle("POST /api/v1/registry/calibration-requests", s.auth(s.requestCalibration))
 	s.handle("GET /api/v1/registry/calibration-requests/{request_id}", s.auth(s.getCalibrationRequest))
 }

@@ -33,8 +33,9 @@ func unprocessable(field, format string, a ...any) *httpError {
 // checkClaims refuses a proof level the record does not carry the evidence
 // for (decision D6): the service signs no claim stronger than its evidence.
 //
-//   - verifiable_inference: never (API v1 takes no zero-knowledge proof);
-//   - mathematical: only the deterministic pre- or post-condition records of
+//   - verifiable_inference: its zk_proof (verified by checkRecord against
+//     the published circuit entry);
+//   - mathematical: a zk_proof of a condition circuit, or the deterministic pre- or post-condition records of
 //     a bound_committed_inference decomposition (stage_type
 //     bound_committed_inference, stage_part pre_conditions or
 //     post_conditions); the verifier also requires the decomposition's
@@ -46,7 +47,9 @@ func unprocessable(field, format string, a ...any) *httpError {
 func checkClaims(rec *vpec.Record) error {
 	switch rec.ProofLevel {
 	case vpec.VerifiableInference:
-		return unprocessable("proof_level", "proof_level verifiable_inference needs a zero-knowledge proof, which API v1 does not accept; record the check at a lower level")
+		if rec.ZKProof == nil {
+			return unprocessable("proof_level", "proof_level verifiable_inference needs its evidence, a zk_proof (an mlp_head proof against a published circuit); record the check at a lower level")
+		}
 	case vpec.Witnessed:
 		if rec.Review == nil {
 			return unprocessable("proof_level", "proof_level witnessed needs its evidence, the review block of a review session (POST /api/v1/runs/{run_id}/sessions with kind review)")
@@ -56,10 +59,16 @@ func checkClaims(rec *vpec.Record) error {
 			return unprocessable("proof_level", "proof_level operator_bound needs its evidence, the bounded_inference block (profile, model, operator count and trace Merkle root)")
 		}
 	case vpec.Mathematical:
+		if rec.ZKProof != nil {
+			break // a proved condition: its zk_proof is its evidence (checkProof)
+		}
 		if rec.StageType != vpec.StageBoundCommittedInference || (rec.StagePart != vpec.StagePartPre && rec.StagePart != vpec.StagePartPost) {
 			return unprocessable("proof_level", "proof_level mathematical is accepted only on the pre_conditions or post_conditions records of a %s decomposition (stage_type %q, stage_part %q); record the check at execution level instead",
 				vpec.StageBoundCommittedInference, rec.StageType, rec.StagePart)
 		}
+	}
+	if rec.ZKProof != nil && rec.ProofLevel != vpec.VerifiableInference && rec.ProofLevel != vpec.Mathematical {
+		return unprocessable("zk_proof", "a zk_proof goes only with proof_level verifiable_inference or mathematical, not %s", rec.ProofLevel)
 	}
 	return nil
 }
@@ -82,7 +91,7 @@ func (c *runClaims) add(r *vpec.Record) {
 	switch {
 	case r.ProofLevel == vpec.OperatorBound && r.BoundedInference != nil && r.StageType == vpec.StageBoundCommittedInference:
 		c.anchored = true
-	case r.ProofLevel == vpec.Mathematical:
+	case r.ProofLevel == vpec.Mathematical && r.ZKProof == nil:
 		if c.math++; len(c.first) < 5 {
 			c.first = append(c.first, r.Sequence)
 		}
@@ -149,7 +158,7 @@ func recordErrorField(msg string) string {
 		return f
 	}
 	if rest, ok := strings.CutPrefix(msg, "record: "); ok {
-		for _, f := range []string{"review", "bounded_inference", "check_session"} {
+		for _, f := range []string{"review", "bounded_inference", "check_session", "zk_proof"} {
 			if strings.HasPrefix(rest, "a "+f+" block") || strings.HasPrefix(rest, f+" ") {
 				return f
 			}

@@ -70,12 +70,13 @@ var (
 		"review":            requiredCount(reflect.TypeFor[Review]()),
 		"check_session":     requiredCount(reflect.TypeFor[CheckSession]()),
 		"bounded_inference": requiredCount(reflect.TypeFor[BoundedInference]()),
+		"zk_proof":          requiredCount(reflect.TypeFor[ZKProof]()),
 	}
 	vpecMembers   = jsonNames(reflect.TypeFor[VPEC]())
 	recordMembers = jsonNames(reflect.TypeFor[Record]())
 	gapMembers    = jsonNames(reflect.TypeFor[Gap]())
 	// Record members whose value is an object.
-	recordObjects = map[string]bool{"details": true, "review": true, "check_session": true, "bounded_inference": true}
+	recordObjects = map[string]bool{"details": true, "review": true, "check_session": true, "bounded_inference": true, "zk_proof": true}
 )
 
 // CheckShape is the cheap first look at an untrusted document: one pass

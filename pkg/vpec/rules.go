@@ -30,6 +30,10 @@ func checkEvidence(p parsed) Check {
 		switch r.ProofLevel {
 		case Mathematical:
 			math++
+			if r.ZKProof != nil {
+				// Its own evidence: the zk_proofs check verifies it.
+				break
+			}
 			if r.StageType != StageBoundCommittedInference || (r.StagePart != StagePartPre && r.StagePart != StagePartPost) {
 				c.Details = append(c.Details, fmt.Sprintf("sequence %d (%s) claims mathematical, but is not a pre_conditions or post_conditions record of a %s stage", r.Sequence, r.Check, StageBoundCommittedInference))
 			} else if !anchor {
@@ -50,7 +54,7 @@ func checkEvidence(p parsed) Check {
 	}
 	c.Status, c.Message = Pass, "every claimed proof level has its evidence"
 	if math > 0 {
-		c.Message = fmt.Sprintf("every claimed proof level has its evidence (%d mathematical pre/post-condition record(s) of a bound_committed_inference stage)", math)
+		c.Message = fmt.Sprintf("every claimed proof level has its evidence (%d mathematical record(s): pre/post-conditions of a bound_committed_inference stage or proved conditions)", math)
 	}
 	return c
 }

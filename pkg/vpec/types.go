@@ -119,6 +119,7 @@ const (
 	GapSequenceMissing     = "sequence_missing"      // High: a record sequence number never reached the service
 	GapChainBreak          = "chain_break"           // Critical: a record's chain hash does not follow from its predecessor
 	GapEmptyRun            = "empty_run"             // High: the run was closed without a single record
+	GapCircuitMissing      = "circuit_missing"       // Medium, advisory: no published circuit for an MLP head, recorded at execution level
 )
 
 // GapSeverity returns the fixed severity of a gap type svc defines, or ""
@@ -127,7 +128,7 @@ func GapSeverity(gapType string) Severity {
 	switch gapType {
 	case GapSystemUnavailable, GapSequenceMissing, GapEmptyRun:
 		return High
-	case GapModelProfileMissing:
+	case GapModelProfileMissing, GapCircuitMissing:
 		return Medium
 	case GapChainBreak:
 		return Critical
@@ -151,7 +152,17 @@ const (
 const (
 	StageBoundCommittedInference = "bound_committed_inference"
 	StageOpenSourceML            = "open_source_ml"
+	// StageMLPHead is the inference of an MLP classifier head recorded at
+	// execution level because no circuit is published for it (the
+	// verifiable_inference fallback); it raises a circuit_missing gap.
+	StageMLPHead = "mlp_head"
 )
+
+// RaisesCircuitMissing reports whether the record is an MLP head's
+// inference recorded without a proof for want of a published circuit.
+func (r *Record) RaisesCircuitMissing() bool {
+	return r.StageType == StageMLPHead && r.ZKProof == nil
+}
 
 // VPEC is a Verifiable Process Execution Credential, v1. JSON names are the
 // wire names; see docs/FORMATS.md.
@@ -223,6 +234,7 @@ type Record struct {
 	FieldDigests    []string                `json:"field_digests,omitempty" maxitems:"256"`
 	Disclosures     []disclosure.Disclosure `json:"disclosures,omitempty" maxitems:"64"`
 	Manifest        *Manifest               `json:"manifest,omitempty"`
+	ZKProof         *ZKProof                `json:"zk_proof,omitempty"`
 	ChainHash       string                  `json:"chain_hash"`
 }
 

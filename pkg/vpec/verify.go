@@ -40,6 +40,11 @@ type Options struct {
 	Trust *signing.Bundle
 	// Profiles resolves profile ids of Bounded Inference records. May be nil.
 	Profiles ProfileSource
+	// Proofs checks the zk_proof of verifiable_inference and mathematical
+	// records (pkg/zk's Verifier over signed circuit entries). May be nil:
+	// a record with a proof then fails as not checked (trust material
+	// missing).
+	Proofs ProofVerifier
 	// RequireClean makes a valid VPEC that is not clean (governance gaps,
 	// declared chain breaks) INVALID — NOT CLEAN, matching ErrNotClean.
 	RequireClean bool
@@ -148,7 +153,7 @@ func verify(doc []byte, opts Options) *Report {
 	sigc := make(chan Check, 1)
 	go func() { sigc <- checkSignature(*p, opts.Trust) }()
 	var sessions []sessionTimes
-	chain, merkle, zk := checkChain(*p), checkMerkle(*p), checkZK(*p)
+	chain, merkle, zk := checkChain(*p), checkMerkle(*p), checkZKProofs(*p, opts)
 	evidence := checkEvidence(*p)
 	ts := checkTimestamp(*p, opts.Trust, r)
 	reviews := checkReviews(*p, opts.Trust, &sessions)
@@ -466,8 +471,8 @@ func checkRecord(r *Record, f string, bad func(string, ...any)) {
 	if _, err := ParseHash(r.ChainHash); err != nil {
 		bad("%s.chain_hash: %v", f, err)
 	}
-	if r.StageType != "" && r.StageType != StageBoundCommittedInference && r.StageType != StageOpenSourceML {
-		bad("%s.stage_type %q is not %s or %s", f, r.StageType, StageBoundCommittedInference, StageOpenSourceML)
+	if r.StageType != "" && r.StageType != StageBoundCommittedInference && r.StageType != StageOpenSourceML && r.StageType != StageMLPHead {
+		bad("%s.stage_type %q is not %s, %s or %s", f, r.StageType, StageBoundCommittedInference, StageOpenSourceML, StageMLPHead)
 	}
 	if !slices.Contains(stageParts, r.StagePart) {
 		bad("%s.stage_part %q is not one of pre_conditions, inference, post_conditions", f, r.StagePart)
@@ -498,6 +503,7 @@ func checkRecord(r *Record, f string, bad func(string, ...any)) {
 			bad("%s.bounded_inference.merkle_root: %v", f, err)
 		}
 	}
+	checkZKProof(r, f, bad)
 	if cs := r.CheckSession; cs != nil {
 		if r.Review != nil {
 			bad("%s: check_session and review do not go together (a review carries its own session)", f)
@@ -593,22 +599,6 @@ func checkMerkle(p parsed) Check {
 		return fail(c, "MERKLE ROOT MISMATCH", fmt.Sprintf("merkle_root %s does not match the records' commitments (recomputed %s)", shortHash(p.v.MerkleRoot), shortHash(got)), false)
 	}
 	c.Status, c.Message = Pass, fmt.Sprintf("merkle root matches %d commitments", len(p.v.Records))
-	return c
-}
-
-func checkZK(p parsed) Check {
-	c := Check{Name: CheckZK}
-	var claims []string
-	for _, r := range p.v.Records {
-		if r.ProofLevel == VerifiableInference {
-			claims = append(claims, fmt.Sprintf("sequence %d (%s)", r.Sequence, r.Check))
-		}
-	}
-	if len(claims) > 0 {
-		c.Details = claims
-		return fail(c, "ZK PROOF UNVERIFIABLE", fmt.Sprintf("%d record(s) claim verifiable_inference, but v1 VPECs carry no zero-knowledge proof this verifier can check", len(claims)), false)
-	}
-	c.Status, c.Message = NotApplicable, "ZK proofs: none present"
 	return c
 }
 

@@ -41,3 +41,29 @@ rm -f "$out/.svc-run-bounded.json" "$out/queue.jsonl" "$out/profile.unsigned.jso
 	echo "REQUEST_ID=$(svc calibrate request --model "$out/pii-model" --gpu-class cpu --output json | jq -r .request_id)"
 } > "$out/.doctest/ids"
 printf 'test' > "$out/input.txt"
+
+# Proved checks (docs/PROOFS.md): a small MLP head whose keys come from a
+# two-phase ceremony (head/: proving.key, verifying.key, transcript.json),
+# its signed circuit entry (circuit.json) and proving key (head.pk), a dev
+# threshold_check circuit (threshold.json, threshold.pk), an embedding
+# (emb.json); the entries are in the client's cache, where svc verify
+# looks.
+(
+	cd "$out"
+	svc model generate --out headmodel --style mlp-head --dims 16,8,2 >/dev/null 2>&1
+	cp headmodel/model.onnx head.onnx
+	svc zk ceremony init --dir p1 --phase 1 --power 10
+	svc zk ceremony contribute --dir p1 --name 'Example Org'
+	svc zk ceremony finalize --dir p1 --beacon 8f2e4d1c0b9a79685746352413021f0e
+	svc zk ceremony init --dir head --phase 2 --phase1 p1 --model head.onnx
+	svc zk ceremony contribute --dir head --name 'Example Org'
+	svc zk ceremony finalize --dir head --beacon 0e1f2021324354657687a9b0c1d2e3f4
+	svc registry publish-circuit --circuit mlp_head --model head.onnx --verifying-key head/verifying.key \
+		--proving-key head/proving.key --transcript head/transcript.json --data-dir "$data"
+	cp head/proving.key head.pk
+	svc registry get-circuit --model head.onnx --trust-root trust-bundle.pem > circuit.json
+	svc registry publish-circuit --circuit threshold_check --dev-setup --proving-key-out threshold.pk \
+		--data-dir "$data" --output json > threshold.json
+	echo '[-1, -0.75, -0.5, -0.25, 0, 0.25, 0.5, 0.75, 1, -1, -0.75, -0.5, -0.25, 0, 0.25, 0.5]' > emb.json
+	rm -rf headmodel
+) > "$out/.doctest/zk.log" 2>&1 || { echo "fixture.sh: the proved checks' setup failed: $(tail -5 "$out/.doctest/zk.log")" >&2; exit 1; }

@@ -22,7 +22,7 @@ func NewCommand(s *clicore.Streams) *cobra.Command {
 	root, a := clicore.NewRoot("svc-verify", "Offline verifier for VPECs, model profiles and commitment hashes",
 		`svc-verify checks VPECs and model drift profiles offline against a trust
 bundle, and confirms commitment hashes. It never uses the network.`, s, &clicore.FileConfig{})
-	root.AddCommand(Verify(a, nil), VerifyProfile(a), Hash(a), Version(a))
+	root.AddCommand(Verify(a, nil), VerifyProfile(a), VerifyCircuit(a), Hash(a), Version(a))
 	clicore.AddEnumCompletions(root, EnumValues())
 	return root
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/svc-gov/svc/pkg/profile"
 	"github.com/svc-gov/svc/pkg/signing"
 	"github.com/svc-gov/svc/pkg/vpec"
+	"github.com/svc-gov/svc/pkg/zk"
 )
 
 // Audit is an extra check svc adds to verify: the replay audit of a
@@ -33,6 +34,7 @@ type verifyOptions struct {
 	trust        clicore.TrustOptions
 	profiles     []string
 	profileDir   string
+	circuits     circuitOptions
 	output       string
 	requireClean bool
 }
@@ -47,8 +49,9 @@ func DefaultProfileDir() string {
 
 const verifyLong = `Verify a VPEC offline: schema, Ed25519 signature by a key in the trust
 bundle, hash chain from genesis, Merkle root, RFC 3161 timestamp, gaps,
-summary counts, witnessed reviews and, for Bounded Inference records, the
-signed model profile. Every check is reported by name; the last line is
+summary counts, witnessed reviews, zero-knowledge proofs against signed
+circuit entries and, for Bounded Inference records, the signed model
+profile. Every check is reported by name; the last line is
 the verdict.`
 
 const verifyLongTrust = `Trust material comes only from --trust-root or SVC_TRUST_ROOT, never from
@@ -58,8 +61,8 @@ valid VPEC with gaps is VALID and not clean; --require-clean makes that
 exit 1.
 
 Exit codes: 0 VALID, 1 INVALID, 2 usage or unreadable input (empty,
-binary, not JSON), 3 trust material (trust bundle, TSA root, profile)
-missing or unusable.`
+binary, not JSON), 3 trust material (trust bundle, TSA root, profile,
+circuit entry) missing or unusable.`
 
 // Verify is the verify command; audit, when not nil, adds the replay
 // audit (svc only).
@@ -68,6 +71,7 @@ func Verify(a *clicore.App, audit *Audit) *cobra.Command {
 	long := verifyLong + "\n\n"
 	example := fmt.Sprintf(`  %[1]s verify vpec.json --trust-root trust-bundle.pem
   %[1]s verify vpec.json --trust-root trust-bundle.pem --profile profile.json
+  %[1]s verify vpec.json --trust-root trust-bundle.pem --circuit circuit.json --circuit threshold.json
 `, a.Name)
 	if audit != nil {
 		long += audit.Long + "\n\n"
@@ -85,6 +89,7 @@ func Verify(a *clicore.App, audit *Audit) *cobra.Command {
 	o.trust.Add(a, cmd)
 	cmd.Flags().StringArrayVar(&o.profiles, "profile", nil, "signed model profile JSON for Bounded Inference records (repeatable)")
 	cmd.Flags().StringVar(&o.profileDir, "profile-dir", "", "directory of cached signed profiles (default: svc/profiles in the user cache directory; env SVC_PROFILE_DIR)")
+	o.circuits.add(cmd)
 	cmd.Flags().BoolVar(&o.requireClean, "require-clean", false, "treat governance gaps and declared chain breaks as invalid (exit 1)")
 	if audit != nil && audit.AddFlags != nil {
 		audit.AddFlags(cmd)
@@ -131,7 +136,11 @@ func runVerify(a *clicore.App, o *verifyOptions, audit *Audit, path string) erro
 	// process exits right after: collect garbage only past a memory limit.
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(max(512<<20, 24*int64(len(doc)))))
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
-	opts := vpec.Options{Trust: trust, Profiles: set, RequireClean: o.requireClean}
+	circuits, err := o.circuits.load(a)
+	if err != nil {
+		return err
+	}
+	opts := vpec.Options{Trust: trust, Profiles: set, RequireClean: o.requireClean, Proofs: &zk.Verifier{Trust: trust, Circuits: circuits}}
 	if audit != nil && audit.Run != nil {
 		opts.Extra = append(opts.Extra, func(doc []byte) (vpec.Check, bool, error) { return audit.Run(doc, trust, set) })
 	}
