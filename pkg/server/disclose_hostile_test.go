@@ -1,0 +1,237 @@
+package server_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/svc-gov/svc/pkg/api"
+	"github.com/svc-gov/svc/pkg/canonical"
+	"github.com/svc-gov/svc/pkg/commitment"
+	"github.com/svc-gov/svc/pkg/disclosure"
+	"github.com/svc-gov/svc/pkg/vpec"
+)
+
+// postRaw posts one record of a fresh run written as raw JSON text: body
+// is the record without chain_hash; the chain hash is computed here over
+// the RFC 8785 form of exactly that text (as the service does), so a
+// crafted spelling reaches the disclosure checks rather than the chain
+// check. It returns the run, the status and the error body.
+func (e *env) postRaw(runID, body string) (int, api.ErrorBody, []byte) {
+	e.t.Helper()
+	tree, err := canonical.Parse([]byte(body))
+	if err != nil {
+		// The text is not JSON the chain can be computed over: send it
+		// as it is, the service must refuse it.
+		code, _, eb, data := e.raw("POST", "/api/v1/runs/"+runID+"/records", e.keyB, []string{"application/json"}, body)
+		return code, eb, data
+	}
+	ch := vpec.FormatHash(vpec.NextChainHash(vpec.Genesis(runID), tree.Canonical("chain_hash")))
+	full := `{"chain_hash":"` + ch + `",` + strings.TrimPrefix(strings.TrimSpace(body), "{")
+	code, _, eb, data := e.raw("POST", "/api/v1/runs/"+runID+"/records", e.keyB, []string{"application/json"}, full)
+	return code, eb, data
+}
+
+// recordJSON returns rec (sequence 1 of runID) as JSON without chain_hash,
+// with the members of extra merged in as raw JSON text (replacing any of
+// the same name).
+func recordJSON(t *testing.T, runID string, mutate func(r *vpec.Record), extra map[string]string) string {
+	t.Helper()
+	rec := chain(runID, 1)[0]
+	rec.CheckResult = vpec.ResultPass
+	if mutate != nil {
+		mutate(&rec)
+	}
+	rec.ChainHash = ""
+	b, err := json.Marshal(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	delete(m, "chain_hash")
+	for k, v := range extra {
+		if v == "" {
+			delete(m, k)
+			continue
+		}
+		m[k] = json.RawMessage(v)
+	}
+	// Written by hand so raw text (duplicate names, odd numbers) stays.
+	var sb strings.Builder
+	sb.WriteString("{")
+	first := true
+	for k, v := range m {
+		if !first {
+			sb.WriteString(",")
+		}
+		first = false
+		kb, _ := json.Marshal(k)
+		sb.Write(kb)
+		sb.WriteString(":")
+		sb.Write(v)
+	}
+	sb.WriteString("}")
+	return sb.String()
+}
+
+// The hostile client's invariant for disclosures: whatever a client sends,
+// the service either refuses it with a JSON error naming a field (never a
+// 5xx), or accepts it and then seals a VPEC that verifies VALID. A
+// disclosure the service signs and the verifier fails is a forged-looking
+// VPEC issued by the service itself.
+func TestHostileDisclosures(t *testing.T) {
+	e := newEnv(t)
+	m := kycManifest.AsDocument()
+	mid, err := m.ID()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mj, _ := json.Marshal(m)
+	// selective sets a selective record whose input is the JSON object
+	// input (split with the real client code), disclosing declared.
+	selective := func(input string, declared ...string) func(r *vpec.Record) {
+		return func(r *vpec.Record) { makeSelective(t, r, input, declared) }
+	}
+	deep := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+	text := []byte("some text!") // 10 bytes: its base64 is padded
+	// handBuilt discloses value (raw JSON) as the one member of a
+	// selective input, digests computed here as a second implementation
+	// would, bypassing the client's splitter and its depth limit.
+	handBuilt := func(value string) func(r *vpec.Record) {
+		return func(r *vpec.Record) {
+			makeSelective(t, r, `{"document_type":"passport"}`, []string{"document_type"})
+			v, err := canonical.Parse([]byte(value))
+			if err != nil {
+				t.Fatal(err)
+			}
+			const salt = "AAECAwQFBgcICQoLDA0ODw"
+			dg, err := disclosure.DigestOf(salt, "document_type", v.Canonical())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var val any
+			if err := json.Unmarshal([]byte(value), &val); err != nil {
+				t.Fatal(err)
+			}
+			r.FieldDigests, r.CommitmentHash = []string{dg}, disclosure.Commitment([]string{dg})
+			r.Disclosures = []disclosure.Disclosure{{Salt: salt, Field: "document_type", Value: val}}
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		mutate func(r *vpec.Record)
+		extra  map[string]string
+		// want is 201 (then the VPEC must verify VALID) or the 4xx
+		// expected, with the field the error must name; 0 takes either.
+		want  int
+		field string
+	}{
+		// Values the client's own splitter produces must seal and verify.
+		{"value null", selective(`{"document_type":null}`, "document_type"), nil, 201, ""},
+		{"value empty string", selective(`{"document_type":""}`, "document_type"), nil, 201, ""},
+		{"value empty object", selective(`{"document_type":{}}`, "document_type"), nil, 201, ""},
+		{"value empty array", selective(`{"document_type":[]}`, "document_type"), nil, 201, ""},
+		{"value zero", selective(`{"document_type":0}`, "document_type"), nil, 201, ""},
+		{"value false", selective(`{"document_type":false}`, "document_type"), nil, 201, ""},
+		{"value -0", selective(`{"document_type":-0}`, "document_type"), nil, 201, ""},
+		{"value 1.0", selective(`{"document_type":1.0}`, "document_type"), nil, 201, ""},
+		{"value 1e2", selective(`{"document_type":1e2}`, "document_type"), nil, 201, ""},
+		{"value __proto__ member", selective(`{"document_type":{"__proto__":{"x":1}}}`, "document_type"), nil, 201, ""},
+		{"empty input object", selective(`{}`, "document_type"), nil, 201, ""},
+		{"value nested to the input limit", selective(`{"document_type":`+deep(disclosure.MaxInputDepth-1)+`}`, "document_type"), nil, 201, ""},
+		// Raw spellings a client may send: the service refuses or
+		// canonicalises, and what it seals verifies.
+		{"disclosure value with duplicate names", selective(`{"document_type":"passport"}`, "document_type"),
+			map[string]string{"disclosures": `[{"salt":"AAECAwQFBgcICQoLDA0ODw","field":"document_type","value":{"a":1,"a":2}}]`}, 400, ""},
+		{"disclosure value 1e400", selective(`{"document_type":"passport"}`, "document_type"),
+			map[string]string{"disclosures": `[{"salt":"AAECAwQFBgcICQoLDA0ODw","field":"document_type","value":1e400}]`}, 400, ""},
+		// Nesting: a record sits 2 levels down in its VPEC (limit 64), so
+		// a record nesting 63 levels must be refused, not sealed into a
+		// VPEC that fails as a whole (found: the service took it).
+		{"details nested 63 levels with the record", nil,
+			map[string]string{"details": `{"x":` + deep(61) + `}`}, 400, "details"},
+		{"details nested 62 levels with the record", nil,
+			map[string]string{"details": `{"x":` + deep(60) + `}`}, 201, ""},
+		{"hand-built disclosure nested 63 levels with the record", handBuilt(deep(60)), nil, 400, "disclosures"},
+		{"hand-built disclosure nested 62 levels with the record", handBuilt(deep(59)), nil, 201, ""},
+		{"same field disclosed twice", selective(`{"document_type":"passport","jurisdiction":"FR"}`, "document_type", "document_type"), nil, 422, "disclosures[1].salt"},
+		{"field differing by case", selective(`{"Document_type":"passport"}`, "Document_type"), nil, 422, "disclosures[0].field"},
+		{"carried manifest with empty disclose list", selective(`{"document_type":"passport"}`, "document_type"),
+			map[string]string{"manifest": strings.Replace(string(mj), `"kyc_check"`, `"kyc_check","disclose_unused":1`, 1)}, 400, ""},
+		{"carried manifest with empty onnx_model_hash", selective(`{"document_type":"passport"}`, "document_type"),
+			map[string]string{"manifest": strings.Replace(string(mj), `"stage_name"`, `"onnx_model_hash":"","stage_name"`, 1)}, 400, ""},
+		{"carried manifest with null regulatory_references", selective(`{"document_type":"passport"}`, "document_type"),
+			map[string]string{"manifest": strings.Replace(string(mj), `"regulatory_references":[]`, `"regulatory_references":null`, 1)}, 400, ""},
+		{"selective with empty disclosures", selective(`{"document_type":"passport"}`),
+			map[string]string{"disclosures": `[]`}, 400, ""},
+		{"opaque with empty disclosures", nil, map[string]string{"disclosures": `[]`}, 400, ""},
+		{"opaque with manifest", nil, map[string]string{"manifest": string(mj)}, 422, "manifest"},
+		{"transparent url alphabet", func(r *vpec.Record) {
+			b := []byte{0xfb, 0xff, 0xbf}
+			r.Visibility, r.CommitmentHash = vpec.Transparent, commitment.String(b)
+		}, map[string]string{"disclosed_input": `"-_-_"`}, 422, "disclosed_input"},
+		{"transparent without padding", func(r *vpec.Record) {
+			r.Visibility, r.CommitmentHash = vpec.Transparent, commitment.String(text)
+		}, map[string]string{"disclosed_input": `"` + strings.TrimRight(disclosure.EncodeBytes(text), "=") + `"`}, 422, "disclosed_input"},
+		{"transparent with a line break", func(r *vpec.Record) {
+			r.Visibility, r.CommitmentHash = vpec.Transparent, commitment.String(text)
+		}, map[string]string{"disclosed_input": `"` + disclosure.EncodeBytes(text)[:4] + `\n` + disclosure.EncodeBytes(text)[4:] + `"`}, 422, "disclosed_input"},
+		{"transparent without disclosed_input", func(r *vpec.Record) {
+			r.Visibility, r.CommitmentHash = vpec.Transparent, commitment.String(text)
+		}, nil, 422, "disclosed_input"},
+		{"transparent with empty disclosed_input", func(r *vpec.Record) {
+			r.Visibility, r.CommitmentHash = vpec.Transparent, commitment.String(nil)
+		}, map[string]string{"disclosed_input": `""`}, 400, "disclosed_input"},
+		{"transparent empty input omitted", func(r *vpec.Record) {
+			r.Visibility, r.CommitmentHash = vpec.Transparent, commitment.String(nil)
+		}, nil, 201, ""},
+		{"transparent poseidon2", func(r *vpec.Record) {
+			r.Visibility, r.CommitmentAlgorithm = vpec.Transparent, "poseidon2"
+			r.CommitmentHash = "poseidon2:" + strings.Repeat("0", 64)
+			r.DisclosedInput = disclosure.EncodeBytes(text)
+		}, nil, 422, "commitment_algorithm"},
+		{"selective manifest id of another manifest", func(r *vpec.Record) {
+			makeSelective(t, r, `{"document_type":"passport"}`, []string{"document_type"})
+			r.Manifest.Version = "2"
+		}, nil, 422, "manifest"},
+		{"selective manifest id uppercase", func(r *vpec.Record) {
+			makeSelective(t, r, `{"document_type":"passport"}`, []string{"document_type"})
+			r.ManifestID = strings.ToUpper(mid[:7]) + mid[7:]
+		}, nil, 422, "manifest"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			run := e.open(e.keyB)
+			body := recordJSON(t, run.RunID, tc.mutate, tc.extra)
+			code, eb, data := e.postRaw(run.RunID, body)
+			if code >= 500 {
+				t.Fatalf("5xx: %d %s\nsent %.600s", code, data, body)
+			}
+			if code != 201 {
+				if eb.Error.Code == "" || eb.Error.Message == "" {
+					t.Fatalf("%d without a JSON error body: %s", code, data)
+				}
+				if tc.want == 0 {
+					return
+				}
+				if code != tc.want || (tc.field != "" && eb.Error.Field != tc.field) {
+					t.Fatalf("%d field %q (%s), want %d field %q\nsent %.600s", code, eb.Error.Field, eb.Error.Message, tc.want, tc.field, body)
+				}
+				return
+			}
+			if tc.want != 201 && tc.want != 0 {
+				t.Fatalf("accepted, want %d field %q\nsent %.600s", tc.want, tc.field, body)
+			}
+			code, doc := e.do("POST", "/api/v1/runs/"+run.RunID+"/close", e.keyB, nil, nil)
+			if code != 201 && code != 200 {
+				t.Fatalf("close: %d %s", code, doc)
+			}
+			rep := e.verify(doc)
+			if !rep.Valid {
+				t.Fatalf("the service accepted the record and sealed a VPEC that is %s: %s\nsent %.600s", rep.Verdict, rep.FirstFailure().Message, body)
+			}
+		})
+	}
+}
