@@ -87,7 +87,28 @@ func (d *Dashboard) notFound(w http.ResponseWriter, r *http.Request, what string
 
 // --- registry and calibration requests -------------------------------------------------
 
+// registry shows the registry page. Its ?requested= names a calibration
+// request just filed: the page shows it only when it is a request of the
+// session's organisation, so a link cannot make the page show other text
+// (content spoofing). There is no ?problem=: a form problem is shown in
+// the answer to the post (registryPage).
 func (d *Dashboard) registry(w http.ResponseWriter, r *http.Request) {
+	requested := r.URL.Query().Get("requested")
+	if requested != "" {
+		if _, err := d.cfg.Store.CalibrationRequest(r.Context(), current(r).OrgID, requested); err != nil {
+			if !errors.Is(err, store.ErrNotFound) {
+				d.serverError(w, r, err)
+				return
+			}
+			requested = ""
+		}
+	}
+	d.registryPage(w, r, http.StatusOK, requested, "")
+}
+
+// registryPage renders the registry page with a request id just filed or
+// a problem of the calibration request form.
+func (d *Dashboard) registryPage(w http.ResponseWriter, r *http.Request, status int, requested, problem string) {
 	s := current(r)
 	models, err := Models(r.Context(), d.cfg.Store, d.cfg.Web, s.OrgID)
 	if err != nil {
@@ -98,9 +119,9 @@ func (d *Dashboard) registry(w http.ResponseWriter, r *http.Request) {
 	for _, m := range models {
 		counts[m.Status]++
 	}
-	d.render(w, r, http.StatusOK, "registry", map[string]any{
+	d.render(w, r, status, "registry", map[string]any{
 		"Title": "Model registry", "Models": models, "Counts": counts, "GPUClasses": profile.GPUClasses(),
-		"Requested": r.URL.Query().Get("requested"), "Problem": r.URL.Query().Get("problem"),
+		"Requested": requested, "Problem": problem,
 	})
 }
 
@@ -137,7 +158,7 @@ func (d *Dashboard) requestCalibration(w http.ResponseWriter, r *http.Request) {
 			d.serverError(w, r, err)
 			return
 		}
-		http.Redirect(w, r, Prefix+"registry?problem="+url.QueryEscape(err.Error())+"#request", http.StatusSeeOther)
+		d.registryPage(w, r, http.StatusUnprocessableEntity, "", err.Error())
 		return
 	}
 	http.Redirect(w, r, Prefix+"registry?requested="+url.QueryEscape(v.RequestID), http.StatusSeeOther)
