@@ -159,8 +159,15 @@ func TestHostileDisclosures(t *testing.T) {
 		{"hand-built disclosure nested 62 levels with the record", handBuilt(deep(59)), nil, 201, ""},
 		{"same field disclosed twice", selective(`{"document_type":"passport","jurisdiction":"FR"}`, "document_type", "document_type"), nil, 422, "disclosures[1].salt"},
 		{"field differing by case", selective(`{"Document_type":"passport"}`, "Document_type"), nil, 422, "disclosures[0].field"},
-		{"carried manifest with empty disclose list", selective(`{"document_type":"passport"}`, "document_type"),
+		{"carried manifest with an unknown member", selective(`{"document_type":"passport"}`, "document_type"),
 			map[string]string{"manifest": strings.Replace(string(mj), `"kyc_check"`, `"kyc_check","disclose_unused":1`, 1)}, 400, ""},
+		// The same id, other bytes: "disclose": [] is dropped by the
+		// manifest's RFC 8785 form (omitempty), so its id is unchanged.
+		{"carried manifest with an empty disclose list", func(r *vpec.Record) {
+			makeSelective(t, r, `{"document_type":"passport"}`, []string{"document_type"})
+			r.Manifest.Stages = append(r.Manifest.Stages, vpec.ManifestStage{StageName: "other", ProofCeiling: "execution", RegulatoryReferences: []string{}})
+			r.ManifestID, _ = r.Manifest.ID()
+		}, map[string]string{"manifest": strings.Replace(string(mj), `]}]}`, `]},{"stage_name":"other","proof_ceiling":"execution","regulatory_references":[],"disclose":[]}]}`, 1)}, 400, "manifest.stages[1].disclose"},
 		{"carried manifest with empty onnx_model_hash", selective(`{"document_type":"passport"}`, "document_type"),
 			map[string]string{"manifest": strings.Replace(string(mj), `"stage_name"`, `"onnx_model_hash":"","stage_name"`, 1)}, 400, ""},
 		{"carried manifest with null regulatory_references", selective(`{"document_type":"passport"}`, "document_type"),
@@ -193,6 +200,38 @@ func TestHostileDisclosures(t *testing.T) {
 			r.CommitmentHash = "poseidon2:" + strings.Repeat("0", 64)
 			r.DisclosedInput = disclosure.EncodeBytes(text)
 		}, nil, 422, "commitment_algorithm"},
+		// Commitment spellings (FORMATS "Commitment hashes"): one form.
+		{"poseidon2 commitment", func(r *vpec.Record) {
+			r.CommitmentAlgorithm, r.CommitmentHash = "poseidon2", commitment.SumPoseidon2(text).String()
+		}, nil, 201, ""},
+		{"poseidon2 digest at the modulus", func(r *vpec.Record) {
+			r.CommitmentAlgorithm, r.CommitmentHash = "poseidon2", "poseidon2:30644e72e131a029b85045b68181585d2833e84879b9709143e1f593f0000001"
+		}, nil, 400, "commitment_hash"},
+		{"poseidon2 digest above the modulus", func(r *vpec.Record) {
+			r.CommitmentAlgorithm, r.CommitmentHash = "poseidon2", "poseidon2:"+strings.Repeat("f", 64)
+		}, nil, 400, "commitment_hash"},
+		{"upper-case hex", func(r *vpec.Record) {
+			r.CommitmentHash = "sha256:" + strings.ToUpper(r.CommitmentHash[7:])
+		}, nil, 400, "commitment_hash"},
+		{"upper-case prefix", func(r *vpec.Record) {
+			r.CommitmentHash = "SHA256:" + r.CommitmentHash[7:]
+		}, nil, 400, "commitment_hash"},
+		{"leading space", func(r *vpec.Record) { r.CommitmentHash = " " + r.CommitmentHash }, nil, 400, "commitment_hash"},
+		{"trailing space", func(r *vpec.Record) { r.CommitmentHash += " " }, nil, 400, "commitment_hash"},
+		{"algorithm sha256, poseidon2 hash", func(r *vpec.Record) {
+			r.CommitmentHash = commitment.SumPoseidon2(text).String()
+		}, nil, 400, "commitment_algorithm"},
+		{"algorithm poseidon2, sha256 hash", func(r *vpec.Record) { r.CommitmentAlgorithm = "poseidon2" }, nil, 400, "commitment_algorithm"},
+		// output_commitment names its own algorithm (docs/PROOFS.md: an
+		// encoder record commits its text with sha256, its embedding
+		// output with poseidon2).
+		{"sha256 input, poseidon2 output", func(r *vpec.Record) {
+			r.OutputCommitment = commitment.SumPoseidon2(text).String()
+		}, nil, 201, ""},
+		{"transparent with a poseidon2 output", func(r *vpec.Record) {
+			r.Visibility, r.CommitmentHash, r.DisclosedInput = vpec.Transparent, commitment.String(text), disclosure.EncodeBytes(text)
+			r.OutputCommitment, r.DisclosedOutput = commitment.SumPoseidon2(text).String(), disclosure.EncodeBytes(text)
+		}, nil, 422, "disclosed_output"},
 		{"selective manifest id of another manifest", func(r *vpec.Record) {
 			makeSelective(t, r, `{"document_type":"passport"}`, []string{"document_type"})
 			r.Manifest.Version = "2"
