@@ -274,3 +274,32 @@ func TestHostileDisclosures(t *testing.T) {
 		})
 	}
 }
+
+// A client that reuses a salt in two records of a run: the service checks
+// each record on its own (salts within a record), so it takes both, and
+// the verifier fails the sealed VPEC SALT REUSED, naming the second
+// record. The harm stays in the client's own run; docs/API.md says so.
+func TestHostileSaltReusedAcrossRecords(t *testing.T) {
+	e := newEnv(t)
+	run := e.open(e.keyB)
+	recs := chain(run.RunID, 2)
+	makeSelective(t, &recs[0], `{"document_type":"passport","jurisdiction":"FR"}`, []string{"document_type"})
+	recs[1].Check, recs[1].ManifestID, recs[1].Visibility, recs[1].Manifest = recs[0].Check, recs[0].ManifestID, vpec.Selective, recs[0].Manifest
+	recs[1].CommitmentHash, recs[1].FieldDigests = recs[0].CommitmentHash, recs[0].FieldDigests
+	recs[1].Disclosures = recs[0].Disclosures
+	vpec.Chain(vpec.Genesis(run.RunID), recs)
+	for _, r := range recs {
+		if code, body := e.do("POST", "/api/v1/runs/"+run.RunID+"/records", e.keyB, r, nil); code != 201 {
+			t.Fatalf("record %d: %d %s", r.Sequence, code, body)
+		}
+	}
+	code, doc := e.do("POST", "/api/v1/runs/"+run.RunID+"/close", e.keyB, nil, nil)
+	if code != 201 && code != 200 {
+		t.Fatalf("close: %d %s", code, doc)
+	}
+	rep := e.verify(doc)
+	c := rep.Check(vpec.CheckDisclosure)
+	if rep.Valid || c.Status != vpec.Fail || c.Code != "SALT REUSED" || !strings.Contains(c.Message, "record 2") {
+		t.Fatalf("%s: %+v", rep.Verdict, c)
+	}
+}
