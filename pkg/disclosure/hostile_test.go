@@ -65,3 +65,19 @@ func TestHostileFieldNamesByteForByte(t *testing.T) {
 		t.Errorf("disclosed twice: %v", err)
 	}
 }
+
+// A transparent record without disclosed_input (or disclosed_output)
+// discloses the empty byte string: when the record commits to other
+// bytes, the error says the member is absent rather than only that two
+// hashes differ.
+func TestHostileAbsentBytes(t *testing.T) {
+	err := CheckBytes("disclosed_input", "", "sha256:"+strings.Repeat("ab", 32))
+	var e *Error
+	if !errors.Is(err, ErrMismatch) || !errors.As(err, &e) || e.Field != "disclosed_input" || !strings.Contains(e.Msg, "is absent") {
+		t.Fatalf("%v", err)
+	}
+	// The empty byte string's own commitment passes.
+	if err := CheckBytes("disclosed_output", "", "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"); err != nil {
+		t.Fatal(err)
+	}
+}
