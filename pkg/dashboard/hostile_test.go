@@ -9,6 +9,7 @@ import (
 
 	"github.com/svc-gov/svc/pkg/api"
 	"github.com/svc-gov/svc/pkg/client"
+	"github.com/svc-gov/svc/pkg/commitment"
 	"github.com/svc-gov/svc/pkg/dashboard"
 	"github.com/svc-gov/svc/pkg/vpec"
 )
@@ -175,5 +176,58 @@ func TestHostileDisclosedValues(t *testing.T) {
 		if strings.Contains(body, raw) {
 			t.Errorf("the VPEC page carries %q unescaped", raw)
 		}
+	}
+}
+
+// TestHostileScanBudget: the registry and runs pages read VPECs and
+// records within Config.ScanBytes. Found: the registry read the bodies of
+// the organisation's 200 most recent VPECs at once (each up to 256 MiB:
+// 51 GB for one page view) and the runs page those of 100; a member of
+// any organisation could exhaust the service's memory by filling a few
+// runs and opening the dashboard. Now a VPEC whose run's records do not
+// fit in what is left is skipped, and the page says so.
+func TestHostileScanBudget(t *testing.T) {
+	const budget = 64 << 10
+	e := newEnv(t, envOptions{scanBytes: budget})
+	e.seed() // org A: one small VPEC naming modelMissing
+	ctx := context.Background()
+	const bigModel = "sha256:3333333333333333333333333333333333333333333333333333333333333333"
+	p := e.pipeline(e.keyA, "wf-big")
+	run, err := p.Open(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pad := strings.Repeat("x", 12<<10)
+	for i := range 8 { // about 100 KiB of records: over the budget alone
+		if _, err := run.Record(ctx, "pii_detection", commitment.String([]byte("m")), vpec.ResultPass, []byte{byte(i)},
+			client.WithModelHash(bigModel), client.WithDetails(map[string]any{"pad": pad})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := run.Close(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := e.signIn(e.keyA)
+	reg := e.get(a, "/dashboard/registry", http.StatusOK)
+	if strings.Contains(reg, bigModel) || !strings.Contains(reg, modelMissing) {
+		t.Errorf("registry: the VPEC over the budget was read, or the small one was not")
+	}
+	if !strings.Contains(reg, `id="scan-note"`) || !strings.Contains(reg, "1 recent VPEC(s)") {
+		t.Errorf("registry does not say it skipped a VPEC")
+	}
+	runs := e.get(a, "/dashboard/runs", http.StatusOK)
+	if !strings.Contains(runs, `id="scan-note"`) || !strings.Contains(runs, "not read here") {
+		t.Errorf("runs page does not say it skipped a VPEC")
+	}
+	// The VPEC's own page still shows it.
+	if vp := e.get(a, "/dashboard/vpecs/"+res.VPEC.VPECID, http.StatusOK); !strings.Contains(vp, res.VPEC.VPECID) {
+		t.Errorf("the skipped VPEC's own page")
+	}
+	// With the default budget everything is read and no note is shown.
+	e2 := newEnv(t, envOptions{})
+	e2.seed()
+	if reg := e2.get(e2.signIn(e2.keyA), "/dashboard/registry", http.StatusOK); strings.Contains(reg, `id="scan-note"`) {
+		t.Errorf("a note without a skipped VPEC")
 	}
 }

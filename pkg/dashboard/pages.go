@@ -110,7 +110,7 @@ func (d *Dashboard) registry(w http.ResponseWriter, r *http.Request) {
 // a problem of the calibration request form.
 func (d *Dashboard) registryPage(w http.ResponseWriter, r *http.Request, status int, requested, problem string) {
 	s := current(r)
-	models, err := Models(r.Context(), d.cfg.Store, d.cfg.Web, s.OrgID)
+	models, scan, err := Models(r.Context(), d.cfg.Store, d.cfg.Web, s.OrgID, d.cfg.ScanBytes)
 	if err != nil {
 		d.serverError(w, r, err)
 		return
@@ -121,7 +121,7 @@ func (d *Dashboard) registryPage(w http.ResponseWriter, r *http.Request, status 
 	}
 	d.render(w, r, status, "registry", map[string]any{
 		"Title": "Model registry", "Models": models, "Counts": counts, "GPUClasses": profile.GPUClasses(),
-		"Requested": requested, "Problem": problem,
+		"Requested": requested, "Problem": problem, "Scan": scan,
 	})
 }
 
@@ -200,7 +200,10 @@ func (d *Dashboard) profilePage(w http.ResponseWriter, r *http.Request) {
 // RunRow is one row of the runs page.
 type RunRow struct {
 	store.Run
-	VPEC *vpec.VPEC // nil while the run has no VPEC
+	VPEC *vpec.VPEC // nil while the run has no VPEC, or when Skipped
+	// Skipped: the VPEC was not read, the page's Config.ScanBytes being
+	// spent (its own page shows it).
+	Skipped bool
 }
 
 func (d *Dashboard) runs(w http.ResponseWriter, r *http.Request) {
@@ -217,17 +220,19 @@ func (d *Dashboard) runs(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var rows []RunRow
+	budget := newBudget(d.cfg.ScanBytes)
 	for _, run := range runs {
 		row := RunRow{Run: run}
-		if run.VPECID != "" {
-			sv, err := d.cfg.Store.VPEC(r.Context(), s.OrgID, run.VPECID)
-			if err == nil {
-				var v vpec.VPEC
-				if json.Unmarshal(sv.Body, &v) == nil {
-					v.Records = nil // the page shows counts only
-					row.VPEC = &v
-				}
-			}
+		skipped := budget.SkippedVPECs
+		v, err := budget.vpec(r.Context(), d.cfg.Store, run)
+		if err != nil {
+			d.serverError(w, r, err)
+			return
+		}
+		row.Skipped = budget.SkippedVPECs > skipped
+		if v != nil {
+			v.Records = nil // the page shows counts only
+			row.VPEC = v
 		}
 		if floor != "" && (row.VPEC == nil || string(row.VPEC.ProofLevelFloor) != floor) {
 			continue
@@ -239,7 +244,7 @@ func (d *Dashboard) runs(w http.ResponseWriter, r *http.Request) {
 	}
 	d.render(w, r, http.StatusOK, "runs", map[string]any{
 		"Title": "Runs and VPECs", "Rows": rows, "Workflow": f.WorkflowID, "State": f.State, "Floor": floor, "GapsOnly": gapsOnly,
-		"Levels": vpec.ProofLevels(),
+		"Levels": vpec.ProofLevels(), "Scan": &budget.Scan,
 	})
 }
 
