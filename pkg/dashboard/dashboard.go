@@ -77,6 +77,11 @@ type Config struct {
 	// few VPECs near the 256 MiB document limit cannot make one page
 	// view load gigabytes.
 	ScanBytes int64
+	// VerifyBytes bounds the bytes of the VPECs that VPEC pages and
+	// downloads verify or re-encode at the same time (default
+	// DefaultVerifyBytes); past it a request is answered 503 with
+	// Retry-After (one request is always served when none runs).
+	VerifyBytes int64
 	// VerifyPage overrides the page served at /verify (default: the
 	// embedded verifypage/verify.html, or a page saying how to build it).
 	VerifyPage []byte
@@ -97,6 +102,8 @@ type Dashboard struct {
 	// VerifyBuilt reports whether /verify serves the real verifier page
 	// (false: the fallback saying how to build it).
 	verifyBuilt bool
+	// busy admits VPEC verifications and exports (Config.VerifyBytes).
+	busy *inflight
 }
 
 // ErrInput is matched (errors.Is) by the errors of Config.RequestCalibration
@@ -126,10 +133,13 @@ func New(cfg Config) (*Dashboard, error) {
 	if cfg.ScanBytes <= 0 {
 		cfg.ScanBytes = DefaultScanBytes
 	}
+	if cfg.VerifyBytes <= 0 {
+		cfg.VerifyBytes = DefaultVerifyBytes
+	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	d := &Dashboard{cfg: cfg, log: cfg.Logger, pages: map[string]*template.Template{}}
+	d := &Dashboard{cfg: cfg, log: cfg.Logger, pages: map[string]*template.Template{}, busy: &inflight{max: cfg.VerifyBytes}}
 	if d.log == nil {
 		d.log = slog.New(slog.DiscardHandler)
 	}

@@ -2,7 +2,9 @@ package dashboard_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -11,6 +13,8 @@ import (
 	"github.com/svc-gov/svc/pkg/client"
 	"github.com/svc-gov/svc/pkg/commitment"
 	"github.com/svc-gov/svc/pkg/dashboard"
+	"github.com/svc-gov/svc/pkg/server"
+	"github.com/svc-gov/svc/pkg/store"
 	"github.com/svc-gov/svc/pkg/vpec"
 )
 
@@ -230,4 +234,48 @@ func TestHostileScanBudget(t *testing.T) {
 	if reg := e2.get(e2.signIn(e2.keyA), "/dashboard/registry", http.StatusOK); strings.Contains(reg, `id="scan-note"`) {
 		t.Errorf("a note without a skipped VPEC")
 	}
+}
+
+// TestHostileVerifyAdmission: VPEC pages and downloads verify or
+// re-encode the whole VPEC (up to 256 MiB, a few times that in memory);
+// concurrent views of large VPECs are admitted within Config.VerifyBytes
+// and answered 503 with Retry-After past it, instead of all running at
+// once (found: nothing bounded them).
+func TestHostileVerifyAdmission(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.seed()
+	web, _ := e.st.(store.WebStore)
+	d, err := dashboard.New(dashboard.Config{Store: e.st, Web: web, Trust: e.mat.Trust, Signer: e.mat.Signer, Timestamper: e.mat.TSA,
+		AuthKey: func(ctx context.Context, key string) (store.APIKey, error) {
+			return e.st.APIKeyByHash(ctx, server.HashKey(key))
+		},
+		RequestCalibration: func(context.Context, store.APIKey, api.CalibrationRequestInput) (api.CalibrationRequestView, error) {
+			return api.CalibrationRequestView{}, errors.New("not in this test")
+		},
+		VerifyBytes: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	d.Register(func(p string, h http.Handler) { mux.Handle(p, h) })
+	ts := httptest.NewServer(mux)
+	defer ts.Close()
+	e.ts = ts // signIn and get talk to this dashboard
+	a := e.signIn(e.keyA)
+	page, file := "/dashboard/vpecs/"+e.vpecID, "/dashboard/vpecs/"+e.vpecID+"/vpec.sigstore.json"
+	e.get(a, page, http.StatusOK)
+	release := d.Busy(1 << 20) // a verification holding the whole budget
+	for _, p := range []string{page, file} {
+		resp, err := a.Get(ts.URL + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+			t.Errorf("%s while the budget is taken: %s, Retry-After %q", p, resp.Status, resp.Header.Get("Retry-After"))
+		}
+	}
+	release()
+	e.get(a, page, http.StatusOK)
+	e.get(a, file, http.StatusOK)
 }

@@ -274,6 +274,10 @@ func (d *Dashboard) vpecPage(w http.ResponseWriter, r *http.Request) {
 		d.serverError(w, r, err)
 		return
 	}
+	if !d.admit(w, r, len(sv.Body)) {
+		return
+	}
+	defer d.busy.release(int64(len(sv.Body)))
 	report, err := vpec.Verify(sv.Body, vpec.Options{Trust: d.cfg.Trust, Profiles: storeProfiles{d, r}})
 	if report == nil {
 		d.serverError(w, r, err)
@@ -285,6 +289,17 @@ func (d *Dashboard) vpecPage(w http.ResponseWriter, r *http.Request) {
 	d.render(w, r, http.StatusOK, "vpec", map[string]any{
 		"Title": "VPEC " + sv.ID, "Report": report, "V": &v, "Stored": sv, "Downloads": downloads, "MaxRecords": 200,
 	})
+}
+
+// admit takes n bytes of Config.VerifyBytes for a VPEC page or download,
+// or answers 503 with Retry-After and reports false.
+func (d *Dashboard) admit(w http.ResponseWriter, r *http.Request, n int) bool {
+	if d.busy.try(int64(n)) {
+		return true
+	}
+	w.Header().Set("Retry-After", "5")
+	d.errorPage(w, r, http.StatusServiceUnavailable, fmt.Sprintf("The service is verifying other large VPECs (this one is %d bytes): try again in a few seconds, or download it and run svc verify.", n))
+	return false
 }
 
 // download is one file offered on a VPEC page.
@@ -310,6 +325,10 @@ func (d *Dashboard) download(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	file := r.PathValue("file")
+	if !d.admit(w, r, len(sv.Body)) {
+		return
+	}
+	defer d.busy.release(int64(len(sv.Body)))
 	var body []byte
 	ctype := "application/json"
 	switch file {
