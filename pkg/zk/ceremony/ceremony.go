@@ -29,6 +29,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math/bits"
 	"os"
@@ -134,9 +135,16 @@ func (c *Ceremony) create(files map[string][]byte) error {
 	return fsutil.WriteNew(filepath.Join(c.Dir, TranscriptFile), raw, filePerm)
 }
 
+// MaxTranscriptBytes bounds transcript.json: a transcript of
+// transcript.MaxContributions contributions with names of
+// transcript.MaxNameBytes and beacons of transcript.MaxBeaconBytes is
+// under 8 MiB in its canonical form, so a larger file (re-indented copies
+// included) is refused before it is read.
+const MaxTranscriptBytes = 16 << 20
+
 // Open reads the ceremony in dir; its transcript must be valid.
 func Open(dir string) (*Ceremony, error) {
-	data, err := os.ReadFile(filepath.Join(dir, TranscriptFile))
+	data, err := readLimited(filepath.Join(dir, TranscriptFile), MaxTranscriptBytes)
 	if err != nil {
 		return nil, fmt.Errorf("open ceremony: %w", err)
 	}
@@ -145,6 +153,24 @@ func Open(dir string) (*Ceremony, error) {
 		return nil, fmt.Errorf("open ceremony %s: %w", dir, err)
 	}
 	return &Ceremony{Dir: dir, T: t}, nil
+}
+
+// readLimited reads a file of at most max bytes; a larger one is refused
+// (ErrStateFile) without being read.
+func readLimited(path string, max int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("%w: %s is larger than %d bytes", ErrStateFile, filepath.Base(path), max)
+	}
+	return data, nil
 }
 
 // Phase returns the phase in progress: 1 or 2.
