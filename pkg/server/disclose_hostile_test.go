@@ -303,3 +303,42 @@ func TestHostileSaltReusedAcrossRecords(t *testing.T) {
 		t.Fatalf("%s: %+v", rep.Verdict, c)
 	}
 }
+
+// A VPEC the service issued, then edited so that a carried manifest keeps
+// its id but not its bytes (an empty optional member the id's RFC 8785
+// form drops, or an unknown member): the verifier refuses the spelling as
+// a schema error naming the member, not only through the signature.
+func TestHostileCarriedManifestSpelling(t *testing.T) {
+	e := newEnv(t)
+	run := e.open(e.keyB)
+	recs := chain(run.RunID, 1)
+	makeSelective(t, &recs[0], `{"document_type":"passport"}`, []string{"document_type"})
+	vpec.Chain(vpec.Genesis(run.RunID), recs)
+	if code, body := e.do("POST", "/api/v1/runs/"+run.RunID+"/records", e.keyB, recs[0], nil); code != 201 {
+		t.Fatalf("record: %d %s", code, body)
+	}
+	code, doc := e.do("POST", "/api/v1/runs/"+run.RunID+"/close", e.keyB, nil, nil)
+	if code != 201 && code != 200 {
+		t.Fatalf("close: %d %s", code, doc)
+	}
+	if rep := e.verify(doc); !rep.Valid {
+		t.Fatalf("as issued: %s", rep.Verdict)
+	}
+	for name, edit := range map[string][2]string{
+		"empty onnx_model_hash": {`"stage_name":"kyc_check"`, `"onnx_model_hash":"","stage_name":"kyc_check"`},
+		"null onnx_model_hash":  {`"stage_name":"kyc_check"`, `"onnx_model_hash":null,"stage_name":"kyc_check"`},
+		"unknown member":        {`"stage_name":"kyc_check"`, `"x":1,"stage_name":"kyc_check"`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if !strings.Contains(string(doc), edit[0]) {
+				t.Fatalf("the VPEC has no %s", edit[0])
+			}
+			bad := strings.Replace(string(doc), edit[0], edit[1], 1)
+			rep := e.verify([]byte(bad))
+			c := rep.Check(vpec.CheckSchema)
+			if rep.Valid || c == nil || c.Status != vpec.Fail || !strings.Contains(c.Message+strings.Join(c.Details, " "), "manifest") {
+				t.Fatalf("%s: schema %+v", rep.Verdict, c)
+			}
+		})
+	}
+}
