@@ -2,7 +2,9 @@ package server_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/svc-gov/svc/pkg/api"
@@ -340,5 +342,73 @@ func TestHostileCarriedManifestSpelling(t *testing.T) {
 				t.Fatalf("%s: schema %+v", rep.Verdict, c)
 			}
 		})
+	}
+}
+
+// Selective and transparent records posted concurrently with a close:
+// each gets 201 (and is then in the VPEC, its disclosures intact) or 409
+// run_sealed (and is not); the VPEC verifies VALID, its disclosures check
+// passing, whatever the interleaving.
+func TestHostileDisclosuresRaceClose(t *testing.T) {
+	e := newEnv(t)
+	for trial := range 3 {
+		run := e.open(e.keyB)
+		const n = 12
+		recs := chain(run.RunID, n)
+		for i := range recs {
+			recs[i].CheckResult = vpec.ResultPass
+			if i%2 == 0 {
+				makeSelective(t, &recs[i], fmt.Sprintf(`{"document_type":"passport %d","jurisdiction":"FR","name":"A"}`, i), []string{"document_type"})
+			} else {
+				in := []byte(fmt.Sprint("input ", i))
+				recs[i].Visibility, recs[i].CommitmentHash, recs[i].DisclosedInput = vpec.Transparent, commitment.String(in), disclosure.EncodeBytes(in)
+			}
+		}
+		vpec.Chain(vpec.Genesis(run.RunID), recs)
+		codes := make([]int, n)
+		var closeCode int
+		var doc []byte
+		var wg sync.WaitGroup
+		for i := range recs {
+			wg.Go(func() { codes[i], _ = e.do("POST", "/api/v1/runs/"+run.RunID+"/records", e.keyB, recs[i], nil) })
+			if i == n/2 {
+				wg.Go(func() { closeCode, doc = e.do("POST", "/api/v1/runs/"+run.RunID+"/close", e.keyB, nil, nil) })
+			}
+		}
+		wg.Wait()
+		if closeCode != 201 && closeCode != 200 {
+			t.Fatalf("trial %d: close %d %s", trial, closeCode, doc)
+		}
+		rep := e.verify(doc)
+		if !rep.Valid {
+			t.Fatalf("trial %d: %s", trial, rep.Verdict)
+		}
+		var v vpec.VPEC
+		if err := json.Unmarshal(doc, &v); err != nil {
+			t.Fatal(err)
+		}
+		in := map[int64]vpec.Record{}
+		for _, r := range v.Records {
+			in[r.Sequence] = r
+		}
+		accepted := 0
+		for i, c := range codes {
+			r, sealed := in[recs[i].Sequence]
+			switch {
+			case c == 201 && (!sealed || r.RecordID != recs[i].RecordID || len(r.Disclosures) != len(recs[i].Disclosures) || r.DisclosedInput != recs[i].DisclosedInput):
+				t.Fatalf("trial %d: record %d accepted but not sealed as sent", trial, i+1)
+			case c == 409 && sealed:
+				t.Fatalf("trial %d: record %d refused but sealed", trial, i+1)
+			case c != 201 && c != 409:
+				t.Fatalf("trial %d: record %d: %d", trial, i+1, c)
+			}
+			if c == 201 {
+				accepted++
+			}
+		}
+		t.Logf("trial %d: %d of %d records accepted before the seal", trial, accepted, n)
+		if c := rep.Check(vpec.CheckDisclosure); accepted > 0 && (c.Status != vpec.Pass || len(rep.Disclosed) != accepted) {
+			t.Fatalf("trial %d: %d accepted, disclosures %+v, %d disclosed", trial, accepted, c, len(rep.Disclosed))
+		}
 	}
 }
