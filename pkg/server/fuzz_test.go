@@ -120,7 +120,7 @@ func FuzzRequestBodies(f *testing.F) {
 		}
 		if code >= 400 {
 			var eb api.ErrorBody
-			if err := json.Unmarshal(out, &eb); err != nil || eb.Error.Code == "" || eb.Error.Message == "" {
+			if err := json.Unmarshal(out, &eb); err != nil || eb.Error.Code == "" || eb.Error.Message == "" || !bytes.Contains(out, []byte(`"field":`)) {
 				t.Fatalf("POST %s: %d with a body that is not the JSON error: %q", path, code, out)
 			}
 		}
