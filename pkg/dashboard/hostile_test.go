@@ -123,13 +123,15 @@ func TestHostileSessions(t *testing.T) {
 			t.Errorf("Origin %q: %s", origin, resp.Status)
 		}
 	}
-	// Signed out: the token and the cookie are dead.
+	// Signed out: the cookie, replayed with its token, is dead.
+	replay := e.httpClient()
+	replay.Jar.SetCookies(u, a.Jar.Cookies(u))
 	if resp := e.post(a, "/dashboard/signout", url.Values{"csrf": {tokA}}, nil); resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("sign-out: %s", resp.Status)
 	}
 	form.Set("csrf", tokA)
-	if resp := e.post(a, "/dashboard/calibration-requests", form, nil); resp.StatusCode != http.StatusUnauthorized {
-		t.Errorf("a post of a signed-out session: %s", resp.Status)
+	if resp := e.post(replay, "/dashboard/calibration-requests", form, nil); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("a post replaying a signed-out session's cookie and token: %s", resp.Status)
 	}
 	// Redirects after sign-in stay on the dashboard.
 	for _, next := range []string{"//evil.example/", "https://evil.example/dashboard/", "/dashboard/\\evil", "/\\evil.example", "/dashboard/%0d%0aSet-Cookie:x=y", " /dashboard/x", "/dashboard//evil.example"} {
