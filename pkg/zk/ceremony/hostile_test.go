@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/svc-gov/svc/pkg/zk/ceremony"
@@ -30,5 +31,24 @@ func TestHostileHugeTranscript(t *testing.T) {
 		if err := call(); !errors.Is(err, ceremony.ErrStateFile) {
 			t.Errorf("%s: %v, want ErrStateFile", name, err)
 		}
+	}
+}
+
+// A downloaded ceremony whose phase-1 state or sealed parameters were
+// replaced by a huge file: Verify refuses it by its length, before reading
+// it (found: every file was read whole, then hashed, then its length
+// checked).
+func TestHostileHugeStateFile(t *testing.T) {
+	for _, name := range []string{ceremony.StateFile(1, 1), ceremony.StateFile(1, 0), ceremony.SRSFile} {
+		t.Run(name, func(t *testing.T) {
+			p1, p2 := fixture(t)
+			if err := os.Truncate(filepath.Join(p1, name), 4<<30); err != nil {
+				t.Skipf("no sparse file here: %v", err)
+			}
+			_, err := ceremony.Verify(p2, ceremony.VerifyOptions{Phase1Dir: p1})
+			if !errors.Is(err, ceremony.ErrStateFile) || !strings.Contains(err.Error(), "4294967296 bytes") {
+				t.Fatalf("got %v, want ErrStateFile naming the length", err)
+			}
+		})
 	}
 }
