@@ -650,6 +650,18 @@ for i in $(field '.records | to_entries[] | select(.value.visibility != "opaque"
     fail 1 "disclosures: record $seq: the carried manifest is not the one manifest_id names (DISCLOSURE MISMATCH)"
   field "$r.field_digests // [] | . == unique" | grep -qx true ||
     fail 1 "disclosures: record $seq: field_digests are not sorted and distinct (DISCLOSURE MALFORMED)"
+  field "($r.field_digests // [] | length <= 256 and all(.[]; test(\"^sha256:[0-9a-f]{64}$\")))
+      and ($r.disclosures // [] | length <= 64 and (map(.field) | length == (unique | length)))" | grep -qx true ||
+    fail 1 "disclosures: record $seq: field_digests are not 256 or fewer sha256 digests, or disclosures are more than 64 or disclose a field twice (DISCLOSURE MALFORMED)"
+  [ "$(jq -j "$JCS_JQ $r.disclosures // [] | jcs" "$VPEC" | wc -c)" -le 65536 ] ||
+    fail 1 "disclosures: record $seq: disclosures take more than 65536 bytes in RFC 8785 form (DISCLOSURE MALFORMED)"
+  # Stage names distinct; each disclose list at most 64 distinct names of
+  # 1-128 UTF-8 bytes without C0, DEL, C1 or bidirectional controls.
+  field "$r.manifest.stages | (map(.stage_name) | length == (unique | length)) and all(.[]; (.disclose // []) as \$d |
+      (\$d | length <= 64 and length == (unique | length)) and all(\$d[]; utf8bytelength >= 1 and utf8bytelength <= 128 and
+      (explode | any(.[]; . < 32 or (. >= 127 and . <= 159) or . == 1564 or . == 8206 or . == 8207
+        or (. >= 8234 and . <= 8238) or (. >= 8294 and . <= 8297)) | not)))" | grep -qx true ||
+    fail 1 "disclosures: record $seq: the carried manifest's stage names or disclose lists break their rules (DISCLOSURE MALFORMED)"
   [ "sha256:$(jq -j "$JCS_JQ $r.field_digests // [] | jcs" "$VPEC" | sha256_hex)" = "$(field "$r.commitment_hash")" ] ||
     fail 1 "disclosures: record $seq: field_digests do not commit to commitment_hash (DISCLOSURE MISMATCH)"
   declared=$(jq -c "$r as \$r | [\$r.manifest.stages[]? | select(.stage_name == \$r.check)][0].disclose // []" "$VPEC")

@@ -35,6 +35,9 @@ const (
 // DefaultSessionTTL is how long a sign-in lasts unless Config says otherwise.
 const DefaultSessionTTL = 8 * time.Hour
 
+// DefaultScanBytes is Config.ScanBytes unless Config says otherwise.
+const DefaultScanBytes = 32 << 20
+
 //go:embed templates/*.html templates/style.css
 var templateFS embed.FS
 
@@ -67,6 +70,18 @@ type Config struct {
 	// request (set it behind a TLS-terminating proxy); requests that
 	// arrive over TLS always get Secure cookies.
 	SecureCookies bool
+	// ScanBytes bounds the bytes one view of the registry or runs page
+	// reads from the store (default DefaultScanBytes): the pages read the
+	// most recent VPECs whose runs' record bytes fit in it and the records
+	// of open runs until it is spent, skip the rest and say so, so that a
+	// few VPECs near the 256 MiB document limit cannot make one page
+	// view load gigabytes.
+	ScanBytes int64
+	// VerifyBytes bounds the bytes of the VPECs that VPEC pages and
+	// downloads verify or re-encode at the same time (default
+	// DefaultVerifyBytes); past it a request is answered 503 with
+	// Retry-After (one request is always served when none runs).
+	VerifyBytes int64
 	// VerifyPage overrides the page served at /verify (default: the
 	// embedded verifypage/verify.html, or a page saying how to build it).
 	VerifyPage []byte
@@ -87,6 +102,8 @@ type Dashboard struct {
 	// VerifyBuilt reports whether /verify serves the real verifier page
 	// (false: the fallback saying how to build it).
 	verifyBuilt bool
+	// busy admits VPEC verifications and exports (Config.VerifyBytes).
+	busy *inflight
 }
 
 // ErrInput is matched (errors.Is) by the errors of Config.RequestCalibration
@@ -113,10 +130,16 @@ func New(cfg Config) (*Dashboard, error) {
 	if cfg.SessionTTL <= 0 {
 		cfg.SessionTTL = DefaultSessionTTL
 	}
+	if cfg.ScanBytes <= 0 {
+		cfg.ScanBytes = DefaultScanBytes
+	}
+	if cfg.VerifyBytes <= 0 {
+		cfg.VerifyBytes = DefaultVerifyBytes
+	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	d := &Dashboard{cfg: cfg, log: cfg.Logger, pages: map[string]*template.Template{}}
+	d := &Dashboard{cfg: cfg, log: cfg.Logger, pages: map[string]*template.Template{}, busy: &inflight{max: cfg.VerifyBytes}}
 	if d.log == nil {
 		d.log = slog.New(slog.DiscardHandler)
 	}

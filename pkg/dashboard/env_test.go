@@ -65,6 +65,7 @@ type envOptions struct {
 	tls        bool
 	verifyPage []byte
 	clock      func() time.Time
+	scanBytes  int64 // the dashboard's ScanBytes (0: the default)
 }
 
 func newEnv(t *testing.T, o envOptions) *env {
@@ -97,7 +98,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 		t.Fatal(err)
 	}
 	e.srv, err = server.New(server.Config{Store: e.st, Signer: e.mat.Signer, Timestamper: e.mat.TSA, Trust: e.mat.Trust, Version: "test",
-		Now: o.clock, Dashboard: server.DashboardConfig{VerifyPage: o.verifyPage}})
+		Now: o.clock, Dashboard: server.DashboardConfig{VerifyPage: o.verifyPage, ScanBytes: o.scanBytes}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -87,9 +87,30 @@ func (d *Dashboard) notFound(w http.ResponseWriter, r *http.Request, what string
 
 // --- registry and calibration requests -------------------------------------------------
 
+// registry shows the registry page. Its ?requested= names a calibration
+// request just filed: the page shows it only when it is a request of the
+// session's organisation, so a link cannot make the page show other text
+// (content spoofing). There is no ?problem=: a form problem is shown in
+// the answer to the post (registryPage).
 func (d *Dashboard) registry(w http.ResponseWriter, r *http.Request) {
+	requested := r.URL.Query().Get("requested")
+	if requested != "" {
+		if _, err := d.cfg.Store.CalibrationRequest(r.Context(), current(r).OrgID, requested); err != nil {
+			if !errors.Is(err, store.ErrNotFound) {
+				d.serverError(w, r, err)
+				return
+			}
+			requested = ""
+		}
+	}
+	d.registryPage(w, r, http.StatusOK, requested, "")
+}
+
+// registryPage renders the registry page with a request id just filed or
+// a problem of the calibration request form.
+func (d *Dashboard) registryPage(w http.ResponseWriter, r *http.Request, status int, requested, problem string) {
 	s := current(r)
-	models, err := Models(r.Context(), d.cfg.Store, d.cfg.Web, s.OrgID)
+	models, scan, err := Models(r.Context(), d.cfg.Store, d.cfg.Web, s.OrgID, d.cfg.ScanBytes)
 	if err != nil {
 		d.serverError(w, r, err)
 		return
@@ -98,9 +119,9 @@ func (d *Dashboard) registry(w http.ResponseWriter, r *http.Request) {
 	for _, m := range models {
 		counts[m.Status]++
 	}
-	d.render(w, r, http.StatusOK, "registry", map[string]any{
+	d.render(w, r, status, "registry", map[string]any{
 		"Title": "Model registry", "Models": models, "Counts": counts, "GPUClasses": profile.GPUClasses(),
-		"Requested": r.URL.Query().Get("requested"), "Problem": r.URL.Query().Get("problem"),
+		"Requested": requested, "Problem": problem, "Scan": scan,
 	})
 }
 
@@ -137,7 +158,7 @@ func (d *Dashboard) requestCalibration(w http.ResponseWriter, r *http.Request) {
 			d.serverError(w, r, err)
 			return
 		}
-		http.Redirect(w, r, Prefix+"registry?problem="+url.QueryEscape(err.Error())+"#request", http.StatusSeeOther)
+		d.registryPage(w, r, http.StatusUnprocessableEntity, "", err.Error())
 		return
 	}
 	http.Redirect(w, r, Prefix+"registry?requested="+url.QueryEscape(v.RequestID), http.StatusSeeOther)
@@ -179,7 +200,10 @@ func (d *Dashboard) profilePage(w http.ResponseWriter, r *http.Request) {
 // RunRow is one row of the runs page.
 type RunRow struct {
 	store.Run
-	VPEC *vpec.VPEC // nil while the run has no VPEC
+	VPEC *vpec.VPEC // nil while the run has no VPEC, or when Skipped
+	// Skipped: the VPEC was not read, the page's Config.ScanBytes being
+	// spent (its own page shows it).
+	Skipped bool
 }
 
 func (d *Dashboard) runs(w http.ResponseWriter, r *http.Request) {
@@ -196,17 +220,19 @@ func (d *Dashboard) runs(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var rows []RunRow
+	budget := newBudget(d.cfg.ScanBytes)
 	for _, run := range runs {
 		row := RunRow{Run: run}
-		if run.VPECID != "" {
-			sv, err := d.cfg.Store.VPEC(r.Context(), s.OrgID, run.VPECID)
-			if err == nil {
-				var v vpec.VPEC
-				if json.Unmarshal(sv.Body, &v) == nil {
-					v.Records = nil // the page shows counts only
-					row.VPEC = &v
-				}
-			}
+		skipped := budget.SkippedVPECs
+		v, err := budget.vpec(r.Context(), d.cfg.Store, run)
+		if err != nil {
+			d.serverError(w, r, err)
+			return
+		}
+		row.Skipped = budget.SkippedVPECs > skipped
+		if v != nil {
+			v.Records = nil // the page shows counts only
+			row.VPEC = v
 		}
 		if floor != "" && (row.VPEC == nil || string(row.VPEC.ProofLevelFloor) != floor) {
 			continue
@@ -218,7 +244,7 @@ func (d *Dashboard) runs(w http.ResponseWriter, r *http.Request) {
 	}
 	d.render(w, r, http.StatusOK, "runs", map[string]any{
 		"Title": "Runs and VPECs", "Rows": rows, "Workflow": f.WorkflowID, "State": f.State, "Floor": floor, "GapsOnly": gapsOnly,
-		"Levels": vpec.ProofLevels(),
+		"Levels": vpec.ProofLevels(), "Scan": &budget.Scan,
 	})
 }
 
@@ -248,6 +274,10 @@ func (d *Dashboard) vpecPage(w http.ResponseWriter, r *http.Request) {
 		d.serverError(w, r, err)
 		return
 	}
+	if !d.admit(w, r, len(sv.Body)) {
+		return
+	}
+	defer d.busy.release(int64(len(sv.Body)))
 	report, err := vpec.Verify(sv.Body, vpec.Options{Trust: d.cfg.Trust, Profiles: storeProfiles{d, r}})
 	if report == nil {
 		d.serverError(w, r, err)
@@ -259,6 +289,17 @@ func (d *Dashboard) vpecPage(w http.ResponseWriter, r *http.Request) {
 	d.render(w, r, http.StatusOK, "vpec", map[string]any{
 		"Title": "VPEC " + sv.ID, "Report": report, "V": &v, "Stored": sv, "Downloads": downloads, "MaxRecords": 200,
 	})
+}
+
+// admit takes n bytes of Config.VerifyBytes for a VPEC page or download,
+// or answers 503 with Retry-After and reports false.
+func (d *Dashboard) admit(w http.ResponseWriter, r *http.Request, n int) bool {
+	if d.busy.try(int64(n)) {
+		return true
+	}
+	w.Header().Set("Retry-After", "5")
+	d.errorPage(w, r, http.StatusServiceUnavailable, fmt.Sprintf("The service is verifying other large VPECs (this one is %d bytes): try again in a few seconds, or download it and run svc verify.", n))
+	return false
 }
 
 // download is one file offered on a VPEC page.
@@ -284,6 +325,10 @@ func (d *Dashboard) download(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	file := r.PathValue("file")
+	if !d.admit(w, r, len(sv.Body)) {
+		return
+	}
+	defer d.busy.release(int64(len(sv.Body)))
 	var body []byte
 	ctype := "application/json"
 	switch file {

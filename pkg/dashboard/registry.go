@@ -33,7 +33,7 @@ const (
 var errScanDone = errors.New("scan bound reached")
 
 // openRunModels counts, per model, the open runs whose records name it.
-func openRunModels(ctx context.Context, st store.Store, web store.WebStore, orgID string) (map[string]int, error) {
+func openRunModels(ctx context.Context, st store.Store, web store.WebStore, orgID string, budget *scanBudget) (map[string]int, error) {
 	runs, err := web.RunsOfOrg(ctx, orgID, store.RunFilter{State: "open", Limit: RegistryOpenRunScan})
 	if err != nil {
 		return nil, err
@@ -43,7 +43,7 @@ func openRunModels(ctx context.Context, st store.Store, web store.WebStore, orgI
 	for _, run := range runs {
 		here := map[string]bool{}
 		err := st.EachRecord(ctx, run.ID, func(r store.Record) error {
-			if left--; left < 0 {
+			if left--; left < 0 || !budget.take(int64(len(r.Body))) {
 				return errScanDone
 			}
 			var rec vpec.Record
@@ -71,8 +71,9 @@ func openRunModels(ctx context.Context, st store.Store, web store.WebStore, orgI
 	return out, nil
 }
 
-// RegistryVPECScan bounds how many of the organisation's most recent VPECs
-// the registry page reads to find models and count their gaps.
+// RegistryVPECScan bounds how many of the organisation's most recently
+// opened sealed runs the registry page reads the VPECs of, to find models
+// and count their gaps (within Config.ScanBytes).
 const RegistryVPECScan = 200
 
 // Model is one row of the registry page: a model (by onnx_model_hash)
@@ -131,7 +132,16 @@ func estimate(c store.CalibrationRequest) time.Time {
 // model_profile_missing gaps by their sequence), the records of its most
 // recent open runs (within RegistryOpenRunScan and RegistryOpenRecordScan)
 // and its calibration requests; profiles are the service's published ones.
-func Models(ctx context.Context, st store.Store, web store.WebStore, orgID string) ([]Model, error) {
+//
+// It reads at most scanBytes bytes of VPECs and records (see
+// Config.ScanBytes); Scan says what it skipped.
+func Models(ctx context.Context, st store.Store, web store.WebStore, orgID string, scanBytes int64) ([]Model, *Scan, error) {
+	budget := newBudget(scanBytes)
+	models, err := models(ctx, st, web, orgID, budget)
+	return models, &budget.Scan, err
+}
+
+func models(ctx context.Context, st store.Store, web store.WebStore, orgID string, budget *scanBudget) ([]Model, error) {
 	byHash := map[string]*Model{}
 	get := func(h string) *Model {
 		m, ok := byHash[h]
@@ -157,14 +167,17 @@ func Models(ctx context.Context, st store.Store, web store.WebStore, orgID strin
 			}
 		}
 	}
-	vpecs, err := web.VPECsOfOrg(ctx, orgID, RegistryVPECScan)
+	runs, err := web.RunsOfOrg(ctx, orgID, store.RunFilter{State: "sealed", Limit: RegistryVPECScan})
 	if err != nil {
 		return nil, err
 	}
 	inVPECs := map[string]int{}
-	for _, sv := range vpecs {
-		var v vpec.VPEC
-		if json.Unmarshal(sv.Body, &v) != nil {
+	for _, run := range runs {
+		v, err := budget.vpec(ctx, st, run)
+		if err != nil {
+			return nil, err
+		}
+		if v == nil {
 			continue
 		}
 		bySeq := map[int64]string{}
@@ -195,7 +208,7 @@ func Models(ctx context.Context, st store.Store, web store.WebStore, orgID strin
 	for h, n := range inVPECs {
 		get(h).Seen = append(get(h).Seen, fmt.Sprintf("records of %d VPEC(s)", n))
 	}
-	open, err := openRunModels(ctx, st, web, orgID)
+	open, err := openRunModels(ctx, st, web, orgID, budget)
 	if err != nil {
 		return nil, err
 	}
@@ -244,4 +257,61 @@ func Models(ctx context.Context, st store.Store, web store.WebStore, orgID strin
 		return a.Hash < b.Hash
 	})
 	return out, nil
+}
+
+// Scan says what a page view skipped to stay within Config.ScanBytes.
+type Scan struct {
+	// SkippedVPECs counts the VPECs not read, SkippedBytes their runs'
+	// record bytes.
+	SkippedVPECs int
+	SkippedBytes int64
+	// RecordsCut reports that the scan of open runs' records stopped early.
+	RecordsCut bool
+	// Limit is the budget.
+	Limit int64
+}
+
+// scanBudget is what is left of a page view's ScanBytes.
+type scanBudget struct {
+	Scan
+	left int64
+}
+
+func newBudget(n int64) *scanBudget { return &scanBudget{Scan: Scan{Limit: n}, left: n} }
+
+// take spends n bytes if they fit.
+func (b *scanBudget) take(n int64) bool {
+	if n > b.left {
+		b.RecordsCut = true
+		return false
+	}
+	b.left -= n
+	return true
+}
+
+// vpec reads and decodes the VPEC of a sealed run if the run's record
+// bytes (which the VPEC holds, plus a bounded header) fit in the budget;
+// nil when the run has no VPEC, the VPEC is skipped or not readable.
+func (b *scanBudget) vpec(ctx context.Context, st store.Store, run store.Run) (*vpec.VPEC, error) {
+	if run.VPECID == "" {
+		return nil, nil
+	}
+	if run.RecordBytes > b.left {
+		b.SkippedVPECs++
+		b.SkippedBytes += run.RecordBytes
+		return nil, nil
+	}
+	b.left -= run.RecordBytes
+	sv, err := st.VPEC(ctx, run.OrgID, run.VPECID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var v vpec.VPEC
+	if json.Unmarshal(sv.Body, &v) != nil {
+		return nil, nil
+	}
+	return &v, nil
 }

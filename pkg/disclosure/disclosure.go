@@ -335,6 +335,9 @@ func CheckBytes(field, encoded, commitmentHash string) error {
 	}
 	sum := sha256.Sum256(b)
 	if got := "sha256:" + hex.EncodeToString(sum[:]); got != commitmentHash {
+		if encoded == "" {
+			return errf(ErrMismatch, field, "is absent, which discloses the empty byte string (%s), but the record commits to %s: a transparent record carries its bytes in this member", short(got), short(commitmentHash))
+		}
 		return errf(ErrMismatch, field, "the disclosed bytes hash to %s, not to the record's commitment %s", short(got), short(commitmentHash))
 	}
 	return nil

@@ -26,6 +26,12 @@ type DashboardConfig struct {
 	// VerifyPage overrides the /verify page (default: the one built into
 	// the binary by make web).
 	VerifyPage []byte
+	// ScanBytes bounds the store bytes one registry or runs page view
+	// reads (default dashboard.DefaultScanBytes).
+	ScanBytes int64
+	// VerifyBytes bounds the VPEC bytes the dashboard verifies or
+	// re-encodes at once (default dashboard.DefaultVerifyBytes).
+	VerifyBytes int64
 }
 
 // mountDashboard mounts the dashboard when the store supports it (both
@@ -56,7 +62,7 @@ func (s *Server) mountDashboard() error {
 			}
 			return v, err
 		},
-		SessionTTL: dc.SessionTTL, SecureCookies: dc.SecureCookies, VerifyPage: dc.VerifyPage,
+		SessionTTL: dc.SessionTTL, SecureCookies: dc.SecureCookies, VerifyPage: dc.VerifyPage, ScanBytes: dc.ScanBytes, VerifyBytes: dc.VerifyBytes,
 		Version: s.cfg.Version, Now: s.cfg.Now, Logger: s.log,
 	})
 	if err != nil {

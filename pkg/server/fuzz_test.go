@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/svc-gov/svc/pkg/api"
+	"github.com/svc-gov/svc/pkg/commitment"
+	"github.com/svc-gov/svc/pkg/disclosure"
 	"github.com/svc-gov/svc/pkg/server"
 	"github.com/svc-gov/svc/pkg/store/sqlite"
 	"github.com/svc-gov/svc/pkg/vpec"
@@ -67,6 +69,21 @@ func FuzzRequestBodies(f *testing.F) {
 	}
 	rec := chain(run.RunID, 1)[0]
 	recJSON, _ := json.Marshal(rec)
+	// A selective and a transparent record (disclosure members reach
+	// their checks before the chain link is looked at).
+	sel, trans := rec, rec
+	m := kycManifest.AsDocument()
+	split, err := disclosure.SplitInput([]byte(`{"document_type":"passport","jurisdiction":"FR","n":[1,{"x":null}]}`), []string{"document_type", "jurisdiction"})
+	if err != nil {
+		f.Fatal(err)
+	}
+	sel.Check, sel.Visibility, sel.Manifest = "kyc_check", vpec.Selective, &m
+	sel.ManifestID, _ = m.ID()
+	sel.CommitmentHash, sel.FieldDigests, sel.Disclosures = split.Commitment, split.Digests, split.Disclosed
+	selJSON, _ := json.Marshal(sel)
+	trans.Visibility, trans.CommitmentHash, trans.DisclosedInput = vpec.Transparent, commitment.String([]byte("hi")), disclosure.EncodeBytes([]byte("hi"))
+	trans.OutputCommitment, trans.DisclosedOutput = commitment.String(nil), ""
+	transJSON, _ := json.Marshal(trans)
 	for _, seed := range []struct {
 		route int
 		ct    string
@@ -79,6 +96,9 @@ func FuzzRequestBodies(f *testing.F) {
 		{1, "application/json", string(recJSON)},
 		{1, "application/json", `{"details":{"x":null,"y":[null,{"z":null}]},"output_commitment":"","stage_type":""}`},
 		{1, "application/json", `{"record_id":null,"sequence":null,"details":null}`},
+		{1, "application/json", string(selJSON)},
+		{1, "application/json", string(transJSON)},
+		{1, "application/json", `{"visibility":"selective","field_digests":[],"disclosures":[{"salt":"","field":"","value":null}],"manifest":{}}`},
 		{2, "application/json", `{"name":"m","version":"1","stages":[{"stage_name":"s","proof_ceiling":"god","regulatory_references":null}]}`},
 		{2, "application/json", `{"name":"m\u0000","version":"","stages":[{"stage_name":"s","proof_ceiling":"execution","regulatory_references":["x","x"]}]}`},
 		{3, "application/json", `{"public_key":"","name":"\u0085"}`},
@@ -100,7 +120,7 @@ func FuzzRequestBodies(f *testing.F) {
 		}
 		if code >= 400 {
 			var eb api.ErrorBody
-			if err := json.Unmarshal(out, &eb); err != nil || eb.Error.Code == "" || eb.Error.Message == "" {
+			if err := json.Unmarshal(out, &eb); err != nil || eb.Error.Code == "" || eb.Error.Message == "" || !bytes.Contains(out, []byte(`"field":`)) {
 				t.Fatalf("POST %s: %d with a body that is not the JSON error: %q", path, code, out)
 			}
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/svc-gov/svc/pkg/api"
 	"github.com/svc-gov/svc/pkg/canonical"
+	"github.com/svc-gov/svc/pkg/document"
 	"github.com/svc-gov/svc/pkg/vpec"
 )
 
@@ -138,12 +139,46 @@ func checkRecordLimits(rec *vpec.Record, tree *canonical.Value) error {
 	if err := api.CheckName("manifest_id", rec.ManifestID, 1, api.MaxManifestIDBytes); err != nil {
 		return limitError(err)
 	}
+	// A record sits at depth 3 of a VPEC (top level, records, record),
+	// which nests at most document.MaxDepth levels: a record deeper than
+	// MaxRecordDepth (itself depth 1) would be sealed into a VPEC the
+	// verifier refuses as a whole.
+	for name, m := range tree.Members() {
+		if d := 1 + depth(m); d > MaxRecordDepth {
+			return badRequest(name, "%s: nests %d levels counting the record, at most %d (the VPEC that carries the record nests at most %d)", name, d, MaxRecordDepth, document.MaxDepth)
+		}
+	}
 	if d := tree.Get("details"); d != nil {
 		if n := len(d.Canonical()); n > vpec.MaxDetailsBytes {
 			return badRequest("details", "details: canonical JSON must be at most %d bytes, is %d", vpec.MaxDetailsBytes, n)
 		}
 	}
 	return nil
+}
+
+// MaxRecordDepth is the deepest nesting of arrays and objects a record
+// sent to the service may have, the record's own object being depth 1:
+// sealed, the record sits two levels down in the VPEC, whose limit is
+// document.MaxDepth.
+const MaxRecordDepth = document.MaxDepth - 2
+
+// depth returns how many levels of arrays and objects v nests (0 for a
+// scalar, 1 for an array or object holding only scalars).
+func depth(v *canonical.Value) int {
+	d := 0
+	switch v.Kind() {
+	case canonical.KindArray:
+		for _, e := range v.Elements() {
+			d = max(d, depth(e))
+		}
+	case canonical.KindObject:
+		for _, m := range v.MemberNames() {
+			d = max(d, depth(m))
+		}
+	default:
+		return 0
+	}
+	return d + 1
 }
 
 // recordErrorField names the field of a vpec.Record.Validate problem:

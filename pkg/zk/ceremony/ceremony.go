@@ -29,6 +29,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math/bits"
 	"os"
@@ -134,9 +135,16 @@ func (c *Ceremony) create(files map[string][]byte) error {
 	return fsutil.WriteNew(filepath.Join(c.Dir, TranscriptFile), raw, filePerm)
 }
 
+// MaxTranscriptBytes bounds transcript.json: a transcript of
+// transcript.MaxContributions contributions with names of
+// transcript.MaxNameBytes and beacons of transcript.MaxBeaconBytes is
+// under 8 MiB in its canonical form, so a larger file (re-indented copies
+// included) is refused before it is read.
+const MaxTranscriptBytes = 16 << 20
+
 // Open reads the ceremony in dir; its transcript must be valid.
 func Open(dir string) (*Ceremony, error) {
-	data, err := os.ReadFile(filepath.Join(dir, TranscriptFile))
+	data, err := readLimited(filepath.Join(dir, TranscriptFile), MaxTranscriptBytes)
 	if err != nil {
 		return nil, fmt.Errorf("open ceremony: %w", err)
 	}
@@ -145,6 +153,24 @@ func Open(dir string) (*Ceremony, error) {
 		return nil, fmt.Errorf("open ceremony %s: %w", dir, err)
 	}
 	return &Ceremony{Dir: dir, T: t}, nil
+}
+
+// readLimited reads a file of at most max bytes; a larger one is refused
+// (ErrStateFile) without being read.
+func readLimited(path string, max int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("%w: %s is larger than %d bytes", ErrStateFile, filepath.Base(path), max)
+	}
+	return data, nil
 }
 
 // Phase returns the phase in progress: 1 or 2.
@@ -165,6 +191,27 @@ func (c *Ceremony) read(name string) ([]byte, error) {
 		return nil, fmt.Errorf("%w: %w", ErrStateFile, err)
 	}
 	return data, nil
+}
+
+// checkSize refuses, before it is read, a file whose length is not size
+// (a replaced file of any size then costs no memory).
+func (c *Ceremony) checkSize(name string, size uint64) error {
+	fi, err := os.Stat(filepath.Join(c.Dir, name))
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrStateFile, err)
+	}
+	if fi.Size() < 0 || uint64(fi.Size()) != size {
+		return stateErr(name, "%d bytes, want %d", fi.Size(), size)
+	}
+	return nil
+}
+
+// readHashedSized is readHashed of a file whose length must be size.
+func (c *Ceremony) readHashedSized(name, want string, size uint64) ([]byte, error) {
+	if err := c.checkSize(name, size); err != nil {
+		return nil, err
+	}
+	return c.readHashed(name, want)
 }
 
 // readHashed reads a file and checks its hash against want.
@@ -230,6 +277,11 @@ func (c *Ceremony) Contribute(name string) (*transcript.Contribution, error) {
 	}
 	k := c.count(phase)
 	prevHash := c.T.LastState(phase)
+	if phase == 1 {
+		if err := c.checkSize(StateFile(1, k), phase1Size(c.T.Phase1.Power, k == 0)); err != nil {
+			return nil, err
+		}
+	}
 	prevData, err := c.readHashed(StateFile(phase, k), prevHash)
 	if err != nil {
 		return nil, err
@@ -287,10 +339,13 @@ func (c *Ceremony) contribute1(k int, prevData []byte) ([]byte, string, error) {
 // checkLast1 verifies contribution k against its predecessor when the
 // predecessor's file is present.
 func (c *Ceremony) checkLast1(k int, last *mpcsetup.Phase1) error {
-	data, err := c.read(StateFile(1, k-1))
-	if errors.Is(err, fs.ErrNotExist) {
+	if err := c.checkSize(StateFile(1, k-1), phase1Size(c.T.Phase1.Power, k == 1)); errors.Is(err, fs.ErrNotExist) {
 		return nil
 	} else if err != nil {
+		return err
+	}
+	data, err := c.read(StateFile(1, k-1))
+	if err != nil {
 		return err
 	}
 	before, err := readPhase1(StateFile(1, k-1), data, c.T.Phase1.Power, k == 1)
@@ -408,7 +463,7 @@ func InitPhase2(dir, phase1Dir string, circ Circuit) (*Ceremony, error) {
 	if err := transcript.ValidName(circ.Name); err != nil {
 		return nil, fmt.Errorf("%w: circuit name: %v", ErrArgument, err)
 	}
-	srsData, err := p1.readHashed(SRSFile, p1.T.Phase1.SRSHash)
+	srsData, err := p1.readHashedSized(SRSFile, p1.T.Phase1.SRSHash, srsSize(p1.T.Phase1.Power))
 	if err != nil {
 		return nil, err
 	}
@@ -540,7 +595,7 @@ func (c *Ceremony) verifyPhase1(dir string, r *Result) error {
 	if err != nil {
 		return err
 	}
-	prevData, err := fc.readHashed(StateFile(1, 0), c.T.Phase1.InitialStateHash)
+	prevData, err := fc.readHashedSized(StateFile(1, 0), c.T.Phase1.InitialStateHash, phase1Size(power, true))
 	if err != nil {
 		return err
 	}
@@ -549,7 +604,7 @@ func (c *Ceremony) verifyPhase1(dir string, r *Result) error {
 	}
 	for k, e := range c.T.Contributions[:c.count(1)] {
 		name := StateFile(1, k+1)
-		data, err := fc.readHashed(name, e.StateHash)
+		data, err := fc.readHashedSized(name, e.StateHash, phase1Size(power, false))
 		if err != nil {
 			return err
 		}
@@ -582,7 +637,7 @@ func (c *Ceremony) verifyPhase1(dir string, r *Result) error {
 	if got := transcript.HashBytes(srsData); got != c.T.Phase1.SRSHash {
 		return fmt.Errorf("%w: phase 1 sealed with the beacon gives parameters with hash %s, the transcript records %s", transcript.ErrKeyMismatch, got, c.T.Phase1.SRSHash)
 	}
-	if _, err := fc.readHashed(SRSFile, c.T.Phase1.SRSHash); err != nil {
+	if _, err := fc.readHashedSized(SRSFile, c.T.Phase1.SRSHash, srsSize(power)); err != nil {
 		return err
 	}
 	r.srs, r.Sealed = &srs, true
@@ -604,7 +659,7 @@ func equalContributions(a, b []transcript.Contribution) bool {
 // verifyPhase2 checks phase 2 against the files in c.Dir.
 func (c *Ceremony) verifyPhase2(r *Result) error {
 	p := c.T.Phase2
-	srsData, err := c.readHashed(SRSFile, c.T.Phase1.SRSHash)
+	srsData, err := c.readHashedSized(SRSFile, c.T.Phase1.SRSHash, srsSize(c.T.Phase1.Power))
 	if err != nil {
 		return err
 	}
@@ -774,7 +829,7 @@ func Finalize(dir, beacon string, opts VerifyOptions) (*Keys, error) {
 // seal1 seals phase 1 (already verified) with beacon.
 func (c *Ceremony) seal1(beacon string) (*Keys, error) {
 	k := c.count(1)
-	data, err := c.readHashed(StateFile(1, k), c.T.LastState(1))
+	data, err := c.readHashedSized(StateFile(1, k), c.T.LastState(1), phase1Size(c.T.Phase1.Power, k == 0))
 	if err != nil {
 		return nil, err
 	}

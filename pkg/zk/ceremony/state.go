@@ -43,6 +43,23 @@ func phase1Initial(power int) ([]byte, *mpcsetup.Phase1, error) {
 	return b, p, err
 }
 
+// srsSize is the length of sealed phase-1 parameters for a domain of
+// 2^power.
+func srsSize(power int) uint64 {
+	n := uint64(1) << power
+	return 8 + g2Size + (2*n-2)*g1Size + (n-1)*g2Size + 2*n*g1Size
+}
+
+// phase1Size is the length of a phase-1 state for a domain of 2^power:
+// the initial one, or a contribution (which carries its challenge).
+func phase1Size(power int, initial bool) uint64 {
+	size := phase1Head + srsSize(power) + 1
+	if !initial {
+		size += hashSize
+	}
+	return size
+}
+
 // readPhase1 decodes a phase-1 state for a domain of 2^power. It checks the
 // domain size before gnark allocates anything, the exact size, every point
 // (on the curve, in the subgroup: gnark's decoder), and that the bytes are
@@ -51,10 +68,7 @@ func phase1Initial(power int) ([]byte, *mpcsetup.Phase1, error) {
 // contribution (a 32-byte challenge).
 func readPhase1(name string, data []byte, power int, initial bool) (*mpcsetup.Phase1, error) {
 	n := uint64(1) << power
-	want := phase1Head + 8 + g2Size + (2*n-2)*g1Size + (n-1)*g2Size + 2*n*g1Size + 1
-	if !initial {
-		want += hashSize
-	}
+	want := phase1Size(power, initial)
 	if uint64(len(data)) != want {
 		return nil, stateErr(name, "%d bytes, want %d for a phase-1 state of domain 2^%d", len(data), want, power)
 	}
@@ -183,7 +197,7 @@ func canonicalCheck(name string, v io.WriterTo, data []byte) error {
 // the same checks as readPhase1.
 func readSRS(name string, data []byte, power int) (*mpcsetup.SrsCommons, error) {
 	n := uint64(1) << power
-	want := 8 + g2Size + (2*n-2)*g1Size + (n-1)*g2Size + 2*n*g1Size
+	want := srsSize(power)
 	if uint64(len(data)) != want {
 		return nil, stateErr(name, "%d bytes, want %d for sealed parameters of domain 2^%d", len(data), want, power)
 	}
