@@ -225,8 +225,8 @@ func loadDoc(t *testing.T, path string) doc {
 	return d
 }
 
-func records(d doc) []any { return d["records"].([]any) }
-func rec(d doc, i int) doc  { return records(d)[i].(doc) }
+func records(d doc) []any  { return d["records"].([]any) }
+func rec(d doc, i int) doc { return records(d)[i].(doc) }
 
 // resealer re-signs mutated documents with the test vectors' service key and
 // time-stamps them with their TSA, so that only the mutation is wrong.
@@ -463,9 +463,15 @@ func TestSecondImplAgreesWithSvcVerify(t *testing.T) {
 		{name: "resealed bounded", base: "bounded-inference", want: valid},
 		// spellings the signature does not cover (FORMATS.md, Encoding)
 		{name: "sequence 1.0", base: "clean", edit: func(s string) string { return strings.Replace(s, `"sequence": 1,`, `"sequence": 1.0,`, 1) }, want: schema},
-		{name: "count 4e0", base: "clean", edit: func(s string) string { return strings.Replace(s, `"total_checks_run": 4`, `"total_checks_run": 4e0`, 1) }, want: schema},
-		{name: "surface 0.0", base: "clean", edit: func(s string) string { return strings.Replace(s, `"provable_surface": 0,`, `"provable_surface": 0.0,`, 1) }, want: schema},
-		{name: "surface -0", base: "clean", edit: func(s string) string { return strings.Replace(s, `"provable_surface": 0,`, `"provable_surface": -0,`, 1) }, want: schema},
+		{name: "count 4e0", base: "clean", edit: func(s string) string {
+			return strings.Replace(s, `"total_checks_run": 4`, `"total_checks_run": 4e0`, 1)
+		}, want: schema},
+		{name: "surface 0.0", base: "clean", edit: func(s string) string {
+			return strings.Replace(s, `"provable_surface": 0,`, `"provable_surface": 0.0,`, 1)
+		}, want: schema},
+		{name: "surface -0", base: "clean", edit: func(s string) string {
+			return strings.Replace(s, `"provable_surface": 0,`, `"provable_surface": -0,`, 1)
+		}, want: schema},
 		{name: "escaped member name", base: "clean", edit: func(s string) string { return strings.Replace(s, `"records"`, `"\u0072ecords"`, 1) }, want: schema},
 		{name: "escaped record member name", base: "clean", edit: func(s string) string { return strings.Replace(s, `"check_result"`, `"check\u005fresult"`, 1) }, want: schema},
 		{name: "escaped string value", base: "clean", edit: func(s string) string { return strings.Replace(s, `"claims-intake"`, `"claims\u002dintake"`, 1) }, want: valid},
