@@ -709,3 +709,146 @@ func TestSecondImplAgreesWithSvcVerify(t *testing.T) {
 		}
 	}
 }
+
+// svcRunner runs the svc command (this test binary, see init) in dir.
+type svcRunner struct {
+	t   *testing.T
+	dir string
+	env []string
+}
+
+func (s *svcRunner) cmd(args ...string) *exec.Cmd {
+	exe, err := os.Executable()
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	c := exec.Command(exe, args...)
+	c.Dir = s.dir
+	c.Env = append(os.Environ(), s.env...)
+	c.Env = append(c.Env, asSvcEnv+"=1")
+	return c
+}
+
+func (s *svcRunner) run(args ...string) string {
+	s.t.Helper()
+	var stderr bytes.Buffer
+	c := s.cmd(args...)
+	c.Stderr = &stderr
+	out, err := c.Output()
+	if err != nil {
+		s.t.Fatalf("svc %s: %v\n%s%s", strings.Join(args, " "), err, out, stderr.String())
+	}
+	return string(out)
+}
+
+// TestSecondImplRealBinaries: a run recorded with the svc command against a
+// loopback service, with opaque, transparent (binary output) and selective
+// records, verifies VALID in the second implementation, which finds the same
+// disclosures as svc verify; a disclosed value changed afterwards fails the
+// disclosures check of both with the same code.
+func TestSecondImplRealBinaries(t *testing.T) {
+	python3(t)
+	dir := t.TempDir()
+	s := &svcRunner{t: t, dir: dir, env: []string{
+		"XDG_CONFIG_HOME=" + filepath.Join(dir, ".config"), "XDG_CACHE_HOME=" + filepath.Join(dir, ".cache"),
+		"SVC_CONFIG=" + filepath.Join(dir, "cfg.yaml"), "NO_COLOR=1"}}
+	write := func(name, text string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("cfg.yaml", "# filled in once the service listens\n")
+	s.run("admin", "org", "create", "acme", "--data-dir", "data")
+	key := strings.TrimSpace(s.run("admin", "key", "create", "--org", "acme", "--sandbox", "--data-dir", "data"))
+	serve := s.cmd("serve", "--data-dir", "data", "--addr", "127.0.0.1:0", "--addr-file", "addr")
+	var serveLog bytes.Buffer
+	serve.Stdout, serve.Stderr = &serveLog, &serveLog
+	if err := serve.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = serve.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { _ = serve.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = serve.Process.Kill()
+			<-done
+		}
+	})
+	var addr []byte
+	for range 200 {
+		if b, err := os.ReadFile(filepath.Join(dir, "addr")); err == nil && len(b) > 0 {
+			addr = b
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if addr == nil {
+		t.Fatalf("svc serve did not start:\n%s", serveLog.String())
+	}
+	write("bundle.pem", s.run("serve", "trust-bundle", "--data-dir", "data"))
+	write("cfg.yaml", fmt.Sprintf("base-url: http://%s\napi-key: %s\nqueue-path: queue.jsonl\n", strings.TrimSpace(string(addr)), key))
+	write("kyc.yaml", `name: kyc
+version: "1"
+stages:
+  - stage_name: kyc_check
+    proof_ceiling: execution
+    regulatory_references: [AMLD5 Art. 13]
+    disclose: [document_type, jurisdiction, score]
+  - stage_name: prompt_policy
+    proof_ceiling: execution
+    regulatory_references: []
+`)
+	write("secret.txt", "Patient Jane Roe, DOB 1984-02-29.\n")
+	write("public.txt", "Summarise the public FAQ: \u00e9\u202e\n")
+	write("binary.out", "\x00\xff\x1b[J")
+	write("applicant.json", `{"document_type": "passport", "jurisdiction": "FR", "score": 0.50, "holder": {"name": "Alice Example", "tags": [1, null, "\u00e9"]}, "passport_no": "X1234567"}`)
+	id := strings.TrimSpace(s.run("manifest", "register", "kyc.yaml"))
+	s.run("run", "open", "--workflow-id", "onboarding")
+	s.run("record", "--check", "kyc_check", "--manifest-id", id, "--result", "pass", "--input-file", "secret.txt", "--details", "reviewer=auto")
+	s.run("record", "--check", "prompt_policy", "--manifest-id", id, "--result", "pass", "--input-file", "public.txt",
+		"--output-file", "binary.out", "--visibility", "transparent")
+	s.run("record", "--check", "kyc_check", "--manifest-file", "kyc.yaml", "--result", "fail", "--input-file", "applicant.json",
+		"--visibility", "selective", "--disclosures-out", "kept.json")
+	s.run("record", "--check", "prompt_policy", "--manifest-id", id, "--result", "pass", "--input", "", "--visibility", "transparent")
+	s.run("close", "--out", "vpec.json")
+	vp := filepath.Join(dir, "vpec.json")
+	raw := mustRead(t, vp)
+	for _, secret := range []string{"Jane Roe", "Alice", "X1234567"} {
+		if bytes.Contains(raw, []byte(secret)) {
+			t.Fatalf("the VPEC holds %q, which its records do not disclose", secret)
+		}
+	}
+	tampered := filepath.Join(dir, "tampered.json")
+	if err := os.WriteFile(tampered, bytes.Replace(raw, []byte(`"passport"`), []byte(`"visa"`), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bp := filepath.Join(dir, "bundle.pem")
+	res := runSecondImpl(t, []pyJob{{File: vp, TrustRoot: bp, TSAOpenSSL: hasOpenSSL()}, {File: tampered, TrustRoot: bp, TSAOpenSSL: hasOpenSSL()}})
+	trust, err := signing.LoadBundle(bp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := vpec.Verify(raw, vpec.Options{Trust: trust})
+	if err != nil || res[0].Verdict != "VALID" {
+		t.Fatalf("svc-verify: %v; second implementation: %s %+v", err, res[0].Verdict, res[0].Checks)
+	}
+	if got, want := res[0].check("disclosures"), "3 disclosed inputs match their commitments"; got.Status != "pass" || got.Message != want {
+		t.Errorf("second implementation's disclosures check: %+v, want pass %q", got, want)
+	}
+	if len(rep.Disclosed) != 3 {
+		t.Errorf("svc-verify disclosed %d records, want 3", len(rep.Disclosed))
+	}
+	trep, _ := vpec.Verify(mustRead(t, tampered), vpec.Options{Trust: trust})
+	var goCode string
+	for _, c := range trep.Checks {
+		if c.Name == vpec.CheckDisclosure {
+			goCode = c.Code
+		}
+	}
+	if py := res[1].check("disclosures"); py.Code != "DISCLOSURE MISMATCH" || goCode != py.Code || res[1].Verdict != trep.Verdict {
+		t.Errorf("tampered: svc-verify %q (disclosures %q), second implementation %q (disclosures %q)", trep.Verdict, goCode, res[1].Verdict, py.Code)
+	}
+}
