@@ -359,6 +359,7 @@ type mutation struct {
 	rechain    bool
 	edit       func(string) string
 	want       string // the verdict docs/ give (a prefix), checked for both verifiers
+	noTSARoot  bool   // verify against the trust bundle without its CERTIFICATE
 }
 
 func sha(b []byte) string {
@@ -456,8 +457,57 @@ func TestSecondImplAgreesWithSvcVerify(t *testing.T) {
 		valid  = "VALID"
 		schema = "INVALID — SCHEMA ERROR"
 	)
+	at := func(d time.Duration) string { return time.Now().Add(d).UTC().Format("2006-01-02T15:04:05.000Z") }
 	muts := []mutation{
 		{name: "resealed as is", base: "clean", want: valid},
+		{name: "resealed empty run", base: "empty-run", mutate: func(d doc) { d["gaps"].([]any)[0].(doc)["timestamp"] = at(0) }, want: valid},
+		{name: "empty run, gap before issue", base: "empty-run", mutate: func(d doc) { d["gaps"].([]any)[0].(doc)["timestamp"] = at(-6 * time.Minute) }, want: "INVALID — TIME VIOLATION"},
+		{name: "resealed large hole", base: "large-hole", want: valid},
+		{name: "resealed details-null", base: "details-null", want: valid},
+		{name: "no TSA root", base: "clean", noTSARoot: true, want: "UNVERIFIED — TSA ROOT MISSING"},
+		{name: "no TSA root, witnessed", base: "witnessed", noTSARoot: true, want: "UNVERIFIED — TSA ROOT MISSING"},
+		{name: "no TSA root, tampered", base: "clean", noTSARoot: true, edit: func(s string) string {
+			return strings.Replace(s, `"claims-intake"`, `"claims-outtake"`, 1)
+		}, want: "INVALID — SIGNATURE INVALID"},
+		// time rules (FORMATS.md, Time rules): 5 minutes of skew
+		{name: "record 4 min ahead", base: "clean", rechain: true, mutate: func(d doc) { rec(d, 3)["recorded_at"] = at(4 * time.Minute) }, want: valid},
+		{name: "record 6 min ahead", base: "clean", rechain: true, mutate: func(d doc) { rec(d, 3)["recorded_at"] = at(6 * time.Minute) }, want: "INVALID — TIME VIOLATION"},
+		{name: "gap 4 min before the run", base: "with-gaps", mutate: func(d doc) {
+			t0, _ := time.Parse(time.RFC3339, rec(d, 0)["recorded_at"].(string))
+			d["gaps"].([]any)[1].(doc)["timestamp"] = t0.Add(-4 * time.Minute).Format("2006-01-02T15:04:05.000Z")
+		}, want: valid},
+		{name: "gap 6 min before the run", base: "with-gaps", mutate: func(d doc) {
+			t0, _ := time.Parse(time.RFC3339, rec(d, 0)["recorded_at"].(string))
+			d["gaps"].([]any)[1].(doc)["timestamp"] = t0.Add(-6 * time.Minute).Format("2006-01-02T15:04:05.000Z")
+		}, want: "INVALID — TIME VIOLATION"},
+		// gaps (FORMATS.md, Gaps)
+		{name: "empty_run gap with records", base: "clean", mutate: func(d doc) {
+			d["is_clean"] = false
+			d["gaps"] = []any{doc{"gap_id": "gap_e", "gap_type": "empty_run", "severity": "High", "check": nil, "sequence": nil, "timestamp": rec(d, 0)["recorded_at"]}}
+		}, want: "INVALID — GAP MISMATCH"},
+		{name: "chain_break at a hole", base: "with-gaps", mutate: func(d doc) {
+			d["gaps"] = append(d["gaps"].([]any), doc{"gap_id": "gap_c", "gap_type": "chain_break", "severity": "Critical", "check": nil, "sequence": json.Number("4"), "timestamp": rec(d, 0)["recorded_at"]})
+		}, want: "INVALID — GAP MISMATCH"},
+		{name: "custom gap with sequence_end", base: "with-gaps", mutate: func(d doc) {
+			d["gaps"] = append(d["gaps"].([]any), doc{"gap_id": "gap_c", "gap_type": "policy_note", "severity": "Low", "check": nil, "sequence": json.Number("1"), "sequence_end": json.Number("1"), "timestamp": rec(d, 0)["recorded_at"]})
+		}, want: schema},
+		// details (FORMATS.md, Records and Encoding)
+		{name: "details 16384 bytes", base: "clean", rechain: true, mutate: func(d doc) { rec(d, 0)["details"] = doc{"x": strings.Repeat("a", 16376)} }, want: valid},
+		{name: "details 16385 bytes", base: "clean", rechain: true, mutate: func(d doc) { rec(d, 0)["details"] = doc{"x": strings.Repeat("a", 16377)} }, want: schema},
+		{name: "details escaped member name", base: "clean", rechain: true, mutate: func(d doc) { rec(d, 0)["details"] = doc{"ab": "x"} },
+			edit: func(s string) string { return strings.Replace(s, `"ab": "x"`, `"a\u0062": "x"`, 1) }, want: valid},
+		{name: "details duplicate member", base: "clean", rechain: true, mutate: func(d doc) { rec(d, 0)["details"] = doc{"ab": "x", "ac": "x"} },
+			edit: func(s string) string { return strings.Replace(s, `"ac": "x"`, `"ab": "x"`, 1) }, want: schema},
+		{name: "details lone surrogate", base: "clean", rechain: true, mutate: func(d doc) { rec(d, 0)["details"] = doc{"ab": "xy"} },
+			edit: func(s string) string { return strings.Replace(s, `"ab": "xy"`, `"ab": "\ud800y"`, 1) }, want: schema},
+		{name: "details 1e400", base: "clean", rechain: true, mutate: func(d doc) { rec(d, 0)["details"] = doc{"n": json.Number("1")} },
+			edit: func(s string) string { return strings.Replace(s, `"n": 1`, `"n": 1e400`, 1) }, want: schema},
+		{name: "details -0", base: "clean", rechain: true, mutate: func(d doc) { rec(d, 0)["details"] = doc{"n": json.Number("0")} },
+			edit: func(s string) string { return strings.Replace(s, `"n": 0`, `"n": -0`, 1) }, want: schema},
+		{name: "details 2^64", base: "clean", rechain: true, mutate: func(d doc) { rec(d, 0)["details"] = doc{"n": json.Number("18446744073709552000")} },
+			edit: func(s string) string {
+				return strings.Replace(s, `"n": 18446744073709552000`, `"n": 18446744073709551616`, 1)
+			}, want: schema},
 		{name: "resealed with-gaps", base: "with-gaps", want: valid},
 		{name: "resealed witnessed", base: "witnessed", want: valid},
 		{name: "resealed bounded", base: "bounded-inference", want: valid},
@@ -673,8 +723,22 @@ func TestSecondImplAgreesWithSvcVerify(t *testing.T) {
 			rec(d, 0)["manifest_id"] = sha(jcsOf(t, rec(d, 0)["manifest"]))
 		}, want: schema},
 	}
+	noRoot := filepath.Join(s.dir, "keys-only.pem")
+	var keysOnly strings.Builder
+	for _, blk := range strings.SplitAfter(string(mustRead(t, bundle)), "-----END PUBLIC KEY-----\n") {
+		if i := strings.Index(blk, "-----BEGIN PUBLIC KEY-----"); i >= 0 {
+			keysOnly.WriteString(blk[i:])
+		}
+	}
+	if err := os.WriteFile(noRoot, []byte(keysOnly.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	noRootTrust, err := signing.LoadBundle(noRoot)
+	if err != nil || len(noRootTrust.Roots()) != 0 {
+		t.Fatalf("keys-only bundle: %v", err)
+	}
 	bases := map[string]string{}
-	for _, b := range []string{"clean", "with-gaps", "witnessed", "bounded-inference"} {
+	for _, b := range []string{"clean", "with-gaps", "witnessed", "bounded-inference", "empty-run", "large-hole", "details-null"} {
 		bases[b] = filepath.Join(vectorsDir, "vpec/valid", b+".json")
 	}
 	var jobs []pyJob
@@ -690,6 +754,9 @@ func TestSecondImplAgreesWithSvcVerify(t *testing.T) {
 		p := s.seal(t, m.name, d, m.edit)
 		paths = append(paths, p)
 		j := pyJob{File: p, TrustRoot: bundle, TSAOpenSSL: hasOpenSSL()}
+		if m.noTSARoot {
+			j.TrustRoot = noRoot
+		}
 		if m.base == "bounded-inference" {
 			j.Profiles = []string{filepath.Join(vectorsDir, "profile/pii-detection-v1.0.0.json")}
 		}
@@ -698,6 +765,9 @@ func TestSecondImplAgreesWithSvcVerify(t *testing.T) {
 	res := runSecondImpl(t, jobs)
 	for i, m := range muts {
 		opts := vpec.Options{Trust: trust, Profiles: mapProfiles{"svc-test/pii-detection-class/v1.0.0": prof}}
+		if m.noTSARoot {
+			opts.Trust = noRootTrust
+		}
 		rep, _ := vpec.Verify(mustRead(t, paths[i]), opts)
 		goV, pyV := rep.Verdict, res[i].Verdict
 		if goV != pyV {

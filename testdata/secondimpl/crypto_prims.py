@@ -146,11 +146,12 @@ def keccak256(data: bytes) -> bytes:
 
 BN254_R = 0x30644E72E131A029B85045B68181585D2833E84879B9709143E1F593F0000001
 P2_FULL, P2_PARTIAL = 6, 50
+P2_SEED = "Poseidon2-BN254[t=2,rF=6,rP=50,d=5]"  # docs/FORMATS.md, "The permutation, exactly"
 
 
 def poseidon2_round_constants():
     """Round constants as docs/FORMATS.md "Poseidon2 commitments" derives them."""
-    seed = b"Poseidon2-BN254[t=2,rF=6,rP=50,d=5]"
+    seed = P2_SEED.encode("ascii")
     rnd = keccak256(seed)
     keys = []
     half = P2_FULL // 2
