@@ -16,6 +16,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math/rand"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -921,4 +922,56 @@ stages:
 	if py := res[1].check("disclosures"); py.Code != "DISCLOSURE MISMATCH" || goCode != py.Code || res[1].Verdict != trep.Verdict {
 		t.Errorf("tampered: svc-verify %q (disclosures %q), second implementation %q (disclosures %q)", trep.Verdict, goCode, res[1].Verdict, py.Code)
 	}
+}
+
+// TestSecondImplJCS: the Python RFC 8785 writer and pkg/canonical give the
+// same bytes for thousands of numbers (every Share value, edge doubles,
+// random doubles and integers), strings (escapes, controls, non-BMP) and
+// nested documents, and refuse the same non-I-JSON texts.
+func TestSecondImplJCS(t *testing.T) {
+	py := python3(t)
+	r := rand.New(rand.NewSource(8785))
+	var texts []string
+	for _, n := range numberLiterals(r) {
+		texts = append(texts, "["+n+"]", `{"n":`+n+`,"m":[`+n+`,-`+strings.TrimPrefix(n, "-")+`]}`)
+	}
+	strs := stringLiterals(r)
+	for i, s := range strs {
+		texts = append(texts, "["+s+"]", "{"+s+":1,"+strs[(i+1)%len(strs)]+":"+s+"}")
+	}
+	texts = append(texts, `{"b":1,"a":2,"\u00e9":3,"\ud83d\ude00":4,"\uffff":5,"":6}`, `{"a":1,"a":2}`, `["\ud800"]`,
+		`["\udc00\ud800"]`, `[1,]`, `{"a":1}x`, `[01]`, `[1.]`, `[.5]`, `[+1]`, `[NaN]`, `[Infinity]`, `["a\x01"]`,
+		`[1e400]`, `[-1e400]`, `[true,false,null]`, ` [ 1 , { } , [ ] ] `, `["\u0000\u001f\u007f\u2028"]`)
+	var in bytes.Buffer
+	for _, s := range texts {
+		in.WriteString(base64.StdEncoding.EncodeToString([]byte(s)) + "\n")
+	}
+	cmd := exec.Command(py, secondImpl, "jcs-batch")
+	cmd.Stdin = &in
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(lines) != len(texts) {
+		t.Fatalf("jcs-batch answered %d of %d", len(lines), len(texts))
+	}
+	bad := 0
+	for i, s := range texts {
+		want, gerr := canonical.Transform([]byte(s))
+		got, perr := base64.StdEncoding.DecodeString(lines[i])
+		pyErr := strings.HasPrefix(lines[i], "error: ")
+		switch {
+		case (gerr != nil) != pyErr:
+			t.Errorf("%q: pkg/canonical error %v, Python %q", s, gerr, lines[i])
+			bad++
+		case gerr == nil && (perr != nil || !bytes.Equal(got, want)):
+			t.Errorf("%q: pkg/canonical %q, Python %q", s, want, got)
+			bad++
+		}
+		if bad > 20 {
+			t.Fatal("too many differences")
+		}
+	}
+	t.Logf("%d JSON texts compared", len(texts))
 }

@@ -11,6 +11,7 @@ usage:
   svcverify.py verify-profile PROFILE --trust-root BUNDLE [--json]
   svcverify.py hash [--algorithm sha256|poseidon2] FILE
   svcverify.py worked-examples FORMATS.md [--vectors DIR]
+  svcverify.py jcs-batch < LINES     (base64 JSON texts in, base64 RFC 8785 out)
   svcverify.py verify-batch < JOBS   (one JSON object a line: {"file", "trust_root",
       "profiles", "tsa_openssl", "kind"}; writes one JSON report a line)
 
@@ -1199,6 +1200,15 @@ def main(argv):
             print("FAIL " + b)
         print("worked examples: %d values compared, %s" % (len(done), "all reproduced" if not bad else "%d differ" % len(bad)))
         return 1 if bad else 0
+    if cmd == "jcs-batch":
+        # one base64 JSON text a line in; its RFC 8785 bytes (base64) or "error: ..." out
+        for line in sys.stdin:
+            try:
+                v = sjson.loads(base64.b64decode(line.strip()).decode("utf-8"))
+                print(base64.b64encode(sjson.jcs(v)).decode())
+            except (sjson.JSONError, UnicodeDecodeError, ValueError) as e:
+                print("error: %s" % str(e).replace("\n", " "))
+        return 0
     if cmd == "verify-batch":
         for line in sys.stdin:
             if line.strip():
