@@ -975,3 +975,90 @@ func TestSecondImplJCS(t *testing.T) {
 	}
 	t.Logf("%d JSON texts compared", len(texts))
 }
+
+// TestSecondImplProfiles: model profiles mutated against one rule of
+// FORMATS.md ("Model profile") and re-signed; a Bounded Inference VPEC
+// verified against each gets the same verdict from both verifiers.
+func TestSecondImplProfiles(t *testing.T) {
+	python3(t)
+	trust, err := signing.LoadBundle(bundle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newResealer(t)
+	vp := s.seal(t, "bounded", loadDoc(t, filepath.Join(vectorsDir, "vpec/valid/bounded-inference.json")), nil)
+	ops := func(p doc) doc { return p["operators"].(doc) }
+	model := func(p doc) doc { return p["models"].([]any)[0].(doc) }
+	cases := []struct {
+		name   string
+		mutate func(p doc)
+		edit   func(string) string
+		want   string
+	}{
+		{"resigned as is", nil, nil, "VALID"},
+		{"threshold spelt 2.90e-7", nil, func(s string) string { return strings.Replace(s, `"p99": 2.9e-7`, `"p99": 2.90e-7`, 1) }, "INVALID — PROFILE INVALID"},
+		{"threshold spelt 0.00000029", nil, func(s string) string { return strings.Replace(s, `"p99": 2.9e-7`, `"p99": 0.00000029`, 1) }, "INVALID — PROFILE INVALID"},
+		{"safety margin 2.0", nil, func(s string) string { return strings.Replace(s, `"safety_margin": 2,`, `"safety_margin": 2.0,`, 1) }, "INVALID — PROFILE INVALID"},
+		{"p99 above p99_9", func(p doc) { ops(p)["GELU"].(doc)["p99"] = json.Number("5e-7") }, nil, "INVALID — PROFILE INVALID"},
+		{"operator class Conv", func(p doc) { ops(p)["Conv"] = ops(p)["GELU"] }, nil, "INVALID — PROFILE INVALID"},
+		{"operator Other", func(p doc) { ops(p)["Other"] = ops(p)["GELU"] }, nil, "VALID"},
+		{"February 30", func(p doc) { p["calibration_date"] = "2026-02-30" }, nil, "INVALID — PROFILE INVALID"},
+		{"safety margin 0.5", func(p doc) { p["safety_margin"] = json.Number("0.5") }, nil, "INVALID — PROFILE INVALID"},
+		{"safety margin 1000", func(p doc) { p["safety_margin"] = json.Number("1000") }, nil, "VALID"},
+		{"operator count 0", func(p doc) { model(p)["operator_counts"].(doc)["full"] = json.Number("0") }, nil, "INVALID — PROFILE INVALID"},
+		{"empty hub model id", func(p doc) { model(p)["hub_model_id"] = "" }, nil, "INVALID — PROFILE INVALID"},
+		{"hub model id", func(p doc) { model(p)["hub_model_id"] = "svc/pii" }, nil, "VALID"},
+		{"duplicate model", func(p doc) { p["models"] = append(p["models"].([]any), model(p)) }, nil, "INVALID — PROFILE INVALID"},
+		{"duplicate gpu class", func(p doc) { p["calibrated_gpu_classes"] = []any{"cpu", "cpu"} }, nil, "INVALID — PROFILE INVALID"},
+		{"unsigned", func(p doc) { delete(p, "signing_key_id") }, nil, "INVALID — PROFILE INVALID"},
+		{"unknown member", func(p doc) { p["notes"] = "x" }, nil, "INVALID — PROFILE INVALID"},
+		{"no production count", func(p doc) { delete(model(p)["operator_counts"].(doc), "production") }, nil, "INVALID — PROFILE MISMATCH"},
+		{"production count 10", func(p doc) { model(p)["operator_counts"].(doc)["production"] = json.Number("10") }, nil, "INVALID — PROFILE MISMATCH"},
+		{"other model", func(p doc) { model(p)["onnx_model_hash"] = "sha256:" + strings.Repeat("0", 64) }, nil, "INVALID — PROFILE MISMATCH"},
+		{"cpu not calibrated", func(p doc) { p["calibrated_gpu_classes"] = []any{"a10g"} }, nil, "INVALID — PROFILE MISMATCH (gpu_class cpu)"},
+	}
+	priv, err := signing.ParsePrivateKeyPEM(mustRead(t, filepath.Join(vectorsDir, "keys/TEST-ONLY-service-key.pem")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer, _ := signing.NewSigner(priv)
+	var jobs []pyJob
+	var profiles [][]byte
+	for i, c := range cases {
+		p := loadDoc(t, filepath.Join(vectorsDir, "profile/pii-detection-v1.0.0.json"))
+		if c.mutate != nil {
+			c.mutate(p)
+		}
+		delete(p, "profile_signature")
+		if _, ok := p["signing_key_id"]; ok {
+			p["profile_signature"] = signing.FormatSignature(signer.Sign(jcsOf(t, p)))
+		}
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(p); err != nil {
+			t.Fatal(err)
+		}
+		text := buf.String()
+		if c.edit != nil {
+			if text = c.edit(text); text == buf.String() {
+				t.Fatalf("%s: the edit changed nothing", c.name)
+			}
+		}
+		pp := filepath.Join(s.dir, fmt.Sprintf("profile-%d.json", i))
+		if err := os.WriteFile(pp, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		profiles = append(profiles, []byte(text))
+		jobs = append(jobs, pyJob{File: vp, TrustRoot: bundle, TSAOpenSSL: hasOpenSSL(), Profiles: []string{pp}})
+	}
+	res := runSecondImpl(t, jobs)
+	for i, c := range cases {
+		rep, _ := vpec.Verify(mustRead(t, vp), vpec.Options{Trust: trust, Profiles: mapProfiles{"svc-test/pii-detection-class/v1.0.0": profiles[i]}})
+		if rep.Verdict != res[i].Verdict {
+			t.Errorf("%s: svc-verify says %q, the second implementation %q\n  go: %+v\n  py: %+v", c.name, rep.Verdict, res[i].Verdict, rep.FirstFailure(), res[i].check("profile"))
+		} else if rep.Verdict != c.want {
+			t.Errorf("%s: both say %q, docs/ say %q\n  go: %+v", c.name, rep.Verdict, c.want, rep.FirstFailure())
+		}
+	}
+}
