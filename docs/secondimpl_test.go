@@ -11,11 +11,15 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto"
 	"crypto/sha256"
+	"crypto/sha512"
+	"encoding/asn1"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math/big"
 	"math/rand"
 	"os"
 	"os/exec"
@@ -309,6 +313,10 @@ func rechain(t *testing.T, d doc) {
 // set, rewrites the written text after signing (a spelling the signature
 // does not cover).
 func (s *resealer) seal(t *testing.T, name string, d doc, edit func(string) string) string {
+	return s.sealWith(t, name, d, edit, nil)
+}
+
+func (s *resealer) sealWith(t *testing.T, name string, d doc, edit func(string) string, token func(*testing.T, *resealer, []byte) []byte) string {
 	t.Helper()
 	d["issued_at"] = time.Now().UTC().Format("2006-01-02T15:04:05.000Z")
 	d["signing_key_id"] = s.signer.KeyID()
@@ -320,6 +328,9 @@ func (s *resealer) seal(t *testing.T, name string, d doc, edit func(string) stri
 	tok, err := s.tsa.Timestamp(context.Background(), digest[:])
 	if err != nil {
 		t.Fatal(err)
+	}
+	if token != nil {
+		tok = token(t, s, sig)
 	}
 	d["timestamp_rfc3161"] = base64.StdEncoding.EncodeToString(tok)
 	var buf bytes.Buffer
@@ -361,6 +372,39 @@ type mutation struct {
 	edit       func(string) string
 	want       string // the verdict docs/ give (a prefix), checked for both verifiers
 	noTSARoot  bool   // verify against the trust bundle without its CERTIFICATE
+	// token, if set, makes the VPEC's timestamp_rfc3161 from the 64
+	// signature bytes instead of a SHA-256 response.
+	token func(t *testing.T, s *resealer, sig []byte) []byte
+}
+
+// tokenBy returns a response of the test TSA over the signature with the
+// imprint hash h.
+func tokenBy(h crypto.Hash) func(t *testing.T, s *resealer, sig []byte) []byte {
+	return func(t *testing.T, s *resealer, sig []byte) []byte {
+		hh := h.New()
+		hh.Write(sig)
+		req, err := timestamp.NewRequestHash(h, hh.Sum(nil), big.NewInt(7), true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := s.tsa.Respond(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+}
+
+// bareToken returns the TimeStampToken inside a SHA-256 response.
+func bareToken(t *testing.T, s *resealer, sig []byte) []byte {
+	var resp struct {
+		Status asn1.RawValue
+		Token  asn1.RawValue
+	}
+	if _, err := asn1.Unmarshal(tokenBy(crypto.SHA256)(t, s, sig), &resp); err != nil {
+		t.Fatal(err)
+	}
+	return resp.Token.FullBytes
 }
 
 func sha(b []byte) string {
@@ -466,6 +510,17 @@ func TestSecondImplAgreesWithSvcVerify(t *testing.T) {
 		{name: "resealed large hole", base: "large-hole", want: valid},
 		{name: "resealed details-null", base: "details-null", want: valid},
 		{name: "no TSA root", base: "clean", noTSARoot: true, want: "UNVERIFIED — TSA ROOT MISSING"},
+		// timestamps (FORMATS.md, Signature and timestamp)
+		{name: "SHA-384 imprint", base: "clean", token: tokenBy(crypto.SHA384), want: valid},
+		{name: "SHA-512 imprint", base: "clean", token: tokenBy(crypto.SHA512), want: valid},
+		{name: "bare TimeStampToken", base: "clean", token: bareToken, want: valid},
+		{name: "token over the signature string", base: "clean", token: func(t *testing.T, s *resealer, sig []byte) []byte {
+			return tokenBy(crypto.SHA256)(t, s, []byte(signing.FormatSignature(sig)))
+		}, want: "INVALID — TIMESTAMP NOT OVER SIGNATURE"},
+		{name: "token over SHA-256 of the SHA-384 digest", base: "clean", token: func(t *testing.T, s *resealer, sig []byte) []byte {
+			d := sha512.Sum384(sig)
+			return tokenBy(crypto.SHA256)(t, s, d[:])
+		}, want: "INVALID — TIMESTAMP NOT OVER SIGNATURE"},
 		{name: "no TSA root, witnessed", base: "witnessed", noTSARoot: true, want: "UNVERIFIED — TSA ROOT MISSING"},
 		{name: "no TSA root, tampered", base: "clean", noTSARoot: true, edit: func(s string) string {
 			return strings.Replace(s, `"claims-intake"`, `"claims-outtake"`, 1)
@@ -752,7 +807,7 @@ func TestSecondImplAgreesWithSvcVerify(t *testing.T) {
 		if m.rechain {
 			rechain(t, d)
 		}
-		p := s.seal(t, m.name, d, m.edit)
+		p := s.sealWith(t, m.name, d, m.edit, m.token)
 		paths = append(paths, p)
 		j := pyJob{File: p, TrustRoot: bundle, TSAOpenSSL: hasOpenSSL()}
 		if m.noTSARoot {
