@@ -4,8 +4,9 @@ package docs_test
 // enough for an independent implementation: testdata/secondimpl/svcverify.py
 // is a verifier written in Python from docs/ alone (docs/INTEROP.md), and it
 // must give every test vector the verdict vectors.json gives, reproduce every
-// worked example of FORMATS.md, agree with svc-verify on documents mutated and
-// re-signed here, and accept the VPECs the real binaries issue.
+// worked example of FORMATS.md, agree with svc-verify on documents and
+// profiles mutated and re-signed here, write pkg/canonical's RFC 8785 bytes,
+// and accept the VPECs the real binaries issue.
 
 import (
 	"bufio"
@@ -832,6 +833,7 @@ func TestSecondImplAgreesWithSvcVerify(t *testing.T) {
 		jobs = append(jobs, j)
 	}
 	res := runSecondImpl(t, jobs)
+	t.Logf("%d mutated documents", len(muts))
 	for i, m := range muts {
 		opts := vpec.Options{Trust: trust, Profiles: mapProfiles{"svc-test/pii-detection-class/v1.0.0": prof}}
 		if m.noTSARoot {

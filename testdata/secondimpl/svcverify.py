@@ -678,7 +678,6 @@ def check_chain(d, breaks, holes):
     declared_holes = {(gap_int(g, "sequence"), gap_int(g, "sequence_end")) for g in gaps
                       if g["gap_type"] == "sequence_missing"}
     declared_breaks = {gap_int(g, "sequence") for g in gaps if g["gap_type"] == "chain_break"}
-    hole_at = {b: a for a, b in holes}
     undeclared = []
     for seq, kind in sorted(breaks.items()):
         if kind == "hole":
@@ -687,7 +686,6 @@ def check_chain(d, breaks, holes):
                 undeclared.append("sequences %d-%d missing before record %d" % (a, b, seq))
         elif seq not in declared_breaks:
             undeclared.append("record %d: chain hash does not follow from its predecessor" % seq)
-    del hole_at
     if undeclared:
         raise Fail("CHAIN BROKEN", "; ".join(undeclared))
     if breaks and d["chain_intact"]:
@@ -918,7 +916,7 @@ def check_disclosures(d):
                 if got != c:
                     raise Fail("DISCLOSURE MISMATCH", "record %s: %s does not match %s" % (seq, member, commit))
             n += 1
-            disclosed.append({"sequence": int(seq), "input_base64": r.get("disclosed_input", "")})
+            disclosed.append("record %s transparent: input %s" % (seq, esc(r.get("disclosed_input", ""))))
         elif vis == "selective":
             if "manifest" not in r:
                 raise Fail("DISCLOSURE MALFORMED", "record %s: a selective record without manifest" % seq)
@@ -958,9 +956,9 @@ def check_disclosures(d):
                 if x["field"] not in declared:
                     raise Fail("UNDECLARED FIELD", "%s: field %s is not declared by the manifest stage %s"
                                % (q, esc(x["field"]), esc(r["check"])))
-                disclosed.append({"sequence": int(seq), "field": x["field"], "value": json.loads(sjson.jcs_text(x["value"]))})
+                disclosed.append("record %s selective: %s = %s" % (seq, esc(x["field"]), esc(sjson.jcs_text(x["value"]))))
             n += 1
-    return "pass", "%d disclosed inputs match their commitments" % n, None
+    return "pass", "%d disclosed inputs match their commitments" % n, disclosed
 
 
 def verify(data: bytes, trust: Trust, profiles, use_openssl=False):
@@ -1242,6 +1240,8 @@ def main(argv):
             ch = rep.checks[c]
             print("%-14s %-14s %s%s" % (c, ch["status"], (ch.get("code", "") + ": ") if "code" in ch else "",
                                          esc(ch["message"])))
+            for line in ch.get("details") or []:
+                print("    " + esc(line))
         print(verdict)
     return code
 
