@@ -2,15 +2,17 @@
 """svcverify.py: an independent second verifier of svc v1 documents.
 
 Written from docs/FORMATS.md, docs/VERIFYING.md and docs/API.md alone, in
-Python 3 with the standard library only (openssl is used only with
---tsa-openssl, for the CMS signature and chain of RFC 3161 tokens, as
-docs/VERIFYING.md does). See docs/INTEROP.md for what it covers.
+Python 3 with the standard library only (RFC 3161 tokens included: CMS
+signature, ESS, TSA certificate rules and chain in tsa.py; --tsa-openssl
+also runs openssl ts -verify on each token, as docs/VERIFYING.md does). See
+docs/INTEROP.md for what it covers.
 
 usage:
   svcverify.py verify VPEC --trust-root BUNDLE [--profile P]... [--tsa-openssl] [--json]
   svcverify.py verify-profile PROFILE --trust-root BUNDLE [--json]
   svcverify.py hash [--algorithm sha256|poseidon2] FILE
   svcverify.py worked-examples FORMATS.md [--vectors DIR]
+  svcverify.py timestamp TOKEN (--data F | --digest F) --root PEM... [--untrusted PEM...]
   svcverify.py jcs-batch < LINES     (base64 JSON texts in, base64 RFC 8785 out)
   svcverify.py verify-batch < JOBS   (one JSON object a line: {"file", "trust_root",
       "profiles", "tsa_openssl", "kind"}; writes one JSON report a line)
@@ -34,6 +36,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import crypto_prims  # noqa: E402
 import der  # noqa: E402
 import sjson  # noqa: E402
+import tsa  # noqa: E402
 from sjson import Num, Obj  # noqa: E402
 
 MAX_DOC = 268435456
@@ -141,6 +144,7 @@ class Trust:
         self.path = path
         self.keys = {}
         self.certs = []
+        self.cert_ders = []
         text = open(path, "rb").read().decode("utf-8")
         for m in re.finditer(r"-----BEGIN ([A-Z0-9 ]+)-----\r?\n(.*?)-----END \1-----", text, re.S):
             kind, body = m.group(1), base64.b64decode("".join(m.group(2).split()))
@@ -149,7 +153,12 @@ class Trust:
                     raise ValueError("trust bundle: a PUBLIC KEY that is not Ed25519")
                 self.keys[key_id(body)] = body[12:]
             elif kind == "CERTIFICATE":
+                try:
+                    tsa.Cert(body)
+                except (der.DERError, IndexError, ValueError) as e:
+                    raise ValueError("trust bundle: a CERTIFICATE that does not parse: %s" % e) from None
                 self.certs.append(m.group(0))
+                self.cert_ders.append(body)
             else:
                 raise ValueError("trust bundle: block type %s is not allowed" % kind)
         if not self.keys:
@@ -558,6 +567,10 @@ def verify_token(b64, data: bytes, trust: Trust, use_openssl, what):
     if hashlib.new(info.hash_alg, data).digest() != info.imprint:
         raise Fail("TIMESTAMP NOT OVER SIGNATURE", "%s: the message imprint is not %s of the time-stamped bytes"
                    % (what, info.hash_alg))
+    try:
+        tsa.verify(raw, data=data, anchors=trust.cert_ders)
+    except tsa.TSAError as e:
+        raise Fail(e.code, "%s: %s" % (what, e.msg)) from None
     if use_openssl:
         openssl_ts_verify(raw, data, trust, info.gen_time, what)
     return info.gen_time
@@ -1018,8 +1031,8 @@ def verify(data: bytes, trust: Trust, profiles, use_openssl=False):
         if abs(t - parse_time(d["issued_at"], "issued_at")) > TS_WINDOW:
             raise Fail("TIMESTAMP TIME MISMATCH", "genTime is more than 15 minutes away from issued_at")
         gen.append(t)
-        return "pass", "RFC 3161 token over the signature" + ("" if use_openssl else
-                                                               " (CMS signature and chain not checked)")
+        return "pass", "RFC 3161 token over the signature, signed by a TSA that chains to the trust bundle" + (
+            " (also by openssl ts -verify)" if use_openssl else "")
 
     rep.run("timestamp", ts)
     sessions = []
@@ -1170,7 +1183,8 @@ def main(argv):
         print(__doc__, file=sys.stderr)
         return 2
     cmd = args.pop(0)
-    opts = {"profiles": [], "json": False, "openssl": False, "trust": None, "alg": "sha256", "vectors": None}
+    opts = {"profiles": [], "json": False, "openssl": False, "trust": None, "alg": "sha256", "vectors": None,
+            "data": None, "digest": None, "roots": [], "untrusted": []}
     pos = []
     while args:
         a = args.pop(0)
@@ -1186,6 +1200,12 @@ def main(argv):
             opts["alg"] = args.pop(0)
         elif a == "--vectors":
             opts["vectors"] = args.pop(0)
+        elif a in ("--data", "--digest"):
+            opts[a[2:]] = args.pop(0)
+        elif a == "--root":
+            opts["roots"].append(args.pop(0))
+        elif a == "--untrusted":
+            opts["untrusted"].append(args.pop(0))
         else:
             pos.append(a)
     if cmd == "hash" and len(pos) == 1:
@@ -1198,6 +1218,22 @@ def main(argv):
             print("FAIL " + b)
         print("worked examples: %d values compared, %s" % (len(done), "all reproduced" if not bad else "%d differ" % len(bad)))
         return 1 if bad else 0
+    if cmd == "timestamp":
+        # timestamp TOKEN (--data F | --digest F) --root PEM... [--untrusted PEM...]
+        if len(pos) != 1 or not (opts["data"] or opts["digest"]) or not opts["roots"]:
+            print(__doc__, file=sys.stderr)
+            return 2
+        try:
+            t, leaf = tsa.verify(open(pos[0], "rb").read(),
+                                 data=open(opts["data"], "rb").read() if opts["data"] else None,
+                                 digest=open(opts["digest"], "rb").read() if opts["digest"] else None,
+                                 anchors=[c for f in opts["roots"] for c in tsa.pem_certs(open(f).read())],
+                                 extra=[c for f in opts["untrusted"] for c in tsa.pem_certs(open(f).read())])
+        except tsa.TSAError as e:
+            print("%s: %s" % (e.code, esc(e.msg)))
+            return 1
+        print("VALID %s" % datetime.datetime.fromtimestamp(t, datetime.timezone.utc).isoformat())
+        return 0
     if cmd == "jcs-batch":
         # one base64 JSON text a line in; its RFC 8785 bytes (base64) or "error: ..." out
         for line in sys.stdin:
