@@ -25,6 +25,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -1186,6 +1187,49 @@ func TestSecondImplRealTokens(t *testing.T) {
 		out, _ := exec.Command(py, args...).CombinedOutput()
 		if !strings.HasPrefix(string(out), c.want) {
 			t.Errorf("%s: %s, want %s", c.name, strings.TrimSpace(string(out)), c.want)
+		}
+	}
+}
+
+// TestSecondImplUnsignedOffline: the unsigned offline copy and its near
+// misses get the same verdict from both verifiers.
+func TestSecondImplUnsignedOffline(t *testing.T) {
+	python3(t)
+	trust, err := signing.LoadBundle(bundle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := string(mustRead(t, filepath.Join(vectorsDir, "vpec/invalid/unsigned-offline.json")))
+	dir := t.TempDir()
+	cases := map[string]string{
+		"as is":               base,
+		"unknown member":      strings.Replace(base, "{", `{"extra": 1,`, 1),
+		"without org_id":      regexp.MustCompile(`"org_id": "[^"]*",\s*`).ReplaceAllString(base, ""),
+		"signed schema":       strings.Replace(base, "svc.vpec.unsigned-offline/v1", "svc.vpec/v1", 1),
+		"other schema":        strings.Replace(base, "svc.vpec.unsigned-offline/v1", "svc.vpec/v2", 1),
+		"only the schema":     `{"schema": "svc.vpec.unsigned-offline/v1"}`,
+		"records not objects": `{"schema": "svc.vpec.unsigned-offline/v1", "run_id": "run_1", "records": [1]}`,
+		"a short record":      `{"schema": "svc.vpec.unsigned-offline/v1", "run_id": "run_1", "records": [{"sequence": 1}]}`,
+		"a bad run id":        `{"schema": "svc.vpec.unsigned-offline/v1", "run_id": "run_ 1"}`,
+	}
+	var names []string
+	var jobs []pyJob
+	for name, text := range cases {
+		if name != "as is" && text == base {
+			t.Fatalf("%s: the edit changed nothing", name)
+		}
+		p := filepath.Join(dir, strings.ReplaceAll(name, " ", "_")+".json")
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, name)
+		jobs = append(jobs, pyJob{File: p, TrustRoot: bundle})
+	}
+	res := runSecondImpl(t, jobs)
+	for i, name := range names {
+		rep, _ := vpec.Verify([]byte(cases[name]), vpec.Options{Trust: trust})
+		if rep.Verdict != res[i].Verdict {
+			t.Errorf("%s: svc-verify says %q, the second implementation %q", name, rep.Verdict, res[i].Verdict)
 		}
 	}
 }

@@ -283,8 +283,45 @@ TOP = ["schema", "vpec_id", "run_id", "workflow_id", "org_id", "issued_at", "env
        "records", "signing_key_id", "signature", "timestamp_rfc3161"]
 REC_REQ = ["record_id", "sequence", "check", "manifest_id", "check_result", "proof_level", "commitment_algorithm",
            "commitment_hash", "visibility", "recorded_at", "chain_hash"]
+GAP_REQ = ["gap_id", "gap_type", "severity", "check", "sequence", "timestamp"]
 REC_OPT = ["output_commitment", "onnx_model_hash", "stage_type", "stage_part", "details", "review", "check_session",
            "bounded_inference", "disclosed_input", "disclosed_output", "field_digests", "disclosures", "manifest"]
+
+
+def count_values(v):
+    if isinstance(v, list):
+        return 1 + sum(count_values(x) for x in v)
+    if isinstance(v, dict):
+        return 1 + sum(count_values(x) for x in v.values())
+    return 1
+
+
+def shape_scan(d):
+    """FORMATS.md's pre-parse shape check: shapes that cannot be a v1 VPEC."""
+    want(isinstance(d, dict), "not a VPEC: the top level is not a JSON object")
+    for k in d:
+        want(k in TOP, "not a VPEC: unknown member %s" % k)
+    for name, req, opt in (("records", REC_REQ, REC_OPT), ("gaps", GAP_REQ, ["sequence_end"])):
+        if name not in d:
+            continue
+        want(isinstance(d[name], list), "not a VPEC: %s is not an array" % name)
+        for i, x in enumerate(d[name]):
+            p = "%s[%d]" % (name, i)
+            want(isinstance(x, dict), "not a VPEC: %s is not an object" % p)
+            for k in x:
+                want(k in req or k in opt, "not a VPEC: %s has unknown member %s" % (p, k))
+            want(len(x) >= len(req), "not a VPEC: %s has fewer members than its required ones" % p)
+            if name != "records":
+                continue
+            for k, n in (("review", 7), ("check_session", 3), ("bounded_inference", 6), ("details", 0)):
+                if k in x:
+                    want(isinstance(x[k], dict), "not a VPEC: %s.%s is not an object" % (p, k))
+                    want(len(x[k]) >= n, "not a VPEC: %s.%s has fewer members than its required ones" % (p, k))
+            if "details" in x:
+                want(count_values(x["details"]) <= 8192, "not a VPEC: %s.details holds more than 8192 values" % p)
+    b = d.get("proof_level_breakdown")
+    if isinstance(b, dict):
+        want(len(b) <= len(LEVELS), "not a VPEC: proof_level_breakdown has more members than proof levels")
 
 
 def schema_vpec(d):
@@ -983,9 +1020,17 @@ def verify(data: bytes, trust: Trust, profiles, use_openssl=False):
         if f.code in ("NOT JSON", "TOO LARGE"):
             return rep, "UNREADABLE \u2014 " + f.code, 2
         return rep, "INVALID \u2014 " + f.code, 1
-    if isinstance(d, dict) and d.get("schema") == "svc.vpec.unsigned-offline/v1" and all(k in d for k in TOP):
+    try:
+        shape_scan(d)
+    except SchemaError as e:
+        rep.set("schema", "fail", str(e), "SCHEMA ERROR")
+        return rep, "INVALID \u2014 SCHEMA ERROR", 1
+    if d.get("schema") == "svc.vpec.unsigned-offline/v1":
+        run = d.get("run_id")
+        if not (isinstance(run, str) and run.startswith("run_") and ID_RE.match(run[4:])):
+            run = "RUN_ID"
         rep.set("schema", "fail", "an unsigned offline copy", "UNSIGNED OFFLINE VPEC")
-        return rep, "UNSIGNED OFFLINE VPEC: fetch the signed one with svc vpec get %s" % d.get("run_id"), 1
+        return rep, "UNSIGNED OFFLINE VPEC: fetch the signed one with svc vpec get %s" % run, 1
     try:
         schema_vpec(d)
     except SchemaError as e:
