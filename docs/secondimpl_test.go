@@ -625,6 +625,7 @@ func TestSecondImplAgreesWithSvcVerify(t *testing.T) {
 		{name: "duplicate record id", base: "clean", rechain: true, mutate: func(d doc) { rec(d, 1)["record_id"] = rec(d, 0)["record_id"] }, want: schema},
 		{name: "February 30", base: "clean", rechain: true, mutate: func(d doc) { rec(d, 0)["recorded_at"] = "2026-02-30T00:00:00Z" }, want: schema},
 		{name: "lowercase z", base: "clean", rechain: true, mutate: func(d doc) { rec(d, 0)["recorded_at"] = "2026-11-24T20:27:04.5z" }, want: schema},
+		{name: "lowercase t", base: "clean", rechain: true, mutate: func(d doc) { rec(d, 0)["recorded_at"] = "2026-11-24t20:27:04.5Z" }, want: schema},
 		{name: "nanosecond time", base: "clean", rechain: true, mutate: func(d doc) { rec(d, 0)["recorded_at"] = "2026-11-24T20:27:04.123456789Z" }, want: valid},
 		{name: "empty org_id", base: "clean", mutate: func(d doc) { d["org_id"] = "" }, want: schema},
 		{name: "id 128 bytes", base: "clean", mutate: func(d doc) { d["workflow_id"] = "w" + strings.Repeat("x", 127) }, want: valid},
