@@ -375,6 +375,9 @@ type mutation struct {
 	edit       func(string) string
 	want       string // the verdict docs/ give (a prefix), checked for both verifiers
 	noTSARoot  bool   // verify against the trust bundle without its CERTIFICATE
+	// goSays, when set, is svc-verify's verdict where it departs from the
+	// docs (a known disagreement, reported; see knownBase64Disagreement).
+	goSays string
 	// token, if set, makes the VPEC's timestamp_rfc3161 from the 64
 	// signature bytes instead of a SHA-256 response.
 	token func(t *testing.T, s *resealer, sig []byte) []byte
@@ -666,6 +669,38 @@ func TestSecondImplAgreesWithSvcVerify(t *testing.T) {
 				}
 			}
 		}, want: schema},
+		{name: "session token with a line break", base: "witnessed", rechain: true, mutate: func(d doc) {
+			for i := range records(d) {
+				if r, ok := rec(d, i)["check_session"].(doc); ok {
+					v := r["check_open_tst"].(string)
+					r["check_open_tst"] = v[:40] + "\r\n" + v[40:]
+				}
+			}
+		}, want: schema, goSays: "INVALID — REVIEW INVALID"},
+		{name: "review token with a line break", base: "witnessed", rechain: true, mutate: func(d doc) {
+			for i := range records(d) {
+				if r, ok := rec(d, i)["review"].(doc); ok {
+					v := r["check_close_tst"].(string)
+					r["check_close_tst"] = v[:40] + "\n" + v[40:]
+				}
+			}
+		}, want: schema, goSays: "INVALID — REVIEW INVALID"},
+		{name: "reviewer key with a line break", base: "witnessed", rechain: true, mutate: func(d doc) {
+			for i := range records(d) {
+				if r, ok := rec(d, i)["review"].(doc); ok {
+					v := r["reviewer_public_key"].(string)
+					r["reviewer_public_key"] = v[:20] + "\n" + v[20:]
+				}
+			}
+		}, want: schema, goSays: "INVALID — REVIEW INVALID"},
+		{name: "reviewer signature with a line break", base: "witnessed", rechain: true, mutate: func(d doc) {
+			for i := range records(d) {
+				if r, ok := rec(d, i)["review"].(doc); ok {
+					v := r["reviewer_signature"].(string)
+					r["reviewer_signature"] = v[:40] + "\n" + v[40:]
+				}
+			}
+		}, want: schema, goSays: "INVALID — REVIEW INVALID"},
 		{name: "session close token swapped", base: "witnessed", rechain: true, mutate: func(d doc) {
 			for i := range records(d) {
 				if r, ok := rec(d, i)["check_session"].(doc); ok {
@@ -844,6 +879,15 @@ func TestSecondImplAgreesWithSvcVerify(t *testing.T) {
 		}
 		rep, _ := vpec.Verify(mustRead(t, paths[i]), opts)
 		goV, pyV := rep.Verdict, res[i].Verdict
+		if m.goSays != "" {
+			if goV != m.goSays || pyV != m.want {
+				t.Errorf("%s: svc-verify says %q (recorded: %q), the second implementation %q (docs: %q); if svc-verify follows the docs now, drop goSays",
+					m.name, goV, m.goSays, pyV, m.want)
+			} else {
+				t.Logf("%s: known disagreement: docs/ and the second implementation say %q, svc-verify %q", m.name, pyV, goV)
+			}
+			continue
+		}
 		if goV != pyV {
 			t.Errorf("%s: svc-verify says %q, the second implementation %q\n  go: %+v\n  py: %+v", m.name, goV, pyV, rep.FirstFailure(), res[i].Checks)
 			continue
@@ -1233,4 +1277,85 @@ func TestSecondImplUnsignedOffline(t *testing.T) {
 			t.Errorf("%s: svc-verify says %q, the second implementation %q", name, rep.Verdict, res[i].Verdict)
 		}
 	}
+}
+
+// TestSecondImplByteMutations: random byte edits of valid vectors (a byte
+// replaced, deleted or inserted), which mostly break the JSON, the schema or
+// the signature and sometimes only a timestamp token or whitespace; both
+// verifiers must give the same verdict to each.
+func TestSecondImplByteMutations(t *testing.T) {
+	python3(t)
+	trust, err := signing.LoadBundle(bundle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewSource(1))
+	dir := t.TempDir()
+	alphabet := []byte(" \t\n\"\\{}[],:0123456789-+.eE/=abcfnrtuzAZ_\x00\x7f\xc3\xa9\xff")
+	var docs [][]byte
+	var jobs []pyJob
+	for _, name := range []string{"clean", "witnessed", "with-gaps", "details-null"} {
+		base := mustRead(t, filepath.Join(vectorsDir, "vpec/valid", name+".json"))
+		for i := range 150 {
+			b := slices.Clone(base)
+			for range 1 + r.Intn(2) {
+				at := r.Intn(len(b))
+				switch r.Intn(3) {
+				case 0:
+					b[at] = alphabet[r.Intn(len(alphabet))]
+				case 1:
+					b = slices.Delete(b, at, at+1)
+				default:
+					b = slices.Insert(b, at, alphabet[r.Intn(len(alphabet))])
+				}
+			}
+			p := filepath.Join(dir, fmt.Sprintf("%s-%d.json", name, i))
+			if err := os.WriteFile(p, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			docs = append(docs, b)
+			jobs = append(jobs, pyJob{File: p, TrustRoot: bundle})
+		}
+	}
+	res := runSecondImpl(t, jobs)
+	verdicts := map[string]int{}
+	known := 0
+	for i, b := range docs {
+		rep, _ := vpec.Verify(b, vpec.Options{Trust: trust})
+		verdicts[rep.Verdict]++
+		if rep.Verdict != res[i].Verdict && knownBase64Disagreement(res[i], rep) {
+			known++
+			continue
+		}
+		if rep.Verdict != res[i].Verdict {
+			t.Errorf("%s: svc-verify says %q, the second implementation %q\n  go: %+v\n  py: %+v", jobs[i].File, rep.Verdict, res[i].Verdict, rep.FirstFailure(), res[i].Checks)
+		}
+	}
+	t.Logf("verdicts: %v; %d known disagreements (knownBase64Disagreement)", verdicts, known)
+}
+
+// knownBase64Disagreement reports the one known departure of svc-verify
+// from FORMATS.md: the encoding table makes a badly spelt base64 (or, for
+// reviewer_signature, a malformed signature string) in a review's
+// reviewer_signature, reviewer_public_key, check_open_tst or
+// check_close_tst (and a check_session's tokens) a schema error, but
+// pkg/vpec decodes these only in its reviews check (REVIEW INVALID), after
+// the signature check, so a VPEC altered there says SIGNATURE INVALID or
+// REVIEW INVALID instead of SCHEMA ERROR.
+func knownBase64Disagreement(py pyResult, rep *vpec.Report) bool {
+	s := py.check("schema")
+	if s.Code != "SCHEMA ERROR" {
+		return false
+	}
+	for _, c := range rep.Checks {
+		if c.Name == vpec.CheckSchema && c.Status != vpec.Pass {
+			return false
+		}
+	}
+	for _, m := range []string{"check_open_tst", "check_close_tst", "reviewer_signature", "reviewer_public_key"} {
+		if strings.Contains(s.Message, m) {
+			return true
+		}
+	}
+	return false
 }

@@ -49,20 +49,21 @@ def children(b, start, end):
 
 
 def oid(b, s, e):
+    """Decodes an OBJECT IDENTIFIER's content (X.690 8.19), minimal encoding required."""
     v = b[s:e]
-    if not v:
-        raise DERError("empty OID")
-    first = v[0]
-    parts = [min(first // 40, 2), first - 40 * min(first // 40, 2)] if first < 0x80 else None
-    if parts is None:
-        raise DERError("unsupported OID")
-    n = 0
-    for c in v[1:]:
+    if not v or v[-1] & 0x80:
+        raise DERError("malformed OID")
+    subs, n, start = [], 0, True
+    for c in v:
+        if start and c == 0x80:
+            raise DERError("non-minimal OID arc")
         n = (n << 7) | (c & 0x7F)
-        if not c & 0x80:
-            parts.append(n)
+        start = not c & 0x80
+        if start:
+            subs.append(n)
             n = 0
-    return ".".join(map(str, parts))
+    first = min(subs[0] // 40, 2)
+    return ".".join(map(str, [first, subs[0] - 40 * first] + subs[1:]))
 
 
 def integer(b, s, e):

@@ -598,13 +598,6 @@ def verify_token(b64, data: bytes, trust: Trust, use_openssl, what):
         raise Fail("TIMESTAMP INVALID", "%s: TSTInfo needs version 1, a policy and a serial number" % what)
     if info.critical_extension:
         raise Fail("TIMESTAMP INVALID", "%s: TSTInfo has a critical extension" % what)
-    if info.signers != 1:
-        raise Fail("TIMESTAMP INVALID", "%s: %d CMS signers, want exactly one" % (what, info.signers))
-    if info.hash_alg not in ("sha256", "sha384", "sha512") or not info.hash_params_ok:
-        raise Fail("TIMESTAMP NOT OVER SIGNATURE", "%s: message imprint by %s is not accepted" % (what, info.hash_alg))
-    if hashlib.new(info.hash_alg, data).digest() != info.imprint:
-        raise Fail("TIMESTAMP NOT OVER SIGNATURE", "%s: the message imprint is not %s of the time-stamped bytes"
-                   % (what, info.hash_alg))
     try:
         tsa.verify(raw, data=data, anchors=trust.cert_ders)
     except tsa.TSAError as e:

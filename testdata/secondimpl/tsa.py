@@ -119,6 +119,16 @@ def ecdsa_verify(curve_oid, point, digest, sig_der):
     return X is not None and X[0] % n == r
 
 
+def _on_curve(curve_oid, point):
+    c = CURVES[curve_oid]
+    p = c["p"]
+    size = (p.bit_length() + 7) // 8
+    if len(point) != 1 + 2 * size or point[0] != 4:
+        return False
+    x, y = int.from_bytes(point[1:1 + size], "big"), int.from_bytes(point[1 + size:], "big")
+    return x < p and y < p and (y * y - x ** 3 - c["a"] * x - _curve_b(c)) % p == 0
+
+
 def _curve_b(c):
     # b from the generator: y^2 = x^3 + a x + b
     return (c["gy"] ** 2 - c["gx"] ** 3 - c["a"] * c["gx"]) % c["p"]
@@ -149,38 +159,103 @@ def _time(b, t, s, e):
     return dt.replace(tzinfo=datetime.timezone.utc).timestamp()
 
 
+def _need(cond, what):
+    if not cond:
+        raise der.DERError("malformed certificate: " + what)
+
+
+def _name(raw, tlv):
+    """Checks an X.501 Name: SEQUENCE OF SET OF SEQUENCE {OID, value}."""
+    _need(tlv[0] == 0x30, "a name is not a SEQUENCE")
+    for rdn in der.children(raw, tlv[1], tlv[2]):
+        _need(rdn[0] == 0x31, "an RDN is not a SET")
+        for atv in der.children(raw, rdn[1], rdn[2]):
+            _need(atv[0] == 0x30, "an attribute is not a SEQUENCE")
+            kv = der.children(raw, atv[1], atv[2])
+            _need(len(kv) == 2 and kv[0][0] == 0x06, "an attribute is not {type, value}")
+            der.oid(raw, *kv[0][1:])
+    return raw[_start(raw, tlv):tlv[2]]
+
+
+def _alg(raw, tlv):
+    _need(tlv[0] == 0x30, "an AlgorithmIdentifier is not a SEQUENCE")
+    k = der.children(raw, tlv[1], tlv[2])
+    _need(1 <= len(k) <= 2 and k[0][0] == 0x06, "a bad AlgorithmIdentifier")
+    return der.oid(raw, *k[0][1:]), raw[_start(raw, tlv):tlv[2]]
+
+
 class Cert:
+    """An X.509 certificate, parsed strictly enough that a damaged one is refused."""
+
     def __init__(self, raw):
         self.raw = raw
         t, s, e = der.read_tlv(raw, 0)
-        if t != 0x30 or e != len(raw):
-            raise der.DERError("certificate is not one SEQUENCE")
+        _need(t == 0x30 and e == len(raw), "not one SEQUENCE")
         top = der.children(raw, s, e)
+        _need(len(top) == 3, "not {tbsCertificate, signatureAlgorithm, signature}")
         tbs, alg, sig = top
+        _need(tbs[0] == 0x30 and sig[0] == 0x03 and raw[sig[1]] == 0, "bad tbsCertificate or signature")
         self.tbs = raw[_start(raw, tbs):tbs[2]]
-        self.sig_alg = der.oid(raw, *der.children(raw, alg[1], alg[2])[0][1:])
+        self.sig_alg, outer = _alg(raw, alg)
         self.signature = raw[sig[1] + 1:sig[2]]  # BIT STRING, 0 unused bits
         f = der.children(raw, tbs[1], tbs[2])
-        i = 1 if f[0][0] == 0xA0 else 0
+        i = 0
+        if f[0][0] == 0xA0:
+            v = der.children(raw, f[0][1], f[0][2])
+            _need(len(v) == 1 and v[0][0] == 0x02, "bad version")
+            i = 1
+        _need(len(f) >= i + 6 and f[i][0] == 0x02, "bad serial number")
         self.serial = raw[f[i][1]:f[i][2]]
-        self.issuer = raw[_start(raw, f[i + 2]):f[i + 2][2]]
+        _need(_alg(raw, f[i + 1])[1] == outer, "inner and outer signature algorithms differ")
+        self.issuer = _name(raw, f[i + 2])
+        _need(f[i + 3][0] == 0x30, "bad validity")
         v = der.children(raw, f[i + 3][1], f[i + 3][2])
+        _need(len(v) == 2, "bad validity")
         self.not_before = _time(raw, *v[0])
         self.not_after = _time(raw, *v[1])
-        self.subject = raw[_start(raw, f[i + 4]):f[i + 4][2]]
+        self.subject = _name(raw, f[i + 4])
+        _need(f[i + 5][0] == 0x30, "bad subjectPublicKeyInfo")
         spki = der.children(raw, f[i + 5][1], f[i + 5][2])
+        _need(len(spki) == 2 and spki[0][0] == 0x30 and spki[1][0] == 0x03 and raw[spki[1][1]] == 0,
+              "bad subjectPublicKeyInfo")
         ka = der.children(raw, spki[0][1], spki[0][2])
+        _need(ka and ka[0][0] == 0x06, "bad key algorithm")
         self.key_alg = der.oid(raw, *ka[0][1:])
-        self.curve = der.oid(raw, *ka[1][1:]) if self.key_alg == OID_EC else None
+        self.curve = None
         self.key = raw[spki[1][1] + 1:spki[1][2]]
+        if self.key_alg == OID_EC:
+            _need(len(ka) == 2 and ka[1][0] == 0x06, "an EC key without a named curve")
+            self.curve = der.oid(raw, *ka[1][1:])
+            _need(self.curve in CURVES and _on_curve(self.curve, self.key), "an EC key not on its curve")
+        elif self.key_alg == OID_RSA:
+            t3, s3, e3 = der.read_tlv(self.key, 0)
+            ne = der.children(self.key, s3, e3)
+            _need(t3 == 0x30 and e3 == len(self.key) and len(ne) == 2 and ne[0][0] == ne[1][0] == 0x02,
+                  "bad RSA key")
+            _need(self.key[ne[0][1]] < 0x80 and self.key[ne[1][1]] < 0x80, "a negative RSA modulus or exponent")
         self.ext = {}
+        prev = 0
         for t2, s2, e2 in f[i + 6:]:
+            _need(t2 in (0x81, 0x82, 0xA3) and t2 > prev, "unexpected tbsCertificate member")
+            prev = t2
             if t2 == 0xA3:
-                seq = der.children(raw, s2, e2)[0]
-                for _, xs, xe in der.children(raw, seq[1], seq[2]):
+                seqs = der.children(raw, s2, e2)
+                _need(len(seqs) == 1 and seqs[0][0] == 0x30, "bad extensions")
+                for t4, xs, xe in der.children(raw, seqs[0][1], seqs[0][2]):
                     x = der.children(raw, xs, xe)
-                    crit = len(x) == 3 and raw[x[1][1]:x[1][2]] != b"\x00"
-                    self.ext[der.oid(raw, *x[0][1:])] = (crit, raw[x[-1][1]:x[-1][2]])
+                    _need(t4 == 0x30 and len(x) in (2, 3) and x[0][0] == 0x06 and x[-1][0] == 0x04,
+                          "bad extension")
+                    if len(x) == 3:
+                        _need(x[1][0] == 0x01 and x[1][2] - x[1][1] == 1 and raw[x[1][1]] in (0, 0xFF),
+                              "bad critical flag")
+                    crit = len(x) == 3 and raw[x[1][1]] == 0xFF
+                    name = der.oid(raw, *x[0][1:])
+                    _need(name not in self.ext, "an extension twice")
+                    self.ext[name] = (crit, raw[x[-1][1]:x[-1][2]])
+        for oid_, (_, v) in self.ext.items():
+            if oid_ in (OID_EKU, OID_KU, OID_BC, OID_SKI):
+                t5, _, e5 = der.read_tlv(v, 0)
+                _need(e5 == len(v), "extension %s holds trailing bytes" % oid_)
 
     def is_ca(self):
         bc = self.ext.get(OID_BC)
@@ -247,14 +322,8 @@ def _verify(raw, data, digest, anchors, extra):
     info = der.parse_timestamp(raw)
     if info.status not in (0, 1) or info.gen_time is None:
         raise TSAError(INVALID, "status %s is not granted" % info.status)
-    if info.version != 1 or info.policy is None or info.serial is None or info.critical_extension:
-        raise TSAError(INVALID, "TSTInfo: version 1, a policy, a serial number and no critical extension required")
-    if info.hash_alg not in ("sha256", "sha384", "sha512") or not info.hash_params_ok:
-        raise TSAError(NOT_OVER, "message imprint by %s" % info.hash_alg)
-    want = digest if digest is not None else hashlib.new(info.hash_alg, data).digest()
-    if info.imprint != want:
-        raise TSAError(NOT_OVER, "the message imprint is not %s of the time-stamped bytes" % info.hash_alg)
-    # the SignedData
+    # the SignedData, every embedded certificate parsed (a damaged one makes
+    # the token malformed)
     t, s, e = der.read_tlv(raw, 0)
     kids = der.children(raw, s, e)
     ci = kids[0] if kids[0][0] == 0x06 else None
@@ -262,6 +331,10 @@ def _verify(raw, data, digest, anchors, extra):
     ck = der.children(raw, ci[1], ci[2])
     sd = der.children(raw, ck[1][1], ck[1][2])[0]
     f = der.children(raw, sd[1], sd[2])
+    tags = [x[0] for x in f]
+    if not (sd[0] == 0x30 and len(f) >= 4 and tags[:3] == [0x02, 0x31, 0x30] and tags[-1] == 0x31
+            and all(t3 in (0xA0, 0xA1) for t3 in tags[3:-1]) and tags[3:-1] == sorted(set(tags[3:-1]))):
+        raise TSAError(INVALID, "malformed SignedData")
     eci = der.children(raw, f[2][1], f[2][2])
     tst = der.children(raw, eci[1][1], eci[1][2])[0]
     tst_bytes = raw[tst[1]:tst[2]]
@@ -269,11 +342,29 @@ def _verify(raw, data, digest, anchors, extra):
     for t2, s2, e2 in f[3:-1]:
         if t2 == 0xA0:
             certs = [Cert(raw[_start(raw, c):c[2]]) for c in der.children(raw, s2, e2) if c[0] == 0x30]
+    if info.version != 1 or info.policy is None or info.serial is None or info.critical_extension:
+        raise TSAError(INVALID, "TSTInfo: version 1, a policy, a serial number and no critical extension required")
     signers = der.children(raw, f[-1][1], f[-1][2])
     if len(signers) != 1:
         raise TSAError(INVALID, "%d signers, want one" % len(signers))
+    if info.hash_alg not in ("sha256", "sha384", "sha512") or not info.hash_params_ok:
+        raise TSAError(NOT_OVER, "message imprint by %s" % info.hash_alg)
     si = der.children(raw, signers[0][1], signers[0][2])
+    tags = [x[0] for x in si]
+    if not (signers[0][0] == 0x30 and len(si) in (6, 7) and tags[0] == 0x02 and tags[1] in (0x30, 0x80)
+            and tags[2] == 0x30 and tags[3] == 0xA0 and tags[4] == 0x30 and tags[5] == 0x04
+            and (len(si) == 6 or tags[6] == 0xA1)):
+        raise TSAError(INVALID, "malformed SignerInfo")
     sid = si[1]
+    # FORMATS.md "Signature and timestamp": the rules in the order their
+    # codes take precedence: the TSA certificate and its chain, then the
+    # signer information, then the imprint's value.
+    pool = certs + [Cert(c) for c in extra]
+    leaf = _signer(raw, sid, pool)
+    if leaf is None:
+        raise TSAError(INVALID, "the TSA certificate is neither embedded in the token nor given")
+    _tsa_rules(leaf)
+    _chain(leaf, pool, [Cert(a) for a in anchors], info.gen_time)
     dalg = HASHES.get(der.oid(raw, *der.children(raw, si[2][1], si[2][2])[0][1:]))
     if dalg is None:
         raise TSAError(INVALID, "CMS digest algorithm is not SHA-256/384/512")
@@ -297,11 +388,6 @@ def _verify(raw, data, digest, anchors, extra):
     md = attrs.get(OID_MESSAGE_DIGEST)
     if not md or raw[md[1][1]:md[1][2]] != hashlib.new(dalg, tst_bytes).digest():
         raise TSAError(INVALID, "message-digest attribute is not the digest of the TSTInfo")
-    pool = certs + [Cert(c) for c in extra]
-    leaf = _signer(raw, sid, pool)
-    if leaf is None:
-        raise TSAError(INVALID, "the TSA certificate is neither embedded in the token nor given")
-    _ess(attrs, leaf)
     if salg in SIG_HASH:
         hname = SIG_HASH[salg]
     elif salg in (OID_RSA, OID_EC, OID_ED25519):
@@ -310,8 +396,10 @@ def _verify(raw, data, digest, anchors, extra):
         raise TSAError(INVALID, "signature algorithm %s is not accepted" % salg)
     if not leaf.verify(bytes(attrs_raw), hname, sig):
         raise TSAError(INVALID, "the CMS signature does not verify")
-    _tsa_rules(leaf)
-    _chain(leaf, pool, [Cert(a) for a in anchors], info.gen_time)
+    _ess(attrs, leaf)
+    want = digest if digest is not None else hashlib.new(info.hash_alg, data).digest()
+    if info.imprint != want:
+        raise TSAError(NOT_OVER, "the message imprint is not %s of the time-stamped bytes" % info.hash_alg)
     return info.gen_time, leaf
 
 
@@ -373,7 +461,13 @@ def _tsa_rules(c):
         raise TSAError(INVALID, "the TSA certificate is a CA")
 
 
+HANDLED_EXTENSIONS = {"2.5.29.%d" % n for n in (14, 15, 17, 19, 30, 32, 33, 35, 36, 37, 54)}
+
+
 def _chain(leaf, pool, anchors, t):
+    for oid_, (crit, _) in leaf.ext.items():
+        if crit and oid_ not in HANDLED_EXTENSIONS:
+            raise TSAError(UNTRUSTED, "the TSA certificate has an unhandled critical extension %s" % oid_)
     cur = leaf
     for _ in range(10):
         if not cur.not_before <= t <= cur.not_after:
