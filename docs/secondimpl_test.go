@@ -643,6 +643,8 @@ func TestSecondImplAgreesWithSvcVerify(t *testing.T) {
 		{name: "surface breakdown with an unknown key", base: "clean", mutate: func(d doc) { d["provable_surface_breakdown"].(doc)["guess"] = json.Number("0") }, want: "INVALID — SUMMARY MISMATCH"},
 		{name: "time with +00:00", base: "clean", rechain: true, mutate: func(d doc) { rec(d, 0)["recorded_at"] = "2026-11-24T20:27:04.500+00:00" }, want: schema},
 		{name: "time without fraction", base: "clean", rechain: true, mutate: func(d doc) { rec(d, 0)["recorded_at"] = "2026-11-24T20:27:04Z" }, want: valid},
+		{name: "one-digit hour", base: "clean", rechain: true, mutate: func(d doc) { rec(d, 0)["recorded_at"] = "2026-11-24T2:27:04.500Z" },
+			want: schema, goSays: "VALID"},
 		{name: "leap second", base: "clean", rechain: true, mutate: func(d doc) { rec(d, 0)["recorded_at"] = "2026-06-30T23:59:60Z" }, want: schema},
 		{name: "uppercase key id", base: "clean", edit: func(s string) string { return strings.Replace(s, `"992625da2c2d48bd"`, `"992625DA2C2D48BD"`, 1) }, want: schema},
 		{name: "poseidon2 commitment", base: "clean", rechain: true, mutate: func(d doc) {
@@ -701,6 +703,13 @@ func TestSecondImplAgreesWithSvcVerify(t *testing.T) {
 				}
 			}
 		}, want: schema, goSays: "INVALID — REVIEW INVALID"},
+		{name: "reviewer key id in capitals", base: "witnessed", rechain: true, mutate: func(d doc) {
+			for i := range records(d) {
+				if r, ok := rec(d, i)["review"].(doc); ok {
+					r["reviewer_key_id"] = strings.ToUpper(r["reviewer_key_id"].(string))
+				}
+			}
+		}, want: "INVALID — REVIEW INVALID"},
 		{name: "session close token swapped", base: "witnessed", rechain: true, mutate: func(d doc) {
 			for i := range records(d) {
 				if r, ok := rec(d, i)["check_session"].(doc); ok {

@@ -438,8 +438,7 @@ def schema_record(r, p):
                             "min_duration_seconds", "check_open_tst", "check_close_tst"],
                      ["display_content_hash", "rationale_hash"])
         want_id(v["session_id"], q + ".session_id")
-        want_str(v["reviewer_key_id"], q + ".reviewer_key_id")
-        want(KEYID_RE.match(v["reviewer_key_id"]), q + ".reviewer_key_id: want 16 lowercase hex digits")
+        want_str(v["reviewer_key_id"], q + ".reviewer_key_id")  # the reviews check compares it with the key's id
         b64_canonical(want_str(v["reviewer_public_key"], q + ".reviewer_public_key"), q + ".reviewer_public_key")
         want_sig(v["reviewer_signature"], q + ".reviewer_signature")
         for k in ("display_content_hash", "rationale_hash"):
