@@ -102,10 +102,13 @@ def ecdsa_verify(curve_oid, point, digest, sig_der):
     Q = (int.from_bytes(point[1:1 + size], "big"), int.from_bytes(point[1 + size:], "big"))
     if (Q[1] ** 2 - Q[0] ** 3 - c["a"] * Q[0]) % p != (_curve_b(c)) % p:
         return False
-    t, s, e = der.read_tlv(sig_der, 0)
-    if t != 0x30 or e != len(sig_der):
+    try:  # a damaged signature is a signature that does not verify
+        t, s, e = der.read_tlv(sig_der, 0)
+        if t != 0x30 or e != len(sig_der):
+            return False
+        rs = der.children(sig_der, s, e)
+    except der.DERError:
         return False
-    rs = der.children(sig_der, s, e)
     if len(rs) != 2 or any(x[0] != 0x02 for x in rs):
         return False
     r, sv = (int.from_bytes(sig_der[a:b], "big") for _, a, b in rs)
@@ -174,7 +177,69 @@ def _name(raw, tlv):
             kv = der.children(raw, atv[1], atv[2])
             _need(len(kv) == 2 and kv[0][0] == 0x06, "an attribute is not {type, value}")
             der.oid(raw, *kv[0][1:])
+            _string(raw, kv[1])
     return raw[_start(raw, tlv):tlv[2]]
+
+
+_PRINTABLE = set(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789 '()+,-./:=?*&")
+
+
+def _string(raw, tlv):
+    """An attribute value: one of the string types X.509 names use, well-formed."""
+    t, s, e = tlv
+    v = raw[s:e]
+    if t == 0x13:  # PrintableString
+        _need(all(c in _PRINTABLE for c in v), "invalid PrintableString")
+    elif t == 0x0C:  # UTF8String
+        try:
+            v.decode("utf-8")
+        except UnicodeDecodeError:
+            raise der.DERError("malformed certificate: invalid UTF8String") from None
+    elif t == 0x16:  # IA5String
+        _need(all(c < 0x80 for c in v), "invalid IA5String")
+    elif t == 0x12:  # NumericString
+        _need(all(c in b"0123456789 " for c in v), "invalid NumericString")
+    elif t == 0x1E:  # BMPString
+        _need(len(v) % 2 == 0, "invalid BMPString")
+    else:
+        _need(t == 0x14, "unsupported string type 0x%02x" % t)  # T61String
+
+
+def _seq_of(v, tag, item_tags, what):
+    t, s, e = der.read_tlv(v, 0)
+    _need(t == tag and e == len(v), "invalid " + what)
+    items = der.children(v, s, e)
+    _need(all(x[0] in item_tags for x in items), "invalid " + what)
+    return items
+
+
+def _check_extension(oid_, v):
+    """The content of the extensions X.509 parsers read (RFC 5280 4.2.1)."""
+    if oid_ == OID_EKU:
+        for _, s, e in _seq_of(v, 0x30, (0x06,), "extended key usage"):
+            der.oid(v, s, e)
+    elif oid_ == OID_KU:
+        t, s, e = der.read_tlv(v, 0)
+        _need(t == 0x03 and e == len(v) and e > s and v[s] < 8, "invalid key usage")
+    elif oid_ == OID_BC:
+        items = _seq_of(v, 0x30, (0x01, 0x02), "basic constraints")
+        _need([x[0] for x in items] in ([], [0x01], [0x02], [0x01, 0x02]), "invalid basic constraints")
+    elif oid_ == OID_SKI:
+        t, s, e = der.read_tlv(v, 0)
+        _need(t == 0x04 and e == len(v), "invalid subject key identifier")
+    elif oid_ == "2.5.29.35":  # authority key identifier
+        items = _seq_of(v, 0x30, (0x80, 0xA1, 0x82), "authority key identifier")
+        nums = [x[0] & 0x1F for x in items]
+        _need(nums == sorted(set(nums)), "invalid authority key identifier")
+    elif oid_ == "2.5.29.32":  # certificate policies
+        for _, s, e in _seq_of(v, 0x30, (0x30,), "certificate policies"):
+            k = der.children(v, s, e)
+            _need(1 <= len(k) <= 2 and k[0][0] == 0x06 and (len(k) == 1 or k[1][0] == 0x30),
+                  "invalid certificate policies")
+            der.oid(v, *k[0][1:])
+    elif oid_ == "2.5.29.17":  # subject alternative name
+        _need(all(0x80 <= x[0] <= 0xA8 for x in _seq_of(v, 0x30, range(0x80, 0xA9), "subject alternative name")),
+              "invalid subject alternative name")
 
 
 def _alg(raw, tlv):
@@ -253,9 +318,7 @@ class Cert:
                     _need(name not in self.ext, "an extension twice")
                     self.ext[name] = (crit, raw[x[-1][1]:x[-1][2]])
         for oid_, (_, v) in self.ext.items():
-            if oid_ in (OID_EKU, OID_KU, OID_BC, OID_SKI):
-                t5, _, e5 = der.read_tlv(v, 0)
-                _need(e5 == len(v), "extension %s holds trailing bytes" % oid_)
+            _check_extension(oid_, v)
 
     def is_ca(self):
         bc = self.ext.get(OID_BC)
@@ -332,7 +395,8 @@ def _verify(raw, data, digest, anchors, extra):
     sd = der.children(raw, ck[1][1], ck[1][2])[0]
     f = der.children(raw, sd[1], sd[2])
     tags = [x[0] for x in f]
-    if not (sd[0] == 0x30 and len(f) >= 4 and tags[:3] == [0x02, 0x31, 0x30] and tags[-1] == 0x31
+    # (digestAlgorithms, tags[1], is not read: outside the signature, it binds nothing)
+    if not (sd[0] == 0x30 and len(f) >= 4 and tags[0] == 0x02 and tags[2] == 0x30 and tags[-1] == 0x31
             and all(t3 in (0xA0, 0xA1) for t3 in tags[3:-1]) and tags[3:-1] == sorted(set(tags[3:-1]))):
         raise TSAError(INVALID, "malformed SignedData")
     eci = der.children(raw, f[2][1], f[2][2])
