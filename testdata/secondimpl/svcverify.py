@@ -14,6 +14,7 @@ usage:
   svcverify.py worked-examples FORMATS.md [--vectors DIR]
   svcverify.py timestamp TOKEN (--data F | --digest F) --root PEM... [--untrusted PEM...]
   svcverify.py jcs-batch < LINES     (base64 JSON texts in, base64 RFC 8785 out)
+  svcverify.py poseidon2-batch < LINES (base64 payloads in, poseidon2: commitments out)
   svcverify.py verify-batch < JOBS   (one JSON object a line: {"file", "trust_root",
       "profiles", "tsa_openssl", "kind"}; writes one JSON report a line)
 
@@ -1271,6 +1272,11 @@ def main(argv):
             print("%s: %s" % (e.code, esc(e.msg)))
             return 1
         print("VALID %s" % datetime.datetime.fromtimestamp(t, datetime.timezone.utc).isoformat())
+        return 0
+    if cmd == "poseidon2-batch":
+        # one base64 payload a line in; its poseidon2: commitment out
+        for line in sys.stdin:
+            print(crypto_prims.poseidon2_commit(base64.b64decode(line.strip())))
         return 0
     if cmd == "jcs-batch":
         # one base64 JSON text a line in; its RFC 8785 bytes (base64) or "error: ..." out
