@@ -117,7 +117,7 @@ const MaxRecordAhead = vpec.MaxClockSkew - time.Minute
 // the server clock (decision D7): the VPEC sealed later would carry a
 // record from the future, which the verifier rejects.
 func (s *Server) checkRecordTime(rec *vpec.Record) error {
-	t, err := time.Parse(time.RFC3339Nano, rec.RecordedAt)
+	t, err := vpec.ParseTime(rec.RecordedAt)
 	if err != nil {
 		return badRequest("recorded_at", "recorded_at %q is not an RFC 3339 UTC time", rec.RecordedAt)
 	}

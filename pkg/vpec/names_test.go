@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/svc-gov/svc/pkg/vpec"
 )
@@ -48,4 +49,50 @@ func TestRecordValidateNamesAndDetails(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestParseTime(t *testing.T) {
+	for _, tc := range []struct {
+		in string
+		ok bool
+	}{
+		{"2026-11-24T20:27:04Z", true},
+		{"2026-11-24T20:27:04.5Z", true},
+		{"2026-11-24T20:27:04.123456789Z", true},
+		{"2026-11-24T2:27:04.500Z", false}, // one-digit hour: time.Parse alone takes it
+		{"2026-11-24T20:27:4Z", false},
+		{"2026-11-24t20:27:04Z", false},
+		{"2026-11-24T20:27:04z", false},
+		{"2026-11-24T20:27:04+00:00", false},
+		{"2026-11-24T20:27:04.Z", false},
+		{"2026-11-24T20:27:04.1234567890Z", true}, // any fraction (FORMATS.md)
+		{"2026-02-30T20:27:04Z", false},
+		{"2026-11-24T23:59:60Z", false},
+		{"2026-11-24 20:27:04Z", false},
+		{"", false}, {"Z", false}, {"2026-11-24T20:27:04", false},
+	} {
+		_, err := vpec.ParseTime(tc.in)
+		if (err == nil) != tc.ok {
+			t.Errorf("vpec.ParseTime(%q) = %v, want ok %v", tc.in, err, tc.ok)
+		}
+		if err != nil && !errors.Is(err, vpec.ErrTimeFormat) {
+			t.Errorf("vpec.ParseTime(%q): %v is not ErrTimeFormat", tc.in, err)
+		}
+	}
+}
+
+func FuzzParseTime(f *testing.F) {
+	f.Add("2026-11-24T20:27:04.5Z")
+	f.Add("2026-11-24T2:27:04Z")
+	f.Fuzz(func(t *testing.T, s string) {
+		tm, err := vpec.ParseTime(s)
+		if err != nil {
+			return
+		}
+		// One spelling: what is accepted has the fixed layout and means
+		// what time.Parse says.
+		if len(s) < 20 || s[10] != 'T' || s[len(s)-1] != 'Z' || tm.Location() != time.UTC {
+			t.Fatalf("ParseTime accepted %q", s)
+		}
+	})
 }
