@@ -458,7 +458,7 @@ func (a *app) audit(o *verifyOptions, doc []byte, trust *signing.Bundle, set *pr
 		}
 		return c, &Error{Code: ExitFailure, Err: fmt.Errorf("audit: %w", err)}
 	}
-	summary := fmt.Sprintf("%d operators replayed, largest drift %.2f of its p99.99 bound, %d beyond p99", res.Operators, res.MaxRatio, res.OverP99)
+	summary := res.Summary()
 	if !res.Consistent {
 		c.Details = res.Problems
 		return fail("PROFILE MISMATCH (gpu_class "+bi.GPUClass+")", "profile inconsistent (%s · %s), sequence %d: %s", prof.ProfileID, bi.GPUClass, rec.Sequence, summary)

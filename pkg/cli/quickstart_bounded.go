@@ -123,7 +123,7 @@ func (q *quickstartInference) audit() vpec.Check {
 		c.Status, c.Code, c.Message, c.Details = vpec.Fail, "PROFILE MISMATCH (gpu_class cpu)", "profile inconsistent ("+q.prof.ProfileID+" · cpu)", res.Problems
 	default:
 		c.Status = vpec.Pass
-		c.Message = fmt.Sprintf("profile consistent (%s · cpu): trace replayed, %d operators, largest drift %.2f of its bound", q.prof.ProfileID, res.Operators, res.MaxRatio)
+		c.Message = fmt.Sprintf("profile consistent (%s · cpu): trace replayed, %d operators: %s", q.prof.ProfileID, res.Operators, res.Summary())
 	}
 	return c
 }
