@@ -7,7 +7,6 @@ import (
 	"strconv"
 
 	"github.com/svc-gov/svc/pkg/commitment"
-	"github.com/svc-gov/svc/pkg/inference"
 	"github.com/svc-gov/svc/pkg/profile"
 	"github.com/svc-gov/svc/pkg/trace"
 )
@@ -145,16 +144,7 @@ func Replay(m *trace.Model, tr *trace.Trace, input []byte, prof *profile.Profile
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrAudit, err)
 	}
-	ref, err := trace.NewTracer(m, trace.Full, inference.Options{Reference: true})
-	if err != nil {
-		return nil, err
-	}
-	defer ref.Close()
-	rt, stats, err := ref.TraceDetail(m.Encode(input), input)
-	if err != nil {
-		return nil, fmt.Errorf("reference execution: %w", err)
-	}
-	r, err := newReference(m, rt, stats)
+	r, err := NewReference(m, input)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/svc-gov/svc/pkg/inference"
 	"github.com/svc-gov/svc/pkg/profile"
 	"github.com/svc-gov/svc/pkg/trace"
 )
@@ -61,6 +62,22 @@ func newReference(m *trace.Model, tr *trace.Trace, stats map[string]trace.ValueS
 	}
 	r.bound = analyticBounds(m, nodes, r)
 	return r, nil
+}
+
+// NewReference runs the reference execution of m on input with every
+// value traced: the drift scales and analytic bounds an audit of a trace
+// of that input uses (ONNX Runtime must be initialised).
+func NewReference(m *trace.Model, input []byte) (*Reference, error) {
+	ref, err := trace.NewTracer(m, trace.Full, inference.Options{Reference: true})
+	if err != nil {
+		return nil, err
+	}
+	defer ref.Close()
+	rt, stats, err := ref.TraceDetail(m.Encode(input), input)
+	if err != nil {
+		return nil, fmt.Errorf("reference execution: %w", err)
+	}
+	return newReference(m, rt, stats)
 }
 
 // value returns the statistics of a FLOAT value of the graph: a traced
