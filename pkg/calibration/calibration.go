@@ -121,6 +121,11 @@ type Measurement struct {
 	Elapsed time.Duration
 	// Machines are the machines and kernel paths the samples come from.
 	Machines []profile.Machine
+
+	// record keeps the per-pass statistics for a measurements file
+	// (Record), with the digest of the inputs and the class measured.
+	record   *ModelMeasurement
+	gpuClass string
 }
 
 // Measure runs opts.Passes inputs through the reference execution and the
@@ -152,10 +157,15 @@ func Measure(m *trace.Model, opts Options) (*Measurement, error) {
 	for _, mode := range modes {
 		res.Drift[mode] = map[string][]float64{}
 	}
+	rec, err := newRecord(m)
+	if err != nil {
+		return nil, err
+	}
 	inputs := newInputs(m, opts)
 	start := time.Now()
 	for pass := 0; pass < opts.Passes; pass++ {
 		text := inputs.next()
+		rec.Inputs = append(rec.Inputs, inputHash(text))
 		enc := m.Encode(text)
 		rt, stats, err := ref.TraceDetail(enc, text)
 		if err != nil {
@@ -164,6 +174,10 @@ func Measure(m *trace.Model, opts Options) (*Measurement, error) {
 		r, err := newReference(m, rt, stats)
 		if err != nil {
 			return nil, fmt.Errorf("pass %d: %w", pass+1, err)
+		}
+		ps := PassStats{Production: map[string][][]float64{}}
+		for k, o := range rt.Operators {
+			ps.Reference = append(ps.Reference, []float64{o.Mean, o.RMS, r.scale[k]})
 		}
 		for i, t := range prod {
 			p, err := t.TraceEncoded(enc, text)
@@ -177,14 +191,49 @@ func Measure(m *trace.Model, opts Options) (*Measurement, error) {
 					return nil, fmt.Errorf("pass %d: operator %s of the %s trace is missing from the reference trace", pass+1, o.Node, modes[i])
 				}
 				res.Drift[modes[i]][o.Class] = append(res.Drift[modes[i]][o.Class], DriftScaled(ro, o, scale))
+				ps.Production[modes[i]] = append(ps.Production[modes[i]], []float64{o.Mean, o.RMS})
 			}
 		}
+		rec.Passes = append(rec.Passes, ps)
 		if opts.Progress != nil {
 			opts.Progress(pass+1, opts.Passes)
 		}
 	}
 	res.Elapsed = time.Since(start)
+	rec.OperatorCounts = res.OperatorCounts
+	res.record, res.gpuClass = rec, opts.GPUClass
 	return res, nil
+}
+
+// newRecord starts the per-pass record of m: its full-mode operators and
+// which of them each mode traces.
+func newRecord(m *trace.Model) (*ModelMeasurement, error) {
+	rec := &ModelMeasurement{ONNXModelHash: m.Hash, Selected: map[string][]int{}}
+	full, err := m.TracedNodes(trace.Full)
+	if err != nil {
+		return nil, err
+	}
+	pos := map[int]int{}
+	for k, i := range full {
+		rec.Nodes = append(rec.Nodes, trace.NodeID(m.Graph.Nodes[i]))
+		rec.Classes = append(rec.Classes, m.Class(i))
+		pos[i] = k
+	}
+	for _, mode := range []string{trace.Full, trace.Production} {
+		nodes, err := m.TracedNodes(mode)
+		if err != nil {
+			return nil, err
+		}
+		rec.Selected[mode] = []int{}
+		for _, i := range nodes {
+			k, ok := pos[i]
+			if !ok {
+				return nil, fmt.Errorf("%s-mode operator %s is not traced in full mode", mode, trace.NodeID(m.Graph.Nodes[i]))
+			}
+			rec.Selected[mode] = append(rec.Selected[mode], k)
+		}
+	}
+	return rec, nil
 }
 
 // Percentile returns the q-quantile (nearest rank) of sorted samples.
@@ -315,7 +364,11 @@ func Build(ms []*Measurement, meta Meta, opts Options) (*profile.Profile, error)
 	p.DriftDefinition = profile.DriftV2
 	p.Measured = Distributions(ms)
 	for _, m := range ms {
-		p.Coverage = append(p.Coverage, m.Machines...)
+		for _, mc := range m.Machines {
+			if !slices.Contains(p.Coverage, mc) {
+				p.Coverage = append(p.Coverage, mc)
+			}
+		}
 	}
 	if err := p.Validate(); err != nil {
 		return nil, err

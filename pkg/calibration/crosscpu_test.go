@@ -10,12 +10,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/svc-gov/svc/internal/ortest"
 	"github.com/svc-gov/svc/pkg/calibration"
 	"github.com/svc-gov/svc/pkg/commitment"
+	"github.com/svc-gov/svc/pkg/document"
 	"github.com/svc-gov/svc/pkg/inference"
 	"github.com/svc-gov/svc/pkg/modelgen"
 	"github.com/svc-gov/svc/pkg/profile"
@@ -28,6 +30,10 @@ type xcpuJob struct {
 	Models []string  `json:"models"`
 	Runs   []xcpuRun `json:"runs"`
 	Out    string    `json:"out"`
+	// Calibrate names the models to measure (Passes passes each) into a
+	// measurements file at Out + ".measurements.json".
+	Calibrate []int `json:"calibrate"`
+	Passes    int   `json:"passes"`
 }
 
 type xcpuRun struct {
@@ -89,6 +95,27 @@ func TestCrossCPUHelper(t *testing.T) {
 	if err := os.WriteFile(job.Out, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	if len(job.Calibrate) > 0 {
+		var ms []*calibration.Measurement
+		for _, i := range job.Calibrate {
+			meas, err := calibration.Measure(models[i], calibration.Options{Passes: job.Passes})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ms = append(ms, meas)
+		}
+		rec, err := calibration.Record(ms)
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc, err := document.MarshalIndent(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(job.Out+".measurements.json", doc, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // qemuPath returns qemu-x86_64 (scripts/install-qemu.sh installs it; make
@@ -129,7 +156,8 @@ func TestCrossCPU(t *testing.T) {
 		prof  *profile.Profile
 	}
 	styles := []*style{{name: "bert", cfg: modelgen.Config{}}, {name: "torch", cfg: modelgen.Config{Style: modelgen.StyleTorch}}}
-	job := xcpuJob{}
+	const mergePasses = 4
+	job := xcpuJob{Passes: mergePasses}
 	for _, s := range styles {
 		s.m, s.dir = ortest.Model(t, s.cfg)
 		oc := s.cfg
@@ -143,6 +171,7 @@ func TestCrossCPU(t *testing.T) {
 		}
 		mi := len(job.Models)
 		job.Models = append(job.Models, s.dir, odir)
+		job.Calibrate = append(job.Calibrate, mi)
 		for _, mode := range []string{trace.Production, trace.Full} {
 			for _, in := range inputs {
 				job.Runs = append(job.Runs, xcpuRun{Model: mi, Mode: mode, Input: in})
@@ -150,53 +179,129 @@ func TestCrossCPU(t *testing.T) {
 			job.Runs = append(job.Runs, xcpuRun{Model: mi + 1, Mode: mode, Input: inputs[0]})
 		}
 	}
-	for _, cpu := range []struct{ name, kernels string }{{"Haswell", "avx2"}, {"Nehalem", "sse4.2"}} {
-		t.Run(cpu.name, func(t *testing.T) {
-			t.Parallel()
-			dir := t.TempDir()
-			j := job
-			j.Out = filepath.Join(dir, "traces.json")
-			b, _ := json.Marshal(j)
-			jobPath := filepath.Join(dir, "job.json")
-			if err := os.WriteFile(jobPath, b, 0o600); err != nil {
-				t.Fatal(err)
-			}
-			start := time.Now()
-			cmd := exec.Command(qemu, "-cpu", cpu.name, os.Args[0], "-test.run=^TestCrossCPUHelper$", "-test.count=1")
-			cmd.Env = append(os.Environ(), "SVC_XCPU_JOB="+jobPath)
-			if out, err := cmd.CombinedOutput(); err != nil {
-				t.Fatalf("qemu-x86_64 -cpu %s: %v\n%s", cpu.name, err, out)
-			}
-			data, err := os.ReadFile(j.Out)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var res xcpuResult
-			if err := json.Unmarshal(data, &res); err != nil {
-				t.Fatal(err)
-			}
-			t.Logf("%d traces on emulated %s (%s kernels) in %s", len(res.Traces), cpu.name, res.KernelPath, time.Since(start).Round(time.Second))
-			if res.KernelPath != cpu.kernels {
-				t.Fatalf("emulated %s reports kernel path %s, want %s", cpu.name, res.KernelPath, cpu.kernels)
-			}
-			k := 0
-			for _, s := range styles {
-				for _, mode := range []string{trace.Production, trace.Full} {
-					for i, in := range inputs {
-						auditXCPU(t, s.name, s.m, res.Traces[k], []byte(in), []byte(inputs[(i+1)%len(inputs)]), s.prof)
+	var mu sync.Mutex
+	var emulated []*calibration.Measurements
+	var clientTraces []*trace.Trace
+	t.Run("emulated", func(t *testing.T) {
+		for _, cpu := range []struct{ name, kernels string }{{"Haswell", "avx2"}, {"Nehalem", "sse4.2"}} {
+			t.Run(cpu.name, func(t *testing.T) {
+				t.Parallel()
+				dir := t.TempDir()
+				j := job
+				j.Out = filepath.Join(dir, "traces.json")
+				b, _ := json.Marshal(j)
+				jobPath := filepath.Join(dir, "job.json")
+				if err := os.WriteFile(jobPath, b, 0o600); err != nil {
+					t.Fatal(err)
+				}
+				start := time.Now()
+				cmd := exec.Command(qemu, "-cpu", cpu.name, os.Args[0], "-test.run=^TestCrossCPUHelper$", "-test.count=1")
+				cmd.Env = append(os.Environ(), "SVC_XCPU_JOB="+jobPath, "SVC_CPU_NAME=qemu-x86_64 -cpu "+cpu.name)
+				if out, err := cmd.CombinedOutput(); err != nil {
+					t.Fatalf("qemu-x86_64 -cpu %s: %v\n%s", cpu.name, err, out)
+				}
+				data, err := os.ReadFile(j.Out)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var res xcpuResult
+				if err := json.Unmarshal(data, &res); err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("%d traces on emulated %s (%s kernels) in %s", len(res.Traces), cpu.name, res.KernelPath, time.Since(start).Round(time.Second))
+				if res.KernelPath != cpu.kernels {
+					t.Fatalf("emulated %s reports kernel path %s, want %s", cpu.name, res.KernelPath, cpu.kernels)
+				}
+				mdoc, err := os.ReadFile(j.Out + ".measurements.json")
+				if err != nil {
+					t.Fatal(err)
+				}
+				meas, err := calibration.ParseMeasurements(mdoc)
+				if err != nil {
+					t.Fatal(err)
+				}
+				mu.Lock()
+				emulated = append(emulated, meas)
+				clientTraces = append(clientTraces, res.Traces...)
+				mu.Unlock()
+				k := 0
+				for _, s := range styles {
+					for _, mode := range []string{trace.Production, trace.Full} {
+						for i, in := range inputs {
+							auditXCPU(t, s.name, s.m, res.Traces[k], []byte(in), []byte(inputs[(i+1)%len(inputs)]), s.prof)
+							k++
+						}
+						// Another model's trace, relabelled as the profiled model.
+						tr := res.Traces[k]
 						k++
-					}
-					// Another model's trace, relabelled as the profiled model.
-					tr := res.Traces[k]
-					k++
-					tr.ONNXModelHash = s.m.Hash
-					a, err := calibration.Replay(s.m, tr, []byte(inputs[0]), s.prof, "cpu")
-					if err != nil || a.Consistent {
-						t.Errorf("%s %s: another model's trace relabelled passes: %v %v", s.name, mode, err, a)
+						relabelled := *tr
+						relabelled.ONNXModelHash = s.m.Hash
+						a, err := calibration.Replay(s.m, &relabelled, []byte(inputs[0]), s.prof, "cpu")
+						if err != nil || a.Consistent {
+							t.Errorf("%s %s: another model's trace relabelled passes: %v %v", s.name, mode, err, a)
+						}
 					}
 				}
+			})
+		}
+	})
+	if t.Failed() || len(emulated) != 2 {
+		return
+	}
+	// svc calibrate merge: this machine's measurements and the emulated
+	// CPUs' make one profile covering the three kernel paths, whose bounds
+	// include every machine's production against every machine's
+	// reference; the honest traces of both CPUs pass it.
+	for si, s := range styles {
+		host, err := calibration.Measure(s.m, calibration.Options{Passes: mergePasses})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec, err := calibration.Record([]*calibration.Measurement{host})
+		if err != nil {
+			t.Fatal(err)
+		}
+		files := []*calibration.Measurements{rec}
+		for _, e := range emulated {
+			one := *e
+			one.Models = []calibration.ModelMeasurement{e.Models[si]}
+			files = append(files, &one)
+		}
+		ms, err := calibration.Merge(files)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := calibration.Build(ms, calibration.Meta{ProfileID: "test/pii-class/v1.1.0", ModelClass: "pii", Architecture: s.name, Date: time.Now()}, calibration.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		paths := map[string]bool{}
+		for _, mc := range p.Coverage {
+			paths[mc.KernelPath] = true
+		}
+		if !paths["avx2"] || !paths["sse4.2"] || len(p.Coverage) != 3 {
+			t.Fatalf("%s: merged profile covers %+v", s.name, p.Coverage)
+		}
+		// 3 machines, each production against each reference: 9x the
+		// samples of one machine.
+		if got, want := ms[0].Samples(), host.Samples(); got[profile.LayerNorm] != 9*want[profile.LayerNorm] {
+			t.Errorf("%s: merged LayerNorm samples %d, one machine %d: want 9x", s.name, got[profile.LayerNorm], want[profile.LayerNorm])
+		}
+		t.Logf("%s: merged profile: coverage %+v, measured %+v", s.name, p.Coverage, p.Measured)
+		for _, tr := range clientTraces {
+			if tr.ONNXModelHash != s.m.Hash || tr.Mode != trace.Production {
+				continue
 			}
-		})
+			for _, in := range inputs {
+				if commitment.String([]byte(in)) != tr.InputCommitment {
+					continue
+				}
+				a, err := calibration.Replay(s.m, tr, []byte(in), p, "cpu")
+				if err != nil || !a.Consistent {
+					t.Errorf("%s: honest emulated trace against the merged profile: %v %+v", s.name, err, a)
+				}
+			}
+		}
 	}
 }
 
