@@ -18,12 +18,29 @@ type Tracer struct {
 	names []string
 	mode  string
 	sess  *inference.Session
+	// inGraph: the statistics come from the graph (WithStats), by value.
+	inGraph map[string][2]string
+}
+
+// TracerOptions choose how a Tracer computes the statistics.
+type TracerOptions struct {
+	// InGraph computes each traced value's mean and mean of squares in
+	// float64 inside the ONNX graph (WithStats), so that ONNX Runtime
+	// returns two numbers per operator instead of the tensor; otherwise
+	// the tensors are returned and reduced in Go (Stats). Both give the
+	// same statistics up to float64 summation order (about 1e-16 relative).
+	InGraph bool
 }
 
 // NewTracer prepares m for tracing in mode on the execution exec selects
 // (ONNX Runtime must be initialised). Mode "" loads the model untraced,
 // the baseline the overhead benchmark compares against.
 func NewTracer(m *Model, mode string, exec inference.Options) (*Tracer, error) {
+	return NewTracerWith(m, mode, exec, TracerOptions{})
+}
+
+// NewTracerWith is NewTracer with the statistics computed as opts says.
+func NewTracerWith(m *Model, mode string, exec inference.Options, opts TracerOptions) (*Tracer, error) {
 	t := &Tracer{m: m, mode: mode}
 	if mode != "" {
 		nodes, err := m.TracedNodes(mode)
@@ -35,10 +52,23 @@ func NewTracer(m *Model, mode string, exec inference.Options) (*Tracer, error) {
 			t.names = append(t.names, m.Graph.Nodes[i].Outputs[0])
 		}
 	}
+	var err error
+	if opts.InGraph {
+		model, added := WithStats(m.Bytes, m.Graph, t.names)
+		t.inGraph = map[string][2]string{}
+		outs := []string{m.output}
+		for k, v := range t.names {
+			t.inGraph[v] = [2]string{added[2*k], added[2*k+1]}
+		}
+		outs = append(outs, added...)
+		if t.sess, err = inference.NewSession(WithOutputs(model, m.Graph, []string{m.output}), m.inputNames(), outs, exec); err != nil {
+			return nil, err
+		}
+		return t, nil
+	}
 	if !contains(t.names, m.output) {
 		t.names = append(t.names, m.output)
 	}
-	var err error
 	if t.sess, err = inference.NewSession(WithOutputs(m.Bytes, m.Graph, t.names), m.inputNames(), t.names, exec); err != nil {
 		return nil, err
 	}
@@ -103,7 +133,16 @@ func (t *Tracer) trace(enc tokenizer.Encoding, input []byte, detail bool) (*Trac
 	}
 	tr := &Trace{Schema: Schema, ONNXModelHash: t.m.Hash, InputCommitment: commitment.String(input), Mode: t.mode,
 		Tokens: int64(enc.Tokens), Truncated: enc.Truncated}
-	err := t.sess.Each(t.m.inputs(enc), func(name string, data []float32) {
+	var doubles map[string][]float64
+	var fn64 func(string, []float64)
+	if t.inGraph != nil {
+		if detail {
+			return nil, nil, fmt.Errorf("trace: value statistics need the tensors: use a tracer without in-graph statistics")
+		}
+		doubles = make(map[string][]float64, 2*len(t.names))
+		fn64 = func(name string, data []float64) { doubles[name] = append([]float64(nil), data...) }
+	}
+	err := t.sess.EachTyped(t.m.inputs(enc), func(name string, data []float32) {
 		if detail {
 			st := DetailStats(data)
 			details[name] = st
@@ -117,9 +156,13 @@ func (t *Tracer) trace(enc tokenizer.Encoding, input []byte, detail bool) (*Trac
 				tr.Output = append(tr.Output, float64(v))
 			}
 		}
-	})
+	}, fn64)
 	if err != nil {
 		return nil, nil, err
+	}
+	for v, o := range t.inGraph {
+		mean, rms := statsFromGraph(doubles[o[0]], doubles[o[1]])
+		stats[v] = stat{mean, rms}
 	}
 	tr.Probabilities = probabilities(tr.Output, t.m.outputIsProbability)
 	for k, i := range t.nodes {
