@@ -135,28 +135,30 @@ func nodeBound(g *trace.Graph, n trace.Node, bound func(string) float64, r *Refe
 		return (1+unitRoundoff)*(bound(in(0))+bound(in(1))) + local()
 	case op == "Mul" || op == "Div":
 		ea, eb := bound(in(0)), bound(in(1))
-		if eb != 0 {
-			if op == "Div" || ea != 0 {
+		switch {
+		case ea == 0 && eb == 0:
+			return local()
+		case ea != 0 && eb != 0:
+			return inf // δa·δb needs the elementwise maximum of a difference
+		case op == "Mul":
+			// One perturbed factor x, one exact c: |δx·c| ≤ |δx|·max|c|.
+			c, e := in(1), ea
+			if eb != 0 {
+				c, e = in(0), eb
+			}
+			cs, ok := r.value(c)
+			if !ok {
 				return inf
 			}
-			ea, eb = eb, ea
-			in0 := in(0)
-			return mulBound(r, in0, ea) + local()
+			return (1+unitRoundoff)*e*cs.MaxAbs + local()
+		case eb != 0:
+			return inf // a perturbed divisor
 		}
-		bs, ok := r.value(in(1))
-		if !ok {
-			if ea == 0 {
-				return local()
-			}
+		cs, ok := r.value(in(1))
+		if !ok || cs.MinAbs == 0 {
 			return inf
 		}
-		if op == "Div" {
-			if bs.MinAbs == 0 {
-				return inf
-			}
-			return (1+unitRoundoff)*ea/bs.MinAbs + local()
-		}
-		return (1+unitRoundoff)*ea*bs.MaxAbs + local()
+		return (1+unitRoundoff)*ea/cs.MinAbs + local()
 	case op == "Sqrt":
 		e := bound(in(0))
 		if e == 0 {
@@ -186,16 +188,6 @@ func nodeBound(g *trace.Graph, n trace.Node, bound func(string) float64, r *Refe
 		return matmulBound(g, n, bound, r, ys, haveY)
 	}
 	return inf
-}
-
-// mulBound is the propagated part of a product by the unperturbed value
-// other: |δx·c| ≤ |δx|·max|c|.
-func mulBound(r *Reference, other string, e float64) float64 {
-	cs, ok := r.value(other)
-	if !ok {
-		return math.Inf(1)
-	}
-	return (1 + unitRoundoff) * e * cs.MaxAbs
 }
 
 // matmulBound bounds Y = A·B (Gemm: α·op(A)·op(B) + β·C) where B (and C)

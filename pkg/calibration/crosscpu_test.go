@@ -320,6 +320,13 @@ func auditXCPU(t *testing.T, style string, m *trace.Model, tr *trace.Trace, inpu
 		return
 	}
 	t.Logf("%s: %s", name, a.Summary())
+	for _, r := range a.Results {
+		// The analytic bound holds across kernel paths: it assumes only
+		// IEEE-754 arithmetic.
+		if r.Drift > r.Analytic {
+			t.Errorf("%s: %s drift %.3g beyond its analytic bound %.3g", name, r.Node, r.Drift, r.Analytic)
+		}
+	}
 	v1 := *prof
 	v1.DriftDefinition = profile.DriftV1
 	if a1, err := calibration.Replay(m, tr, input, &v1, "cpu"); err == nil {
