@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/svc-gov/svc/pkg/commitment"
 	"github.com/svc-gov/svc/pkg/profile"
@@ -220,4 +221,46 @@ func Replay(m *trace.Model, tr *trace.Trace, input []byte, prof *profile.Profile
 	}
 	a.Consistent = len(a.Problems) == 0
 	return a, nil
+}
+
+// RuleDetails says which rule accepted which operators, one line per
+// rule that accepted any, operators by trace index in ranges:
+// "calibrated rule only: operators 2-74", "both rules: operators 0-1,
+// 75". Findings are in Problems.
+func (a *Audit) RuleDetails() []string {
+	var out []string
+	for _, rule := range []struct{ name, label string }{
+		{RuleBoth, "both rules"}, {RuleCalibrated, "calibrated rule only"}, {RuleAnalytic, "analytic rule only"}} {
+		var idx []int64
+		for _, r := range a.Results {
+			if r.Rule == rule.name {
+				idx = append(idx, r.Index)
+			}
+		}
+		if len(idx) > 0 {
+			out = append(out, fmt.Sprintf("%s: operators %s", rule.label, ranges(idx)))
+		}
+	}
+	return out
+}
+
+// ranges writes ascending indices as "0-3, 7, 9-10".
+func ranges(idx []int64) string {
+	var b strings.Builder
+	for i := 0; i < len(idx); {
+		j := i
+		for j+1 < len(idx) && idx[j+1] == idx[j]+1 {
+			j++
+		}
+		if b.Len() > 0 {
+			b.WriteString(", ")
+		}
+		if j > i {
+			fmt.Fprintf(&b, "%d-%d", idx[i], idx[j])
+		} else {
+			fmt.Fprintf(&b, "%d", idx[i])
+		}
+		i = j + 1
+	}
+	return b.String()
 }

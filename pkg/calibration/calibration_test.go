@@ -151,3 +151,16 @@ func FuzzParseMeasurements(f *testing.F) {
 		}
 	})
 }
+
+func TestRuleDetails(t *testing.T) {
+	a := &calibration.Audit{Results: []calibration.OperatorResult{
+		{Index: 0, Rule: calibration.RuleBoth}, {Index: 1, Rule: calibration.RuleBoth}, {Index: 2, Rule: calibration.RuleCalibrated},
+		{Index: 3, Rule: calibration.RuleCalibrated}, {Index: 4, Rule: calibration.RuleCalibrated}, {Index: 5, Rule: calibration.RuleBoth},
+		{Index: 6, Rule: calibration.RuleNone}, {Index: 7, Rule: calibration.RuleAnalytic},
+	}}
+	got := strings.Join(a.RuleDetails(), "; ")
+	want := "both rules: operators 0-1, 5; calibrated rule only: operators 2-4; analytic rule only: operators 7"
+	if got != want {
+		t.Errorf("RuleDetails = %q, want %q", got, want)
+	}
+}

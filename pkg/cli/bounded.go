@@ -473,10 +473,11 @@ func (a *app) audit(o *verifyOptions, doc []byte, trust *signing.Bundle, set *pr
 	}
 	summary := res.Summary()
 	if !res.Consistent {
-		c.Details = res.Problems
+		c.Details = append(res.Problems, res.RuleDetails()...)
 		return fail("PROFILE MISMATCH (gpu_class "+bi.GPUClass+")", "profile inconsistent (%s · %s), sequence %d: %s", prof.ProfileID, bi.GPUClass, rec.Sequence, summary)
 	}
 	c.Status = vpec.Pass
 	c.Message = fmt.Sprintf("profile consistent (%s · %s), sequence %d: %s", prof.ProfileID, bi.GPUClass, rec.Sequence, summary)
+	c.Details = res.RuleDetails()
 	return c, nil
 }
