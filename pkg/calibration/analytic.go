@@ -107,8 +107,13 @@ func nodeBound(g *trace.Graph, n trace.Node, bound func(string) float64, r *Refe
 		// keeps the RMS of the difference).
 		return bound(in(0))
 	case op == "Gather" || op == "Slice":
+		for _, v := range n.Inputs[min(1, len(n.Inputs)):] {
+			if bound(v) != 0 {
+				return inf // indices, starts or ends that may differ
+			}
+		}
 		e := bound(in(0))
-		if e == 0 && (op == "Slice" || bound(in(1)) == 0) {
+		if e == 0 {
 			return 0 // an embedding row of the weights: no arithmetic
 		}
 		if op == "Gather" {
