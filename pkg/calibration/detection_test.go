@@ -25,7 +25,8 @@ import (
 
 // TestDetectionPower is the detection-power benchmark of
 // docs/BENCHMARKS.md (run it with SVC_DETECTION=1; SVC_DETECTION_TRIALS
-// trials per variant, default 100; SVC_DETECTION_HONEST honest audits per
+// trials per variant, default 100; SVC_DETECTION_EPS the ε to try, comma
+// separated (default 1e-7 to 1e-3); SVC_DETECTION_HONEST honest audits per
 // style and mode on this machine, default 1000; SVC_DETECTION_QEMU inputs
 // per style and mode on each emulated CPU, default 0). For each model
 // style and trace mode it substitutes the model with a variant (one
@@ -46,6 +47,16 @@ func TestDetectionPower(t *testing.T) {
 	}
 	trials, honest, qemuInputs := env("SVC_DETECTION_TRIALS", 100), env("SVC_DETECTION_HONEST", 1000), env("SVC_DETECTION_QEMU", 0)
 	eps := []float64{1e-7, 3e-7, 1e-6, 3e-6, 1e-5, 3e-5, 1e-4, 1e-3}
+	if list := os.Getenv("SVC_DETECTION_EPS"); list != "" { // e.g. 3e-5,1e-4
+		eps = nil
+		for _, f := range strings.Split(list, ",") {
+			v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+			if err != nil {
+				t.Fatalf("SVC_DETECTION_EPS: %v", err)
+			}
+			eps = append(eps, v)
+		}
+	}
 	ortest.Init(t)
 	words := modelgen.Vocabulary()[5:]
 	rng := rand.New(rand.NewPCG(7, 7))
