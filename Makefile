@@ -34,6 +34,7 @@ unit: ## go test ./... with a throwaway PostgreSQL server and the Hugging Face t
 	export SVC_ORT_LIB=$$(scripts/install-ort.sh); \
 	SVC_HF_TOKENIZERS=$$(scripts/install-tokenizers.sh); export SVC_HF_TOKENIZERS; \
 	SVC_CHROMIUM=$$(scripts/install-chromium.sh); export SVC_CHROMIUM; \
+	SVC_QEMU=$$(scripts/install-qemu.sh); export SVC_QEMU SVC_REQUIRE_QEMU=1; \
 	dsn=$$(scripts/postgres.sh start | sed -n 's/^SVC_TEST_POSTGRES_DSN=//p'); \
 	test -n "$$dsn" || { echo "unit: PostgreSQL did not start (scripts/postgres.sh start)"; exit 1; }; \
 	trap 'scripts/postgres.sh stop >/dev/null 2>&1' EXIT; \

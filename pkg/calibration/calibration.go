@@ -66,6 +66,8 @@ type Options struct {
 	Threads int // production execution threads (0: ONNX Runtime's default)
 	// Progress, if set, is called after every pass.
 	Progress func(done, total int)
+	// Machine names the machine measured (default ThisMachine()).
+	Machine *profile.Machine
 }
 
 func (o *Options) defaults() error {
@@ -92,8 +94,10 @@ func (o *Options) defaults() error {
 	return nil
 }
 
-// Drift is the drift of got against the reference ref of one operator:
-// max(|Δmean|, |ΔRMS|) normalised by the reference RMS.
+// Drift is the svc.drift/v1 drift of got against the reference ref of one
+// operator: max(|Δmean|, |ΔRMS|) normalised by the reference output's RMS.
+// Calibration and audits now measure svc.drift/v2 (DriftScaled with a
+// Reference's scale); v1 audits profiles that state no definition.
 func Drift(ref, got trace.Operator) float64 {
 	d := math.Max(math.Abs(got.Mean-ref.Mean), math.Abs(got.RMS-ref.RMS))
 	if d == 0 {
@@ -115,6 +119,13 @@ type Measurement struct {
 	Drift map[string]map[string][]float64
 	// Elapsed is the wall time of the passes.
 	Elapsed time.Duration
+	// Machines are the machines and kernel paths the samples come from.
+	Machines []profile.Machine
+
+	// record keeps the per-pass statistics for a measurements file
+	// (Record), with the digest of the inputs and the class measured.
+	record   *ModelMeasurement
+	gpuClass string
 }
 
 // Measure runs opts.Passes inputs through the reference execution and the
@@ -123,6 +134,11 @@ func Measure(m *trace.Model, opts Options) (*Measurement, error) {
 	if err := opts.defaults(); err != nil {
 		return nil, err
 	}
+	machine := ThisMachine()
+	if opts.Machine != nil {
+		machine = *opts.Machine
+	}
+	machine.Passes = int64(opts.Passes)
 	ref, err := trace.NewTracer(m, trace.Full, inference.Options{Reference: true})
 	if err != nil {
 		return nil, err
@@ -136,22 +152,32 @@ func Measure(m *trace.Model, opts Options) (*Measurement, error) {
 		}
 		defer prod[i].Close()
 	}
-	res := &Measurement{ONNXModelHash: m.Hash, OperatorCounts: map[string]int64{}, Passes: opts.Passes, Drift: map[string]map[string][]float64{}}
+	res := &Measurement{ONNXModelHash: m.Hash, OperatorCounts: map[string]int64{}, Passes: opts.Passes, Drift: map[string]map[string][]float64{},
+		Machines: []profile.Machine{machine}}
 	for _, mode := range modes {
 		res.Drift[mode] = map[string][]float64{}
+	}
+	rec, err := newRecord(m)
+	if err != nil {
+		return nil, err
 	}
 	inputs := newInputs(m, opts)
 	start := time.Now()
 	for pass := 0; pass < opts.Passes; pass++ {
 		text := inputs.next()
+		rec.Inputs = append(rec.Inputs, inputHash(text))
 		enc := m.Encode(text)
-		r, err := ref.TraceEncoded(enc, text)
+		rt, stats, err := ref.TraceDetail(enc, text)
 		if err != nil {
 			return nil, fmt.Errorf("pass %d: reference execution: %w", pass+1, err)
 		}
-		byNode := make(map[string]trace.Operator, len(r.Operators))
-		for _, o := range r.Operators {
-			byNode[o.Node] = o
+		r, err := newReference(m, rt, stats)
+		if err != nil {
+			return nil, fmt.Errorf("pass %d: %w", pass+1, err)
+		}
+		ps := PassStats{Production: map[string][][]float64{}}
+		for k, o := range rt.Operators {
+			ps.Reference = append(ps.Reference, []float64{o.Mean, o.RMS, r.scale[k]})
 		}
 		for i, t := range prod {
 			p, err := t.TraceEncoded(enc, text)
@@ -160,19 +186,54 @@ func Measure(m *trace.Model, opts Options) (*Measurement, error) {
 			}
 			res.OperatorCounts[modes[i]] = p.OperatorCount
 			for _, o := range p.Operators {
-				ro, ok := byNode[o.Node]
+				ro, scale, _, ok := r.Operator(o.Node)
 				if !ok {
 					return nil, fmt.Errorf("pass %d: operator %s of the %s trace is missing from the reference trace", pass+1, o.Node, modes[i])
 				}
-				res.Drift[modes[i]][o.Class] = append(res.Drift[modes[i]][o.Class], Drift(ro, o))
+				res.Drift[modes[i]][o.Class] = append(res.Drift[modes[i]][o.Class], DriftScaled(ro, o, scale))
+				ps.Production[modes[i]] = append(ps.Production[modes[i]], []float64{o.Mean, o.RMS})
 			}
 		}
+		rec.Passes = append(rec.Passes, ps)
 		if opts.Progress != nil {
 			opts.Progress(pass+1, opts.Passes)
 		}
 	}
 	res.Elapsed = time.Since(start)
+	rec.OperatorCounts = res.OperatorCounts
+	res.record, res.gpuClass = rec, opts.GPUClass
 	return res, nil
+}
+
+// newRecord starts the per-pass record of m: its full-mode operators and
+// which of them each mode traces.
+func newRecord(m *trace.Model) (*ModelMeasurement, error) {
+	rec := &ModelMeasurement{ONNXModelHash: m.Hash, Selected: map[string][]int{}}
+	full, err := m.TracedNodes(trace.Full)
+	if err != nil {
+		return nil, err
+	}
+	pos := map[int]int{}
+	for k, i := range full {
+		rec.Nodes = append(rec.Nodes, trace.NodeID(m.Graph.Nodes[i]))
+		rec.Classes = append(rec.Classes, m.Class(i))
+		pos[i] = k
+	}
+	for _, mode := range []string{trace.Full, trace.Production} {
+		nodes, err := m.TracedNodes(mode)
+		if err != nil {
+			return nil, err
+		}
+		rec.Selected[mode] = []int{}
+		for _, i := range nodes {
+			k, ok := pos[i]
+			if !ok {
+				return nil, fmt.Errorf("%s-mode operator %s is not traced in full mode", mode, trace.NodeID(m.Graph.Nodes[i]))
+			}
+			rec.Selected[mode] = append(rec.Selected[mode], k)
+		}
+	}
+	return rec, nil
 }
 
 // Percentile returns the q-quantile (nearest rank) of sorted samples.
@@ -198,6 +259,34 @@ func (m *Measurement) Raw() map[string]profile.Bounds {
 			b.P99_9 = math.Max(b.P99_9, math.Max(Percentile(s, Percentiles[1]), Resolution))
 			b.P9999 = math.Max(b.P9999, math.Max(Percentile(s, Percentiles[2]), Resolution))
 			out[class] = b
+		}
+	}
+	return out
+}
+
+// Distributions returns the measured drift per operator class over the
+// measurements: the sample count over every model and trace mode, the
+// largest nearest-rank percentiles of any one model and mode (what the
+// bounds are made of, before the floor and the margin) and the largest
+// sample.
+func Distributions(ms []*Measurement) map[string]profile.Distribution {
+	out := map[string]profile.Distribution{}
+	for _, m := range ms {
+		for _, byClass := range m.Drift {
+			for class, samples := range byClass {
+				if len(samples) == 0 {
+					continue
+				}
+				s := slices.Clone(samples)
+				sort.Float64s(s)
+				d := out[class]
+				d.Samples += int64(len(s))
+				d.P99 = math.Max(d.P99, Percentile(s, Percentiles[0]))
+				d.P99_9 = math.Max(d.P99_9, Percentile(s, Percentiles[1]))
+				d.P9999 = math.Max(d.P9999, Percentile(s, Percentiles[2]))
+				d.Max = math.Max(d.Max, s[len(s)-1])
+				out[class] = d
+			}
 		}
 	}
 	return out
@@ -272,6 +361,15 @@ func Build(ms []*Measurement, meta Meta, opts Options) (*profile.Profile, error)
 		p.Models = append(p.Models, model)
 	}
 	p.CalibrationPasses = int64(passes)
+	p.DriftDefinition = profile.DriftV2
+	p.Measured = Distributions(ms)
+	for _, m := range ms {
+		for _, mc := range m.Machines {
+			if !slices.Contains(p.Coverage, mc) {
+				p.Coverage = append(p.Coverage, mc)
+			}
+		}
+	}
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}

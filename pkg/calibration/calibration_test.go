@@ -132,3 +132,35 @@ func TestOptions(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseMeasurements: a measurements file is read strictly, without
+// panics, and what it accepts merges.
+func FuzzParseMeasurements(f *testing.F) {
+	f.Add([]byte(`{"schema":"svc.calibration/v1","drift_definition":"svc.drift/v2","gpu_class":"cpu","machine":{"cpu":"x","kernel_path":"avx2","passes":1},"models":[{"onnx_model_hash":"sha256:00","operator_counts":{"full":1,"production":1},"nodes":["a"],"classes":["Linear"],"selected":{"full":[0],"production":[0]},"inputs":["sha256:11"],"passes":[{"reference":[[0,1,1]],"production":{"full":[[0,1]],"production":[[0,1.0000001]]}}]}]}`))
+	f.Add([]byte(`{"schema":"svc.calibration/v1"}`))
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		m, err := calibration.ParseMeasurements(doc)
+		if err != nil {
+			if !errors.Is(err, calibration.ErrMeasurements) {
+				t.Fatalf("error does not match ErrMeasurements: %v", err)
+			}
+			return
+		}
+		if _, err := calibration.Merge([]*calibration.Measurements{m, m}); err != nil {
+			t.Fatalf("accepted file does not merge: %v", err)
+		}
+	})
+}
+
+func TestRuleDetails(t *testing.T) {
+	a := &calibration.Audit{Results: []calibration.OperatorResult{
+		{Index: 0, Rule: calibration.RuleBoth}, {Index: 1, Rule: calibration.RuleBoth}, {Index: 2, Rule: calibration.RuleCalibrated},
+		{Index: 3, Rule: calibration.RuleCalibrated}, {Index: 4, Rule: calibration.RuleCalibrated}, {Index: 5, Rule: calibration.RuleBoth},
+		{Index: 6, Rule: calibration.RuleNone}, {Index: 7, Rule: calibration.RuleAnalytic},
+	}}
+	got := strings.Join(a.RuleDetails(), "; ")
+	want := "both rules: operators 0-1, 5; calibrated rule only: operators 2-4; analytic rule only: operators 7"
+	if got != want {
+		t.Errorf("RuleDetails = %q, want %q", got, want)
+	}
+}

@@ -112,13 +112,14 @@ func AuditRecord(a RecordAudit) (vpec.Check, error) {
 		}
 		return c, fmt.Errorf("audit: %w", err)
 	}
-	summary := fmt.Sprintf("%d operators replayed, largest drift %.2f of its p99.99 bound, %d beyond p99", res.Operators, res.MaxRatio, res.OverP99)
+	summary := res.Summary()
 	if !res.Consistent {
-		c.Details = res.Problems
+		c.Details = append(res.Problems, res.RuleDetails()...)
 		return fail(MismatchCode(bi.GPUClass), "profile inconsistent (%s · %s), sequence %d: %s", prof.ProfileID, bi.GPUClass, rec.Sequence, summary)
 	}
 	c.Status = vpec.Pass
 	c.Message = fmt.Sprintf("profile consistent (%s · %s), sequence %d: %s", prof.ProfileID, bi.GPUClass, rec.Sequence, summary)
+	c.Details = res.RuleDetails()
 	return c, nil
 }
 

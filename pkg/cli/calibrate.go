@@ -46,6 +46,6 @@ func (a *app) calibrateCmd() *cobra.Command {
 	req.Flags().StringSliceVar(&gpus, "gpu-class", nil, "GPU classes to calibrate for: cpu, a10g, a100, h100 (default cpu)")
 	req.Flags().StringVar(&e, "email", "", "address notified when the profile is published")
 	req.Flags().StringVar(&desc, "description", "", "free text describing the model")
-	cmd.AddCommand(req, a.calibrateRunCmd())
+	cmd.AddCommand(req, a.calibrateRunCmd(), a.calibrateMergeCmd())
 	return cmd
 }

@@ -18,7 +18,7 @@ import (
 type calibrateRunOptions struct {
 	mo                                  modelOptions
 	models, hubIDs                      []string
-	gpuClass, corpus, out               string
+	gpuClass, corpus, out, measOut      string
 	profileID, modelClass, architecture string
 	passes, threads                     int
 	margin                              float64
@@ -65,6 +65,7 @@ separately. Needs a build with cgo and ONNX Runtime (make ort).`,
 	f.IntVar(&o.threads, "threads", 0, "production execution threads (default: ONNX Runtime's)")
 	f.StringVar(&o.out, "out", "", "write the unsigned profile here (required)")
 	f.BoolVar(&o.force, "force", false, "overwrite --out")
+	f.StringVar(&o.measOut, "measurements-out", "", "also write the per-pass measurements here, for 'svc calibrate merge' with other machines'")
 	f.StringVar(&o.profileID, "profile-id", "", "profile id <publisher>/<model_class>-class/v<x.y.z> (default local/<model-class>-class/v1.0.0)")
 	f.StringVar(&o.modelClass, "model-class", "classifier", "model class, e.g. pii, toxicity, prompt-injection")
 	f.StringVar(&o.architecture, "architecture", "", "architecture (default: from config.json, else bert-like)")
@@ -149,6 +150,18 @@ func (a *app) runCalibrate(o *calibrateRunOptions) error {
 	}
 	if err := fsutil.WriteNew(o.out, doc, 0o644); err != nil {
 		return &Error{Code: ExitFailure, Err: err}
+	}
+	if o.measOut != "" {
+		rec, err := calibration.Record(ms)
+		if err == nil {
+			doc, err = document.Marshal(rec)
+		}
+		if err == nil {
+			err = fsutil.WriteReplace(o.measOut, doc, 0o644)
+		}
+		if err != nil {
+			return &Error{Code: ExitFailure, Err: fmt.Errorf("measurements: %w", err)}
+		}
 	}
 	if o.output == outputJSON {
 		return a.writeJSON(map[string]any{"out": o.out, "profile": p})

@@ -537,6 +537,7 @@ var helpExampleSkips = map[string]string{
 	"svc zk ceremony verify --transcript head/transcript.json --verifying-key head/verifying.key":                          zkCeremonySkip,
 	"svc zk ceremony finalize --dir p1 --beacon 8f2e4d1c0b9a79685746352413021f0e":                                          zkCeremonySkip,
 	"svc zk ceremony finalize --dir head --beacon 0e1f2021324354657687a9b0c1d2e3f4 --phase1 p1":                            zkCeremonySkip,
+	"svc calibrate merge avx512.json avx2.json sse42.json --out profile.json":                                              "needs measurements made on other machines (TestCrossCPU merges real ones from emulated AVX2 and SSE4.2 CPUs; testdata/script/calibrate_merge.txtar runs the command)",
 	"svc serve --database postgres://svc@db.internal:5432/svc":                                                             "needs a PostgreSQL server at db.internal (TestScripts runs serve on PostgreSQL)",
 	"svc registry publish profile.json --data-dir /var/lib/svc --smtp 'smtp://mail.internal:25?from=registry@example.com'": "needs a mail server at mail.internal (pkg/notify tests send to a loopback SMTP listener)",
 }

@@ -116,8 +116,15 @@ func NewSession(model []byte, inNames, outNames []string, opts Options) (*Sessio
 
 // Each runs the model on one int64 sequence per input (all of one length)
 // and calls fn with each output in turn, without copying it: data is
-// valid only during the call.
+// valid only during the call. Every output must be a float tensor.
 func (s *Session) Each(inputs [][]int64, fn func(name string, data []float32)) error {
+	return s.EachTyped(inputs, fn, nil)
+}
+
+// EachTyped is Each for sessions whose outputs are float or double
+// tensors: fn gets the float ones, fn64 the double ones (nil: double
+// outputs are an error).
+func (s *Session) EachTyped(inputs [][]int64, fn func(name string, data []float32), fn64 func(name string, data []float64)) error {
 	if len(inputs) != len(s.inputs) {
 		return fmt.Errorf("inference: %d inputs given, the session takes %d (%v)", len(inputs), len(s.inputs), s.inputs)
 	}
@@ -155,14 +162,20 @@ func (s *Session) Each(inputs [][]int64, fn func(name string, data []float32)) e
 		return fmt.Errorf("inference: run: %w", err)
 	}
 	for i, v := range out {
-		t, ok := v.(*ort.Tensor[float32])
-		if !ok {
-			if !reused {
-				destroy(out)
+		switch t := v.(type) {
+		case *ort.Tensor[float32]:
+			fn(s.outputs[i], t.GetData())
+			continue
+		case *ort.Tensor[float64]:
+			if fn64 != nil {
+				fn64(s.outputs[i], t.GetData())
+				continue
 			}
-			return fmt.Errorf("inference: output %s is not a float tensor", s.outputs[i])
 		}
-		fn(s.outputs[i], t.GetData())
+		if !reused {
+			destroy(out)
+		}
+		return fmt.Errorf("inference: output %s is not a float tensor", s.outputs[i])
 	}
 	if !reused {
 		// The first run at this length let ONNX Runtime allocate (and the
@@ -189,7 +202,13 @@ func (s *Session) keep(n int, auto []ort.Value) {
 	}
 	pre := make([]ort.Value, len(auto))
 	for i, v := range auto {
-		t, err := ort.NewEmptyTensor[float32](v.GetShape())
+		var t ort.Value
+		var err error
+		if _, ok := v.(*ort.Tensor[float64]); ok {
+			t, err = ort.NewEmptyTensor[float64](v.GetShape())
+		} else {
+			t, err = ort.NewEmptyTensor[float32](v.GetShape())
+		}
 		if err != nil {
 			destroy(pre)
 			return

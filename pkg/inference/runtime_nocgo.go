@@ -31,5 +31,10 @@ func (s *Session) Each(inputs [][]int64, fn func(name string, data []float32)) e
 	return Init("")
 }
 
+// EachTyped reports ErrNoRuntime in builds without cgo.
+func (s *Session) EachTyped(inputs [][]int64, fn func(name string, data []float32), fn64 func(name string, data []float64)) error {
+	return Init("")
+}
+
 // Close does nothing in builds without cgo.
 func (s *Session) Close() error { return nil }

@@ -50,6 +50,9 @@ type Config struct {
 	// For StyleTorch, SeqLen is the maximum sequence length (the number
 	// of position embeddings); inputs may be shorter.
 	Style string
+	// Variant, if set, substitutes some of the model's weights (the same
+	// graph, other numbers): see Variant.
+	Variant *Variant
 }
 
 // Graph styles (Config.Style).
@@ -120,6 +123,10 @@ func Generate(cfg Config) (model []byte, vocab []string, err error) {
 		rng:    rand.New(rand.NewPCG(uint64(cfg.Seed), 0)),
 		names:  map[string]bool{},
 		counts: map[string]int{},
+		layer:  -1,
+	}
+	if v := cfg.Variant; v != nil {
+		b.variant, b.vrng = v, rand.New(rand.NewPCG(uint64(v.Seed), 0x7a71))
 	}
 	if cfg.Style == StyleTorch {
 		b.buildTorch(cfg)
@@ -182,6 +189,9 @@ type builder struct {
 	names   map[string]bool // node and value names, to keep them unique
 	counts  map[string]int  // torch style: nodes so far by scope and op type
 	matmuls int             // torch style: onnx::MatMul_<n> weights so far
+	layer   int             // encoder layer being built (-1 outside)
+	variant *Variant
+	vrng    *rand.Rand
 }
 
 func (b *builder) unique(name string) {
@@ -241,6 +251,16 @@ func (b *builder) random(name string, dims ...int64) string {
 	for i := range bits {
 		bits[i] = onnxmodel.Float16Bits(float32(b.rng.NormFloat64() * 0.02))
 	}
+	if b.varies() {
+		// Stored as float32 so that a perturbation below float16's
+		// precision survives (the Cast to float stays, as a no-op).
+		f := make([]float32, n)
+		for i, h := range bits {
+			f[i] = onnxmodel.Float16Value(h)
+		}
+		b.m.Initializers = append(b.m.Initializers, onnxmodel.Tensor{Name: name, Dims: dims, Floats: b.vary(f)})
+		return name
+	}
 	b.m.Initializers = append(b.m.Initializers, onnxmodel.Tensor{Name: name, Dims: dims, Halves: bits})
 	return name
 }
@@ -296,6 +316,7 @@ func (b *builder) build(c Config) {
 	x = b.layerNorm("embeddings/LayerNorm", x, H)
 
 	for l := 0; l < c.Layers; l++ {
+		b.layer = l
 		p := fmt.Sprintf("layer%d", l)
 		heads := func(name, v string, perm ...int64) string {
 			r := b.node(p+"/attention/"+name+"/Reshape", "Reshape", []string{v, headsShape}, nil)
@@ -324,6 +345,7 @@ func (b *builder) build(c Config) {
 		o = b.node(p+"/output/residual/Add", "Add", []string{o, x}, nil)
 		x = b.layerNorm(p+"/output/LayerNorm", o, H)
 	}
+	b.layer = -1
 
 	// Pooler over [CLS], classifier, softmax.
 	x = b.node("pooler/cls/Gather", "Gather", []string{x, cls}, []onnxmodel.Attr{intAttr("axis", 1)})

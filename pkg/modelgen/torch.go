@@ -58,6 +58,9 @@ func (b *builder) normal(name string, dims ...int64) string {
 	for i := range f {
 		f[i] = float32(b.rng.NormFloat64() * 0.02)
 	}
+	if b.varies() {
+		f = b.vary(f)
+	}
 	b.m.Initializers = append(b.m.Initializers, onnxmodel.Tensor{Name: name, Dims: dims, Floats: f})
 	return name
 }
@@ -165,6 +168,7 @@ func (b *builder) buildTorch(c Config) {
 	x = b.torchLayerNorm(emb+"/LayerNorm", "distilbert.embeddings.LayerNorm", x, H)
 
 	for l := 0; l < c.Layers; l++ {
+		b.layer = l
 		scope := fmt.Sprintf("/distilbert/transformer/layer.%d", l)
 		param := fmt.Sprintf("distilbert.transformer.layer.%d", l)
 		att, attParam := scope+"/attention", param+".attention"
@@ -204,6 +208,7 @@ func (b *builder) buildTorch(c Config) {
 		f = b.op(scope, "Add", []string{f, a})
 		x = b.torchLayerNorm(scope+"/output_layer_norm", param+".output_layer_norm", f, H)
 	}
+	b.layer = -1
 
 	// hidden_state[:, 0] -> pre_classifier -> ReLU -> classifier.
 	cls := b.op("", "Gather", []string{x, b.constInts("", nil, 0)}, intAttr("axis", 1))

@@ -21,6 +21,18 @@ import (
 // Schema is the value of the schema field of a v1 profile.
 const Schema = "svc.profile/v1"
 
+// Drift definitions (docs/BOUNDED.md "Executions and drift"): what a
+// profile's bounds measure. A profile without drift_definition was
+// calibrated with DriftV1 and is audited with it.
+const (
+	// DriftV1 is max(|Δmean|, |ΔRMS|) / RMS of the reference output.
+	DriftV1 = "svc.drift/v1"
+	// DriftV2 divides by the larger of the reference output's RMS and,
+	// for reductions and additions (ReduceMean, ReduceSum, Add, Sub, Sum),
+	// the RMS of each of their FLOAT inputs.
+	DriftV2 = "svc.drift/v2"
+)
+
 // Operator classes a profile bounds.
 const (
 	Linear    = "Linear"
@@ -74,9 +86,18 @@ type Profile struct {
 	SafetyMargin         float64           `json:"safety_margin"`
 	Operators            map[string]Bounds `json:"operators" maxitems:"6"`
 	Models               []Model           `json:"models"`
-	SignedBy             string            `json:"signed_by,omitempty"`
-	SigningKeyID         string            `json:"signing_key_id,omitempty"`
-	ProfileSignature     string            `json:"profile_signature,omitempty"`
+	// DriftDefinition names the drift the bounds measure (DriftV1 when
+	// absent: profiles made before it was recorded).
+	DriftDefinition string `json:"drift_definition,omitempty"`
+	// Measured is the drift distribution per operator class before the
+	// floor and the safety margin (absent in older profiles).
+	Measured map[string]Distribution `json:"measured,omitempty" maxitems:"6"`
+	// Coverage lists the machines and kernel paths the measurements come
+	// from (absent in older profiles).
+	Coverage         []Machine `json:"coverage,omitempty" maxitems:"64"`
+	SignedBy         string    `json:"signed_by,omitempty"`
+	SigningKeyID     string    `json:"signing_key_id,omitempty"`
+	ProfileSignature string    `json:"profile_signature,omitempty"`
 }
 
 // Bounds are the drift thresholds of one operator class: the 99th, 99.9th
@@ -85,6 +106,34 @@ type Bounds struct {
 	P99   float64 `json:"p99"`
 	P99_9 float64 `json:"p99_9"`
 	P9999 float64 `json:"p99_99"`
+}
+
+// Distribution is the measured drift of one operator class: the number
+// of samples, their nearest-rank percentiles and the largest, before the
+// 2^-20 floor and the safety margin.
+type Distribution struct {
+	Samples int64   `json:"samples"`
+	P99     float64 `json:"p99"`
+	P99_9   float64 `json:"p99_9"`
+	P9999   float64 `json:"p99_99"`
+	Max     float64 `json:"max"`
+}
+
+// Machine is one machine and kernel path a profile's measurements cover:
+// the CPU model, the instruction set ONNX Runtime's kernels took there
+// (avx512, avx2, sse4.2, neon, …), and the calibration passes made on it.
+type Machine struct {
+	CPU        string `json:"cpu"`
+	KernelPath string `json:"kernel_path"`
+	Passes     int64  `json:"passes"`
+}
+
+// Definition returns the drift definition of the profile's bounds.
+func (p *Profile) Definition() string {
+	if p.DriftDefinition == "" {
+		return DriftV1
+	}
+	return p.DriftDefinition
 }
 
 // Model is one model a profile covers.
@@ -173,6 +222,28 @@ func (p *Profile) Validate() error {
 		}
 		if !(b.P99 <= b.P99_9 && b.P99_9 <= b.P9999) {
 			bad(field, "thresholds must satisfy p99 <= p99_9 <= p99_99")
+		}
+	}
+	if d := p.DriftDefinition; d != "" && d != DriftV1 && d != DriftV2 {
+		bad("drift_definition", "%q is not %s or %s: this verifier does not know how the bounds were measured", d, DriftV1, DriftV2)
+	}
+	for _, name := range sortedKeys(p.Measured) {
+		d := p.Measured[name]
+		field := "measured." + name
+		if !slices.Contains(operatorClasses[:], name) {
+			bad(field, "unknown operator class, want one of %v", operatorClasses)
+		}
+		ok := d.Samples >= 1
+		for _, v := range []float64{d.P99, d.P99_9, d.P9999, d.Max} {
+			ok = ok && !math.IsNaN(v) && !math.IsInf(v, 0) && v >= 0
+		}
+		if !ok || !(d.P99 <= d.P99_9 && d.P99_9 <= d.P9999 && d.P9999 <= d.Max) {
+			bad(field, "want samples >= 1 and finite 0 <= p99 <= p99_9 <= p99_99 <= max")
+		}
+	}
+	for i, mc := range p.Coverage {
+		if mc.CPU == "" || mc.KernelPath == "" || mc.Passes < 1 {
+			bad(fmt.Sprintf("coverage[%d]", i), "want a cpu, a kernel_path and passes >= 1")
 		}
 	}
 	if len(p.Models) == 0 {

@@ -15,7 +15,8 @@ import (
 )
 
 // BenchmarkTracingOverhead measures, in one interleaved loop so that
-// machine noise hits all three alike, the latency of untraced inference
+// machine noise hits all five alike (production and full mode with the
+// statistics taken in Go and inside the graph), the latency of untraced inference
 // (the baseline), production-mode tracing and full tracing of the same
 // model and input, and reports each and the added latency in percent.
 // SVC_BENCH_LARGE=1 adds a DistilBERT-size model (6 layers, hidden 768, 12
@@ -43,11 +44,12 @@ func BenchmarkTracingOverhead(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			m, _ := ortest.Model(b, c.cfg)
 			text := []byte(c.text)
-			modes := []string{"", trace.Production, trace.Full}
+			modes := []string{"", trace.Production, trace.Full, trace.Production, trace.Full}
 			tracers := make([]*trace.Tracer, len(modes))
 			for i, mode := range modes {
 				var err error
-				if tracers[i], err = trace.NewTracer(m, mode, inference.Options{Threads: 1}); err != nil {
+				// The last two compute the statistics inside the graph.
+				if tracers[i], err = trace.NewTracerWith(m, mode, inference.Options{Threads: 1}, trace.TracerOptions{InGraph: i >= 3}); err != nil {
 					b.Fatal(err)
 				}
 				defer tracers[i].Close()
@@ -70,6 +72,8 @@ func BenchmarkTracingOverhead(b *testing.B) {
 			b.ReportMetric(per(2), "ms/full")
 			b.ReportMetric(100*(per(1)/per(0)-1), "%prod-overhead")
 			b.ReportMetric(100*(per(2)/per(0)-1), "%full-overhead")
+			b.ReportMetric(100*(per(3)/per(0)-1), "%prod-ingraph-overhead")
+			b.ReportMetric(100*(per(4)/per(0)-1), "%full-ingraph-overhead")
 		})
 	}
 }

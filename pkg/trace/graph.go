@@ -64,6 +64,11 @@ type TensorInfo struct {
 	// External is set when the data lives in a separate file
 	// (data_location EXTERNAL).
 	External bool
+	// Stats holds the RMS, largest and smallest magnitude of a FLOAT
+	// tensor's elements (every element, however large the tensor), for the
+	// analytic error bound of the operators that read it; nil when the
+	// tensor is not FLOAT or its data is not in the model.
+	Stats *ValueStats
 }
 
 // maxValues bounds the elements decoded of a tensor.
@@ -175,6 +180,37 @@ func ReadGraph(model []byte) (*Graph, error) {
 	g.elem = g.inferTypes()
 	g.consts = newIndex(g).consts
 	return g, nil
+}
+
+// Tensor returns the initializer named name (nil when there is none).
+func (g *Graph) Tensor(name string) *TensorInfo { return g.tensors[name] }
+
+// floatTensorStats computes the statistics of a FLOAT tensor of count
+// elements from its raw_data, or else from its float_data (field 4 of the
+// TensorProto b); nil when the data does not hold count elements.
+func floatTensorStats(raw []byte, hasRaw bool, b []byte, count int) *ValueStats {
+	var vals []float32
+	if hasRaw {
+		if len(raw) != 4*count {
+			return nil
+		}
+		vals = make([]float32, count)
+		for i := range vals {
+			vals[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
+		}
+	} else {
+		_ = walk(b, func(num protowire.Number, typ protowire.Type, v []byte, x uint64) error {
+			if num == 4 {
+				return repeated(typ, v, x, protowire.Fixed32Type, func(x uint64) { vals = append(vals, math.Float32frombits(uint32(x))) })
+			}
+			return nil
+		})
+		if len(vals) != count {
+			return nil
+		}
+	}
+	st := DetailStats(vals)
+	return &st
 }
 
 func (g *Graph) addInitializer(t *TensorInfo) {
@@ -327,6 +363,9 @@ func readTensor(b []byte) (*TensorInfo, error) {
 		return nil, err
 	}
 	count, ok := elements(t.Dims)
+	if ok && t.DataType == TypeFloat && !t.External {
+		t.Stats = floatTensorStats(raw, hasRaw, b, int(count))
+	}
 	if !ok || count > maxValues {
 		return t, nil
 	}

@@ -18,30 +18,57 @@ type Tracer struct {
 	names []string
 	mode  string
 	sess  *inference.Session
+	// inGraph: the statistics come from the graph (WithStats), by value.
+	inGraph map[string][2]string
+}
+
+// TracerOptions choose how a Tracer computes the statistics.
+type TracerOptions struct {
+	// InGraph computes each traced value's mean and mean of squares in
+	// float64 inside the ONNX graph (WithStats), so that ONNX Runtime
+	// returns two numbers per operator instead of the tensor; otherwise
+	// the tensors are returned and reduced in Go (Stats). Both give the
+	// same statistics up to float64 summation order (about 1e-16 relative).
+	InGraph bool
 }
 
 // NewTracer prepares m for tracing in mode on the execution exec selects
 // (ONNX Runtime must be initialised). Mode "" loads the model untraced,
 // the baseline the overhead benchmark compares against.
 func NewTracer(m *Model, mode string, exec inference.Options) (*Tracer, error) {
+	return NewTracerWith(m, mode, exec, TracerOptions{})
+}
+
+// NewTracerWith is NewTracer with the statistics computed as opts says.
+func NewTracerWith(m *Model, mode string, exec inference.Options, opts TracerOptions) (*Tracer, error) {
 	t := &Tracer{m: m, mode: mode}
 	if mode != "" {
-		sel, err := Selected(m.Graph, m.classes, mode)
+		nodes, err := m.TracedNodes(mode)
 		if err != nil {
 			return nil, err
 		}
-		for _, i := range sel {
-			if !m.Graph.Traceable(i) {
-				continue
-			}
+		for _, i := range nodes {
 			t.nodes = append(t.nodes, i)
 			t.names = append(t.names, m.Graph.Nodes[i].Outputs[0])
 		}
 	}
+	var err error
+	if opts.InGraph {
+		model, added := WithStats(m.Bytes, m.Graph, t.names)
+		t.inGraph = map[string][2]string{}
+		outs := []string{m.output}
+		for k, v := range t.names {
+			t.inGraph[v] = [2]string{added[2*k], added[2*k+1]}
+		}
+		outs = append(outs, added...)
+		if t.sess, err = inference.NewSession(WithOutputs(model, m.Graph, []string{m.output}), m.inputNames(), outs, exec); err != nil {
+			return nil, err
+		}
+		return t, nil
+	}
 	if !contains(t.names, m.output) {
 		t.names = append(t.names, m.output)
 	}
-	var err error
 	if t.sess, err = inference.NewSession(WithOutputs(m.Bytes, m.Graph, t.names), m.inputNames(), t.names, exec); err != nil {
 		return nil, err
 	}
@@ -57,21 +84,85 @@ func (t *Tracer) Trace(input []byte) (*Trace, error) {
 // model's Encode(input) (callers that need the tokens too, or trace one
 // input several ways, tokenize once).
 func (t *Tracer) TraceEncoded(enc tokenizer.Encoding, input []byte) (*Trace, error) {
+	tr, _, err := t.trace(enc, input, false)
+	return tr, err
+}
+
+// ValueStats are statistics of one tensor that an auditor computes beside
+// a trace's records from its own (reference) execution: they never enter
+// a trace or its Merkle root. N is the element count; MaxAbs and MinAbs
+// the largest and smallest magnitude of an element.
+type ValueStats struct {
+	Mean, RMS, MaxAbs, MinAbs float64
+	N                         int
+}
+
+// DetailStats returns the ValueStats of values: Mean and RMS exactly as
+// Stats computes them, and the extreme magnitudes.
+func DetailStats(values []float32) ValueStats {
+	st := ValueStats{N: len(values)}
+	st.Mean, st.RMS = Stats(values)
+	if len(values) == 0 {
+		return st
+	}
+	lo, hi := float32(math.Inf(1)), float32(0)
+	for _, v := range values {
+		a := float32(math.Abs(float64(v)))
+		if a != a { // NaN
+			return ValueStats{Mean: math.NaN(), RMS: math.NaN(), MaxAbs: math.NaN(), MinAbs: math.NaN(), N: len(values)}
+		}
+		lo, hi = min(lo, a), max(hi, a)
+	}
+	st.MinAbs, st.MaxAbs = float64(lo), float64(hi)
+	return st
+}
+
+// TraceDetail is TraceEncoded that also returns the ValueStats of every
+// traced value, by value (output) name: what an auditor's reference
+// execution computes to normalise drift and bound it analytically.
+func (t *Tracer) TraceDetail(enc tokenizer.Encoding, input []byte) (*Trace, map[string]ValueStats, error) {
+	return t.trace(enc, input, true)
+}
+
+func (t *Tracer) trace(enc tokenizer.Encoding, input []byte, detail bool) (*Trace, map[string]ValueStats, error) {
 	type stat struct{ mean, rms float64 }
 	stats := make(map[string]stat, len(t.names))
+	var details map[string]ValueStats
+	if detail {
+		details = make(map[string]ValueStats, len(t.names))
+	}
 	tr := &Trace{Schema: Schema, ONNXModelHash: t.m.Hash, InputCommitment: commitment.String(input), Mode: t.mode,
 		Tokens: int64(enc.Tokens), Truncated: enc.Truncated}
-	err := t.sess.Each(t.m.inputs(enc), func(name string, data []float32) {
-		mean, rms := Stats(data) // no copy: the statistics are taken in place
-		stats[name] = stat{mean, rms}
+	var doubles map[string][]float64
+	var fn64 func(string, []float64)
+	if t.inGraph != nil {
+		if detail {
+			return nil, nil, fmt.Errorf("trace: value statistics need the tensors: use a tracer without in-graph statistics")
+		}
+		doubles = make(map[string][]float64, 2*len(t.names))
+		fn64 = func(name string, data []float64) { doubles[name] = append([]float64(nil), data...) }
+	}
+	err := t.sess.EachTyped(t.m.inputs(enc), func(name string, data []float32) {
+		if detail {
+			st := DetailStats(data)
+			details[name] = st
+			stats[name] = stat{st.Mean, st.RMS}
+		} else {
+			mean, rms := Stats(data) // no copy: the statistics are taken in place
+			stats[name] = stat{mean, rms}
+		}
 		if name == t.m.output {
 			for _, v := range data {
 				tr.Output = append(tr.Output, float64(v))
 			}
 		}
-	})
+	}, fn64)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	for v, o := range t.inGraph {
+		mean, rms := statsFromGraph(doubles[o[0]], doubles[o[1]])
+		stats[v] = stat{mean, rms}
 	}
 	tr.Probabilities = probabilities(tr.Output, t.m.outputIsProbability)
 	for k, i := range t.nodes {
@@ -81,9 +172,9 @@ func (t *Tracer) TraceEncoded(enc tokenizer.Encoding, input []byte) (*Trace, err
 	}
 	tr.OperatorCount = int64(len(tr.Operators))
 	if tr.MerkleRoot, err = Root(tr.Operators); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return tr, nil
+	return tr, details, nil
 }
 
 // Close releases the loaded model.
@@ -134,6 +225,29 @@ func probabilities(out []float64, already bool) []float64 {
 	}
 	return p
 }
+
+// TracedNodes returns the indices of the graph nodes a trace in mode
+// records, in trace order.
+func (m *Model) TracedNodes(mode string) ([]int, error) {
+	sel, err := Selected(m.Graph, m.classes, mode)
+	if err != nil {
+		return nil, err
+	}
+	var out []int
+	for _, i := range sel {
+		if m.Graph.Traceable(i) {
+			out = append(out, i)
+		}
+	}
+	return out, nil
+}
+
+// NodeID names node n of a graph in a trace: its name, or its first
+// output's name when unnamed.
+func NodeID(n Node) string { return nodeID(n) }
+
+// Class returns the operator class of graph node i.
+func (m *Model) Class(i int) string { return m.classes[i] }
 
 // Operators is the number of operators each trace records.
 func (t *Tracer) Operators() int { return len(t.nodes) }
