@@ -150,14 +150,25 @@ func Eval[T any](b *Browser, js string) T {
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
 // Screenshot saves a full-page PNG named after the test and name, and logs
-// where.
+// where. A screenshot is an artefact for people, not an assertion: when
+// Chromium does not deliver one (seen under heavy load: capture hangs past
+// ActionTimeout), it tries once more, then logs that it has none and
+// returns "" rather than failing the test.
 func (b *Browser) Screenshot(name string) string {
 	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.Ctx, ActionTimeout)
-	defer cancel()
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)) // quality 100 gives PNG, below it JPEG
+	var png []byte
+	var err error
+	for attempt := 0; attempt < 2; attempt++ {
+		ctx, cancel := context.WithTimeout(b.Ctx, ActionTimeout)
+		png, err = chromedp.Run(ctx, chromedp.FullScreenshot(100)) // quality 100 gives PNG, below it JPEG
+		cancel()
+		if err == nil {
+			break
+		}
+	}
 	if err != nil {
-		b.t.Fatalf("screenshot %s: %v", name, err)
+		b.t.Logf("screenshot %s: none taken: %v", name, err)
+		return ""
 	}
 	if b.dir == "" {
 		b.dir = os.Getenv(ScreenshotEnv)
