@@ -6,6 +6,8 @@ import (
 	"math"
 
 	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/svc-gov/svc/internal/pbwire"
 )
 
 // ONNX element types (onnx.TensorProto.DataType) the graph model names.
@@ -117,11 +119,11 @@ type Graph struct {
 func ReadGraph(model []byte) (*Graph, error) {
 	g := &Graph{Initializers: map[string]int32{}, declared: map[string]int32{}, tensors: map[string]*TensorInfo{}}
 	var inputs, infos []ValueInfo
-	err := fields(model, func(num protowire.Number, v []byte) error {
+	err := pbwire.Fields(model, func(num protowire.Number, v []byte) error {
 		if num != 7 { // ModelProto.graph (repeated occurrences merge)
 			return nil
 		}
-		return fields(v, func(num protowire.Number, v []byte) error {
+		return pbwire.Fields(v, func(num protowire.Number, v []byte) error {
 			switch num {
 			case 1: // GraphProto.node
 				n, err := readNode(v)
@@ -134,7 +136,7 @@ func ReadGraph(model []byte) (*Graph, error) {
 				}
 				g.addInitializer(t)
 			case 15: // sparse_initializer: values (field 1) carries name and type
-				return fields(v, func(num protowire.Number, v []byte) error {
+				return pbwire.Fields(v, func(num protowire.Number, v []byte) error {
 					if num != 1 {
 						return nil
 					}
@@ -199,9 +201,9 @@ func floatTensorStats(raw []byte, hasRaw bool, b []byte, count int) *ValueStats 
 			vals[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
 		}
 	} else {
-		_ = walk(b, func(num protowire.Number, typ protowire.Type, v []byte, x uint64) error {
+		_ = pbwire.Walk(b, func(num protowire.Number, typ protowire.Type, v []byte, x uint64) error {
 			if num == 4 {
-				return repeated(typ, v, x, protowire.Fixed32Type, func(x uint64) { vals = append(vals, math.Float32frombits(uint32(x))) })
+				return pbwire.Repeated(typ, v, x, protowire.Fixed32Type, func(x uint64) { vals = append(vals, math.Float32frombits(uint32(x))) })
 			}
 			return nil
 		})
@@ -224,7 +226,7 @@ func (g *Graph) addInitializer(t *TensorInfo) {
 
 func readNode(b []byte) (Node, error) {
 	var n Node
-	err := walk(b, func(num protowire.Number, typ protowire.Type, v []byte, _ uint64) error {
+	err := pbwire.Walk(b, func(num protowire.Number, typ protowire.Type, v []byte, _ uint64) error {
 		if typ != protowire.BytesType {
 			return nil
 		}
@@ -257,7 +259,7 @@ func readNode(b []byte) (Node, error) {
 func readAttr(b []byte) (string, Attr, error) {
 	var name string
 	var a Attr
-	err := walk(b, func(num protowire.Number, typ protowire.Type, v []byte, x uint64) error {
+	err := pbwire.Walk(b, func(num protowire.Number, typ protowire.Type, v []byte, x uint64) error {
 		switch {
 		case num == 1 && typ == protowire.BytesType:
 			name = string(v)
@@ -276,7 +278,7 @@ func readAttr(b []byte) (string, Attr, error) {
 			}
 			a.Tensor = t
 		case num == 22 && typ == protowire.BytesType: // sparse_tensor: its values carry the type
-			return fields(v, func(num protowire.Number, v []byte) error {
+			return pbwire.Fields(v, func(num protowire.Number, v []byte) error {
 				if num != 1 {
 					return nil
 				}
@@ -288,11 +290,11 @@ func readAttr(b []byte) (string, Attr, error) {
 				return err
 			})
 		case num == 7:
-			return repeated(typ, v, x, protowire.Fixed32Type, func(x uint64) {
+			return pbwire.Repeated(typ, v, x, protowire.Fixed32Type, func(x uint64) {
 				a.Floats = append(a.Floats, math.Float32frombits(uint32(x)))
 			})
 		case num == 8:
-			return repeated(typ, v, x, protowire.VarintType, func(x uint64) { a.Ints = append(a.Ints, int64(x)) })
+			return pbwire.Repeated(typ, v, x, protowire.VarintType, func(x uint64) { a.Ints = append(a.Ints, int64(x)) })
 		}
 		return nil
 	})
@@ -306,10 +308,10 @@ func readTensor(b []byte) (*TensorInfo, error) {
 	var raw []byte
 	var hasRaw bool
 	var typed []float64 // float_data, int32_data, int64_data, double_data, uint64_data
-	err := walk(b, func(num protowire.Number, typ protowire.Type, v []byte, x uint64) error {
+	err := pbwire.Walk(b, func(num protowire.Number, typ protowire.Type, v []byte, x uint64) error {
 		switch num {
 		case 1:
-			return repeated(typ, v, x, protowire.VarintType, func(x uint64) { t.Dims = append(t.Dims, int64(x)) })
+			return pbwire.Repeated(typ, v, x, protowire.VarintType, func(x uint64) { t.Dims = append(t.Dims, int64(x)) })
 		case 2:
 			if typ == protowire.VarintType {
 				t.DataType = int32(x)
@@ -327,31 +329,31 @@ func readTensor(b []byte) (*TensorInfo, error) {
 				raw, hasRaw = v, true
 			}
 		case 4:
-			return repeated(typ, v, x, protowire.Fixed32Type, func(x uint64) {
+			return pbwire.Repeated(typ, v, x, protowire.Fixed32Type, func(x uint64) {
 				if len(typed) < maxValues {
 					typed = append(typed, float64(math.Float32frombits(uint32(x))))
 				}
 			})
 		case 5:
-			return repeated(typ, v, x, protowire.VarintType, func(x uint64) {
+			return pbwire.Repeated(typ, v, x, protowire.VarintType, func(x uint64) {
 				if len(typed) < maxValues {
 					typed = append(typed, float64(int32(x)))
 				}
 			})
 		case 7:
-			return repeated(typ, v, x, protowire.VarintType, func(x uint64) {
+			return pbwire.Repeated(typ, v, x, protowire.VarintType, func(x uint64) {
 				if len(typed) < maxValues {
 					typed = append(typed, float64(int64(x)))
 				}
 			})
 		case 10:
-			return repeated(typ, v, x, protowire.Fixed64Type, func(x uint64) {
+			return pbwire.Repeated(typ, v, x, protowire.Fixed64Type, func(x uint64) {
 				if len(typed) < maxValues {
 					typed = append(typed, math.Float64frombits(x))
 				}
 			})
 		case 11:
-			return repeated(typ, v, x, protowire.VarintType, func(x uint64) {
+			return pbwire.Repeated(typ, v, x, protowire.VarintType, func(x uint64) {
 				if len(typed) < maxValues {
 					typed = append(typed, float64(x))
 				}
@@ -466,16 +468,16 @@ func halfValue(dt int32, h uint16) float64 {
 // dims of a tensor (or sparse tensor) type.
 func readValueInfo(b []byte) (ValueInfo, error) {
 	var vi ValueInfo
-	err := fields(b, func(num protowire.Number, v []byte) error {
+	err := pbwire.Fields(b, func(num protowire.Number, v []byte) error {
 		switch num {
 		case 1:
 			vi.Name = string(v)
 		case 2: // TypeProto
-			return fields(v, func(num protowire.Number, v []byte) error {
+			return pbwire.Fields(v, func(num protowire.Number, v []byte) error {
 				if num != 1 && num != 8 { // tensor_type, sparse_tensor_type
 					return nil
 				}
-				return walk(v, func(num protowire.Number, typ protowire.Type, v []byte, x uint64) error {
+				return pbwire.Walk(v, func(num protowire.Number, typ protowire.Type, v []byte, x uint64) error {
 					switch {
 					case num == 1 && typ == protowire.VarintType:
 						vi.ElemType = int32(x)
@@ -483,12 +485,12 @@ func readValueInfo(b []byte) (ValueInfo, error) {
 						if vi.Dims == nil {
 							vi.Dims = []int64{}
 						}
-						return fields(v, func(num protowire.Number, v []byte) error {
+						return pbwire.Fields(v, func(num protowire.Number, v []byte) error {
 							if num != 1 {
 								return nil
 							}
 							d := int64(-1)
-							err := walk(v, func(num protowire.Number, typ protowire.Type, _ []byte, x uint64) error {
+							err := pbwire.Walk(v, func(num protowire.Number, typ protowire.Type, _ []byte, x uint64) error {
 								if num == 1 && typ == protowire.VarintType && int64(x) >= 0 {
 									d = int64(x)
 								}
@@ -505,89 +507,4 @@ func readValueInfo(b []byte) (ValueInfo, error) {
 		return nil
 	})
 	return vi, err
-}
-
-// fields calls fn for every length-delimited field of a protobuf message
-// and skips the others.
-func fields(b []byte, fn func(protowire.Number, []byte) error) error {
-	return walk(b, func(num protowire.Number, typ protowire.Type, v []byte, _ uint64) error {
-		if typ != protowire.BytesType {
-			return nil
-		}
-		return fn(num, v)
-	})
-}
-
-// walk calls fn for every field of a protobuf message: with its bytes (v)
-// if it is length-delimited, its value (x) if it is a varint or fixed;
-// groups are skipped.
-func walk(b []byte, fn func(num protowire.Number, typ protowire.Type, v []byte, x uint64) error) error {
-	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
-			return protowire.ParseError(n)
-		}
-		b = b[n:]
-		var v []byte
-		var x uint64
-		var m int
-		switch typ {
-		case protowire.BytesType:
-			v, m = protowire.ConsumeBytes(b)
-		case protowire.VarintType:
-			x, m = protowire.ConsumeVarint(b)
-		case protowire.Fixed32Type:
-			var x32 uint32
-			x32, m = protowire.ConsumeFixed32(b)
-			x = uint64(x32)
-		case protowire.Fixed64Type:
-			x, m = protowire.ConsumeFixed64(b)
-		default:
-			m = protowire.ConsumeFieldValue(num, typ, b)
-		}
-		if m < 0 {
-			return protowire.ParseError(m)
-		}
-		b = b[m:]
-		if typ == protowire.StartGroupType || typ == protowire.EndGroupType {
-			continue
-		}
-		if err := fn(num, typ, v, x); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// repeated decodes a repeated scalar field of wire type want, packed (one
-// length-delimited field) or not, calling fn for each element.
-func repeated(typ protowire.Type, v []byte, x uint64, want protowire.Type, fn func(uint64)) error {
-	if typ == want {
-		fn(x)
-		return nil
-	}
-	if typ != protowire.BytesType {
-		return nil
-	}
-	for len(v) > 0 {
-		var m int
-		switch want {
-		case protowire.VarintType:
-			x, m = protowire.ConsumeVarint(v)
-		case protowire.Fixed32Type:
-			var x32 uint32
-			x32, m = protowire.ConsumeFixed32(v)
-			x = uint64(x32)
-		case protowire.Fixed64Type:
-			x, m = protowire.ConsumeFixed64(v)
-		default:
-			return nil
-		}
-		if m < 0 {
-			return protowire.ParseError(m)
-		}
-		fn(x)
-		v = v[m:]
-	}
-	return nil
 }

@@ -7,6 +7,8 @@ import (
 	"math"
 
 	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/svc-gov/svc/internal/pbwire"
 )
 
 // ErrModel reports an ONNX file that is not a supported MLP head: not
@@ -101,11 +103,11 @@ func LoadONNX(data []byte) (*Model, error) {
 	var nodes []onnxNode
 	tensors := map[string]*onnxTensor{}
 	var inputs, outputs []string
-	err := fields(data, func(num protowire.Number, v []byte) error {
+	err := pbwire.Fields(data, func(num protowire.Number, v []byte) error {
 		if num != 7 {
 			return nil
 		}
-		return fields(v, func(num protowire.Number, v []byte) error {
+		return pbwire.Fields(v, func(num protowire.Number, v []byte) error {
 			switch num {
 			case 1:
 				n, err := readNode(v)
@@ -282,7 +284,7 @@ func dense(w *onnxTensor, transposed bool) (Dense, error) {
 
 func readNode(b []byte) (onnxNode, error) {
 	n := onnxNode{ints: map[string]int64{}, floats: map[string]float32{}}
-	err := walk(b, func(num protowire.Number, typ protowire.Type, v []byte, _ uint64) error {
+	err := pbwire.Walk(b, func(num protowire.Number, typ protowire.Type, v []byte, _ uint64) error {
 		if typ != protowire.BytesType {
 			return nil
 		}
@@ -302,7 +304,7 @@ func readNode(b []byte) (onnxNode, error) {
 			var i int64
 			var f float32
 			var hasI, hasF bool
-			err := walk(v, func(num protowire.Number, typ protowire.Type, v []byte, x uint64) error {
+			err := pbwire.Walk(v, func(num protowire.Number, typ protowire.Type, v []byte, x uint64) error {
 				switch {
 				case num == 1 && typ == protowire.BytesType:
 					name = string(v)
@@ -338,10 +340,10 @@ func readTensor(b []byte) (string, *onnxTensor, error) {
 	var dtype uint64
 	var external bool
 	var floats []float32
-	err := walk(b, func(num protowire.Number, typ protowire.Type, v []byte, x uint64) error {
+	err := pbwire.Walk(b, func(num protowire.Number, typ protowire.Type, v []byte, x uint64) error {
 		switch num {
 		case 1:
-			return repeated(typ, v, x, protowire.VarintType, func(x uint64) { t.dims = append(t.dims, int64(x)) })
+			return pbwire.Repeated(typ, v, x, protowire.VarintType, func(x uint64) { t.dims = append(t.dims, int64(x)) })
 		case 2:
 			dtype = x
 		case 8:
@@ -351,7 +353,7 @@ func readTensor(b []byte) (string, *onnxTensor, error) {
 		case 14:
 			external = x == 1
 		case 4:
-			return repeated(typ, v, x, protowire.Fixed32Type, func(x uint64) {
+			return pbwire.Repeated(typ, v, x, protowire.Fixed32Type, func(x uint64) {
 				if len(floats) <= maxTensorValues {
 					floats = append(floats, math.Float32frombits(uint32(x)))
 				}
@@ -398,88 +400,11 @@ func readTensor(b []byte) (string, *onnxTensor, error) {
 
 func valueInfoName(b []byte) (string, error) {
 	var name string
-	err := walk(b, func(num protowire.Number, typ protowire.Type, v []byte, _ uint64) error {
+	err := pbwire.Walk(b, func(num protowire.Number, typ protowire.Type, v []byte, _ uint64) error {
 		if num == 1 && typ == protowire.BytesType {
 			name = string(v)
 		}
 		return nil
 	})
 	return name, err
-}
-
-// fields calls fn for each length-delimited field of a message.
-func fields(b []byte, fn func(protowire.Number, []byte) error) error {
-	return walk(b, func(num protowire.Number, typ protowire.Type, v []byte, _ uint64) error {
-		if typ != protowire.BytesType {
-			return nil
-		}
-		return fn(num, v)
-	})
-}
-
-// walk calls fn for every field of a protobuf message; v is set for
-// length-delimited fields, x for varint and fixed ones.
-func walk(b []byte, fn func(num protowire.Number, typ protowire.Type, v []byte, x uint64) error) error {
-	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
-			return fmt.Errorf("protobuf: %w", protowire.ParseError(n))
-		}
-		b = b[n:]
-		var v []byte
-		var x uint64
-		switch typ {
-		case protowire.VarintType:
-			x, n = protowire.ConsumeVarint(b)
-		case protowire.Fixed32Type:
-			var y uint32
-			y, n = protowire.ConsumeFixed32(b)
-			x = uint64(y)
-		case protowire.Fixed64Type:
-			x, n = protowire.ConsumeFixed64(b)
-		case protowire.BytesType:
-			v, n = protowire.ConsumeBytes(b)
-		default:
-			n = protowire.ConsumeFieldValue(num, typ, b)
-		}
-		if n < 0 {
-			return fmt.Errorf("protobuf: %w", protowire.ParseError(n))
-		}
-		b = b[n:]
-		if err := fn(num, typ, v, x); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// repeated decodes a repeated scalar field, packed or not.
-func repeated(typ protowire.Type, v []byte, x uint64, want protowire.Type, fn func(uint64)) error {
-	if typ == want {
-		fn(x)
-		return nil
-	}
-	if typ != protowire.BytesType {
-		return nil
-	}
-	for len(v) > 0 {
-		var y uint64
-		var n int
-		switch want {
-		case protowire.VarintType:
-			y, n = protowire.ConsumeVarint(v)
-		case protowire.Fixed32Type:
-			var z uint32
-			z, n = protowire.ConsumeFixed32(v)
-			y = uint64(z)
-		default:
-			return fmt.Errorf("protobuf: unsupported packed type")
-		}
-		if n < 0 {
-			return fmt.Errorf("protobuf: %w", protowire.ParseError(n))
-		}
-		fn(y)
-		v = v[n:]
-	}
-	return nil
 }
