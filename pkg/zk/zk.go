@@ -12,7 +12,6 @@ package zk
 import (
 	"bytes"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -70,7 +69,7 @@ func ParseVerifyingKey(b []byte) (*groth16bn254.VerifyingKey, error) {
 	if len(b) == 0 || len(b) > MaxVerifyingKeyBytes {
 		return nil, fmt.Errorf("%w: verifying key is %d bytes, want 1-%d", ErrEncoding, len(b), MaxVerifyingKeyBytes)
 	}
-	if err := checkVKLayout(b); err != nil {
+	if err := head.CheckVKLayout(b, maxPublic); err != nil {
 		return nil, fmt.Errorf("%w: verifying key: %v", ErrEncoding, err)
 	}
 	vk := new(groth16bn254.VerifyingKey)
@@ -113,57 +112,10 @@ func ParseProof(b []byte) (*groth16bn254.Proof, error) {
 	return p, nil
 }
 
-// Layout of a compressed BN254 verifying key (gnark's WriteTo):
-// α1 β1 β2 γ2 δ1 δ2 | uint32 nK, nK G1 | uint32 m, m × (uint32 c, c
-// uint64) | uint32 nc, nc × (G2, G2).
-const (
-	g1Bytes        = 32
-	g2Bytes        = 64
-	maxCommitments = 4
-	maxPublic      = 4096 + 3
-)
+// maxPublic bounds the public inputs of any circuit's verifying key
+// (head.CheckVKLayout checks the layout before decoding).
+const maxPublic = 4096 + 3
 
-// checkVKLayout bounds every count of a verifying key's encoding before
-// gnark's decoder allocates anything, and requires the exact length.
-func checkVKLayout(b []byte) error {
-	off := 3*g1Bytes + 3*g2Bytes
-	u32 := func(what string, bound int) (int, error) {
-		if len(b) < off+4 {
-			return 0, fmt.Errorf("truncated at %s (byte %d of %d)", what, off, len(b))
-		}
-		v := binary.BigEndian.Uint32(b[off:])
-		off += 4
-		if int64(v) > int64(bound) {
-			return 0, fmt.Errorf("%s %d exceeds %d", what, v, bound)
-		}
-		return int(v), nil
-	}
-	nK, err := u32("public key count", maxPublic+maxCommitments)
-	if err != nil {
-		return err
-	}
-	off += nK * g1Bytes
-	m, err := u32("commitment count", maxCommitments)
-	if err != nil {
-		return err
-	}
-	for range m {
-		c, err := u32("committed public count", nK)
-		if err != nil {
-			return err
-		}
-		off += 8 * c
-	}
-	nc, err := u32("commitment key count", maxCommitments)
-	if err != nil {
-		return err
-	}
-	off += nc * 2 * g2Bytes
-	if off != len(b) {
-		return fmt.Errorf("%d bytes, the layout gives %d", len(b), off)
-	}
-	return nil
-}
 
 // readFrom decodes with gnark's reader, turning a panic on hostile input
 // into an error.

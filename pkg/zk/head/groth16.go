@@ -254,7 +254,7 @@ func EncodeVerifyingKey(vk *groth16bn254.VerifyingKey) ([]byte, error) {
 // bytes, and re-encoding gives the same bytes. Errors wrap
 // [ErrKeyEncoding].
 func DecodeVerifyingKey(b []byte) (*groth16bn254.VerifyingKey, error) {
-	if err := checkVKLayout(b); err != nil {
+	if err := CheckVKLayout(b, maxPublic); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrKeyEncoding, err)
 	}
 	vk := new(groth16bn254.VerifyingKey)
@@ -274,18 +274,20 @@ func DecodeVerifyingKey(b []byte) (*groth16bn254.VerifyingKey, error) {
 	return vk, nil
 }
 
-// checkVKLayout walks the compressed layout α1 β1 β2 γ2 δ1 δ2 | uint32 nK,
-// nK G1 | uint32 m, m × (uint32 c, c uint64) | uint32 nc, nc × (G2, G2),
-// bounding every count, and requires the exact length.
-func checkVKLayout(b []byte) error {
+// CheckVKLayout walks a BN254 Groth16 verifying key's compressed layout
+// α1 β1 β2 γ2 δ1 δ2 | uint32 nK, nK G1 | uint32 m, m × (uint32 c, c
+// uint64) | uint32 nc, nc × (G2, G2) before gnark's decoder allocates
+// anything: every count is bounded (at most maxPublic public inputs), and
+// the length must be exact.
+func CheckVKLayout(b []byte, maxPublic int) error {
 	off := 3*g1Bytes + 3*g2Bytes
-	u32 := func(what string, bound uint32) (int, error) {
+	u32 := func(what string, bound int) (int, error) {
 		if len(b) < off+4 {
 			return 0, fmt.Errorf("truncated at %s (byte %d of %d)", what, off, len(b))
 		}
 		v := binary.BigEndian.Uint32(b[off:])
 		off += 4
-		if v > bound {
+		if int64(v) > int64(bound) {
 			return 0, fmt.Errorf("%s %d exceeds %d", what, v, bound)
 		}
 		return int(v), nil
@@ -300,7 +302,7 @@ func checkVKLayout(b []byte) error {
 		return err
 	}
 	for i := 0; i < m; i++ {
-		c, err := u32("committed public count", uint32(nK))
+		c, err := u32("committed public count", nK)
 		if err != nil {
 			return err
 		}
