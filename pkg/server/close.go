@@ -237,7 +237,7 @@ func collect(bodyBytes int64) {
 // again and checking that there are still count of bodyBytes.
 func (s *Server) splice(r *http.Request, runID string, doc, pattern, open, sep, end []byte, count int, bodyBytes int64) ([]byte, error) {
 	i := bytes.Index(doc, pattern)
-	if i < 0 || bytes.Index(doc[i+1:], pattern) >= 0 {
+	if i < 0 || bytes.Contains(doc[i+1:], pattern) {
 		return nil, fmt.Errorf("close %s: the VPEC header does not hold its records member once", runID)
 	}
 	out := make([]byte, 0, int64(len(doc))+bodyBytes+int64(count*len(sep))+int64(len(open)+len(end)))
