@@ -266,6 +266,36 @@ func ParseTime(s string) (time.Time, error) {
 	return t, nil
 }
 
+// checkEvidenceEncoding checks, in a sealed VPEC, the spelling of a
+// record's review and check-session members (docs/FORMATS.md, encoding:
+// one spelling), before any signature, so a re-spelt one is a schema error
+// whatever else is wrong; their content is the reviews check's. (A record
+// sent to the service has no tokens yet: the service adds them.)
+func checkEvidenceEncoding(r *Record, f string, bad func(string, ...any)) {
+	if cs := r.CheckSession; cs != nil {
+		checkTokenEncoding(f+".check_session", cs.CheckOpenTST, cs.CheckCloseTST, bad)
+	}
+	if rv := r.Review; rv != nil {
+		if _, err := signing.ParseSignature(rv.ReviewerSignature); err != nil {
+			bad("%s.review.reviewer_signature: %v", f, err)
+		}
+		if b, err := signing.DecodeBase64(rv.ReviewerPublicKey); err != nil || len(b) == 0 {
+			bad("%s.review.reviewer_public_key must be the base64 of SPKI DER (standard alphabet, padded, no line breaks)", f)
+		}
+		checkTokenEncoding(f+".review", rv.CheckOpenTST, rv.CheckCloseTST, bad)
+	}
+}
+
+// checkTokenEncoding checks the spelling of a session's two time-stamp
+// tokens.
+func checkTokenEncoding(f, open, closed string, bad func(string, ...any)) {
+	for _, t := range []struct{ name, v string }{{"check_open_tst", open}, {"check_close_tst", closed}} {
+		if b, err := signing.DecodeBase64(t.v); err != nil || len(b) == 0 {
+			bad("%s.%s must be the base64 DER of an RFC 3161 response (standard alphabet, padded, no line breaks)", f, t.name)
+		}
+	}
+}
+
 // validID reports whether s is 1-128 characters of letters, digits and
 // ._:- starting with a letter or digit (the rule for every id in a VPEC).
 func validID(s string) bool {
@@ -390,6 +420,7 @@ func parse(doc []byte) (p parsed) {
 	var prevSeq int64
 	for i := range v.Records {
 		checkRecord(&v.Records[i], fmt.Sprintf("records[%d]", i), bad)
+		checkEvidenceEncoding(&v.Records[i], fmt.Sprintf("records[%d]", i), bad)
 		rec := &v.Records[i]
 		if ids[rec.RecordID] {
 			bad("records[%d].record_id %q appears twice", i, rec.RecordID)
@@ -555,6 +586,7 @@ func checkRecord(r *Record, f string, bad func(string, ...any)) {
 		if !validID(rv.SessionID) {
 			bad("%s.review.session_id %q is not an id", f, rv.SessionID)
 		}
+
 		if rv.MinDurationSeconds < 0 || rv.MinDurationSeconds > 1<<40 {
 			bad("%s.review.min_duration_seconds is out of range", f)
 		}
