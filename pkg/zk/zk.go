@@ -116,7 +116,6 @@ func ParseProof(b []byte) (*groth16bn254.Proof, error) {
 // (head.CheckVKLayout checks the layout before decoding).
 const maxPublic = 4096 + 3
 
-
 // readFrom decodes with gnark's reader, turning a panic on hostile input
 // into an error.
 func readFrom(r io.ReaderFrom, b []byte) (n int64, err error) {
