@@ -1,7 +1,9 @@
 package testvectors
 
 import (
+	"crypto/rand"
 	"fmt"
+	mrand "math/rand/v2"
 	"path/filepath"
 
 	"github.com/svc-gov/svc/pkg/document"
@@ -14,11 +16,14 @@ import (
 
 // The proof vectors (docs/FORMATS.md "zk_proof block", docs/PROOFS.md).
 // The head's weights, its input vector and the condition's value and salt
-// are fixed, but the Groth16 keys come from a single-party dev setup
-// (gnark's groth16.Setup draws its toxic waste from crypto/rand and takes
-// no seed) and Groth16 proofs are randomised: the circuit entries, their
-// circuit ids and the proofs change each time the vectors are regenerated.
-// Nothing else depends on them.
+// are fixed. The Groth16 keys come from a single-party dev setup and the
+// proofs are randomised; gnark v0.16.0 takes no seed for either (its
+// groth16.Setup toxic waste and the prover's r, s are fr.Element.SetRandom,
+// which reads crypto/rand.Reader), so while it sets up and proves, the
+// generator swaps crypto/rand.Reader for a ChaCha8 stream with a fixed seed
+// (withSeededRand): the TEST-ONLY keys, circuit ids and proofs come out the
+// same on every regeneration. Whoever knows the seed can forge proofs for
+// these keys, which is what a dev setup's keys are anyway.
 
 // Files of the signed circuit entries, relative to the vectors directory.
 const (
@@ -155,6 +160,21 @@ func (g *gen) proofRecords(kit *proofKit) ([]vpec.Record, error) {
 const proofsRun = "run_00000000-0000-4000-8000-00000000900f"
 
 func (g *gen) proofs() error {
+	var err error
+	withSeededRand(func() { err = g.proofVectors() })
+	return err
+}
+
+// withSeededRand runs f with crypto/rand.Reader replaced by a ChaCha8
+// stream of a fixed seed, and restores it.
+func withSeededRand(f func()) {
+	saved := rand.Reader
+	rand.Reader = mrand.NewChaCha8([32]byte([]byte("svc TEST-ONLY zk vectors seed v1")))
+	defer func() { rand.Reader = saved }()
+	f()
+}
+
+func (g *gen) proofVectors() error {
 	kit, err := g.setupProofs()
 	if err != nil {
 		return err
@@ -172,7 +192,7 @@ func (g *gen) proofs() error {
 		return err
 	}
 	g.add(Vector{Name: "proofs", Kind: "vpec", Valid: true, Exit: 0, File: "vpec/valid/proofs.json", Circuits: both,
-		Description: fmt.Sprintf("a verifiable_inference record (a %d-%d-%d MLP head's Groth16 proof: class and logits) and a mathematical threshold_check record (a committed score of %d proved to meet the threshold %d), with their signed circuit entries (dev setup; keys and proofs change on regeneration)", headDims[0], headDims[1], headDims[2], condValue, condThreshold)})
+		Description: fmt.Sprintf("a verifiable_inference record (a %d-%d-%d MLP head's Groth16 proof: class and logits) and a mathematical threshold_check record (a committed score of %d proved to meet the threshold %d), with their signed circuit entries (TEST-ONLY dev setup from a fixed seed: keys, circuit ids and proofs are the same on every regeneration)", headDims[0], headDims[1], headDims[2], condValue, condThreshold)})
 
 	// Invalid: each re-chained and sealed by the genuine key, so only the
 	// proof fails.
