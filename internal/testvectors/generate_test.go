@@ -3,6 +3,7 @@ package testvectors
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -74,5 +75,54 @@ func TestGenerateMatchesCommitted(t *testing.T) {
 	got, want := proofs(dir), proofs(committed)
 	if len(want) != 2 || len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
 		t.Errorf("regenerated proofs differ from the committed ones:\n got %.40q\nwant %.40q", got, want)
+	}
+}
+
+// TestDisclosuresVectorIsWorkedExample: the selective record of the
+// disclosures vector is FORMATS.md's worked example (commitment, every
+// field digest, the two disclosures with their salts), so a second
+// implementer can check one against the other.
+func TestDisclosuresVectorIsWorkedExample(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join(committed, "vpec/valid/disclosures.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	formats, err := os.ReadFile("../../docs/FORMATS.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v struct {
+		Records []struct {
+			Check          string   `json:"check"`
+			Visibility     string   `json:"visibility"`
+			CommitmentHash string   `json:"commitment_hash"`
+			FieldDigests   []string `json:"field_digests"`
+			Disclosures    []struct {
+				Salt, Field string
+				Value       any
+			} `json:"disclosures"`
+		} `json:"records"`
+	}
+	if err := json.Unmarshal(doc, &v); err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Records) != 4 || v.Records[3].Visibility != "selective" || v.Records[3].Check != "kyc_check" {
+		t.Fatalf("record 4 of disclosures.json is not the selective kyc_check record: %+v", v.Records)
+	}
+	r := v.Records[3]
+	quoted := []string{"`" + r.CommitmentHash + "`"}
+	for _, d := range r.FieldDigests {
+		quoted = append(quoted, `"`+d+`"`)
+	}
+	if len(r.Disclosures) != 2 {
+		t.Fatalf("record 4 discloses %d fields, want document_type and jurisdiction", len(r.Disclosures))
+	}
+	for _, d := range r.Disclosures {
+		quoted = append(quoted, fmt.Sprintf(`{"salt": %q, "field": %q, "value": %q}`, d.Salt, d.Field, d.Value))
+	}
+	for _, q := range quoted {
+		if !bytes.Contains(formats, []byte(q)) {
+			t.Errorf("FORMATS.md's selective disclosure worked example does not quote %s from the disclosures vector", q)
+		}
 	}
 }
