@@ -108,7 +108,7 @@ def record($i):
     check("\($r).output_commitment (omitted, never empty)"; member("output_commitment"; commitment)),
     check("\($r).onnx_model_hash"; member("onnx_model_hash"; type == "string" and test("\\Asha256:[0-9a-f]{64}\\z"))),
     check("\($r).recorded_at"; .recorded_at | time),
-    check("\($r).stage_type"; member("stage_type"; oneof(["bound_committed_inference", "open_source_ml"]))),
+    check("\($r).stage_type"; member("stage_type"; oneof(["bound_committed_inference", "open_source_ml", "mlp_head"]))),
     check("\($r).stage_part"; member("stage_part"; oneof(["pre_conditions", "inference", "post_conditions"]))),
     check("\($r).details (omitted, never null or {})"; member("details"; type == "object" and length > 0)),
     check("\($r).disclosed_input (omitted, never empty)"; member("disclosed_input"; type == "string" and length > 0)),

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	mrand "math/rand/v2"
 	"path/filepath"
+	"time"
 
 	"github.com/svc-gov/svc/pkg/document"
 	"github.com/svc-gov/svc/pkg/modelgen"
@@ -191,6 +192,9 @@ func (g *gen) proofVectors() error {
 	if err := g.write("vpec/valid/proofs.json", v); err != nil {
 		return err
 	}
+	if err := g.circuitMissing(kit.head.ModelHash); err != nil {
+		return err
+	}
 	g.add(Vector{Name: "proofs", Kind: "vpec", Valid: true, Exit: 0, File: "vpec/valid/proofs.json", Circuits: both,
 		Description: fmt.Sprintf("a verifiable_inference record (a %d-%d-%d MLP head's Groth16 proof: class and logits) and a mathematical threshold_check record (a committed score of %d proved to meet the threshold %d), with their signed circuit entries (TEST-ONLY dev setup from a fixed seed: keys, circuit ids and proofs are the same on every regeneration)", headDims[0], headDims[1], headDims[2], condValue, condThreshold)})
 
@@ -233,5 +237,31 @@ func (g *gen) proofVector(runID, name, desc string, recs []vpec.Record, circuits
 		return err
 	}
 	g.vectors[len(g.vectors)-1].Circuits = circuits
+	return nil
+}
+
+// circuitMissing writes the VPEC a service issues for an MLP head's
+// inference recorded at execution for want of a published circuit: stage
+// type mlp_head, the head's onnx_model_hash, and the advisory
+// circuit_missing gap.
+func (g *gen) circuitMissing(modelHash string) error {
+	recs := []vpec.Record{
+		g.record(1, "pii_detection", "Patient John Doe, DOB 1970-01-01, claim #4411", vpec.ResultPass, vpec.Execution),
+		g.record(2, "toxicity_head", "[0.5,-0.5,1,0,-1,0.5,-0.5,1,0,-1,0.5,-0.5,1,0,-1,0.5]", vpec.ResultPass, vpec.Execution),
+	}
+	recs[1].StageType, recs[1].ONNXModelHash = vpec.StageMLPHead, modelHash
+	check, seq := recs[1].Check, recs[1].Sequence
+	g.clk.advance(time.Second)
+	gaps := []vpec.Gap{{GapID: "gap_00000000-0000-4000-8000-0000000c0c01", GapType: vpec.GapCircuitMissing,
+		Severity: vpec.GapSeverity(vpec.GapCircuitMissing), Check: &check, Sequence: &seq, Timestamp: g.stamp()}}
+	v, err := g.newVPEC("run_00000000-0000-4000-8000-0000000c0c01", recs, gaps)
+	if err != nil {
+		return err
+	}
+	if err := g.write("vpec/valid/circuit-missing.json", v); err != nil {
+		return err
+	}
+	g.add(Vector{Name: "circuit-missing", Kind: "vpec", Valid: true, Exit: 0, File: "vpec/valid/circuit-missing.json",
+		Description: "an MLP head's inference recorded at execution (stage_type mlp_head, its onnx_model_hash) with the advisory circuit_missing gap the service raises while no circuit is published for the model: authentic but not clean"})
 	return nil
 }

@@ -421,7 +421,7 @@ def schema_record(r, p):
     parse_time(r["recorded_at"], p + ".recorded_at")
     want_sha(r["chain_hash"], p + ".chain_hash")
     if "stage_type" in r:
-        want_enum(r["stage_type"], p + ".stage_type", ["bound_committed_inference", "open_source_ml"])
+        want_enum(r["stage_type"], p + ".stage_type", ["bound_committed_inference", "open_source_ml", "mlp_head"])
     if "stage_part" in r:
         want_enum(r["stage_part"], p + ".stage_part", ["pre_conditions", "inference", "post_conditions"])
     if "details" in r:
