@@ -161,9 +161,54 @@ func (g *gen) proofRecords(kit *proofKit) ([]vpec.Record, error) {
 const proofsRun = "run_00000000-0000-4000-8000-00000000900f"
 
 func (g *gen) proofs() error {
-	var err error
-	withSeededRand(func() { err = g.proofVectors() })
-	return err
+	// Only the setup and the proving run on the seeded stream; sealing
+	// (the TSA's ECDSA signatures) runs on crypto/rand as always.
+	var (
+		kit                                *proofKit
+		valid, flipped, otherInput, signer []vpec.Record
+		another                            vpec.Record
+		err                                error
+	)
+	withSeededRand(func() {
+		if kit, err = g.setupProofs(); err != nil {
+			return
+		}
+		for _, recs := range []*[]vpec.Record{&valid, &flipped, &otherInput, &signer} {
+			if *recs, err = g.proofRecords(kit); err != nil {
+				return
+			}
+		}
+		another, err = g.headRecord(kit.head, 2, embedding(-3))
+	})
+	if err != nil {
+		return err
+	}
+	both := []string{HeadCircuitFile, ThresholdCircuitFile}
+	v, err := g.newVPEC(proofsRun, valid, nil)
+	if err != nil {
+		return err
+	}
+	if err := g.write("vpec/valid/proofs.json", v); err != nil {
+		return err
+	}
+	g.add(Vector{Name: "proofs", Kind: "vpec", Valid: true, Exit: 0, File: "vpec/valid/proofs.json", Circuits: both,
+		Description: fmt.Sprintf("a verifiable_inference record (a %d-%d-%d MLP head's Groth16 proof: class and logits) and a mathematical threshold_check record (a committed score of %d proved to meet the threshold %d), with their signed circuit entries (TEST-ONLY dev setup from a fixed seed: keys, circuit ids and proofs are the same on every regeneration)", headDims[0], headDims[1], headDims[2], condValue, condThreshold)})
+	if err := g.circuitMissing(kit.head.ModelHash); err != nil {
+		return err
+	}
+
+	// Invalid: each re-chained and sealed by the genuine key, so only the
+	// proof fails.
+	c := 1 - *flipped[1].ZKProof.Class
+	flipped[1].ZKProof.Class = &c
+	if err := g.proofVector("run_00000000-0000-4000-8000-0000000090e1", "proof-flipped-class", "the head record's zk_proof.class flipped to the other class, re-chained and re-signed: the proof does not verify with the rebuilt public inputs", flipped, both); err != nil {
+		return err
+	}
+	otherInput[1].CommitmentHash = another.CommitmentHash
+	if err := g.proofVector("run_00000000-0000-4000-8000-0000000090e2", "proof-other-input", "the head record's commitment_hash replaced by another input's commitment, re-chained and re-signed: the proof is about the other input", otherInput, both); err != nil {
+		return err
+	}
+	return g.proofVector("run_00000000-0000-4000-8000-0000000090e3", "circuit-untrusted-signer", "a valid proof VPEC checked with a threshold_check circuit entry signed by a key outside the trust bundle", signer, []string{HeadCircuitFile, OtherKeyCircuitFile})
 }
 
 // withSeededRand runs f with crypto/rand.Reader replaced by a ChaCha8
@@ -173,59 +218,6 @@ func withSeededRand(f func()) {
 	rand.Reader = mrand.NewChaCha8([32]byte([]byte("svc TEST-ONLY zk vectors seed v1")))
 	defer func() { rand.Reader = saved }()
 	f()
-}
-
-func (g *gen) proofVectors() error {
-	kit, err := g.setupProofs()
-	if err != nil {
-		return err
-	}
-	both := []string{HeadCircuitFile, ThresholdCircuitFile}
-	recs, err := g.proofRecords(kit)
-	if err != nil {
-		return err
-	}
-	v, err := g.newVPEC(proofsRun, recs, nil)
-	if err != nil {
-		return err
-	}
-	if err := g.write("vpec/valid/proofs.json", v); err != nil {
-		return err
-	}
-	if err := g.circuitMissing(kit.head.ModelHash); err != nil {
-		return err
-	}
-	g.add(Vector{Name: "proofs", Kind: "vpec", Valid: true, Exit: 0, File: "vpec/valid/proofs.json", Circuits: both,
-		Description: fmt.Sprintf("a verifiable_inference record (a %d-%d-%d MLP head's Groth16 proof: class and logits) and a mathematical threshold_check record (a committed score of %d proved to meet the threshold %d), with their signed circuit entries (TEST-ONLY dev setup from a fixed seed: keys, circuit ids and proofs are the same on every regeneration)", headDims[0], headDims[1], headDims[2], condValue, condThreshold)})
-
-	// Invalid: each re-chained and sealed by the genuine key, so only the
-	// proof fails.
-	flipped, err := g.proofRecords(kit)
-	if err != nil {
-		return err
-	}
-	c := 1 - *flipped[1].ZKProof.Class
-	flipped[1].ZKProof.Class = &c
-	if err := g.proofVector("run_00000000-0000-4000-8000-0000000090e1", "proof-flipped-class", "the head record's zk_proof.class flipped to the other class, re-chained and re-signed: the proof does not verify with the rebuilt public inputs", flipped, both); err != nil {
-		return err
-	}
-	otherInput, err := g.proofRecords(kit)
-	if err != nil {
-		return err
-	}
-	another, err := g.headRecord(kit.head, 2, embedding(-3))
-	if err != nil {
-		return err
-	}
-	otherInput[1].CommitmentHash = another.CommitmentHash
-	if err := g.proofVector("run_00000000-0000-4000-8000-0000000090e2", "proof-other-input", "the head record's commitment_hash replaced by another input's commitment, re-chained and re-signed: the proof is about the other input", otherInput, both); err != nil {
-		return err
-	}
-	unsigned, err := g.proofRecords(kit)
-	if err != nil {
-		return err
-	}
-	return g.proofVector("run_00000000-0000-4000-8000-0000000090e3", "circuit-untrusted-signer", "a valid proof VPEC checked with a threshold_check circuit entry signed by a key outside the trust bundle", unsigned, []string{HeadCircuitFile, OtherKeyCircuitFile})
 }
 
 func (g *gen) proofVector(runID, name, desc string, recs []vpec.Record, circuits []string) error {
