@@ -93,7 +93,7 @@ def record_fields: ["record_id", "sequence", "check", "manifest_id", "check_resu
 def record($i):
   "records[\($i)]" as $r
   | fields($r; record_fields; ["output_commitment", "onnx_model_hash", "stage_type", "stage_part", "details", "review", "check_session", "bounded_inference",
-      "disclosed_input", "disclosed_output", "field_digests", "disclosures", "manifest"]),
+      "disclosed_input", "disclosed_output", "field_digests", "disclosures", "manifest", "zk_proof"]),
     check("\($r).record_id"; .record_id | id and startswith("rec_")),
     check("\($r).sequence"; .sequence | int(1; 9007199254740991)),
     check("\($r).check (1-256 bytes, no control characters)"; .check | name and length > 0 and utf8bytelength <= 256),
@@ -108,7 +108,7 @@ def record($i):
     check("\($r).output_commitment (omitted, never empty)"; member("output_commitment"; commitment)),
     check("\($r).onnx_model_hash"; member("onnx_model_hash"; type == "string" and test("\\Asha256:[0-9a-f]{64}\\z"))),
     check("\($r).recorded_at"; .recorded_at | time),
-    check("\($r).stage_type"; member("stage_type"; oneof(["bound_committed_inference", "open_source_ml"]))),
+    check("\($r).stage_type"; member("stage_type"; oneof(["bound_committed_inference", "open_source_ml", "mlp_head"]))),
     check("\($r).stage_part"; member("stage_part"; oneof(["pre_conditions", "inference", "post_conditions"]))),
     check("\($r).details (omitted, never null or {})"; member("details"; type == "object" and length > 0)),
     check("\($r).disclosed_input (omitted, never empty)"; member("disclosed_input"; type == "string" and length > 0)),
@@ -121,6 +121,10 @@ def record($i):
         type == "object" and (keys - ["disclose"]) == ["proof_ceiling", "regulatory_references", "stage_name"] and
         (.stage_name | type == "string") and ((has("disclose") | not) or (.disclose | type == "array" and length > 0 and all(.[]; type == "string")))))),
     check("\($r).chain_hash"; .chain_hash | type == "string"),
+    check("\($r).zk_proof (with verifiable_inference or mathematical only, on a poseidon2 commitment)";
+      member("zk_proof"; type == "object" and (.system | type == "string") and (.circuit | type == "string") and
+        (.circuit_id | sha256) and (.proof | type == "string")) and
+      (.zk_proof == null or ((.proof_level | oneof(["verifiable_inference", "mathematical"])) and .commitment_algorithm == "poseidon2"))),
     check("\($r): review goes with proof_level witnessed, and only with it";
       (.proof_level == "witnessed") == (.review != null)),
     check("\($r): bounded_inference goes with proof_level operator_bound, and only with it";

@@ -63,6 +63,8 @@ type gen struct {
 	tsa      *timestamp.Authority
 	otherTSA *timestamp.Authority
 	vectors  []Vector
+	// clean is the clean vector, whose unsigned offline copy is a vector.
+	clean *vpec.VPEC
 }
 
 // Generate writes the key material (kept if present), the valid documents,
@@ -91,13 +93,13 @@ func Generate(dir string) error {
 	if err := writeFile(filepath.Join(dir, TrustBundleFile), append([]byte("# TEST-ONLY trust bundle for svc's test vectors\n"), bundle.Marshal()...)); err != nil {
 		return err
 	}
-	for _, sub := range []string{"vpec/valid", "vpec/invalid", "profile"} {
+	for _, sub := range []string{"vpec/valid", "vpec/invalid", "profile", "circuit"} {
 		os.RemoveAll(filepath.Join(dir, sub))
 		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
 			return err
 		}
 	}
-	steps := []func() error{g.profiles, g.valid, g.invalid}
+	steps := []func() error{g.profiles, g.valid, g.validDisclosures, g.proofs, g.invalid, g.invalidDisclosures}
 	for _, s := range steps {
 		if err := s(); err != nil {
 			return err
@@ -297,6 +299,7 @@ func (g *gen) valid() error {
 	if err != nil {
 		return err
 	}
+	g.clean = clean
 	if err := g.write("vpec/valid/clean.json", clean); err != nil {
 		return err
 	}
@@ -715,7 +718,7 @@ func (g *gen) invalid() error {
 	if err := g.seal(zk, g.service, g.tsa); err != nil {
 		return err
 	}
-	if err := g.badVPEC("zk-claim", "a consistent, signed VPEC whose record claims verifiable_inference, which v1 carries no proof for", []string{"zk_proofs"}, "INVALID — ZK PROOF UNVERIFIABLE", zk); err != nil {
+	if err := g.badVPEC("zk-claim", "a consistent, signed VPEC whose record claims verifiable_inference without a zk_proof block", []string{"zk_proofs"}, "INVALID — ZK PROOF UNVERIFIABLE", zk); err != nil {
 		return err
 	}
 
@@ -915,7 +918,7 @@ func (g *gen) invalid() error {
 		return err
 	}
 	return g.badVPEC("unsigned-offline", "the unsigned local copy a client writes when it closes a run offline (schema "+vpec.OfflineSchema+")",
-		[]string{"schema"}, vpec.CodeUnsignedOffline+": fetch the signed one with "+vpec.FetchHint(base.RunID), UnsignedOffline(base))
+		[]string{"schema"}, vpec.CodeUnsignedOffline+": fetch the signed one with "+vpec.FetchHint(g.clean.RunID), UnsignedOffline(g.clean))
 }
 
 // UnsignedOffline returns the unsigned offline VPEC a client would have

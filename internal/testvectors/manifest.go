@@ -25,6 +25,9 @@ type Vector struct {
 	Description string `json:"description"`
 	// Profiles are profile files (relative) to pass with --profile.
 	Profiles []string `json:"profiles,omitempty"`
+	// Circuits are signed circuit entry files (relative) to pass with
+	// --circuit (vectors whose records carry zk_proof blocks).
+	Circuits []string `json:"circuits,omitempty"`
 	// Valid is the expected verdict.
 	Valid bool `json:"valid"`
 	// Fails lists the checks that must fail (VPECs only).

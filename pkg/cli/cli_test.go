@@ -109,6 +109,9 @@ func TestVectorsThroughBinaries(t *testing.T) {
 				for _, p := range v.Profiles {
 					args = append(args, "--profile", filepath.Join(vectorsDir, p))
 				}
+				for _, c := range v.Circuits {
+					args = append(args, "--circuit", filepath.Join(vectorsDir, c))
+				}
 				text, code := run(t, cache, bin, args...)
 				if code != v.Exit {
 					t.Fatalf("exit %d, want %d\n%s", code, v.Exit, text)

@@ -10,6 +10,7 @@ import (
 	"github.com/svc-gov/svc/pkg/profile"
 	"github.com/svc-gov/svc/pkg/signing"
 	"github.com/svc-gov/svc/pkg/vpec"
+	"github.com/svc-gov/svc/pkg/zk"
 )
 
 const vectorsDir = "../../testdata/vectors"
@@ -53,7 +54,13 @@ func TestVectors(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			r := verify(t, doc, vpec.Options{Trust: trust, Profiles: set})
+			circuits := zk.NewSet()
+			for _, c := range v.Circuits {
+				if err := circuits.AddExplicit(filepath.Join(vectorsDir, c)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r := verify(t, doc, vpec.Options{Trust: trust, Profiles: set, Proofs: &zk.Verifier{Trust: trust, Circuits: circuits}})
 			if r.Valid != v.Valid || r.Verdict != v.Verdict {
 				t.Errorf("verdict %q (valid=%v), want %q (valid=%v)", r.Verdict, r.Valid, v.Verdict, v.Valid)
 			}
