@@ -142,24 +142,40 @@ func (t *Tracer) trace(enc tokenizer.Encoding, input []byte, detail bool) (*Trac
 		doubles = make(map[string][]float64, 2*len(t.names))
 		fn64 = func(name string, data []float64) { doubles[name] = append([]float64(nil), data...) }
 	}
-	err := t.sess.EachTyped(t.m.inputs(enc), func(name string, data []float32) {
-		if detail {
-			st := DetailStats(data)
-			details[name] = st
-			stats[name] = stat{st.Mean, st.RMS}
-		} else {
-			mean, rms := Stats(data) // no copy: the statistics are taken in place
-			stats[name] = stat{mean, rms}
-		}
-		if name == t.m.output {
-			for _, v := range data {
-				tr.Output = append(tr.Output, float64(v))
+	err := t.sess.All(t.m.inputs(enc), func(outs []inference.Output) error {
+		res := make([]ValueStats, len(outs))
+		eachParallel(outs, func(i int) {
+			switch o := outs[i]; {
+			case o.F64 != nil:
+				if fn64 == nil {
+					res[i].N = -1
+				}
+			case detail:
+				res[i] = DetailStats(o.F32)
+			default:
+				res[i].Mean, res[i].RMS = Stats(o.F32) // no copy: the statistics are taken in place
+			}
+		})
+		for i, o := range outs {
+			if o.F64 != nil {
+				if fn64 == nil {
+					return fmt.Errorf("trace: output %s is not a float tensor", o.Name)
+				}
+				fn64(o.Name, o.F64)
+				continue
+			}
+			if detail {
+				details[o.Name] = res[i]
+			}
+			stats[o.Name] = stat{res[i].Mean, res[i].RMS}
+			if o.Name == t.m.output {
+				for _, v := range o.F32 {
+					tr.Output = append(tr.Output, float64(v))
+				}
 			}
 		}
-	}, fn64)
-	if err != nil {
-		return nil, nil, err
-	}
+		return nil
+	})
 	for v, o := range t.inGraph {
 		mean, rms := statsFromGraph(doubles[o[0]], doubles[o[1]])
 		stats[v] = stat{mean, rms}
