@@ -19,8 +19,7 @@ import (
 
 // BenchmarkTracingOverhead measures, in one interleaved loop so that
 // machine noise hits all seven alike (production and full mode with the
-// statistics taken in Go on GOMAXPROCS goroutines, on one, and inside the
-// graph), the latency of untraced inference
+// statistics taken in Go on one goroutine, on two, and inside the graph), the latency of untraced inference
 // (the baseline), production-mode tracing and full tracing of the same
 // model and input, and reports each one's median latency and the median
 // over rounds of its added latency in percent against the same round's
@@ -53,21 +52,21 @@ func BenchmarkTracingOverhead(b *testing.B) {
 			variants := []struct {
 				mode    string
 				inGraph bool // the statistics computed inside the graph
-				serial  bool // the statistics on one goroutine
+				workers int  // TracerOptions.StatsWorkers
 				metric  string
 			}{
-				{"", false, false, "ms/untraced"},
-				{trace.Production, false, false, "ms/production"},
-				{trace.Full, false, false, "ms/full"},
-				{trace.Production, false, true, "ms/production-serial"},
-				{trace.Full, false, true, "ms/full-serial"},
-				{trace.Production, true, false, "ms/production-ingraph"},
-				{trace.Full, true, false, "ms/full-ingraph"},
+				{"", false, 0, "ms/untraced"},
+				{trace.Production, false, 0, "ms/production"},
+				{trace.Full, false, 0, "ms/full"},
+				{trace.Production, false, 2, "ms/production-2workers"},
+				{trace.Full, false, 2, "ms/full-2workers"},
+				{trace.Production, true, 0, "ms/production-ingraph"},
+				{trace.Full, true, 0, "ms/full-ingraph"},
 			}
 			tracers := make([]*trace.Tracer, len(variants))
 			for i, v := range variants {
 				var err error
-				if tracers[i], err = trace.NewTracerWith(m, v.mode, inference.Options{Threads: 1}, trace.TracerOptions{InGraph: v.inGraph}); err != nil {
+				if tracers[i], err = trace.NewTracerWith(m, v.mode, inference.Options{Threads: 1}, trace.TracerOptions{InGraph: v.inGraph, StatsWorkers: v.workers}); err != nil {
 					b.Fatal(err)
 				}
 				defer tracers[i].Close()
@@ -86,14 +85,9 @@ func BenchmarkTracingOverhead(b *testing.B) {
 			for n := 0; n < b.N; n++ {
 				for _, i := range rng.Perm(len(tracers)) {
 					t := tracers[i]
-					restore := func() {}
-					if variants[i].serial {
-						restore = trace.SetStatsParallelism(1, 0)
-					}
 					start := time.Now()
 					_, err := t.Trace(text)
 					rounds[i] = append(rounds[i], time.Since(start))
-					restore()
 					if err != nil {
 						b.Fatal(err)
 					}

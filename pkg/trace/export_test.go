@@ -1,10 +1,10 @@
 package trace
 
-// SetStatsParallelism sets how many goroutines compute a trace's
-// statistics (0: GOMAXPROCS) and from how many elements they are used,
-// and returns a function restoring the previous settings.
-func SetStatsParallelism(workers, minElements int) (restore func()) {
-	w, m := statsWorkers, parallelMin
-	statsWorkers, parallelMin = workers, minElements
-	return func() { statsWorkers, parallelMin = w, m }
+// SetParallelMin sets from how many traced elements the statistics are
+// computed on several goroutines (TracerOptions.StatsWorkers), and returns
+// a function restoring the previous setting.
+func SetParallelMin(elements int) (restore func()) {
+	m := parallelMin
+	parallelMin = elements
+	return func() { parallelMin = m }
 }

@@ -10,29 +10,22 @@ import (
 
 // parallelMin is the number of traced elements from which a trace's
 // statistics are computed on several goroutines: below it, waking a
-// goroutine costs more than it saves (one element takes about 0.4 ns).
-// statsWorkers caps the goroutines (0: GOMAXPROCS); tests set it.
-var (
-	parallelMin  = 1 << 16
-	statsWorkers = 0
-)
+// goroutine costs more than it saves (one element takes about 0.2 ns).
+// Tests lower it.
+var parallelMin = 1 << 16
 
 // eachParallel calls fn(i) for every output index i, spread over up to
-// GOMAXPROCS goroutines when the outputs are large enough to gain from it,
-// and returns when every call has. Each output's statistics are computed
-// by one call, in the same order as sequentially, so the values are
-// bit-identical whatever the split: parallelism changes only when they
-// are ready.
-func eachParallel(outs []inference.Output, fn func(i int)) {
+// workers goroutines (at most GOMAXPROCS; 0 or 1: this one) when the
+// outputs are large enough to gain from it, and returns when every call
+// has. Each output's statistics are computed by one call, in the same
+// order as sequentially, so the values are bit-identical whatever the
+// split: parallelism changes only when they are ready.
+func eachParallel(outs []inference.Output, workers int, fn func(i int)) {
 	total := 0
 	for _, o := range outs {
 		total += len(o.F32)
 	}
-	workers := statsWorkers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	workers = min(workers, len(outs))
+	workers = min(workers, runtime.GOMAXPROCS(0), len(outs))
 	if workers <= 1 || total < parallelMin {
 		for i := range outs {
 			fn(i)

@@ -15,28 +15,28 @@ import (
 // TestParallelStatsIdentical: computing the statistics of the traced
 // tensors on several goroutines gives bit-identical traces (every mean,
 // RMS, output, the Merkle root) and value statistics to computing them on
-// one, on both styles, both modes, for 1 to 4 workers.
+// one, on both styles, both modes, for 1 to 4 workers (GOMAXPROCS
+// permitting).
 func TestParallelStatsIdentical(t *testing.T) {
+	defer trace.SetParallelMin(0)()
 	in := []byte("please call jane doe at 555 0100, her ssn is 078-05-1120")
 	for _, style := range modelgen.Styles {
 		m, _ := ortest.Model(t, modelgen.Config{Style: style})
 		enc := m.Encode(in)
 		for _, mode := range []string{trace.Production, trace.Full} {
-			tr, err := trace.NewTracer(m, mode, inference.Options{Threads: 1})
-			if err != nil {
-				t.Fatal(err)
-			}
 			var want *trace.Trace
 			var wantDetail map[string]trace.ValueStats
 			for _, workers := range []int{1, 2, 3, 4} {
-				restore := trace.SetStatsParallelism(workers, 0)
+				tr, err := trace.NewTracerWith(m, mode, inference.Options{Threads: 1}, trace.TracerOptions{StatsWorkers: workers})
+				if err != nil {
+					t.Fatal(err)
+				}
 				got, err := tr.TraceEncoded(enc, in)
 				if err != nil {
-					restore()
 					t.Fatal(err)
 				}
 				_, detail, err := tr.TraceDetail(enc, in)
-				restore()
+				tr.Close()
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -67,7 +67,6 @@ func TestParallelStatsIdentical(t *testing.T) {
 					}
 				}
 			}
-			tr.Close()
 		}
 	}
 }

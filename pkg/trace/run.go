@@ -20,6 +20,7 @@ type Tracer struct {
 	sess  *inference.Session
 	// inGraph: the statistics come from the graph (WithStats), by value.
 	inGraph map[string][2]string
+	workers int
 }
 
 // TracerOptions choose how a Tracer computes the statistics.
@@ -30,6 +31,13 @@ type TracerOptions struct {
 	// the tensors are returned and reduced in Go (Stats). Both give the
 	// same statistics up to float64 summation order (about 1e-16 relative).
 	InGraph bool
+	// StatsWorkers computes the statistics of the traced tensors on up to
+	// this many goroutines (at most GOMAXPROCS), each tensor's on one, so
+	// the values are the same bits as on one. 0 or 1: on the calling
+	// goroutine, the default: on a machine whose cores are busy (ONNX
+	// Runtime's own threads, other inferences) waking a second goroutine
+	// was measured to cost more than it saved (docs/BENCHMARKS.md).
+	StatsWorkers int
 }
 
 // NewTracer prepares m for tracing in mode on the execution exec selects
@@ -41,7 +49,7 @@ func NewTracer(m *Model, mode string, exec inference.Options) (*Tracer, error) {
 
 // NewTracerWith is NewTracer with the statistics computed as opts says.
 func NewTracerWith(m *Model, mode string, exec inference.Options, opts TracerOptions) (*Tracer, error) {
-	t := &Tracer{m: m, mode: mode}
+	t := &Tracer{m: m, mode: mode, workers: opts.StatsWorkers}
 	if mode != "" {
 		nodes, err := m.TracedNodes(mode)
 		if err != nil {
@@ -144,7 +152,7 @@ func (t *Tracer) trace(enc tokenizer.Encoding, input []byte, detail bool) (*Trac
 	}
 	err := t.sess.All(t.m.inputs(enc), func(outs []inference.Output) error {
 		res := make([]ValueStats, len(outs))
-		eachParallel(outs, func(i int) {
+		eachParallel(outs, t.workers, func(i int) {
 			switch o := outs[i]; {
 			case o.F64 != nil:
 				if fn64 == nil {
