@@ -17,13 +17,14 @@ import (
 	"github.com/svc-gov/svc/pkg/trace"
 )
 
-// BenchmarkTracingOverhead measures, in one interleaved loop so that
-// machine noise hits all seven alike (production and full mode with the
-// statistics taken in Go on one goroutine, on two, and inside the graph), the latency of untraced inference
-// (the baseline), production-mode tracing and full tracing of the same
-// model and input, and reports each one's median latency and the median
-// over rounds of its added latency in percent against the same round's
-// untraced run.
+// BenchmarkTracingOverhead measures the latency of untraced inference (the
+// baseline) and of tracing the same model and input: production and full
+// mode with the statistics taken in Go on one goroutine, on two, and
+// inside the graph, and the inference alone with the traced values
+// exposed (what ONNX Runtime's side costs). All nine run in one loop, in a
+// shuffled order each round, so that machine noise hits all alike; it
+// reports each one's median latency and the median over rounds of its
+// added latency in percent against the same round's untraced run.
 // SVC_BENCH_LARGE=1 adds a DistilBERT-size model (6 layers, hidden 768, 12
 // heads) on a 128-token input (an 89 MB model, generated on the fly).
 func BenchmarkTracingOverhead(b *testing.B) {
@@ -53,15 +54,18 @@ func BenchmarkTracingOverhead(b *testing.B) {
 				mode    string
 				inGraph bool // the statistics computed inside the graph
 				workers int  // TracerOptions.StatsWorkers
+				runOnly bool // only the inference, nothing computed from the outputs
 				metric  string
 			}{
-				{"", false, 0, "ms/untraced"},
-				{trace.Production, false, 0, "ms/production"},
-				{trace.Full, false, 0, "ms/full"},
-				{trace.Production, false, 2, "ms/production-2workers"},
-				{trace.Full, false, 2, "ms/full-2workers"},
-				{trace.Production, true, 0, "ms/production-ingraph"},
-				{trace.Full, true, 0, "ms/full-ingraph"},
+				{"", false, 0, false, "ms/untraced"},
+				{trace.Production, false, 0, false, "ms/production"},
+				{trace.Full, false, 0, false, "ms/full"},
+				{trace.Production, false, 2, false, "ms/production-2workers"},
+				{trace.Full, false, 2, false, "ms/full-2workers"},
+				{trace.Production, true, 0, false, "ms/production-ingraph"},
+				{trace.Full, true, 0, false, "ms/full-ingraph"},
+				{trace.Production, false, 0, true, "ms/production-runonly"},
+				{trace.Full, false, 0, true, "ms/full-runonly"},
 			}
 			tracers := make([]*trace.Tracer, len(variants))
 			for i, v := range variants {
@@ -86,7 +90,12 @@ func BenchmarkTracingOverhead(b *testing.B) {
 				for _, i := range rng.Perm(len(tracers)) {
 					t := tracers[i]
 					start := time.Now()
-					_, err := t.Trace(text)
+					var err error
+					if variants[i].runOnly {
+						err = t.RunOutputs(text)
+					} else {
+						_, err = t.Trace(text)
+					}
 					rounds[i] = append(rounds[i], time.Since(start))
 					if err != nil {
 						b.Fatal(err)
