@@ -2,6 +2,7 @@ package trace
 
 import (
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -14,20 +15,16 @@ import (
 // Tests lower it.
 var parallelMin = 1 << 16
 
-// eachParallel calls fn(i) for every output index i, spread over up to
-// workers goroutines (at most GOMAXPROCS; 0 or 1: this one) when the
-// outputs are large enough to gain from it, and returns when every call
-// has. Each output's statistics are computed by one call, in the same
-// order as sequentially, so the values are bit-identical whatever the
-// split: parallelism changes only when they are ready.
-func eachParallel(outs []inference.Output, workers int, fn func(i int)) {
-	total := 0
-	for _, o := range outs {
-		total += len(o.F32)
-	}
-	workers = min(workers, runtime.GOMAXPROCS(0), len(outs))
-	if workers <= 1 || total < parallelMin {
-		for i := range outs {
+// eachParallel calls fn(i) for every job index i < jobs, spread over up to
+// workers goroutines (at most GOMAXPROCS; 0 or 1: this one) when the jobs
+// cover enough elements to gain from it, and returns when every call has.
+// Each tensor's statistics are computed by one call, in the same order as
+// sequentially, so the values are bit-identical whatever the split:
+// parallelism changes only when they are ready.
+func eachParallel(jobs, elements, workers int, fn func(i int)) {
+	workers = min(workers, runtime.GOMAXPROCS(0), jobs)
+	if workers <= 1 || elements < parallelMin {
+		for i := range jobs {
 			fn(i)
 		}
 		return
@@ -36,7 +33,7 @@ func eachParallel(outs []inference.Output, workers int, fn func(i int)) {
 	work := func() {
 		for {
 			i := int(next.Add(1)) - 1
-			if i >= len(outs) {
+			if i >= jobs {
 				return
 			}
 			fn(i)
@@ -48,4 +45,27 @@ func eachParallel(outs []inference.Output, workers int, fn func(i int)) {
 	}
 	work()
 	wg.Wait()
+}
+
+// pairBySize returns the indices of the float outputs in pairs of similar
+// length (the longest two first), the last alone if their number is odd:
+// statsPair sums a pair's common blocks in one loop. It also returns the
+// float elements in all.
+func pairBySize(outs []inference.Output) (pairs [][2]int, elements int) {
+	var idx []int
+	for i, o := range outs {
+		if o.F64 == nil {
+			idx = append(idx, i)
+			elements += len(o.F32)
+		}
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return len(outs[b].F32) - len(outs[a].F32) })
+	for k := 0; k < len(idx); k += 2 {
+		p := [2]int{idx[k], -1}
+		if k+1 < len(idx) {
+			p[1] = idx[k+1]
+		}
+		pairs = append(pairs, p)
+	}
+	return pairs, elements
 }

@@ -13,9 +13,9 @@ import (
 )
 
 // TestParallelStatsIdentical: computing the statistics of the traced
-// tensors on several goroutines gives bit-identical traces (every mean,
-// RMS, output, the Merkle root) and value statistics to computing them on
-// one, on both styles, both modes, for 1 to 4 workers (GOMAXPROCS
+// tensors on several goroutines, and two tensors at a time, gives
+// bit-identical traces (every mean, RMS, output, the Merkle root) and value
+// statistics to computing them on one, one tensor at a time, on both styles, both modes, for 1 to 4 workers (GOMAXPROCS
 // permitting).
 func TestParallelStatsIdentical(t *testing.T) {
 	defer trace.SetParallelMin(0)()
@@ -35,10 +35,15 @@ func TestParallelStatsIdentical(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				_, detail, err := tr.TraceDetail(enc, in)
+				viaDetail, detail, err := tr.TraceDetail(enc, in)
 				tr.Close()
 				if err != nil {
 					t.Fatal(err)
+				}
+				// TraceDetail takes each tensor's statistics alone (Stats),
+				// TraceEncoded two tensors at a time (statsPair): the same bits.
+				if viaDetail.MerkleRoot != got.MerkleRoot {
+					t.Fatalf("%s %s, %d workers: root %s, with value statistics %s", style, mode, workers, got.MerkleRoot, viaDetail.MerkleRoot)
 				}
 				if want == nil {
 					want, wantDetail = got, detail

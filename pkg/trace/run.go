@@ -152,16 +152,19 @@ func (t *Tracer) trace(enc tokenizer.Encoding, input []byte, detail bool) (*Trac
 	}
 	err := t.sess.All(t.m.inputs(enc), func(outs []inference.Output) error {
 		res := make([]ValueStats, len(outs))
-		eachParallel(outs, t.workers, func(i int) {
-			switch o := outs[i]; {
-			case o.F64 != nil:
-				if fn64 == nil {
-					res[i].N = -1
-				}
+		pairs, elements := pairBySize(outs)
+		eachParallel(len(pairs), elements, t.workers, func(k int) {
+			i, j := pairs[k][0], pairs[k][1]
+			switch {
 			case detail:
-				res[i] = DetailStats(o.F32)
+				res[i] = DetailStats(outs[i].F32)
+				if j >= 0 {
+					res[j] = DetailStats(outs[j].F32)
+				}
+			case j < 0:
+				res[i].Mean, res[i].RMS = Stats(outs[i].F32) // no copy: the statistics are taken in place
 			default:
-				res[i].Mean, res[i].RMS = Stats(o.F32) // no copy: the statistics are taken in place
+				res[i].Mean, res[i].RMS, res[j].Mean, res[j].RMS = statsPair(outs[i].F32, outs[j].F32)
 			}
 		})
 		for i, o := range outs {

@@ -51,3 +51,17 @@ func BenchmarkStatsReference(b *testing.B) {
 		statsReference(v)
 	}
 }
+
+// BenchmarkStatsPair: the statistics of two 128 x 256 activations in one
+// loop (statsPair: AVX2 where the machine has it), to compare with two
+// BenchmarkStats.
+func BenchmarkStatsPair(b *testing.B) {
+	v := make([]float32, 2*128*256)
+	for i := range v {
+		v[i] = float32(i%97) * 0.01
+	}
+	b.SetBytes(int64(len(v) * 4))
+	for i := 0; i < b.N; i++ {
+		statsPair(v[:len(v)/2], v[len(v)/2:])
+	}
+}

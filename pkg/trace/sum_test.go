@@ -44,11 +44,28 @@ func checkStats(t *testing.T, v []float32) {
 			math.Float64bits(m), math.Float64bits(r), math.Float64bits(wm), math.Float64bits(wr))
 	}
 	var acc, want [8]float64
-	sumBlocks(v, &acc)
-	sumBlocksGo(v, &want)
+	blocks := v[:len(v)&^3]
+	sumBlocks(blocks, &acc)
+	sumBlocksGo(blocks, &want)
 	for i := range acc {
 		if !sameBits(acc[i], want[i]) {
 			t.Fatalf("sumBlocks(%d values)[%d] = %v, sumBlocksGo %v", len(v), i, acc[i], want[i])
+		}
+	}
+}
+
+// checkPair checks statsPair(a, b), with and without AVX2 where the
+// machine has it, against the reference of each.
+func checkPair(t *testing.T, a, b []float32) {
+	t.Helper()
+	defer func(h bool) { hasAVX2 = h }(hasAVX2)
+	for _, avx2 := range []bool{hasAVX2, false} {
+		hasAVX2 = avx2
+		ma, ra, mb, rb := statsPair(a, b)
+		wma, wra := statsReference(a)
+		wmb, wrb := statsReference(b)
+		if !sameBits(ma, wma) || !sameBits(ra, wra) || !sameBits(mb, wmb) || !sameBits(rb, wrb) {
+			t.Fatalf("statsPair(%d, %d values), AVX2 %v = %v %v %v %v; reference %v %v %v %v", len(a), len(b), avx2, ma, ra, mb, rb, wma, wra, wmb, wrb)
 		}
 	}
 }
@@ -59,15 +76,23 @@ func checkStats(t *testing.T, v []float32) {
 // differently in another order, and special values.
 func TestStatsBitIdentical(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
+	var vectors [][]float32
 	for _, n := range []int{0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 63, 64, 65, 1000, 128 * 256, 128*256 + 3} {
 		v := make([]float32, n)
 		for i := range v {
 			v[i] = float32(rng.NormFloat64() * math.Pow(10, float64(rng.IntN(9)-4)))
 		}
 		checkStats(t, v)
+		vectors = append(vectors, v)
 		// A window that does not start at a 16-byte boundary.
 		if n > 1 {
 			checkStats(t, v[1:])
+			vectors = append(vectors, v[1:])
+		}
+	}
+	for _, a := range vectors {
+		for _, b := range vectors {
+			checkPair(t, a, b)
 		}
 	}
 	specials := []float32{0, float32(math.Copysign(0, -1)), 1e-45, -1e-45, math.MaxFloat32, -math.MaxFloat32,
@@ -75,6 +100,7 @@ func TestStatsBitIdentical(t *testing.T) {
 	for i := range specials {
 		for j := range specials {
 			checkStats(t, []float32{specials[i], 1, specials[j], -1, 2, specials[i]})
+			checkPair(t, []float32{specials[i], 1, 2, 3, specials[j]}, []float32{specials[j], -1, specials[i], 4, 5, 6, 7, 8})
 		}
 	}
 }
@@ -90,5 +116,9 @@ func FuzzStats(f *testing.F) {
 			v[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:]))
 		}
 		checkStats(t, v)
+		if len(v) > 0 {
+			k := int(data[0]) % (len(v) + 1)
+			checkPair(t, v[:k], v[k:])
+		}
 	})
 }

@@ -81,11 +81,18 @@ type Operator struct {
 // would change the result by about 1e-16 relative, far below any drift
 // bound, but not the definition a trace's Merkle root commits to.
 func Stats(values []float32) (mean, rms float64) {
+	var acc [8]float64 // s0..s3, q0..q3
+	sumBlocks(values[:len(values)&^3], &acc)
+	return finishStats(values, &acc)
+}
+
+// finishStats adds the elements of values after its last whole block of
+// four to the partial sums in acc (which hold the blocks) and returns the
+// mean and RMS (0, 0 for no values).
+func finishStats(values []float32, acc *[8]float64) (mean, rms float64) {
 	if len(values) == 0 {
 		return 0, 0
 	}
-	var acc [8]float64 // s0..s3, q0..q3
-	sumBlocks(values, &acc)
 	s0, s1, s2, s3, q0, q1, q2, q3 := acc[0], acc[1], acc[2], acc[3], acc[4], acc[5], acc[6], acc[7]
 	for _, v := range values[len(values)&^3:] {
 		f := float64(v)
@@ -96,10 +103,24 @@ func Stats(values []float32) (mean, rms float64) {
 	return ((s0 + s1) + (s2 + s3)) / n, math.Sqrt(((q0 + q1) + (q2 + q3)) / n)
 }
 
-// sumBlocksGo is sumBlocks in Go: the four partial sums of the elements
-// and of their squares over the whole blocks of four of v.
+// statsPair is Stats of a and of b (the same bits), with the blocks the
+// two have in common summed in one loop (sumBlocks2): the two tensors'
+// addition chains are independent, so the processor overlaps them.
+func statsPair(a, b []float32) (ma, ra, mb, rb float64) {
+	var accA, accB [8]float64
+	n := min(len(a), len(b)) &^ 3
+	sumBlocks2(a[:n], b[:n], &accA, &accB)
+	sumBlocks(a[n:len(a)&^3], &accA)
+	sumBlocks(b[n:len(b)&^3], &accB)
+	ma, ra = finishStats(a, &accA)
+	mb, rb = finishStats(b, &accB)
+	return
+}
+
+// sumBlocksGo is sumBlocks in Go: it adds v's elements and their squares,
+// v a whole number of blocks of four, to the partial sums in acc.
 func sumBlocksGo(v []float32, acc *[8]float64) {
-	var s0, s1, s2, s3, q0, q1, q2, q3 float64
+	s0, s1, s2, s3, q0, q1, q2, q3 := acc[0], acc[1], acc[2], acc[3], acc[4], acc[5], acc[6], acc[7]
 	for i := 0; i+4 <= len(v); i += 4 {
 		a, b, c, d := float64(v[i]), float64(v[i+1]), float64(v[i+2]), float64(v[i+3])
 		s0, s1, s2, s3 = s0+a, s1+b, s2+c, s3+d
