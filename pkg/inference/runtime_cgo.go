@@ -192,6 +192,9 @@ func (s *Session) All(inputs [][]int64, fn func(outs []Output) error) error {
 			s.views[i].F32 = t.GetData()
 		case *ort.Tensor[float64]:
 			s.views[i].F64 = t.GetData()
+			if s.views[i].F64 == nil {
+				s.views[i].F64 = []float64{} // empty, but marked double
+			}
 		default:
 			if !reused {
 				destroy(out)
