@@ -75,3 +75,26 @@ func TestParallelStatsIdentical(t *testing.T) {
 		}
 	}
 }
+
+// TestTraceRunError: an inference that fails (here inputs of different
+// lengths) fails the trace, in both modes and with value statistics, rather
+// than returning a trace of nothing.
+func TestTraceRunError(t *testing.T) {
+	m, _ := ortest.Model(t, modelgen.Config{Style: modelgen.StyleTorch})
+	in := []byte("jane doe")
+	enc := m.Encode(in)
+	enc.AttentionMask = enc.AttentionMask[:len(enc.AttentionMask)-1]
+	for _, mode := range []string{trace.Production, trace.Full} {
+		tr, err := trace.NewTracer(m, mode, inference.Options{Threads: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := tr.TraceEncoded(enc, in); err == nil {
+			t.Errorf("%s: a failed inference gave a trace of %d operators and no error", mode, len(got.Operators))
+		}
+		if _, _, err := tr.TraceDetail(enc, in); err == nil {
+			t.Errorf("%s: a failed inference gave value statistics and no error", mode)
+		}
+		tr.Close()
+	}
+}

@@ -187,6 +187,9 @@ func (t *Tracer) trace(enc tokenizer.Encoding, input []byte, detail bool) (*Trac
 		}
 		return nil
 	})
+	if err != nil {
+		return nil, nil, err
+	}
 	for v, o := range t.inGraph {
 		mean, rms := statsFromGraph(doubles[o[0]], doubles[o[1]])
 		stats[v] = stat{mean, rms}
