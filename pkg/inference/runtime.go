@@ -56,3 +56,12 @@ func LibraryPath(explicit string) (string, error) {
 	}
 	return "", fmt.Errorf("%w: no %s found: run scripts/install-ort.sh (ONNX Runtime %s), or pass --ort-lib / set SVC_ORT_LIB", ErrNoRuntime, LibraryName, RuntimeVersion)
 }
+
+// Output is one output of a run, as Session.All passes it: its name and
+// its data, F32 for a float tensor or F64 for a double one (the other is
+// nil). The data is ONNX Runtime's buffer, valid only during the call.
+type Output struct {
+	Name string
+	F32  []float32
+	F64  []float64
+}

@@ -73,6 +73,7 @@ type Session struct {
 	// recently used dropped first.
 	prealloc map[int]*outputs
 	runs     uint64
+	views    []Output
 }
 
 // outputs are preallocated output tensors and when they were last used.
@@ -125,6 +126,26 @@ func (s *Session) Each(inputs [][]int64, fn func(name string, data []float32)) e
 // tensors: fn gets the float ones, fn64 the double ones (nil: double
 // outputs are an error).
 func (s *Session) EachTyped(inputs [][]int64, fn func(name string, data []float32), fn64 func(name string, data []float64)) error {
+	return s.All(inputs, func(outs []Output) error {
+		for _, o := range outs {
+			switch {
+			case o.F64 != nil && fn64 == nil:
+				return fmt.Errorf("inference: output %s is not a float tensor", o.Name)
+			case o.F64 != nil:
+				fn64(o.Name, o.F64)
+			default:
+				fn(o.Name, o.F32)
+			}
+		}
+		return nil
+	})
+}
+
+// All runs the model like Each and calls fn once with every output, in
+// the session's output order, without copying them: the slices are valid
+// only during the call (fn may read them from several goroutines, all
+// done before it returns). An error from fn is returned as is.
+func (s *Session) All(inputs [][]int64, fn func(outs []Output) error) error {
 	if len(inputs) != len(s.inputs) {
 		return fmt.Errorf("inference: %d inputs given, the session takes %d (%v)", len(inputs), len(s.inputs), s.inputs)
 	}
@@ -161,29 +182,35 @@ func (s *Session) EachTyped(inputs [][]int64, fn func(name string, data []float3
 		}
 		return fmt.Errorf("inference: run: %w", err)
 	}
+	if len(s.views) != len(out) {
+		s.views = make([]Output, len(out))
+	}
 	for i, v := range out {
+		s.views[i] = Output{Name: s.outputs[i]}
 		switch t := v.(type) {
 		case *ort.Tensor[float32]:
-			fn(s.outputs[i], t.GetData())
-			continue
+			s.views[i].F32 = t.GetData()
 		case *ort.Tensor[float64]:
-			if fn64 != nil {
-				fn64(s.outputs[i], t.GetData())
-				continue
+			s.views[i].F64 = t.GetData()
+			if s.views[i].F64 == nil {
+				s.views[i].F64 = []float64{} // empty, but marked double
 			}
+		default:
+			if !reused {
+				destroy(out)
+			}
+			return fmt.Errorf("inference: output %s is not a float tensor", s.outputs[i])
 		}
-		if !reused {
-			destroy(out)
-		}
-		return fmt.Errorf("inference: output %s is not a float tensor", s.outputs[i])
 	}
+	err := fn(s.views)
+	clear(s.views) // the tensors may be destroyed or rewritten from here on
 	if !reused {
 		// The first run at this length let ONNX Runtime allocate (and the
 		// binding copy) the outputs; later runs write into tensors of the
 		// shapes it reported.
 		s.keep(n, out)
 	}
-	return nil
+	return err
 }
 
 // keep replaces auto-allocated outputs by preallocated ones of the same

@@ -36,5 +36,10 @@ func (s *Session) EachTyped(inputs [][]int64, fn func(name string, data []float3
 	return Init("")
 }
 
+// All reports ErrNoRuntime in builds without cgo.
+func (s *Session) All(inputs [][]int64, fn func(outs []Output) error) error {
+	return Init("")
+}
+
 // Close does nothing in builds without cgo.
 func (s *Session) Close() error { return nil }

@@ -20,6 +20,7 @@ type Tracer struct {
 	sess  *inference.Session
 	// inGraph: the statistics come from the graph (WithStats), by value.
 	inGraph map[string][2]string
+	workers int
 }
 
 // TracerOptions choose how a Tracer computes the statistics.
@@ -30,6 +31,13 @@ type TracerOptions struct {
 	// the tensors are returned and reduced in Go (Stats). Both give the
 	// same statistics up to float64 summation order (about 1e-16 relative).
 	InGraph bool
+	// StatsWorkers computes the statistics of the traced tensors on up to
+	// this many goroutines (at most GOMAXPROCS), each tensor's on one, so
+	// the values are the same bits as on one. 0 or 1: on the calling
+	// goroutine, the default: on a machine whose cores are busy (ONNX
+	// Runtime's own threads, other inferences) waking a second goroutine
+	// was measured to cost more than it saved (docs/BENCHMARKS.md).
+	StatsWorkers int
 }
 
 // NewTracer prepares m for tracing in mode on the execution exec selects
@@ -41,7 +49,7 @@ func NewTracer(m *Model, mode string, exec inference.Options) (*Tracer, error) {
 
 // NewTracerWith is NewTracer with the statistics computed as opts says.
 func NewTracerWith(m *Model, mode string, exec inference.Options, opts TracerOptions) (*Tracer, error) {
-	t := &Tracer{m: m, mode: mode}
+	t := &Tracer{m: m, mode: mode, workers: opts.StatsWorkers}
 	if mode != "" {
 		nodes, err := m.TracedNodes(mode)
 		if err != nil {
@@ -142,21 +150,43 @@ func (t *Tracer) trace(enc tokenizer.Encoding, input []byte, detail bool) (*Trac
 		doubles = make(map[string][]float64, 2*len(t.names))
 		fn64 = func(name string, data []float64) { doubles[name] = append([]float64(nil), data...) }
 	}
-	err := t.sess.EachTyped(t.m.inputs(enc), func(name string, data []float32) {
-		if detail {
-			st := DetailStats(data)
-			details[name] = st
-			stats[name] = stat{st.Mean, st.RMS}
-		} else {
-			mean, rms := Stats(data) // no copy: the statistics are taken in place
-			stats[name] = stat{mean, rms}
-		}
-		if name == t.m.output {
-			for _, v := range data {
-				tr.Output = append(tr.Output, float64(v))
+	err := t.sess.All(t.m.inputs(enc), func(outs []inference.Output) error {
+		res := make([]ValueStats, len(outs))
+		pairs, elements := pairBySize(outs)
+		eachParallel(len(pairs), elements, t.workers, func(k int) {
+			i, j := pairs[k][0], pairs[k][1]
+			switch {
+			case detail:
+				res[i] = DetailStats(outs[i].F32)
+				if j >= 0 {
+					res[j] = DetailStats(outs[j].F32)
+				}
+			case j < 0:
+				res[i].Mean, res[i].RMS = Stats(outs[i].F32) // no copy: the statistics are taken in place
+			default:
+				res[i].Mean, res[i].RMS, res[j].Mean, res[j].RMS = statsPair(outs[i].F32, outs[j].F32)
+			}
+		})
+		for i, o := range outs {
+			if o.F64 != nil {
+				if fn64 == nil {
+					return fmt.Errorf("trace: output %s is not a float tensor", o.Name)
+				}
+				fn64(o.Name, o.F64)
+				continue
+			}
+			if detail {
+				details[o.Name] = res[i]
+			}
+			stats[o.Name] = stat{res[i].Mean, res[i].RMS}
+			if o.Name == t.m.output {
+				for _, v := range o.F32 {
+					tr.Output = append(tr.Output, float64(v))
+				}
 			}
 		}
-	}, fn64)
+		return nil
+	})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -38,3 +38,30 @@ func BenchmarkStats(b *testing.B) {
 		Stats(v)
 	}
 }
+
+// BenchmarkStatsReference: BenchmarkStats' activation through the pure-Go
+// reference of the same summation order (the baseline of the SSE2 sums).
+func BenchmarkStatsReference(b *testing.B) {
+	v := make([]float32, 128*256)
+	for i := range v {
+		v[i] = float32(i%97) * 0.01
+	}
+	b.SetBytes(int64(len(v) * 4))
+	for i := 0; i < b.N; i++ {
+		statsReference(v)
+	}
+}
+
+// BenchmarkStatsPair: the statistics of two 128 x 256 activations in one
+// loop (statsPair: AVX2 where the machine has it), to compare with two
+// BenchmarkStats.
+func BenchmarkStatsPair(b *testing.B) {
+	v := make([]float32, 2*128*256)
+	for i := range v {
+		v[i] = float32(i%97) * 0.01
+	}
+	b.SetBytes(int64(len(v) * 4))
+	for i := 0; i < b.N; i++ {
+		statsPair(v[:len(v)/2], v[len(v)/2:])
+	}
+}

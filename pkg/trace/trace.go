@@ -72,26 +72,61 @@ type Operator struct {
 }
 
 // Stats returns the mean and RMS of values (0, 0 for none). Values are
-// summed in float64, in four interleaved partial sums (a different order
-// changes the result by about 1e-16 relative: far below any drift bound).
+// summed in float64 in four interleaved partial sums: element i goes to
+// sum i mod 4 (squares likewise, each square rounded before it is added,
+// never fused), in index order, the elements after the last whole block
+// of four to sum 0; the result is ((s0+s1)+(s2+s3))/n and
+// sqrt(((q0+q1)+(q2+q3))/n). The order is fixed so that every build
+// (pure Go or SSE2 on amd64, sumBlocks) gives the same bits; another order
+// would change the result by about 1e-16 relative, far below any drift
+// bound, but not the definition a trace's Merkle root commits to.
 func Stats(values []float32) (mean, rms float64) {
+	var acc [8]float64 // s0..s3, q0..q3
+	sumBlocks(values[:len(values)&^3], &acc)
+	return finishStats(values, &acc)
+}
+
+// finishStats adds the elements of values after its last whole block of
+// four to the partial sums in acc (which hold the blocks) and returns the
+// mean and RMS (0, 0 for no values).
+func finishStats(values []float32, acc *[8]float64) (mean, rms float64) {
 	if len(values) == 0 {
 		return 0, 0
 	}
-	var s0, s1, s2, s3, q0, q1, q2, q3 float64
-	i := 0
-	for ; i+4 <= len(values); i += 4 {
-		a, b, c, d := float64(values[i]), float64(values[i+1]), float64(values[i+2]), float64(values[i+3])
-		s0, s1, s2, s3 = s0+a, s1+b, s2+c, s3+d
-		q0, q1, q2, q3 = q0+a*a, q1+b*b, q2+c*c, q3+d*d
-	}
-	for ; i < len(values); i++ {
-		f := float64(values[i])
+	s0, s1, s2, s3, q0, q1, q2, q3 := acc[0], acc[1], acc[2], acc[3], acc[4], acc[5], acc[6], acc[7]
+	for _, v := range values[len(values)&^3:] {
+		f := float64(v)
 		s0 += f
-		q0 += f * f
+		q0 += float64(f * f) // the conversion forbids fusing into an FMA
 	}
 	n := float64(len(values))
 	return ((s0 + s1) + (s2 + s3)) / n, math.Sqrt(((q0 + q1) + (q2 + q3)) / n)
+}
+
+// statsPair is Stats of a and of b (the same bits), with the blocks the
+// two have in common summed in one loop (sumBlocks2): the two tensors'
+// addition chains are independent, so the processor overlaps them.
+func statsPair(a, b []float32) (ma, ra, mb, rb float64) {
+	var accA, accB [8]float64
+	n := min(len(a), len(b)) &^ 3
+	sumBlocks2(a[:n], b[:n], &accA, &accB)
+	sumBlocks(a[n:len(a)&^3], &accA)
+	sumBlocks(b[n:len(b)&^3], &accB)
+	ma, ra = finishStats(a, &accA)
+	mb, rb = finishStats(b, &accB)
+	return
+}
+
+// sumBlocksGo is sumBlocks in Go: it adds v's elements and their squares,
+// v a whole number of blocks of four, to the partial sums in acc.
+func sumBlocksGo(v []float32, acc *[8]float64) {
+	s0, s1, s2, s3, q0, q1, q2, q3 := acc[0], acc[1], acc[2], acc[3], acc[4], acc[5], acc[6], acc[7]
+	for i := 0; i+4 <= len(v); i += 4 {
+		a, b, c, d := float64(v[i]), float64(v[i+1]), float64(v[i+2]), float64(v[i+3])
+		s0, s1, s2, s3 = s0+a, s1+b, s2+c, s3+d
+		q0, q1, q2, q3 = q0+float64(a*a), q1+float64(b*b), q2+float64(c*c), q3+float64(d*d)
+	}
+	*acc = [8]float64{s0, s1, s2, s3, q0, q1, q2, q3}
 }
 
 // Leaf returns the canonical JSON (RFC 8785) bytes of an operator record:
