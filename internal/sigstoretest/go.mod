@@ -8,6 +8,20 @@ require (
 )
 
 require (
+	github.com/bits-and-blooms/bitset v1.24.6 // indirect
+	github.com/blang/semver/v4 v4.0.0 // indirect
+	github.com/consensys/gnark v0.16.0 // indirect
+	github.com/consensys/gnark-crypto v0.21.0 // indirect
+	github.com/fxamacker/cbor/v2 v2.9.2 // indirect
+	github.com/google/pprof v0.0.0-20261016150608-1facf8f91b50 // indirect
+	github.com/mattn/go-colorable v0.1.15 // indirect
+	github.com/mattn/go-isatty v0.0.24 // indirect
+	github.com/ronanh/intcomp v1.1.1 // indirect
+	github.com/rs/zerolog v1.35.1 // indirect
+	github.com/x448/float16 v0.8.4 // indirect
+)
+
+require (
 	github.com/asaskevich/govalidator v0.0.0-20230301143203-a9d515a09cc2 // indirect
 	github.com/blang/semver v3.5.1+incompatible // indirect
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
