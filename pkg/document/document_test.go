@@ -2,6 +2,8 @@ package document_test
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -341,5 +343,51 @@ func TestDecodeWith(t *testing.T) {
 		if !errors.Is(err, document.ErrSchema) || !strings.Contains(err.Error(), want) {
 			t.Errorf("err = %v, want %q", err, want)
 		}
+	}
+}
+
+func TestSetExplicitAndLimits(t *testing.T) {
+	errAmb := errors.New("ambiguous")
+	s := document.NewSet("thing", func(b []byte) (string, error) {
+		if len(b) == 0 || b[0] != '{' {
+			return "", errors.New("not a thing")
+		}
+		return string(b[1:2]), nil
+	}, 8, errAmb)
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	if err := s.AddExplicit(write("a.json", "{a1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddExplicit(write("a2.json", "{a1")); err != nil {
+		t.Fatalf("byte-identical duplicate: %v", err)
+	}
+	if err := s.AddExplicit(write("a3.json", "{a2")); !errors.Is(err, errAmb) {
+		t.Fatalf("same id, other bytes: %v, want the ambiguous error", err)
+	}
+	if err := s.AddExplicit(write("bad.json", "nope")); err != nil {
+		t.Fatalf("an invalid document is kept, not refused: %v", err)
+	}
+	if ex := s.Explicit(); len(ex) != 3 || ex[2].Err == nil || ex[2].Doc != nil {
+		t.Fatalf("Explicit: %+v", ex)
+	}
+	if _, err := s.AddFile(write("big.json", "{b23456789")); !errors.Is(err, document.ErrTooLarge) {
+		t.Fatalf("over the limit: %v", err)
+	}
+	if err := s.AddExplicitDoc("mem", []byte("{c23456789")); !errors.Is(err, document.ErrTooLarge) {
+		t.Fatalf("in memory, over the limit: %v", err)
+	}
+	errs := s.AddDir(dir) // a.json, a2.json, a3.json (id a), bad.json, big.json
+	if len(errs) != 2 {
+		t.Fatalf("AddDir errors: %v (want bad.json and big.json)", errs)
+	}
+	if doc, ok := s.Get("a"); !ok || len(doc) != 3 || s.Len() != 1 || len(s.IDs()) != 1 {
+		t.Fatalf("Get/Len/IDs: %q %v %d %v", doc, ok, s.Len(), s.IDs())
 	}
 }
