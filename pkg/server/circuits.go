@@ -86,6 +86,15 @@ func (s *Server) circuits(w http.ResponseWriter, r *http.Request) {
 	model, id := q.Get("model_hash"), q.Get("circuit_id")
 	var c store.Circuit
 	switch {
+	case len(q["model_hash"]) > 1 || len(q["circuit_id"]) > 1:
+		// One request, one reading: a repeated parameter is refused, not
+		// resolved to its first value.
+		field := "model_hash"
+		if len(q["circuit_id"]) > 1 {
+			field = "circuit_id"
+		}
+		s.fail(w, r, badRequest(field, "%s is given more than once; give it once", field))
+		return
 	case (model == "") == (id == ""):
 		s.fail(w, r, badRequest("model_hash", "give exactly one of model_hash (the model's onnx_model_hash) and circuit_id"))
 		return

@@ -54,7 +54,9 @@ func TestPublishCircuit(t *testing.T) {
 	if code, body := e.do("GET", "/api/v1/registry/circuits?model_hash="+model, e.keyA, nil, nil); code != 404 || strings.TrimSpace(string(body)) != `{"found":false}` {
 		t.Fatalf("unknown model: %d %s", code, body)
 	}
-	for _, q := range []string{"", "?model_hash=x", "?circuit_id=" + keys.CircuitID + "&model_hash=" + model} {
+	for _, q := range []string{"", "?model_hash=x", "?circuit_id=" + keys.CircuitID + "&model_hash=" + model,
+		"?circuit_id=" + keys.CircuitID + "&circuit_id=" + keys.CircuitID, "?model_hash=" + model + "&model_hash=" + model,
+		"?model_hash=" + strings.ToUpper(model), "?circuit_id=" + keys.CircuitID + "%00", "?circuit_id=" + strings.Repeat("a", 1<<16)} {
 		if code, body := e.do("GET", "/api/v1/registry/circuits"+q, e.keyA, nil, nil); code != 400 {
 			t.Fatalf("query %q: %d %s", q, code, body)
 		}
