@@ -28,9 +28,13 @@ var ErrNoRuntime = errors.New("ONNX Runtime not available")
 // reference execution (Reference true) is the unoptimised graph, node by
 // node as the model file states it, on one thread: what calibration
 // measures drift against and what an auditor replays.
+//
+// HoldDepth is the number of output sets a session lets callers hold at a
+// time (Session.Hold; 0: DefaultHoldDepth, 2).
 type Options struct {
 	Threads   int
 	Reference bool
+	HoldDepth int
 }
 
 // LibraryPath resolves the ONNX Runtime library: explicit (a --ort-lib
@@ -57,9 +61,10 @@ func LibraryPath(explicit string) (string, error) {
 	return "", fmt.Errorf("%w: no %s found: run scripts/install-ort.sh (ONNX Runtime %s), or pass --ort-lib / set SVC_ORT_LIB", ErrNoRuntime, LibraryName, RuntimeVersion)
 }
 
-// Output is one output of a run, as Session.All passes it: its name and
+// Output is one output of a run, as Session.All and Held.Outputs pass it: its name and
 // its data, F32 for a float tensor or F64 for a double one (the other is
-// nil). The data is ONNX Runtime's buffer, valid only during the call.
+// nil). The data is ONNX Runtime's buffer, valid only during the call
+// (All) or until Release (Held).
 type Output struct {
 	Name string
 	F32  []float32

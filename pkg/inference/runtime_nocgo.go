@@ -41,5 +41,26 @@ func (s *Session) All(inputs [][]int64, fn func(outs []Output) error) error {
 	return Init("")
 }
 
+// Hold reports ErrNoRuntime in builds without cgo.
+func (s *Session) Hold(inputs [][]int64) (*Held, error) {
+	return nil, Init("")
+}
+
+// HeldSets is 0 in builds without cgo.
+func (s *Session) HeldSets() int { return 0 }
+
+// Held is unavailable in builds without cgo.
+type Held struct{}
+
+// Outputs is nil in builds without cgo.
+func (h *Held) Outputs() []Output { return nil }
+
+// Release does nothing in builds without cgo.
+func (h *Held) Release() {}
+
+// DefaultHoldDepth is the number of output sets a session lets callers
+// hold at a time when Options.HoldDepth is 0.
+const DefaultHoldDepth = 2
+
 // Close does nothing in builds without cgo.
 func (s *Session) Close() error { return nil }
