@@ -17,3 +17,15 @@ func SetParallelMin(elements int) (restore func()) {
 func (t *Tracer) RunOutputs(input []byte) error {
 	return t.sess.All(t.m.inputs(t.m.Encode(input)), func([]inference.Output) error { return nil })
 }
+
+// HeldSets is the number of output sets the tracer's session holds now.
+func (t *Tracer) HeldSets() int { return t.sess.HeldSets() }
+
+// SetStartHook makes every goroutine Start launches call hook before it
+// reads the held tensors, and returns a function restoring the previous
+// setting.
+func SetStartHook(hook func()) (restore func()) {
+	h := startHook
+	startHook = hook
+	return func() { startHook = h }
+}

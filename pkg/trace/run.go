@@ -133,78 +133,103 @@ func (t *Tracer) TraceDetail(enc tokenizer.Encoding, input []byte) (*Trace, map[
 }
 
 func (t *Tracer) trace(enc tokenizer.Encoding, input []byte, detail bool) (*Trace, map[string]ValueStats, error) {
+	if t.inGraph != nil && detail {
+		return nil, nil, fmt.Errorf("trace: value statistics need the tensors: use a tracer without in-graph statistics")
+	}
+	tr, h, err := t.start(enc, input)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer h.Release()
+	details, err := t.finish(tr, h.Outputs(), detail)
+	if err != nil {
+		return nil, nil, err
+	}
+	return tr, details, nil
+}
+
+// start runs one inference with its outputs held and returns the trace's
+// header with the model's output and probabilities (copied from the held
+// tensors): everything but the operators and the Merkle root, which
+// finish computes from the held outputs. The caller releases them.
+func (t *Tracer) start(enc tokenizer.Encoding, input []byte) (*Trace, *inference.Held, error) {
+	tr := &Trace{Schema: Schema, ONNXModelHash: t.m.Hash, InputCommitment: commitment.String(input), Mode: t.mode,
+		Tokens: int64(enc.Tokens), Truncated: enc.Truncated}
+	h, err := t.sess.Hold(t.m.inputs(enc))
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, o := range h.Outputs() {
+		if o.Name == t.m.output && o.F64 == nil {
+			for _, v := range o.F32 {
+				tr.Output = append(tr.Output, float64(v))
+			}
+		}
+	}
+	tr.Probabilities = probabilities(tr.Output, t.m.outputIsProbability)
+	return tr, h, nil
+}
+
+// finish computes the statistics of the traced values from outs (a run's
+// outputs, in the session's order) and fills tr's operators and Merkle
+// root; with detail it also returns every traced value's ValueStats. It
+// reads only what NewTracer set, so it may run on another goroutine than
+// the tracer's.
+func (t *Tracer) finish(tr *Trace, outs []inference.Output, detail bool) (map[string]ValueStats, error) {
 	type stat struct{ mean, rms float64 }
 	stats := make(map[string]stat, len(t.names))
 	var details map[string]ValueStats
 	if detail {
 		details = make(map[string]ValueStats, len(t.names))
 	}
-	tr := &Trace{Schema: Schema, ONNXModelHash: t.m.Hash, InputCommitment: commitment.String(input), Mode: t.mode,
-		Tokens: int64(enc.Tokens), Truncated: enc.Truncated}
 	var doubles map[string][]float64
-	var fn64 func(string, []float64)
 	if t.inGraph != nil {
-		if detail {
-			return nil, nil, fmt.Errorf("trace: value statistics need the tensors: use a tracer without in-graph statistics")
-		}
 		doubles = make(map[string][]float64, 2*len(t.names))
-		fn64 = func(name string, data []float64) { doubles[name] = append([]float64(nil), data...) }
 	}
-	err := t.sess.All(t.m.inputs(enc), func(outs []inference.Output) error {
-		res := make([]ValueStats, len(outs))
-		pairs, elements := pairBySize(outs)
-		eachParallel(len(pairs), elements, t.workers, func(k int) {
-			i, j := pairs[k][0], pairs[k][1]
-			switch {
-			case detail:
-				res[i] = DetailStats(outs[i].F32)
-				if j >= 0 {
-					res[j] = DetailStats(outs[j].F32)
-				}
-			case j < 0:
-				res[i].Mean, res[i].RMS = Stats(outs[i].F32) // no copy: the statistics are taken in place
-			default:
-				res[i].Mean, res[i].RMS, res[j].Mean, res[j].RMS = statsPair(outs[i].F32, outs[j].F32)
+	res := make([]ValueStats, len(outs))
+	pairs, elements := pairBySize(outs)
+	eachParallel(len(pairs), elements, t.workers, func(k int) {
+		i, j := pairs[k][0], pairs[k][1]
+		switch {
+		case detail:
+			res[i] = DetailStats(outs[i].F32)
+			if j >= 0 {
+				res[j] = DetailStats(outs[j].F32)
 			}
-		})
-		for i, o := range outs {
-			if o.F64 != nil {
-				if fn64 == nil {
-					return fmt.Errorf("trace: output %s is not a float tensor", o.Name)
-				}
-				fn64(o.Name, o.F64)
-				continue
-			}
-			if detail {
-				details[o.Name] = res[i]
-			}
-			stats[o.Name] = stat{res[i].Mean, res[i].RMS}
-			if o.Name == t.m.output {
-				for _, v := range o.F32 {
-					tr.Output = append(tr.Output, float64(v))
-				}
-			}
+		case j < 0:
+			res[i].Mean, res[i].RMS = Stats(outs[i].F32) // no copy: the statistics are taken in place
+		default:
+			res[i].Mean, res[i].RMS, res[j].Mean, res[j].RMS = statsPair(outs[i].F32, outs[j].F32)
 		}
-		return nil
 	})
-	if err != nil {
-		return nil, nil, err
+	for i, o := range outs {
+		if o.F64 != nil {
+			if doubles == nil {
+				return nil, fmt.Errorf("trace: output %s is not a float tensor", o.Name)
+			}
+			doubles[o.Name] = o.F64
+			continue
+		}
+		if detail {
+			details[o.Name] = res[i]
+		}
+		stats[o.Name] = stat{res[i].Mean, res[i].RMS}
 	}
 	for v, o := range t.inGraph {
 		mean, rms := statsFromGraph(doubles[o[0]], doubles[o[1]])
 		stats[v] = stat{mean, rms}
 	}
-	tr.Probabilities = probabilities(tr.Output, t.m.outputIsProbability)
 	for k, i := range t.nodes {
 		n := t.m.Graph.Nodes[i]
 		st := stats[n.Outputs[0]]
 		tr.Operators = append(tr.Operators, Operator{Index: int64(k), Node: nodeID(n), OpType: n.OpType, Class: t.m.classes[i], Mean: st.mean, RMS: st.rms})
 	}
 	tr.OperatorCount = int64(len(tr.Operators))
+	var err error
 	if tr.MerkleRoot, err = Root(tr.Operators); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return tr, details, nil
+	return details, nil
 }
 
 // Close releases the loaded model.
