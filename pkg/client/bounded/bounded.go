@@ -20,6 +20,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -31,6 +32,7 @@ import (
 	"github.com/svc-gov/svc/pkg/inference"
 	"github.com/svc-gov/svc/pkg/profile"
 	"github.com/svc-gov/svc/pkg/signing"
+	"github.com/svc-gov/svc/pkg/tokenizer"
 	"github.com/svc-gov/svc/pkg/trace"
 	"github.com/svc-gov/svc/pkg/vpec"
 )
@@ -229,21 +231,68 @@ func (c *Classifier) keep(id string, doc []byte) {
 // records its six parts. Recording follows the client's fail-open rule:
 // when the service is down the records queue and Result.Queued is true.
 // Errors are inference failures and the client's record errors (a sealed
-// run, invalid parameters).
+// run, invalid parameters). It is Start and Wait: the same records.
 func (c *Classifier) Check(ctx context.Context, run *client.Run, check, manifestID string, input []byte) (*Result, error) {
+	p, err := c.Start(ctx, run, check, manifestID, input)
+	if err != nil {
+		return nil, err
+	}
+	return p.Wait(ctx)
+}
+
+// Pending is a check whose inference has run and whose verdict is known,
+// but whose trace is still being computed and whose records are not made
+// yet (Start). Its fields are set at Start and never change.
+type Pending struct {
+	// Verdict, Score and Probabilities are the Result's (Verdict pass when
+	// the score is below the threshold, fail at or above it, error when
+	// the output is not a probability distribution).
+	Verdict       vpec.CheckResult
+	Score         float64
+	Probabilities []float64
+
+	c                 *Classifier
+	run               *client.Run
+	check, manifestID string
+	input             []byte
+	enc               tokenizer.Encoding
+	prof              *profile.Profile
+	trace             *trace.Pending
+	res               *Result
+	label             int
+	outputOK          bool
+	once              sync.Once
+	result            *Result
+	err               error
+}
+
+// Start is Check with the verdict first: it runs the classifier on input
+// and returns as soon as the model's output is known, with the verdict,
+// score and probabilities, while the trace's statistics and Merkle root
+// are computed on another goroutine (trace.Tracer.Start). Wait finishes
+// the trace and records the check's six parts, exactly as Check does.
+//
+// The records are made only by Wait: a Pending never waited for leaves
+// the check unrecorded on the run (its trace's tensors are released all
+// the same), so call Wait for every Start before the run is closed. Checks
+// started on one run are recorded in the order their Waits run. At most
+// two inferences' tensors are held at a time: a Start while two traces are
+// still being computed waits for one (never for a Wait).
+func (c *Classifier) Start(ctx context.Context, run *client.Run, check, manifestID string, input []byte) (*Pending, error) {
 	prof, note := c.profileFor(ctx)
 	enc := c.m.Encode(input)
 	c.mu.Lock()
-	tr, err := c.tracer.TraceEncoded(enc, input)
+	tp, err := c.tracer.Start(enc, input)
 	c.mu.Unlock()
 	if err != nil {
 		return nil, fmt.Errorf("bounded: %s: %w", check, err)
 	}
-	res := &Result{Trace: tr, Probabilities: tr.Probabilities, StageType: vpec.StageOpenSourceML, ProofLevel: vpec.Execution, ProfileNote: note}
+	probs := tp.Probabilities()
+	res := &Result{Probabilities: probs, StageType: vpec.StageOpenSourceML, ProofLevel: vpec.Execution, ProfileNote: note}
 	label := *c.opts.Label
-	outputOK := len(tr.Probabilities) > label
+	outputOK := len(probs) > label
 	var sum float64
-	for _, p := range tr.Probabilities {
+	for _, p := range probs {
 		if math.IsNaN(p) || math.IsInf(p, 0) || p < 0 || p > 1 {
 			outputOK = false
 		}
@@ -254,13 +303,35 @@ func (c *Classifier) Check(ctx context.Context, run *client.Run, check, manifest
 	}
 	res.Verdict = vpec.ResultFail
 	if outputOK {
-		res.Score = tr.Probabilities[label]
+		res.Score = probs[label]
 		if res.Score < c.opts.Threshold {
 			res.Verdict = vpec.ResultPass
 		}
 	} else {
 		res.Verdict = vpec.ResultError
 	}
+	return &Pending{Verdict: res.Verdict, Score: res.Score, Probabilities: slices.Clone(probs),
+		c: c, run: run, check: check, manifestID: manifestID, input: input, enc: enc, prof: prof,
+		trace: tp, res: res, label: label, outputOK: outputOK}, nil
+}
+
+// Wait waits for the trace and records the check's six parts on the run
+// Start was given, and returns the Result (the same as Check's for the
+// input). Only the first call records; later and concurrent calls return
+// its Result and error.
+func (p *Pending) Wait(ctx context.Context) (*Result, error) {
+	p.once.Do(func() { p.result, p.err = p.finish(ctx) })
+	return p.result, p.err
+}
+
+// finish is the second half of Check: the trace, then the records.
+func (p *Pending) finish(ctx context.Context) (*Result, error) {
+	c, run, check, manifestID, input, enc, prof, res, label, outputOK := p.c, p.run, p.check, p.manifestID, p.input, p.enc, p.prof, p.res, p.label, p.outputOK
+	tr, err := p.trace.Wait()
+	if err != nil {
+		return nil, fmt.Errorf("bounded: %s: %w", check, err)
+	}
+	res.Trace = tr
 	var inferOpts []client.RecordOption
 	if prof != nil {
 		res.StageType, res.ProofLevel, res.ProfileID = vpec.StageBoundCommittedInference, vpec.OperatorBound, prof.ProfileID

@@ -52,3 +52,23 @@ func Example() {
 	}
 	_ = vpec.Raw // the signed VPEC
 }
+
+// Acting on the verdict before the trace is complete: Start returns the
+// verdict as soon as ONNX Runtime has run; the trace's statistics and
+// Merkle root are computed on another goroutine, and Wait records the six
+// parts. Every Start needs its Wait before the run is closed.
+func ExampleClassifier_Start() {
+	ctx := context.Background()
+	var pii *bounded.Classifier // bounded.New, as in the package example
+	var run *client.Run         // p.Open
+	pending, err := pii.Start(ctx, run, "pii_detection", "sha256:…manifest id…", []byte("Patient Jane Roe"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("verdict", pending.Verdict, "score", pending.Score) // act on it now
+	res, err := pending.Wait(ctx)                                    // then record (later, or on another goroutine)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.Trace.MerkleRoot)
+}
