@@ -66,7 +66,7 @@ func ExampleClassifier_Start() {
 		log.Fatal(err)
 	}
 	fmt.Println("verdict", pending.Verdict, "score", pending.Score) // act on it now
-	res, err := pending.Wait(ctx)                                    // then record (later, or on another goroutine)
+	res, err := pending.Wait(ctx)                                   // then record (later, or on another goroutine)
 	if err != nil {
 		log.Fatal(err)
 	}
