@@ -23,10 +23,14 @@ import (
 // baseline) and of tracing the same model and input: production and full
 // mode with the statistics taken in Go on one goroutine, on two, and
 // inside the graph, and the inference alone with the traced values
-// exposed (what ONNX Runtime's side costs). All nine run in one loop, in a
-// shuffled order each round, so that machine noise hits all alike; it
-// reports each one's median latency and the median over rounds of its
-// added latency in percent against the same round's untraced run.
+// exposed (what ONNX Runtime's side costs), and production and full mode
+// through Tracer.Start (-async: timed until the output is available, see
+// asyncRound). All run in one loop, in a shuffled order each round, so
+// that machine noise hits all alike; it reports each one's median latency
+// and the median over rounds of its added latency in percent against the
+// same round's untraced run, and likewise of its CPU time (-cpu: the
+// process's, all threads, until the trace is complete) and, for the async
+// variants, of the time until the trace is complete (-complete).
 // SVC_BENCH_LARGE=1 adds a DistilBERT-size model (6 layers, hidden 768, 12
 // heads) on a 128-token input (an 89 MB model, generated on the fly).
 func BenchmarkTracingOverhead(b *testing.B) {
