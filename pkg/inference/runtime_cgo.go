@@ -64,8 +64,8 @@ func RunFloat(model []byte, inName string, inShape []int64, in []float32, outNam
 // Session is a loaded model with int64 inputs of shape [1, n] and named
 // float outputs, reused across runs. Output tensors are allocated once per
 // input length and reused (ONNX Runtime writes into them; nothing is
-// copied). Run, Each, EachTyped, All, Hold and Close must be called from
-// one goroutine at a time; Held.Release may be called from any.
+// copied). Each, EachTyped, All, Hold and Close must be called from one
+// goroutine at a time; Held.Release may be called from any.
 //
 // Output sets: the first run at an input length lets ONNX Runtime allocate
 // the outputs (the binding copies them into Go memory) and records their
@@ -74,7 +74,7 @@ func RunFloat(model []byte, inName string, inShape []int64, in []float32, outNam
 // (the least recently used length's dropped first), at most HoldDepth sets
 // per length, and at most HoldDepth sets are held (Hold) at a time over all
 // lengths: a Hold beyond that waits for a Release. So a session's output
-// memory is bounded by maxShapes × HoldDepth sets.
+// memory is bounded by (maxShapes + 1) × HoldDepth sets.
 type Session struct {
 	s       *ort.DynamicAdvancedSession
 	inputs  []string
