@@ -9,7 +9,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -176,15 +175,6 @@ func asyncRound(t *trace.Tracer, m *trace.Model, text []byte, start time.Time, l
 	*latency = append(*latency, time.Since(start))
 	_, err = p.Wait()
 	return time.Since(start), err
-}
-
-// cpuTime returns the CPU time (user and system) this process has used.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // median returns the median of v (sorting it).
