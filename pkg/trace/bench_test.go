@@ -66,6 +66,8 @@ func BenchmarkTracingOverhead(b *testing.B) {
 				{trace.Full, true, 0, false, "ms/full-ingraph"},
 				{trace.Production, false, 0, true, "ms/production-runonly"},
 				{trace.Full, false, 0, true, "ms/full-runonly"},
+				{trace.Residual, false, 0, false, "ms/residual"},
+				{trace.Residual, false, 0, true, "ms/residual-runonly"},
 			}
 			tracers := make([]*trace.Tracer, len(variants))
 			for i, v := range variants {
