@@ -21,8 +21,9 @@ import (
 // baseline) and of tracing the same model and input: production and full
 // mode with the statistics taken in Go on one goroutine, on two, and
 // inside the graph, and the inference alone with the traced values
-// exposed (what ONNX Runtime's side costs). All nine run in one loop, in a
-// shuffled order each round, so that machine noise hits all alike; it
+// exposed (what ONNX Runtime's side costs), and residual mode both ways.
+// All run in one loop, in a shuffled order each round, so that machine
+// noise hits all alike; it
 // reports each one's median latency and the median over rounds of its
 // added latency in percent against the same round's untraced run.
 // SVC_BENCH_LARGE=1 adds a DistilBERT-size model (6 layers, hidden 768, 12

@@ -100,8 +100,9 @@ func Classes(g *Graph) []string {
 // the embeddings' sum the embedding lookups), else p itself; and, when
 // the first graph output is a Softmax's, the producer of the Softmax's
 // input (the logits). Only producers whose first output is the value
-// count, and never a constant (what is computed from constants only). The residual sum itself is not traced: exposing it stops ONNX
-// Runtime fusing the Add into SkipLayerNormalization (docs/BOUNDED.md).
+// count, and never a constant (what is computed from constants only).
+// The residual sum itself is not traced: exposing it stops ONNX Runtime
+// fusing the Add into SkipLayerNormalization (docs/BOUNDED.md).
 func Selected(g *Graph, classes []string, mode string) ([]int, error) {
 	if !ValidMode(mode) {
 		return nil, modeError(mode)
