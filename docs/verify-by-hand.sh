@@ -154,7 +154,7 @@ def record($i):
         test("\\A[a-z0-9][a-z0-9._-]{0,63}/[a-z0-9][a-z0-9._-]{0,63}-class/v(0|[1-9][0-9]{0,5})[.](0|[1-9][0-9]{0,5})[.](0|[1-9][0-9]{0,5})\\z")),
       check("\($r).bounded_inference.gpu_class"; .gpu_class | oneof(["cpu", "a10g", "a100", "h100"])),
       check("\($r).bounded_inference.onnx_model_hash"; .onnx_model_hash | sha256),
-      check("\($r).bounded_inference.trace_mode"; .trace_mode | oneof(["full", "production"])),
+      check("\($r).bounded_inference.trace_mode"; .trace_mode | oneof(["full", "production", "residual"])),
       check("\($r).bounded_inference.operator_count"; .operator_count | int(1; 4294967296)),
       check("\($r).bounded_inference.merkle_root"; .merkle_root | sha256));
 def gap($i):
@@ -575,7 +575,7 @@ check("models"; .models | type == "array" and length > 0 and
   (keys - ["onnx_model_hash", "hub_model_id", "operator_counts"] | length == 0) and
   (.onnx_model_hash | sha256) and ((has("hub_model_id") | not) or (.hub_model_id | type == "string")) and
   (.operator_counts | type == "object" and length > 0 and
-   all(to_entries[]; (.key | oneof(["full", "production"])) and (.value | count(1; 4294967296)))))),
+   all(to_entries[]; (.key | oneof(["full", "production", "residual"])) and (.value | count(1; 4294967296)))))),
 check("signature"; (.signing_key_id | type == "string") and
   (.profile_signature | type == "string" and test("\\AEd25519:[A-Za-z0-9+/]{86}==\\z")))'
 checked=""

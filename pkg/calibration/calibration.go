@@ -144,7 +144,7 @@ func Measure(m *trace.Model, opts Options) (*Measurement, error) {
 		return nil, err
 	}
 	defer ref.Close()
-	modes := []string{trace.Full, trace.Production}
+	modes := trace.Modes()
 	prod := make([]*trace.Tracer, len(modes))
 	for i, mode := range modes {
 		if prod[i], err = trace.NewTracer(m, mode, inference.Options{Threads: opts.Threads}); err != nil {
@@ -219,7 +219,7 @@ func newRecord(m *trace.Model) (*ModelMeasurement, error) {
 		rec.Classes = append(rec.Classes, m.Class(i))
 		pos[i] = k
 	}
-	for _, mode := range []string{trace.Full, trace.Production} {
+	for _, mode := range trace.Modes() {
 		nodes, err := m.TracedNodes(mode)
 		if err != nil {
 			return nil, err

@@ -137,6 +137,7 @@ func TestOptions(t *testing.T) {
 // panics, and what it accepts merges.
 func FuzzParseMeasurements(f *testing.F) {
 	f.Add([]byte(`{"schema":"svc.calibration/v1","drift_definition":"svc.drift/v2","gpu_class":"cpu","machine":{"cpu":"x","kernel_path":"avx2","passes":1},"models":[{"onnx_model_hash":"sha256:00","operator_counts":{"full":1,"production":1},"nodes":["a"],"classes":["Linear"],"selected":{"full":[0],"production":[0]},"inputs":["sha256:11"],"passes":[{"reference":[[0,1,1]],"production":{"full":[[0,1]],"production":[[0,1.0000001]]}}]}]}`))
+	f.Add([]byte(`{"schema":"svc.calibration/v1","drift_definition":"svc.drift/v2","gpu_class":"cpu","machine":{"cpu":"x","kernel_path":"avx2","passes":1},"models":[{"onnx_model_hash":"sha256:00","operator_counts":{"full":2,"production":1,"residual":1},"nodes":["a","b"],"classes":["Linear","Other"],"selected":{"full":[0,1],"production":[0],"residual":[1]},"inputs":["sha256:11"],"passes":[{"reference":[[0,1,1],[0,2,2]],"production":{"full":[[0,1],[0,2]],"production":[[0,1.0000001]],"residual":[[0,2]]}}]}]}`))
 	f.Add([]byte(`{"schema":"svc.calibration/v1"}`))
 	f.Fuzz(func(t *testing.T, doc []byte) {
 		m, err := calibration.ParseMeasurements(doc)

@@ -136,7 +136,7 @@ func qemuPath(t *testing.T) string {
 }
 
 // TestCrossCPU: honest traces made on emulated client CPUs (Haswell:
-// AVX2+FMA kernels; Nehalem: SSE4.2 kernels), in both trace modes and of
+// AVX2+FMA kernels; Nehalem: SSE4.2 kernels), in every trace mode and of
 // both model styles, pass the audit on this machine against a profile
 // calibrated here; doctored traces (a mean moved by 1e-5 of its drift
 // scale, another model's trace relabelled, another input's trace under
@@ -146,6 +146,15 @@ func TestCrossCPU(t *testing.T) {
 	inputs := []string{
 		"please call jane doe at 555 0100, her ssn is 078-05-1120",
 		"You are an idiot and I will find you.",
+	}
+	// The residual mode on one input only (each emulated inference costs
+	// about a second).
+	modes := []string{trace.Production, trace.Full, trace.Residual}
+	inputsOf := func(mode string) []string {
+		if mode == trace.Residual {
+			return inputs[:1]
+		}
+		return inputs
 	}
 	type style struct {
 		name  string
@@ -172,8 +181,8 @@ func TestCrossCPU(t *testing.T) {
 		mi := len(job.Models)
 		job.Models = append(job.Models, s.dir, odir)
 		job.Calibrate = append(job.Calibrate, mi)
-		for _, mode := range []string{trace.Production, trace.Full} {
-			for _, in := range inputs {
+		for _, mode := range modes {
+			for _, in := range inputsOf(mode) {
 				job.Runs = append(job.Runs, xcpuRun{Model: mi, Mode: mode, Input: in})
 			}
 			job.Runs = append(job.Runs, xcpuRun{Model: mi + 1, Mode: mode, Input: inputs[0]})
@@ -226,8 +235,8 @@ func TestCrossCPU(t *testing.T) {
 				mu.Unlock()
 				k := 0
 				for _, s := range styles {
-					for _, mode := range []string{trace.Production, trace.Full} {
-						for i, in := range inputs {
+					for _, mode := range modes {
+						for i, in := range inputsOf(mode) {
 							auditXCPU(t, s.name, s.m, res.Traces[k], []byte(in), []byte(inputs[(i+1)%len(inputs)]), s.prof)
 							k++
 						}
@@ -289,7 +298,7 @@ func TestCrossCPU(t *testing.T) {
 		}
 		t.Logf("%s: merged profile: coverage %+v, measured %+v", s.name, p.Coverage, p.Measured)
 		for _, tr := range clientTraces {
-			if tr.ONNXModelHash != s.m.Hash || tr.Mode != trace.Production {
+			if tr.ONNXModelHash != s.m.Hash || tr.Mode == trace.Full {
 				continue
 			}
 			for _, in := range inputs {
@@ -354,8 +363,8 @@ func auditXCPU(t *testing.T, style string, m *trace.Model, tr *trace.Trace, inpu
 		}
 	}
 	// The trace presented as the trace of another input: refused by the
-	// input commitment. In full mode, with the commitment rewritten too,
-	// the drift gives it away; production mode's statistics (LayerNorm
+	// input commitment. In full and residual mode, with the commitment
+	// rewritten too, the drift gives it away; production mode's statistics (LayerNorm
 	// outputs, normalised to γ and β, and the probabilities) hardly
 	// depend on the input, so there the commitment alone binds it
 	// (docs/BOUNDED.md).
@@ -368,7 +377,7 @@ func auditXCPU(t *testing.T, style string, m *trace.Model, tr *trace.Trace, inpu
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tr.Mode == trace.Full && a.Consistent {
+	if tr.Mode != trace.Production && a.Consistent {
 		t.Errorf("%s: trace of another input passes: %s", name, a.Summary())
 	} else if a.Consistent {
 		t.Logf("%s: trace of another input under its commitment: consistent (%s): only the commitment binds the input in production mode", name, a.Summary())

@@ -37,12 +37,13 @@ type Measurements struct {
 // ModelMeasurement is the per-pass statistics of one model.
 type ModelMeasurement struct {
 	ONNXModelHash  string           `json:"onnx_model_hash"`
-	OperatorCounts map[string]int64 `json:"operator_counts" maxitems:"2"`
+	OperatorCounts map[string]int64 `json:"operator_counts" maxitems:"3"`
 	// Nodes and Classes name the full-mode operators, in trace order.
 	Nodes   []string `json:"nodes"`
 	Classes []string `json:"classes"`
 	// Selected holds, per trace mode, the indices into Nodes that mode traces.
-	Selected map[string][]int `json:"selected" maxitems:"2"`
+	// Files made before the residual mode existed have no residual entry.
+	Selected map[string][]int `json:"selected" maxitems:"3"`
 	// Inputs holds the SHA-256 of each pass's input ("sha256:<hex>"), in
 	// order: a pass of one machine is compared with the same pass of
 	// another only when their inputs are the same (same --seed or
@@ -57,7 +58,7 @@ type ModelMeasurement struct {
 // traced operator of the production execution.
 type PassStats struct {
 	Reference  [][]float64            `json:"reference"`
-	Production map[string][][]float64 `json:"production" maxitems:"2"`
+	Production map[string][][]float64 `json:"production" maxitems:"3"`
 }
 
 // Record returns the measurements file of one machine's measurements of
@@ -111,7 +112,18 @@ func ParseMeasurements(doc []byte) (*Measurements, error) {
 		if int64(len(m.Passes)) != f.Machine.Passes || len(m.Inputs) != len(m.Passes) {
 			return bad("models[%d]: %d passes and %d input hashes, the machine made %d passes", i, len(m.Passes), len(m.Inputs), f.Machine.Passes)
 		}
-		for _, mode := range profile.TraceModes() {
+		for mode := range m.Selected {
+			if !slices.Contains(profile.TraceModes(), mode) {
+				return bad("models[%d]: selected: unknown trace mode %q", i, mode)
+			}
+		}
+		for mode := range m.OperatorCounts {
+			if _, ok := m.Selected[mode]; !ok {
+				return bad("models[%d]: operator_counts names mode %s, which selected does not", i, mode)
+			}
+		}
+		modes := m.modes()
+		for _, mode := range modes {
 			sel, ok := m.Selected[mode]
 			if !ok || int64(len(sel)) != m.OperatorCounts[mode] {
 				return bad("models[%d]: selected %s has %d operators, operator_counts says %d", i, mode, len(sel), m.OperatorCounts[mode])
@@ -131,7 +143,12 @@ func ParseMeasurements(doc []byte) (*Measurements, error) {
 					return bad("models[%d].passes[%d]: a reference statistic is not [mean, rms, scale] of finite numbers", i, p)
 				}
 			}
-			for _, mode := range profile.TraceModes() {
+			for mode := range ps.Production {
+				if !slices.Contains(modes, mode) {
+					return bad("models[%d].passes[%d]: statistics of trace mode %q, which selected does not name", i, p, mode)
+				}
+			}
+			for _, mode := range modes {
 				st := ps.Production[mode]
 				if len(st) != len(m.Selected[mode]) {
 					return bad("models[%d].passes[%d]: %d %s statistics for %d operators", i, p, len(st), mode, len(m.Selected[mode]))
@@ -145,6 +162,23 @@ func ParseMeasurements(doc []byte) (*Measurements, error) {
 		}
 	}
 	return &f, nil
+}
+
+// requiredModes are the trace modes every measurements file holds; the
+// residual mode is measured by calibrations since it was added and merged
+// only when every file merged has it.
+var requiredModes = []string{trace.Full, trace.Production}
+
+// modes returns the trace modes m was measured in: the required ones and
+// those of the others its selected names, in profile.TraceModes order.
+func (m *ModelMeasurement) modes() []string {
+	var out []string
+	for _, mode := range profile.TraceModes() {
+		if _, ok := m.Selected[mode]; ok || slices.Contains(requiredModes, mode) {
+			out = append(out, mode)
+		}
+	}
+	return out
 }
 
 func finite(v ...float64) bool {
@@ -190,12 +224,22 @@ func Merge(files []*Measurements) ([]*Measurement, error) {
 	for _, h := range order {
 		es := byModel[h]
 		first := es[0].m
-		res := &Measurement{ONNXModelHash: h, OperatorCounts: first.OperatorCounts, Passes: len(first.Passes), Drift: map[string]map[string][]float64{}}
+		// The modes every machine measured (files from before the
+		// residual mode lack it: the merged profile then has no count
+		// for it, and residual traces of the model are not covered).
+		modes := first.modes()
+		for _, e := range es {
+			modes = slices.DeleteFunc(modes, func(mode string) bool { return !slices.Contains(e.m.modes(), mode) })
+		}
+		res := &Measurement{ONNXModelHash: h, OperatorCounts: map[string]int64{}, Passes: len(first.Passes), Drift: map[string]map[string][]float64{}}
+		for _, mode := range modes {
+			res.OperatorCounts[mode] = first.OperatorCounts[mode]
+		}
 		for _, e := range es {
 			if !slices.Equal(e.m.Nodes, first.Nodes) || !slices.Equal(e.m.Classes, first.Classes) {
 				return nil, fmt.Errorf("%w: model %s traces different operators on %s (%s) and %s (%s): not the same model file or not the same svc version", ErrMeasurements, h, es[0].file.Machine.CPU, es[0].file.Machine.KernelPath, e.file.Machine.CPU, e.file.Machine.KernelPath)
 			}
-			for _, mode := range profile.TraceModes() {
+			for _, mode := range modes {
 				if !slices.Equal(e.m.Selected[mode], first.Selected[mode]) {
 					return nil, fmt.Errorf("%w: model %s: the %s-mode operators differ between machines", ErrMeasurements, h, mode)
 				}
@@ -203,7 +247,7 @@ func Merge(files []*Measurements) ([]*Measurement, error) {
 			res.Passes = min(res.Passes, len(e.m.Passes))
 			res.Machines = append(res.Machines, e.file.Machine)
 		}
-		for _, mode := range profile.TraceModes() {
+		for _, mode := range modes {
 			res.Drift[mode] = map[string][]float64{}
 		}
 		for _, refE := range es {
@@ -213,7 +257,7 @@ func Merge(files []*Measurements) ([]*Measurement, error) {
 						continue
 					}
 					ref, prod := refE.m.Passes[p], prodE.m.Passes[p]
-					for _, mode := range profile.TraceModes() {
+					for _, mode := range modes {
 						for j, k := range first.Selected[mode] {
 							r, g := ref.Reference[k], prod.Production[mode][j]
 							d := DriftScaled(trace.Operator{Mean: r[0], RMS: r[1]}, trace.Operator{Mean: g[0], RMS: g[1]}, r[2])

@@ -3,6 +3,7 @@
 package calibration_test
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -10,8 +11,10 @@ import (
 
 	"github.com/svc-gov/svc/internal/ortest"
 	"github.com/svc-gov/svc/pkg/calibration"
+	"github.com/svc-gov/svc/pkg/document"
 	"github.com/svc-gov/svc/pkg/modelgen"
 	"github.com/svc-gov/svc/pkg/profile"
+	"github.com/svc-gov/svc/pkg/tokenizer"
 	"github.com/svc-gov/svc/pkg/trace"
 )
 
@@ -63,7 +66,7 @@ func TestMeasureRealExecutions(t *testing.T) {
 	if prodMax == 0 && fullMax == 0 {
 		t.Error("no operator ever drifts from the reference: is the reference execution really unoptimised?")
 	}
-	if m := p.Models[0]; m.OperatorCounts[trace.Production] != 6 || m.OperatorCounts[trace.Full] < 50 {
+	if m := p.Models[0]; m.OperatorCounts[trace.Production] != 6 || m.OperatorCounts[trace.Residual] != 12 || m.OperatorCounts[trace.Full] < 50 {
 		t.Fatalf("operator counts %v", m.OperatorCounts)
 	}
 }
@@ -71,7 +74,7 @@ func TestMeasureRealExecutions(t *testing.T) {
 func TestReplay(t *testing.T) {
 	m, p, _ := calibrated(t, 100)
 	input := []byte("please call jane doe at 555 0100, her ssn is 078-05-1120")
-	for _, mode := range []string{trace.Production, trace.Full} {
+	for _, mode := range trace.Modes() {
 		t.Run(mode, func(t *testing.T) {
 			honest, err := trace.Run(m, input, mode)
 			if err != nil {
@@ -149,7 +152,7 @@ func TestTorchStyleModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("bounds %+v", p.Operators)
-	for _, mode := range []string{trace.Production, trace.Full} {
+	for _, mode := range trace.Modes() {
 		input := []byte("You are an idiot and I will find you.")
 		tr, err := trace.Run(m, input, mode)
 		if err != nil {
@@ -159,5 +162,123 @@ func TestTorchStyleModel(t *testing.T) {
 		if err != nil || !a.Consistent {
 			t.Fatalf("%s: %+v %v", mode, a, err)
 		}
+	}
+}
+
+// TestResidualCatchesSubstitutedModel: a model whose first encoder
+// layer's weights are all scaled by 1 + 1e-3·N(0,1) (modelgen.Variant),
+// traced honestly and relabelled as the profiled model, passes the audit
+// in production mode on the bert-style model (γ = 1 and β = 0 make every
+// LayerNorm output's mean and RMS independent of the weights, and the
+// two-class probabilities sit where their RMS is stationary) and fails it
+// in residual mode and full mode, at a layer-0 operator.
+func TestResidualCatchesSubstitutedModel(t *testing.T) {
+	m, dir := ortest.Model(t, modelgen.Config{})
+	p, err := calibration.Calibrate(m, calibration.Meta{ProfileID: "test/pii-class/v1.0.0", ModelClass: "pii", Architecture: "bert-like", Date: time.Now()}, calibration.Options{Passes: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := tokenizer.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	input := []byte("please call jane doe at 555 0100, her ssn is 078-05-1120")
+	for seed := int64(1); seed <= 3; seed++ {
+		b, _, err := modelgen.Generate(modelgen.Config{Variant: &modelgen.Variant{Layer: 0, Epsilon: 1e-3, Seed: seed}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		vm, err := trace.NewModel(b, tok)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, mode := range trace.Modes() {
+			tr, err := trace.Run(vm, input, mode)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr.ONNXModelHash = m.Hash
+			a, err := calibration.Replay(m, tr, input, p, "cpu")
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case mode == trace.Production && !a.Consistent:
+				t.Logf("seed %d: production mode caught this variant (%s)", seed, strings.Join(a.Problems, "; "))
+			case mode != trace.Production && (a.Consistent || len(a.Exceeded) == 0 || !strings.Contains(a.Exceeded[0].Node, "layer0/")):
+				t.Errorf("seed %d: %s mode: substituted model %+v", seed, mode, a)
+			}
+			if mode == trace.Residual {
+				t.Logf("seed %d: residual mode: %d of %d operators beyond the bounds, first %s (drift %.3g, bound %.3g)", seed, len(a.Exceeded), a.Operators, a.Exceeded[0].Node, a.Exceeded[0].Drift, a.Exceeded[0].Bound)
+			}
+		}
+	}
+}
+
+// TestMeasurementsWithoutResidual: a measurements file made before the
+// residual mode (no residual entry in operator_counts, selected or any
+// pass) still parses and merges; merged with a file that has the mode,
+// the profile covers only the modes every file measured, so a residual
+// trace of the model is not covered by it. A file naming an unknown mode
+// is refused.
+func TestMeasurementsWithoutResidual(t *testing.T) {
+	m, _ := ortest.Model(t, modelgen.Config{})
+	meas, err := calibration.Measure(m, calibration.Options{Passes: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := calibration.Record([]*calibration.Measurement{meas})
+	if err != nil {
+		t.Fatal(err)
+	}
+	current, err := document.MarshalIndent(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := rec.Models[0].Selected[trace.Residual]; !ok {
+		t.Fatal("a new measurements file has no residual mode")
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(current, &doc); err != nil {
+		t.Fatal(err)
+	}
+	model := doc["models"].([]any)[0].(map[string]any)
+	delete(model["operator_counts"].(map[string]any), trace.Residual)
+	delete(model["selected"].(map[string]any), trace.Residual)
+	for _, p := range model["passes"].([]any) {
+		delete(p.(map[string]any)["production"].(map[string]any), trace.Residual)
+	}
+	old, _ := json.Marshal(doc)
+	meta := calibration.Meta{ProfileID: "test/pii-class/v1.1.0", ModelClass: "pii", Architecture: "bert-like", Date: time.Now()}
+	for _, tc := range []struct {
+		name     string
+		docs     [][]byte
+		residual bool
+	}{{"new", [][]byte{current}, true}, {"old", [][]byte{old}, false}, {"new and old", [][]byte{current, old}, false}} {
+		p, _, err := calibration.MergeProfile(tc.docs, nil, meta, calibration.Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		counts := p.Models[0].OperatorCounts
+		if _, ok := counts[trace.Residual]; ok != tc.residual || counts[trace.Production] != 6 {
+			t.Fatalf("%s: operator counts %v", tc.name, counts)
+		}
+		input := []byte("hello world")
+		tr, err := trace.Run(m, input, trace.Residual)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := calibration.Replay(m, tr, input, p, "cpu")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Consistent != tc.residual {
+			t.Fatalf("%s: residual trace against the merged profile: %+v", tc.name, a)
+		}
+	}
+	model["selected"].(map[string]any)["fast"] = []any{0}
+	bad, _ := json.Marshal(doc)
+	if _, err := calibration.ParseMeasurements(bad); !errors.Is(err, calibration.ErrMeasurements) || !strings.Contains(err.Error(), "fast") {
+		t.Fatalf("unknown mode: %v", err)
 	}
 }

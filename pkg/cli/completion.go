@@ -18,7 +18,7 @@ func enumValues() map[string][]string {
 	strs := func(vs ...string) []string { return vs }
 	m := map[string][]string{
 		"output":     strs(outputText, outputJSON),
-		"mode":       strs(trace.Full, trace.Production),
+		"mode":       trace.Modes(),
 		"gpu-class":  profile.GPUClasses(),
 		"style":      strs(modelgen.StyleBERT, modelgen.StyleTorch),
 		"log-format": strs("text", "json"),

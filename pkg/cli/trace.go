@@ -32,7 +32,10 @@ local: only merkle_root and operator_count are ever sent.
 
 --mode full traces every operator with a float output; --mode production
 traces the output of each LayerNorm and the model output only, which
-leaves the rest of the graph fusable (low overhead).
+leaves the rest of the graph fusable (low overhead); --mode residual adds
+what each sublayer adds to the residual stream and the logits, which keeps
+the fusions and, unlike production, shows a substituted model
+(docs/BOUNDED.md).
 Needs a build with cgo and the ONNX Runtime library (make ort).`,
 		Example: `  svc model generate --out pii-model
   svc trace --model pii-model --input "my ssn is 078-05-1120" --mode production --out trace.json`,
@@ -42,7 +45,7 @@ Needs a build with cgo and the ONNX Runtime library (make ort).`,
 	cmd.Flags().StringVar(&o.model, "model", "", "model directory (model.onnx and tokenizer.json or vocab.txt) or model.onnx file")
 	cmd.Flags().StringVar(&o.input, "input", "", "input text")
 	cmd.Flags().StringVar(&o.inputFile, "input-file", "", "file holding the input text (- for stdin)")
-	cmd.Flags().StringVar(&o.mode, "mode", trace.Production, "full or production")
+	cmd.Flags().StringVar(&o.mode, "mode", trace.Production, "full, production or residual")
 	cmd.Flags().StringVar(&o.out, "out", "", "write the trace JSON here (default: standard output)")
 	o.mo.addRuntime(cmd)
 	addOutputFlag(cmd, &o.output)
@@ -53,8 +56,8 @@ func (a *app) runTrace(o *traceOptions) error {
 	if o.model == "" {
 		return errorf(ExitUsage, "pass --model DIR (see 'svc model generate')", "no model given")
 	}
-	if o.mode != trace.Full && o.mode != trace.Production {
-		return errorf(ExitUsage, "use --mode full or --mode production", "unknown trace mode %q", o.mode)
+	if !trace.ValidMode(o.mode) {
+		return errorf(ExitUsage, "use --mode full, --mode production or --mode residual", "unknown trace mode %q", o.mode)
 	}
 	text, err := a.readInputText(o.input, o.inputFile, true)
 	if err != nil {

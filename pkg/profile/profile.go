@@ -140,10 +140,10 @@ func (p *Profile) Definition() string {
 type Model struct {
 	ONNXModelHash  string           `json:"onnx_model_hash"`
 	HubModelID     string           `json:"hub_model_id,omitempty"`
-	OperatorCounts map[string]int64 `json:"operator_counts" maxitems:"2"`
+	OperatorCounts map[string]int64 `json:"operator_counts" maxitems:"3"`
 }
 
-var traceModes = [...]string{"full", "production"}
+var traceModes = [...]string{"full", "production", "residual"}
 
 // TraceModes returns the trace modes a model's operator_counts may name
 // (a new slice each call).

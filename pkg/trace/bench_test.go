@@ -22,8 +22,8 @@ import (
 // baseline) and of tracing the same model and input: production and full
 // mode with the statistics taken in Go on one goroutine, on two, and
 // inside the graph, and the inference alone with the traced values
-// exposed (what ONNX Runtime's side costs), and production and full mode
-// through Tracer.Start (-async: timed until the output is available, see
+// exposed (what ONNX Runtime's side costs), residual mode both ways, and
+// production, residual and full mode through Tracer.Start (-async: timed until the output is available, see
 // asyncRound). All run in one loop, in a shuffled order each round, so
 // that machine noise hits all alike; it reports each one's median latency
 // and the median over rounds of its added latency in percent against the
@@ -75,6 +75,9 @@ func BenchmarkTracingOverhead(b *testing.B) {
 				// available; see asyncRound.
 				{trace.Production, false, 0, false, "ms/production-async"},
 				{trace.Full, false, 0, false, "ms/full-async"},
+				{trace.Residual, false, 0, false, "ms/residual"},
+				{trace.Residual, false, 0, true, "ms/residual-runonly"},
+				{trace.Residual, false, 0, false, "ms/residual-async"},
 			}
 			tracers := make([]*trace.Tracer, len(variants))
 			for i, v := range variants {

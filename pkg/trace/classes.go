@@ -1,7 +1,6 @@
 package trace
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/svc-gov/svc/pkg/profile"
@@ -90,13 +89,23 @@ func Classes(g *Graph) []string {
 	return classes
 }
 
-// Selected returns the indexes of the nodes a mode traces: every node
-// (full), or (production) the terminal node of each LayerNorm group, a
-// LayerNorm node whose first output is a graph output or feeds a node of
-// another class, and the node producing the first graph output.
+// Selected returns the indexes of the nodes a mode traces, in node order:
+// every node (full), or (production) the terminal node of each LayerNorm
+// group, a LayerNorm node whose first output is a graph output or feeds a
+// node of another class, and the node producing the first graph output;
+// residual adds to production's, for every input of a LayerNorm node
+// that is the first output of a node p of another class: p's operands'
+// producers of another class than LayerNorm when p is an Add of class
+// Other (a residual sum x + sublayer(x): the sublayer's output, and for
+// the embeddings' sum the embedding lookups), else p itself; and, when
+// the first graph output is a Softmax's, the producer of the Softmax's
+// input (the logits). Only producers whose first output is the value
+// count, and never a constant (what is computed from constants only).
+// The residual sum itself is not traced: exposing it stops ONNX Runtime
+// fusing the Add into SkipLayerNormalization (docs/BOUNDED.md).
 func Selected(g *Graph, classes []string, mode string) ([]int, error) {
-	if mode != Full && mode != Production {
-		return nil, fmt.Errorf("trace mode %q: use %s or %s", mode, Full, Production)
+	if !ValidMode(mode) {
+		return nil, modeError(mode)
 	}
 	var out []int
 	if mode == Full {
@@ -117,8 +126,52 @@ func Selected(g *Graph, classes []string, mode string) ([]int, error) {
 			consumers[in] = append(consumers[in], i)
 		}
 	}
+	// residual mode: what each sublayer adds to the residual stream (the
+	// operands of the sums that layer normalizations take), and the logits.
+	extra := map[int]bool{}
+	if mode == Residual {
+		producer := map[string]int{}
+		for i, n := range g.Nodes {
+			for _, o := range n.Outputs {
+				if _, ok := producer[o]; !ok && o != "" {
+					producer[o] = i
+				}
+			}
+		}
+		consts := newIndex(g).consts
+		// from returns the node whose first output is v, if v is not a
+		// constant and the node not of class LayerNorm.
+		from := func(v string) (int, bool) {
+			p, ok := producer[v]
+			return p, ok && !consts[v] && class(p) != profile.LayerNorm && first(g.Nodes[p].Outputs) == v
+		}
+		for i, n := range g.Nodes {
+			if class(i) == profile.LayerNorm {
+				for _, in := range n.Inputs {
+					p, ok := from(in)
+					if !ok {
+						continue
+					}
+					if g.Nodes[p].OpType != "Add" || class(p) != profile.Other {
+						extra[p] = true
+						continue
+					}
+					for _, operand := range g.Nodes[p].Inputs { // a residual sum: its operands
+						if q, ok := from(operand); ok {
+							extra[q] = true
+						}
+					}
+				}
+			}
+			if n.OpType == "Softmax" && len(g.Outputs) > 0 && first(n.Outputs) == g.Outputs[0] && len(n.Inputs) > 0 {
+				if p, ok := from(n.Inputs[0]); ok {
+					extra[p] = true
+				}
+			}
+		}
+	}
 	for i, n := range g.Nodes {
-		if len(g.Outputs) > 0 && contains(n.Outputs, g.Outputs[0]) {
+		if len(g.Outputs) > 0 && contains(n.Outputs, g.Outputs[0]) || extra[i] {
 			out = append(out, i)
 			continue
 		}

@@ -80,7 +80,8 @@ func torchBERT(o bertOpts) *bert {
 		pos = b.other("Slice", "embeddings.position_ids", b.ci([]int64{1}, 0), seq, b.ci([]int64{1}, 1))
 	}
 	v["position_ids"] = pos
-	x = b.other("Add", x, b.other("Gather", b.weight("embeddings.position_embeddings.weight", tPos, tH), pos))
+	v["position_gather"] = b.other("Gather", b.weight("embeddings.position_embeddings.weight", tPos, tH), pos)
+	x = b.other("Add", x, v["position_gather"])
 	x = b.layerNorm("embeddings.LayerNorm", x, tH, o.ln)
 	b.lnOuts = append(b.lnOuts, x)
 
@@ -142,6 +143,7 @@ func torchBERT(o bertOpts) *bert {
 	c = b.other("Reshape", c, hiddenShape)
 	v["context"] = c
 	a := b.linear("attention.output.dense", c, tH, tH, true)
+	v["attention_out"] = a
 	a = b.other("Add", a, x)
 	x = b.layerNorm("attention.output.LayerNorm", a, tH, o.ln)
 	b.lnOuts = append(b.lnOuts, x)
@@ -151,6 +153,7 @@ func torchBERT(o bertOpts) *bert {
 	f = b.gelu(f, o.gelu)
 	v["gelu"] = f
 	f = b.linear("output.dense", f, tF, tH, true)
+	v["ffn_out"] = f
 	f = b.other("Add", f, x)
 	x = b.layerNorm("output.LayerNorm", f, tH, o.ln)
 	b.lnOuts = append(b.lnOuts, x)
@@ -250,6 +253,75 @@ func TestSelectedProduction(t *testing.T) {
 				t.Fatal("an unknown mode was accepted")
 			}
 		})
+	}
+}
+
+// TestSelectedResidual: residual mode traces production's operators and
+// what each sublayer adds to the residual stream: the two embedding
+// lookups summed before the first layer normalization, the attention
+// block's and the feed-forward block's outputs (the operands of the
+// residual Adds that are not a layer normalization's output), never the
+// residual sums themselves; the logits here are the graph output (no
+// Softmax), which production already traces.
+func TestSelectedResidual(t *testing.T) {
+	for _, tc := range bertVariants {
+		t.Run(tc.name, func(t *testing.T) {
+			b := torchBERT(tc.opts)
+			g := mustRead(t, b.marshal())
+			producer := map[string]int{}
+			for i, n := range g.Nodes {
+				for _, o := range n.Outputs {
+					producer[o] = i
+				}
+			}
+			var want []int
+			for _, o := range append(b.lnOuts, "logits", b.v["word_gather"], b.v["position_gather"], b.v["attention_out"], b.v["ffn_out"]) {
+				want = append(want, producer[o])
+			}
+			sort.Ints(want)
+			got, err := trace.Selected(g, trace.Classes(g), trace.Residual)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("residual selects %v, want %v", got, want)
+			}
+			for _, i := range got {
+				if !g.Traceable(i) {
+					t.Errorf("selected node %s is not traceable", g.Nodes[i].Name)
+				}
+			}
+		})
+	}
+}
+
+// TestSelectedResidualSoftmax: when the model ends in a Softmax, residual
+// mode also traces the Softmax's input (the logits); a layer
+// normalization whose input is not a residual sum (here the embeddings'
+// Gather directly) has that input traced.
+func TestSelectedResidualSoftmax(t *testing.T) {
+	n := func(op, name string, in ...string) trace.Node {
+		return trace.Node{Name: name, OpType: op, Inputs: in, Outputs: []string{name + "_out"}}
+	}
+	g := &trace.Graph{
+		Nodes: []trace.Node{
+			n("Gather", "emb", "w", "ids"),
+			n("LayerNormalization", "ln", "emb_out", "gamma", "beta"),
+			n("MatMul", "mm", "ln_out", "wc"),
+			n("Add", "bias", "mm_out", "bc"),
+			n("Softmax", "sm", "bias_out"),
+		},
+		Initializers: map[string]int32{"w": trace.TypeFloat, "gamma": trace.TypeFloat, "beta": trace.TypeFloat, "wc": trace.TypeFloat, "bc": trace.TypeFloat},
+		Outputs:      []string{"sm_out"},
+	}
+	classes := trace.Classes(g)
+	prod, err := trace.Selected(g, classes, trace.Production)
+	if err != nil || !reflect.DeepEqual(prod, []int{1, 4}) {
+		t.Fatalf("production selects %v (%v), want [1 4]", prod, err)
+	}
+	got, err := trace.Selected(g, classes, trace.Residual)
+	if err != nil || !reflect.DeepEqual(got, []int{0, 1, 3, 4}) {
+		t.Fatalf("residual selects %v (%v), want [0 1 3 4]: the LayerNorm's input, its output, the logits and the probabilities", got, err)
 	}
 }
 
@@ -673,7 +745,7 @@ func FuzzReadGraph(f *testing.F) {
 		if len(classes) != len(g.Nodes) {
 			t.Fatalf("%d classes for %d nodes", len(classes), len(g.Nodes))
 		}
-		for _, mode := range []string{trace.Full, trace.Production} {
+		for _, mode := range trace.Modes() {
 			if _, err := trace.Selected(g, classes, mode); err != nil {
 				t.Fatal(err)
 			}

@@ -189,8 +189,8 @@ func Decode(doc []byte) (*Trace, error) {
 	if t.Schema != Schema {
 		return nil, fmt.Errorf("trace: schema %q, want %q", t.Schema, Schema)
 	}
-	if t.Mode != Full && t.Mode != Production {
-		return nil, fmt.Errorf("trace: mode %q: want %s or %s", t.Mode, Full, Production)
+	if !ValidMode(t.Mode) {
+		return nil, fmt.Errorf("trace: mode %q: want %s, %s or %s", t.Mode, Full, Production, Residual)
 	}
 	return &t, nil
 }

@@ -238,8 +238,8 @@ func (t *Tracer) Close() error { return t.sess.Close() }
 // Run traces one inference of m in mode on the production execution,
 // loading the model for this call.
 func Run(m *Model, input []byte, mode string) (*Trace, error) {
-	if mode != Full && mode != Production {
-		return nil, fmt.Errorf("trace mode %q: use %s or %s", mode, Full, Production)
+	if !ValidMode(mode) {
+		return nil, modeError(mode)
 	}
 	t, err := NewTracer(m, mode, inference.Options{})
 	if err != nil {

@@ -21,11 +21,27 @@ import (
 // Modes: full traces every operator with a float output; production
 // traces the output of each layer normalization (the terminal node of each
 // LayerNorm group, see Selected) and the model's output only (low
-// overhead: the other nodes stay fusable).
+// overhead: the other nodes stay fusable); residual traces what production
+// does and, in addition, each layer normalization's input (the residual
+// stream) and, when the model ends in Softmax, the logits it normalises:
+// values that depend on the weights whatever the normalization's gamma and
+// beta (docs/BOUNDED.md).
 const (
 	Full       = "full"
 	Production = "production"
+	Residual   = "residual"
 )
+
+// Modes returns the trace modes, in the order documents list them.
+func Modes() []string { return []string{Full, Production, Residual} }
+
+// ValidMode reports whether mode is a trace mode.
+func ValidMode(mode string) bool { return mode == Full || mode == Production || mode == Residual }
+
+// modeError is the error for an unknown trace mode.
+func modeError(mode string) error {
+	return fmt.Errorf("trace mode %q: use %s, %s or %s", mode, Full, Production, Residual)
+}
 
 // ErrModel reports a model file that cannot be read as ONNX.
 var ErrModel = errors.New("not a readable ONNX model")

@@ -3,6 +3,7 @@ package vpec_test
 import (
 	"context"
 	"encoding/base64"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -123,6 +124,28 @@ func TestTimeRules(t *testing.T) {
 					t.Logf("%s %s %s %v", c.Status, c.Name, c.Message, c.Details)
 				}
 				t.Fatalf("verdict %s, time check %s, want valid=%v", r.Verdict, c.Status, tc.valid)
+			}
+		})
+	}
+}
+
+// TestTraceModes: a Bounded Inference record's trace_mode is full,
+// production or residual; any other is a schema failure naming it.
+func TestTraceModes(t *testing.T) {
+	f, clk := clockFixture(t)
+	for _, tc := range []struct {
+		mode string
+		ok   bool
+	}{{vpec.TraceFull, true}, {vpec.TraceProduction, true}, {vpec.TraceResidual, true}, {"fast", false}, {"Residual", false}} {
+		t.Run(tc.mode, func(t *testing.T) {
+			recs := records(1, vpec.OperatorBound)
+			recs[0].StageType, recs[0].StagePart = vpec.StageBoundCommittedInference, vpec.StagePartInference
+			recs[0].BoundedInference = &vpec.BoundedInference{ProfileID: "acme/pii-class/v1.0.0", GPUClass: "cpu",
+				ONNXModelHash: commitment.String([]byte("m")), TraceMode: tc.mode, OperatorCount: 12, MerkleRoot: commitment.String([]byte("t"))}
+			r := verify(t, f.sealAt(t, clk, recs, nil), vpec.Options{Trust: f.trust})
+			c := r.Check(vpec.CheckSchema)
+			if (c.Status == vpec.Pass) != tc.ok || (!tc.ok && !strings.Contains(c.Message, "trace_mode")) {
+				t.Fatalf("trace_mode %q: schema %s %q", tc.mode, c.Status, c.Message)
 			}
 		})
 	}

@@ -296,4 +296,5 @@ type BoundedInference struct {
 const (
 	TraceFull       = "full"
 	TraceProduction = "production"
+	TraceResidual   = "residual"
 )

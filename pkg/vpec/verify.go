@@ -563,8 +563,8 @@ func checkRecord(r *Record, f string, bad func(string, ...any)) {
 		if _, err := ParseHash(bi.ONNXModelHash); err != nil {
 			bad("%s.bounded_inference.onnx_model_hash: %v", f, err)
 		}
-		if bi.TraceMode != TraceFull && bi.TraceMode != TraceProduction {
-			bad("%s.bounded_inference.trace_mode %q is not full or production", f, bi.TraceMode)
+		if bi.TraceMode != TraceFull && bi.TraceMode != TraceProduction && bi.TraceMode != TraceResidual {
+			bad("%s.bounded_inference.trace_mode %q is not full, production or residual", f, bi.TraceMode)
 		}
 		if bi.OperatorCount < 1 || bi.OperatorCount > 1<<32 {
 			bad("%s.bounded_inference.operator_count %d is out of range", f, bi.OperatorCount)

@@ -41,7 +41,9 @@ import (
 type Options struct {
 	// GPUClass is the hardware class the inference runs on (default cpu).
 	GPUClass string
-	// Mode is the trace mode (default production).
+	// Mode is the trace mode: trace.Production (the default), trace.Full
+	// or trace.Residual (production's cost, and it catches a substituted
+	// model: docs/BOUNDED.md).
 	Mode string
 	// Label is the class whose probability is the score; nil takes class
 	// 1, the positive class of a binary classifier (ClassIndex(0) for the
@@ -102,8 +104,8 @@ func New(p *client.Pipeline, m *trace.Model, opts Options) (*Classifier, error) 
 		opts.RetryLookup = 5 * time.Minute
 	}
 	switch {
-	case opts.Mode != trace.Full && opts.Mode != trace.Production:
-		return nil, fmt.Errorf("bounded: trace mode %q: use %s or %s", opts.Mode, trace.Full, trace.Production)
+	case !trace.ValidMode(opts.Mode):
+		return nil, fmt.Errorf("bounded: trace mode %q: use %s, %s or %s", opts.Mode, trace.Full, trace.Production, trace.Residual)
 	case !(opts.Threshold > 0 && opts.Threshold <= 1):
 		return nil, fmt.Errorf("bounded: threshold %v: want a probability in (0, 1]", opts.Threshold)
 	case *opts.Label < 0:

@@ -419,3 +419,39 @@ func TestLabel(t *testing.T) {
 		t.Fatal("a negative class was accepted")
 	}
 }
+
+// TestTraceModes: Options.Mode selects the trace mode (production by
+// default, full and residual on request); an unknown mode is refused.
+func TestTraceModes(t *testing.T) {
+	m, _ := ortest.Model(t, modelgen.Config{})
+	p, err := client.NewPipeline(client.Options{APIKey: "pk_live_offline", BaseURL: "http://127.0.0.1:1", QueuePath: filepath.Join(t.TempDir(), "q.jsonl"), Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	ctx := context.Background()
+	run, err := p.Open(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		mode, want string
+		count      int64
+	}{{"", trace.Production, 6}, {trace.Production, trace.Production, 6}, {trace.Residual, trace.Residual, 12}, {trace.Full, trace.Full, 76}} {
+		c, err := bounded.New(p, m, bounded.Options{Mode: tc.mode})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := c.Check(ctx, run, "toxicity", "m", []byte("hello there"))
+		c.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Trace == nil || res.Trace.Mode != tc.want || res.Trace.OperatorCount != tc.count {
+			t.Fatalf("mode %q: trace %+v, want %s with %d operators", tc.mode, res.Trace, tc.want, tc.count)
+		}
+	}
+	if _, err := bounded.New(p, m, bounded.Options{Mode: "fast"}); err == nil || !strings.Contains(err.Error(), "residual") {
+		t.Fatalf("unknown mode: %v", err)
+	}
+}

@@ -20,6 +20,10 @@ func Calibrated(w io.Writer, p *profile.Profile, out string) {
 		}
 	}
 	for _, m := range p.Models {
-		fmt.Fprintf(w, "  model %s operators full %d, production %d\n", m.ONNXModelHash, m.OperatorCounts[trace.Full], m.OperatorCounts[trace.Production])
+		fmt.Fprintf(w, "  model %s operators full %d, production %d", m.ONNXModelHash, m.OperatorCounts[trace.Full], m.OperatorCounts[trace.Production])
+		if n, ok := m.OperatorCounts[trace.Residual]; ok {
+			fmt.Fprintf(w, ", residual %d", n)
+		}
+		fmt.Fprintln(w)
 	}
 }
