@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/svc-gov/svc/pkg/canonical"
 )
 
 // Details keys of a proved pre/post-condition of a Bounded Inference check
@@ -88,4 +90,28 @@ func fmtInt(p *int64) string {
 		return "(absent)"
 	}
 	return fmt.Sprint(*p)
+}
+
+// linkDetails returns the details members conditionLink reads, of a record
+// that carries a zk_proof (the verifier does not decode details otherwise:
+// see parsed.read); nil when there are none.
+func linkDetails(rec *canonical.Value) map[string]any {
+	if rec.Get("zk_proof") == nil {
+		return nil
+	}
+	d := rec.Get("details")
+	if d == nil || d.Kind() != canonical.KindObject {
+		return nil
+	}
+	out := map[string]any{}
+	if v := d.Get(DetailInputCommitment); v != nil && v.Kind() == canonical.KindString {
+		out[DetailInputCommitment] = v.Str()
+	}
+	for _, k := range []string{DetailThreshold, DetailMaxTokens} {
+		if v := d.Get(k); v != nil && v.Kind() == canonical.KindNumber {
+			_, f := v.Number()
+			out[k] = f
+		}
+	}
+	return out
 }

@@ -259,11 +259,7 @@ func (c *Condition) Kind() conditions.Kind { return conditions.Kind(c.entry.Circ
 // fails the condition against bound and records it at mathematical level.
 // The salt is returned: whoever holds it can open the commitment later.
 func (c *Condition) Check(ctx context.Context, run *client.Run, check, manifestID string, value, bound uint32, opts ...client.RecordOption) (*client.RecordResult, vpec.CheckResult, conditions.Salt, error) {
-	salt, err := conditions.NewSalt()
-	if err != nil {
-		return nil, "", salt, err
-	}
-	cp, err := zk.ProveCondition(c.keys, value, bound, salt)
+	cp, salt, err := c.Prove(value, bound)
 	if err != nil {
 		return nil, "", salt, err
 	}
@@ -271,3 +267,19 @@ func (c *Condition) Check(ctx context.Context, run *client.Run, check, manifestI
 	res, err := run.RecordCommitted(ctx, check, manifestID, cp.CheckResult, cp.CommitmentHash, opts...)
 	return res, cp.CheckResult, salt, err
 }
+
+// Prove proves that value, committed under a fresh random salt, passes or
+// fails the condition against bound, without recording: the caller
+// records cp.CommitmentHash, cp.CheckResult and cp.ZKProof (client.Run's
+// RecordCommitted with client.WithZKProof) and keeps the salt, which opens
+// the commitment.
+func (c *Condition) Prove(value, bound uint32) (cp *zk.ConditionProof, salt conditions.Salt, err error) {
+	if salt, err = conditions.NewSalt(); err != nil {
+		return nil, salt, err
+	}
+	cp, err = zk.ProveCondition(c.keys, value, bound, salt)
+	return cp, salt, err
+}
+
+// Entry is the verified circuit entry of the condition.
+func (c *Condition) Entry() *zk.Entry { return c.entry }
