@@ -23,15 +23,17 @@ var ErrConditions = errors.New("bounded: condition circuits")
 type ConditionOpening struct {
 	// Check is the record's check name (<check>:truncation_check or
 	// <check>:threshold_check).
-	Check string
+	Check string `json:"check"`
 	// Circuit is truncation_check or below_threshold_check.
-	Circuit conditions.Kind
+	Circuit conditions.Kind `json:"circuit"`
 	// Value is the committed value, Bound the public bound
 	// (zk_proof.max_tokens or zk_proof.threshold).
-	Value, Bound uint32
-	// Salt opens Commitment, the record's commitment_hash.
-	Salt       conditions.Salt
-	Commitment string
+	Value uint32 `json:"value"`
+	Bound uint32 `json:"bound"`
+	// Salt opens Commitment, the record's commitment_hash (JSON: 64 hex
+	// digits).
+	Salt       conditions.Salt `json:"salt"`
+	Commitment string          `json:"commitment_hash"`
 }
 
 // checkConditions validates Options.Conditions: at most one

@@ -283,3 +283,24 @@ func (c *Condition) Prove(value, bound uint32) (cp *zk.ConditionProof, salt cond
 
 // Entry is the verified circuit entry of the condition.
 func (c *Condition) Entry() *zk.Entry { return c.entry }
+
+// ErrConditionPairs reports condition entries and proving keys that do not
+// pair up.
+var ErrConditionPairs = errors.New("zkhead: give one proving key per condition circuit entry, in the same order")
+
+// NewConditions is NewCondition for several circuits: entries[i] is
+// proved with provingKeys[i].
+func NewConditions(entries, provingKeys [][]byte, trust *signing.Bundle) ([]*Condition, error) {
+	if len(entries) != len(provingKeys) {
+		return nil, fmt.Errorf("%w: %d entries, %d proving keys", ErrConditionPairs, len(entries), len(provingKeys))
+	}
+	out := make([]*Condition, len(entries))
+	for i := range entries {
+		c, err := NewCondition(entries[i], provingKeys[i], trust)
+		if err != nil {
+			return nil, fmt.Errorf("condition circuit entry %d: %w", i+1, err)
+		}
+		out[i] = c
+	}
+	return out, nil
+}

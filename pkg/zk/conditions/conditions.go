@@ -16,6 +16,7 @@
 package conditions
 
 import (
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math/big"
@@ -86,6 +87,12 @@ func NewSalt() (Salt, error) {
 		return Salt{}, fmt.Errorf("conditions: salt: %w", err)
 	}
 	return Salt(e.Bytes()), nil
+}
+
+// MarshalText writes the salt as 64 lowercase hex digits (how an opening
+// is handed to an auditor).
+func (s Salt) MarshalText() ([]byte, error) {
+	return []byte(hex.EncodeToString(s[:])), nil
 }
 
 func (s Salt) element() (fr.Element, error) {
