@@ -27,7 +27,7 @@ import (
 // publishCondition makes dev-setup keys of a condition circuit, publishes
 // the signed entry on the service and returns a prover for it and the
 // entry.
-func (s *service) publishCondition(t *testing.T, kind conditions.Kind) (*zkhead.Condition, []byte) {
+func (s *service) publishCondition(t testing.TB, kind conditions.Kind) (*zkhead.Condition, []byte) {
 	t.Helper()
 	k, err := zk.DevSetupCondition(kind)
 	if err != nil {
@@ -276,3 +276,39 @@ func reseal(t *testing.T, s *service, d *vpec.VPEC) []byte {
 }
 
 func hexs(b []byte) string { return hex.EncodeToString(b) }
+
+// BenchmarkCheckConditions: one Bounded Inference check (generated
+// bert-style model, production trace, six records on a loopback service)
+// with its truncation and threshold conditions proved, against the same
+// check unproved in the same run (docs/BENCHMARKS.md).
+func BenchmarkCheckConditions(b *testing.B) {
+	m, _ := ortest.Model(b, modelgen.Config{})
+	svc := newService(b)
+	ctx := context.Background()
+	p := svc.pipeline(b)
+	trunc, _ := svc.publishCondition(b, conditions.Truncation)
+	below, _ := svc.publishCondition(b, conditions.BelowThreshold)
+	input := []byte("Jane asks for a refill.")
+	for _, bc := range []struct {
+		name  string
+		conds []*zkhead.Condition
+	}{{"unproved", nil}, {"proved", []*zkhead.Condition{trunc, below}}} {
+		b.Run(bc.name, func(b *testing.B) {
+			c, err := bounded.New(p, m, bounded.Options{Trust: svc.mat.Trust, Conditions: bc.conds})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.Close()
+			run, err := p.Open(ctx, "")
+			if err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				res, err := c.Check(ctx, run, "pii", "manifest-1", input)
+				if err != nil || len(res.Conditions) != len(bc.conds) {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
