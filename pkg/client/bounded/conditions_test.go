@@ -80,6 +80,9 @@ func TestProvedConditions(t *testing.T) {
 	if _, err := bounded.New(p, m, bounded.Options{Conditions: []*zkhead.Condition{trunc, trunc}}); !errors.Is(err, bounded.ErrConditions) {
 		t.Fatalf("two truncation provers: %v", err)
 	}
+	if _, err := bounded.New(p, m, bounded.Options{Threshold: 1e-12}); err == nil || !strings.Contains(err.Error(), "below 2^-32") {
+		t.Fatalf("a threshold below the score's resolution: %v", err)
+	}
 	profDir := t.TempDir()
 	newC := func(threshold float64) *bounded.Classifier {
 		c, err := bounded.New(p, m, bounded.Options{Trust: svc.mat.Trust, ProfileDir: profDir, Threshold: threshold, Conditions: []*zkhead.Condition{trunc, below}})
