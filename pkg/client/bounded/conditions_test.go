@@ -191,6 +191,26 @@ func TestProvedConditions(t *testing.T) {
 		t.Fatalf("floor %s", rep.ProofLevelFloor)
 	}
 
+	// Without a profile for the GPU class the inference falls back to
+	// open_source_ml at execution level; the conditions are still proved,
+	// mathematical on their own evidence, and linked.
+	fb, err := bounded.New(p, m, bounded.Options{Trust: svc.mat.Trust, ProfileDir: profDir, GPUClass: "a100", Conditions: []*zkhead.Condition{trunc, below}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fb.Close()
+	runFB, _ := p.Open(ctx, "")
+	if res, err := fb.Check(ctx, runFB, "pii", "manifest-1", short); err != nil || res.StageType != vpec.StageOpenSourceML || len(res.Conditions) != 2 {
+		t.Fatalf("fallback: %+v %v", res, err)
+	}
+	vFB, err := runFB.Close(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep := verify(vFB.Raw); !rep.Valid || !strings.HasPrefix(rep.Check(vpec.CheckZK).Message, "ZK proofs valid (2 proofs") || len(vFB.VPEC.Gaps) != 1 {
+		t.Fatalf("fallback VPEC: %s %+v, gaps %+v", rep.Verdict, rep.FirstFailure(), vFB.VPEC.Gaps)
+	}
+
 	// Tampering: each change is re-chained and re-signed by the service
 	// key, so only the proofs and their links can catch it.
 	var doc vpec.VPEC
