@@ -8,6 +8,7 @@ Written from the published specifications, not from svc's code:
 """
 
 import hashlib
+import math
 
 # ---------------------------------------------------------------- Ed25519 (RFC 8032)
 
@@ -243,5 +244,4 @@ def quantize_probability(p: float):
     """Q(p) = min(floor(p * 2^32), 2^32 - 1) for p in [0, 1] (PROOFS.md); None otherwise."""
     if p != p or p < 0 or p > 1:
         return None
-    import math
     return min(math.floor(math.ldexp(p, 32)), 2**32 - 1)
