@@ -15,7 +15,7 @@ import (
 // FORMATS.md "Condition records of a decomposition" as svc-verify does.
 // The proofs vector's threshold proof is made a decomposition's post
 // condition of the check pii_detection (its first record becomes the
-// inference record); linked, svc-verify finds it VALID and the Python
+// inference record, which lists it back); linked, svc-verify finds it VALID and the Python
 // verifier, which has no Groth16, stops at ZK PROOF NOT CHECKED; with a
 // broken link both say ZK PROOF INVALID.
 func TestSecondImplConditionLinks(t *testing.T) {
@@ -37,6 +37,7 @@ func TestSecondImplConditionLinks(t *testing.T) {
 		c := rec(d, 2)
 		c["check"], c["stage_type"] = "pii_detection:threshold_check", "open_source_ml"
 		c["details"] = doc{"input_commitment": in["commitment_hash"], "threshold": json.Number("1.1641532182693481e-7"), "label": json.Number("1")}
+		in["details"] = doc{"gpu_class": "cpu", "condition_commitments": doc{"threshold_check": c["commitment_hash"]}}
 	}
 	for _, tc := range []struct {
 		name, want string
@@ -49,6 +50,10 @@ func TestSecondImplConditionLinks(t *testing.T) {
 		}},
 		{"another inference check", "condition not linked", func(d doc) { rec(d, 2)["check"] = "other:threshold_check" }},
 		{"another threshold in details", "threshold mismatch", func(d doc) { rec(d, 2)["details"].(doc)["threshold"] = json.Number("0.5") }},
+		{"not listed by the inference", "lists", func(d doc) { delete(rec(d, 0)["details"].(doc), "condition_commitments") }},
+		{"listed but not carried", "carried by 0", func(d doc) {
+			rec(d, 0)["details"].(doc)["condition_commitments"].(doc)["truncation_check"] = "poseidon2:" + strings.Repeat("0", 64)
+		}},
 	} {
 		d := loadDoc(t, filepath.Join(vectorsDir, "vpec/valid/proofs.json"))
 		link(d)

@@ -62,31 +62,54 @@ func TestZKBelowThreshold(t *testing.T) {
 }
 
 // TestZKDecompositionLink: a proved condition of a decomposition stage
-// names the input of an inference record of its check; one without
-// (another input, no link) fails the ZK proofs check, while the same
-// record outside a decomposition (no stage_type) needs no link.
+// names the input of an inference record of its check, which lists the
+// condition's commitment back; a condition without that (another input,
+// no link, not listed, replaced by another input's, listed but missing)
+// fails the ZK proofs check, while the same record outside a
+// decomposition (no stage_type) needs no link.
 func TestZKDecompositionLink(t *testing.T) {
 	f := newZKFixture(t)
 	all := f.verifier(f.entries[conditions.Truncation])
-	in := "sha256:" + strings.Repeat("ab", 32)
-	inference := vpec.Record{RecordID: vpec.NewID("rec_"), Check: "pii", ManifestID: "sha256:" + strings.Repeat("ab", 32),
-		CheckResult: vpec.ResultPass, ProofLevel: vpec.Execution, CommitmentAlgorithm: "sha256", CommitmentHash: in,
-		Visibility: vpec.Opaque, RecordedAt: "2026-11-22T00:00:00.000Z", StageType: vpec.StageOpenSourceML, StagePart: vpec.StagePartInference}
-	cond := func(details map[string]any, stage string) vpec.Record {
-		r := f.condRecord(t, conditions.Truncation, 12, 32)
+	inA, inB := "sha256:"+strings.Repeat("ab", 32), "sha256:"+strings.Repeat("cd", 32)
+	inference := func(in string, listed map[string]any) vpec.Record {
+		r := vpec.Record{RecordID: vpec.NewID("rec_"), Check: "pii", ManifestID: "sha256:" + strings.Repeat("ab", 32),
+			CheckResult: vpec.ResultPass, ProofLevel: vpec.Execution, CommitmentAlgorithm: "sha256", CommitmentHash: in,
+			Visibility: vpec.Opaque, RecordedAt: "2026-11-22T00:00:00.000Z", StageType: vpec.StageOpenSourceML, StagePart: vpec.StagePartInference}
+		if listed != nil {
+			r.Details = map[string]any{"gpu_class": "cpu", "condition_commitments": listed}
+		}
+		return r
+	}
+	cond := func(tokens uint32, details map[string]any, stage string) vpec.Record {
+		r := f.condRecord(t, conditions.Truncation, tokens, 32)
 		r.Check, r.StageType, r.StagePart, r.Details = "pii:truncation_check", stage, vpec.StagePartPre, details
 		return r
 	}
+	a := cond(12, map[string]any{"input_commitment": inA, "max_tokens": 32}, vpec.StageOpenSourceML)
+	b := cond(40, map[string]any{"input_commitment": inB, "max_tokens": 32}, vpec.StageOpenSourceML)
+	listA, listB := map[string]any{"truncation_check": a.CommitmentHash}, map[string]any{"truncation_check": b.CommitmentHash}
+	fresh := func(r vpec.Record, details map[string]any) vpec.Record {
+		r.RecordID = vpec.NewID("rec_")
+		if details != nil {
+			r.Details = details
+		}
+		return r
+	}
+	bAsA := fresh(b, map[string]any{"input_commitment": inA, "max_tokens": 32})
 	for _, tc := range []struct {
 		name, want string
 		recs       []vpec.Record
 	}{
-		{"linked", "", []vpec.Record{cond(map[string]any{"input_commitment": in, "max_tokens": 32}, vpec.StageOpenSourceML), inference}},
-		{"standalone", "", []vpec.Record{cond(nil, "")}},
-		{"no link", "condition not linked", []vpec.Record{cond(map[string]any{"max_tokens": 32}, vpec.StageOpenSourceML), inference}},
-		{"another input", "condition not linked", []vpec.Record{cond(map[string]any{"input_commitment": "sha256:" + strings.Repeat("cd", 32)}, vpec.StageOpenSourceML), inference}},
-		{"another stage type", "condition not linked", []vpec.Record{cond(map[string]any{"input_commitment": in}, vpec.StageBoundCommittedInference), inference}},
-		{"another max_tokens", "max_tokens mismatch", []vpec.Record{cond(map[string]any{"input_commitment": in, "max_tokens": 512}, vpec.StageOpenSourceML), inference}},
+		{"linked", "", []vpec.Record{a, inference(inA, listA), b, inference(inB, listB)}},
+		{"standalone", "", []vpec.Record{cond(12, nil, "")}},
+		{"no link", "condition not linked", []vpec.Record{cond(12, map[string]any{"max_tokens": 32}, vpec.StageOpenSourceML), inference(inA, listA)}},
+		{"another input", "condition not linked", []vpec.Record{cond(12, map[string]any{"input_commitment": "sha256:" + strings.Repeat("ef", 32)}, vpec.StageOpenSourceML), inference(inA, listA)}},
+		{"another stage type", "condition not linked", []vpec.Record{cond(12, map[string]any{"input_commitment": inA}, vpec.StageBoundCommittedInference), inference(inA, listA)}},
+		{"not listed", "lists", []vpec.Record{a, inference(inA, nil)}},
+		{"replaced by another input's", "carried by 0", []vpec.Record{fresh(b, nil), inference(inA, listA), b, inference(inB, listB)}},
+		{"another input's, relabelled", "lists", []vpec.Record{bAsA, inference(inA, listA), b, inference(inB, listB)}},
+		{"listed but missing", "carried by 0", []vpec.Record{inference(inA, listA)}},
+		{"another max_tokens", "max_tokens mismatch", []vpec.Record{fresh(a, map[string]any{"input_commitment": inA, "max_tokens": 512}), inference(inA, listA)}},
 	} {
 		rep, err := vpec.Verify(f.issueRecs(t, tc.recs...), vpec.Options{Trust: f.trust, Proofs: all})
 		c := rep.Check(vpec.CheckZK)
@@ -96,7 +119,7 @@ func TestZKDecompositionLink(t *testing.T) {
 			}
 			continue
 		}
-		if c.Code != "ZK PROOF INVALID" || !strings.Contains(c.Message, tc.want) {
+		if c.Code != "ZK PROOF INVALID" || !strings.Contains(strings.Join(append([]string{c.Message}, c.Details...), "\n"), tc.want) {
 			t.Errorf("%s: %v %+v", tc.name, err, c)
 		}
 	}

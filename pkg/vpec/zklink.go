@@ -3,6 +3,7 @@ package vpec
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/svc-gov/svc/pkg/canonical"
@@ -23,6 +24,10 @@ const (
 	// DetailMaxTokens is the model's maximum token count of a truncation
 	// condition; zk_proof.max_tokens must equal it.
 	DetailMaxTokens = "max_tokens"
+	// DetailConditionCommitments names, in the inference record of a
+	// decomposition, the commitment_hash of each of its proved conditions
+	// by part ("truncation_check", "threshold_check"): the link back.
+	DetailConditionCommitments = "condition_commitments"
 )
 
 // QuantizeProbability is the fixed-point form of a probability p in
@@ -58,16 +63,23 @@ func conditionLink(v *VPEC, r *Record) string {
 	if i := strings.LastIndexByte(base, ':'); i >= 0 {
 		base = base[:i]
 	}
-	found := false
+	part := r.Check[min(len(base)+1, len(r.Check)):]
+	found, listed := false, false
 	for i := range v.Records {
 		o := &v.Records[i]
 		if o.StagePart == StagePartInference && o.StageType == r.StageType && o.Check == base && o.CommitmentHash == in {
 			found = true
-			break
+			if cs, _ := o.Details[DetailConditionCommitments].(map[string]any); cs[part] == r.CommitmentHash {
+				listed = true
+				break
+			}
 		}
 	}
 	if !found {
 		return fmt.Sprintf("condition not linked: details.%s %s is the commitment_hash of no %s inference record of check %q in this VPEC (a condition proved for another input)", DetailInputCommitment, in, r.StageType, base)
+	}
+	if !listed {
+		return fmt.Sprintf("condition not linked: no inference record of check %q on that input lists %s in details.%s.%s (a condition record of another inference)", base, r.CommitmentHash, DetailConditionCommitments, part)
 	}
 	switch z.Circuit {
 	case CircuitThreshold, CircuitBelowThreshold:
@@ -92,15 +104,64 @@ func fmtInt(p *int64) string {
 	return fmt.Sprint(*p)
 }
 
-// linkDetails returns the details members conditionLink reads, of a record
-// that carries a zk_proof (the verifier does not decode details otherwise:
-// see parsed.read); nil when there are none.
-func linkDetails(rec *canonical.Value) map[string]any {
-	if rec.Get("zk_proof") == nil {
-		return nil
+// listedConditions checks the other direction: every condition commitment
+// an inference record of a decomposition lists is the commitment_hash of
+// exactly one proved condition record of that part of its check, which
+// names this inference's input. It returns the problems.
+func listedConditions(v *VPEC) []string {
+	var out []string
+	for i := range v.Records {
+		o := &v.Records[i]
+		cs, _ := o.Details[DetailConditionCommitments].(map[string]any)
+		if o.StagePart != StagePartInference || len(cs) == 0 {
+			continue
+		}
+		parts := make([]string, 0, len(cs))
+		for part := range cs {
+			parts = append(parts, part)
+		}
+		slices.Sort(parts)
+		for _, part := range parts {
+			n := 0
+			for j := range v.Records {
+				r := &v.Records[j]
+				in, _ := r.Details[DetailInputCommitment].(string)
+				if r.ZKProof != nil && r.Check == o.Check+":"+part && r.StageType == o.StageType && r.CommitmentHash == cs[part] && in == o.CommitmentHash {
+					n++
+				}
+			}
+			if n != 1 {
+				out = append(out, fmt.Sprintf("sequence %d (%s): condition not linked: details.%s.%s %v is carried by %d proved %s records of its input, want exactly 1", o.Sequence, o.Check, DetailConditionCommitments, part, cs[part], n, part))
+			}
+		}
 	}
+	return out
+}
+
+// linkDetails returns the details members the link checks read: of a
+// record that carries a zk_proof, its input_commitment, threshold and
+// max_tokens; of an inference record, its condition_commitments (string
+// members only). The verifier does not decode details otherwise (see
+// parsed.read); nil when there are none.
+func linkDetails(rec *canonical.Value) map[string]any {
 	d := rec.Get("details")
 	if d == nil || d.Kind() != canonical.KindObject {
+		return nil
+	}
+	if sp := rec.Get("stage_part"); rec.Get("zk_proof") == nil && sp != nil && sp.Kind() == canonical.KindString && sp.Str() == StagePartInference {
+		cs := d.Get(DetailConditionCommitments)
+		if cs == nil || cs.Kind() != canonical.KindObject {
+			return nil
+		}
+		listed := map[string]any{}
+		for name, c := range cs.Members() {
+			if c.Kind() == canonical.KindString {
+				listed[name] = c.Str()
+			}
+		}
+		return map[string]any{DetailConditionCommitments: listed}
+	}
+	if rec.Get("zk_proof") == nil {
 		return nil
 	}
 	out := map[string]any{}

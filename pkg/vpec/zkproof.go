@@ -213,6 +213,10 @@ func checkZKProofs(p parsed, opts Options) Check {
 		}
 		contributors[info.CircuitID] = info.Contributors
 	}
+	for _, msg := range listedConditions(&p.v) {
+		c.Details = append(c.Details, msg)
+		invalid++
+	}
 	if len(claims) > 0 {
 		c.Details = append(claims, c.Details...)
 		return fail(c, "ZK PROOF UNVERIFIABLE", fmt.Sprintf("%d record(s) claim verifiable_inference without a zero-knowledge proof", len(claims)), false)

@@ -826,9 +826,14 @@ def condition_link(d, r):
     if not isinstance(inp, str) or not inp:
         return "condition not linked: no details.input_commitment"
     base = r["check"].rsplit(":", 1)[0]
-    if not any(o.get("stage_part") == "inference" and o.get("stage_type") == r.get("stage_type")
-               and o["check"] == base and o["commitment_hash"] == inp for o in d["records"]):
+    part = r["check"][len(base) + 1:]
+    found = [o for o in d["records"] if o.get("stage_part") == "inference" and o.get("stage_type") == r.get("stage_type")
+             and o["check"] == base and o["commitment_hash"] == inp]
+    if not found:
         return "condition not linked: %s is the commitment of no inference record of check %s" % (inp, base)
+    if not any(isinstance((o.get("details") or {}).get("condition_commitments"), dict)
+               and o["details"]["condition_commitments"].get(part) == r["commitment_hash"] for o in found):
+        return "condition not linked: no inference record of check %s on that input lists %s" % (base, r["commitment_hash"])
     if z["circuit"] in ("threshold_check", "below_threshold_check") and "threshold" in det:
         t, zt = det["threshold"], z.get("threshold")
         if not isinstance(t, sjson.Num) or not isinstance(zt, sjson.Num) or crypto_prims.quantize_probability(t.value) != zt.value:
@@ -837,6 +842,24 @@ def condition_link(d, r):
         m, zm = det["max_tokens"], z.get("max_tokens")
         if not isinstance(m, sjson.Num) or not isinstance(zm, sjson.Num) or m.value != zm.value:
             return "max_tokens mismatch"
+    return None
+
+
+def listed_conditions(d):
+    """The other direction: each condition commitment an inference record of a
+    decomposition lists is carried by exactly one proved condition record of
+    that part of its check, naming this inference's input. Returns the problem."""
+    for o in d["records"]:
+        cs = (o.get("details") or {}).get("condition_commitments") if isinstance(o.get("details"), dict) else None
+        if o.get("stage_part") != "inference" or not isinstance(cs, dict):
+            continue
+        for part in sorted(cs):
+            n = sum(1 for r in d["records"] if "zk_proof" in r and r["check"] == o["check"] + ":" + part
+                    and r.get("stage_type") == o.get("stage_type") and r["commitment_hash"] == cs[part]
+                    and isinstance(r.get("details"), dict) and r["details"].get("input_commitment") == o["commitment_hash"])
+            if n != 1:
+                return "record %s (%s): condition not linked: %s is carried by %d proved %s records of its input" % (
+                    o["sequence"].raw, o["check"], cs[part], n, part)
     return None
 
 
@@ -1103,6 +1126,9 @@ def verify(data: bytes, trust: Trust, profiles, use_openssl=False):
             problem = condition_link(d, r)
             if problem:
                 raise Fail("ZK PROOF INVALID", "record %s (%s): %s" % (r["sequence"].raw, r["check"], problem))
+        problem = listed_conditions(d)
+        if problem:
+            raise Fail("ZK PROOF INVALID", problem)
         if proofs:
             raise Fail("ZK PROOF NOT CHECKED", "%d zero-knowledge proof(s): this implementation has no Groth16 verifier"
                        " (svc-verify verify --circuit ENTRY checks them)" % len(proofs), missing_trust=True)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/svc-gov/svc/pkg/client"
 	"github.com/svc-gov/svc/pkg/client/zkhead"
@@ -60,7 +61,9 @@ func checkConditions(cs []*zkhead.Condition) error {
 	return nil
 }
 
-// provedPart is a pre/post-condition proved for its record.
+// provedPart is a pre/post-condition proved for its record (commitment
+// set), or the inference record's extra options (commitment empty: the
+// record is committed to the input as before).
 type provedPart struct {
 	result     vpec.CheckResult
 	commitment string
@@ -131,6 +134,18 @@ func (c *Classifier) proveConditions(check string, input []byte, res *Result, ma
 			opts: append(extra, client.WithDetails(details), client.WithZKProof(cp.ZKProof))}
 		res.Conditions = append(res.Conditions, ConditionOpening{Check: name, Circuit: cond.Kind(), Value: value, Bound: bound, Salt: salt, Commitment: cp.CommitmentHash})
 	}
+	// The inference record lists the commitments of its proved
+	// conditions, so each condition record is tied to exactly this
+	// inference both ways (docs/FORMATS.md, "Condition records of a
+	// decomposition"). Its details are otherwise what Check gives it.
+	if len(res.Conditions) > 0 {
+		listed := map[string]any{}
+		for _, o := range res.Conditions {
+			listed[strings.TrimPrefix(o.Check, check+":")] = o.Commitment
+		}
+		out[check] = &provedPart{opts: []client.RecordOption{client.WithDetails(map[string]any{
+			vpec.DetailGPUClass: c.opts.GPUClass, vpec.DetailConditionCommitments: listed})}}
+	}
 	return out, nil
 }
 
@@ -140,6 +155,9 @@ func (c *Classifier) proveConditions(check string, input []byte, res *Result, ma
 func recordPart(ctx context.Context, run *client.Run, pp *provedPart, name, manifestID string, result vpec.CheckResult, input []byte, stage client.RecordOption, opts []client.RecordOption) (*client.RecordResult, error) {
 	if pp == nil {
 		return run.Record(ctx, name, manifestID, result, input, append(opts, stage)...)
+	}
+	if pp.commitment == "" {
+		return run.Record(ctx, name, manifestID, result, input, append(append(opts, pp.opts...), stage)...)
 	}
 	return run.RecordCommitted(ctx, name, manifestID, pp.result, pp.commitment, append(pp.opts, stage)...)
 }

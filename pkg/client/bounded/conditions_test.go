@@ -235,6 +235,11 @@ func TestProvedConditions(t *testing.T) {
 		if r := doc.Records[6*i+2]; r.CheckResult != w.trunc || r.Details["input_commitment"] != doc.Records[6*i+3].CommitmentHash {
 			t.Fatalf("check %d: truncation record %+v", i, r)
 		}
+		listed, _ := doc.Records[6*i+3].Details["condition_commitments"].(map[string]any)
+		if listed["truncation_check"] != doc.Records[6*i+2].CommitmentHash || listed["threshold_check"] != doc.Records[6*i+4].CommitmentHash ||
+			doc.Records[6*i+3].Details["gpu_class"] != "cpu" {
+			t.Fatalf("check %d: inference details %v", i, doc.Records[6*i+3].Details)
+		}
 		if r := doc.Records[6*i+4]; r.CheckResult != w.thr || r.OutputCommitment != doc.Records[6*i+3].OutputCommitment {
 			t.Fatalf("check %d: threshold record %+v", i, r)
 		}
@@ -258,6 +263,13 @@ func TestProvedConditions(t *testing.T) {
 			t.CommitmentHash, t.ZKProof, t.Details, t.CheckResult = o.CommitmentHash, o.ZKProof, o.Details, o.CheckResult
 		}},
 		{"link removed", "condition not linked", func(r []vpec.Record) { delete(r[2].Details, "input_commitment") }},
+		{"replaced by another input's condition", "carried by 0", func(r []vpec.Record) {
+			o := r[6+2] // the cut input's truncation_check (fail), over the first's (pass)
+			r[2].CommitmentHash, r[2].ZKProof, r[2].Details, r[2].CheckResult = o.CommitmentHash, o.ZKProof, o.Details, o.CheckResult
+		}},
+		{"proof stripped", "carried by 0", func(r []vpec.Record) {
+			r[2].ZKProof, r[2].CommitmentAlgorithm, r[2].CommitmentHash = nil, "sha256", r[3].CommitmentHash
+		}},
 		{"below read as at-or-above", "circuit mismatch", func(r []vpec.Record) { thr(r, 0).ZKProof.Circuit = vpec.CircuitThreshold }},
 		{"below proof under the at-or-above key", "groth16 verify", func(r []vpec.Record) {
 			z := thr(r, 2).ZKProof // a fail below: would read as a pass at or above
