@@ -26,6 +26,13 @@ func FuzzLinkDetails(f *testing.F) {
 	} {
 		f.Add(bytes.Replace(base, []byte(`"sequence": 3,`), []byte(`"sequence": 3, `+ins), 1))
 	}
+	for _, ins := range []string{
+		`"stage_part": "inference", "details": {"gpu_class": "cpu", "condition_commitments": {"truncation_check": "poseidon2:00", "x": 1}},`,
+		`"stage_part": "inference", "details": {"condition_commitments": []},`,
+		`"stage_part": "inference", "details": {"condition_commitments": {"": "", "threshold_check": null}},`,
+	} {
+		f.Add(bytes.Replace(base, []byte(`"sequence": 1,`), []byte(`"sequence": 1, `+ins), 1))
+	}
 	f.Fuzz(func(t *testing.T, doc []byte) {
 		if CheckShape(doc) != nil {
 			return
