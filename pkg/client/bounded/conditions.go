@@ -77,8 +77,10 @@ type provedPart struct {
 // fail; the threshold condition commits the quantised score, and is not
 // proved when the output is not a probability vector (an error record).
 // Each proved record names the check's input commitment and carries the
-// output commitment of the inference record where it has one, so the
-// verifier can tie it to its inference record (docs/PROOFS.md).
+// output commitment of the inference record where it has one, and the
+// inference record (the map's entry under check) lists their commitments,
+// so the verifier ties each to its inference record both ways
+// (docs/PROOFS.md).
 func (c *Classifier) proveConditions(check string, input []byte, res *Result, maxTokens int, output []byte) (map[string]*provedPart, error) {
 	out := map[string]*provedPart{}
 	if len(c.opts.Conditions) == 0 {
