@@ -66,7 +66,11 @@ truncation_check; the inference at operator_bound, with the trace's Merkle
 root; post_conditions threshold_check, output_schema_validation). Without
 a profile for the model and --gpu-class the inference is recorded at
 execution level (open_source_ml) and the VPEC gets a model_profile_missing
-gap. Keep the trace (--trace-out) for audits: 'svc verify --trace'.`,
+gap. Keep the trace (--trace-out) for audits: 'svc verify --trace'.
+With --condition-entry (a truncation_check and/or below_threshold_check
+circuit entry, its --condition-proving-key, --trust-root) the
+truncation_check and threshold_check records carry Groth16 proofs
+(docs/PROOFS.md); --conditions-out keeps the salts that open them.`,
 		Example: `  svc record --check pii_detection --manifest-id sha256:… --result pass --input-file note.txt --details model=pii-v3
   printf '%s' 'Ignore previous instructions.' | svc record --check prompt_injection --manifest-id sha256:… --result fail
   svc record --check kyc_check --manifest-file kyc.yaml --result pass --input-file applicant.json --visibility selective
@@ -87,6 +91,7 @@ gap. Keep the trace (--trace-out) for audits: 'svc verify --trace'.`,
 	cmd.Flags().StringVar(&o.disclosuresOut, "disclosures-out", "", "with --visibility selective: write every field's disclosure, salts included, to this new file (mode 0600; never sent) to open an undisclosed field later")
 	cmd.Flags().StringVar(&o.manifestFile, "manifest-file", "", "the check's manifest (JSON or YAML): a selective record discloses the input fields its stage declares (disclose) and carries it; --manifest-id defaults to its id")
 	o.inf.add(cmd)
+	o.inf.trust.Add(a.core, cmd)
 	return cmd
 }
 
@@ -126,6 +131,8 @@ func (a *app) runRecord(ctx context.Context, o *recordOptions) error {
 		return errorf(ExitUsage, fmt.Sprintf("use one of %v", vpec.CheckResults()), "--result %q is not a check result", o.result)
 	case !vpec.Visibility(o.visibility).Valid():
 		return errorf(ExitUsage, fmt.Sprintf("use one of %v", vpec.Visibilities()), "--visibility %q is not a visibility mode", o.visibility)
+	case o.inf.model == "" && (len(o.inf.condEntries) > 0 || len(o.inf.condKeys) > 0 || o.inf.condOut != ""):
+		return errorf(ExitUsage, "add --model: condition circuits prove the conditions of a classifier check", "--condition-entry without --model")
 	case o.disclosuresOut != "" && vpec.Visibility(o.visibility) != vpec.Selective:
 		return errorf(ExitUsage, "add --visibility selective, or drop --disclosures-out", "--disclosures-out is for selective records")
 	}

@@ -2,14 +2,17 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/svc-gov/svc/internal/fsutil"
+	"github.com/svc-gov/svc/pkg/cli/clicore"
 	"github.com/svc-gov/svc/pkg/cli/internal/present"
 	"github.com/svc-gov/svc/pkg/client"
 	"github.com/svc-gov/svc/pkg/client/bounded"
+	"github.com/svc-gov/svc/pkg/client/zkhead"
 	"github.com/svc-gov/svc/pkg/document"
 	"github.com/svc-gov/svc/pkg/trace"
 )
@@ -20,6 +23,11 @@ type inferenceOptions struct {
 	model, gpuClass, mode, traceOut, dir string
 	threshold                            float64
 	label                                int
+	// Condition circuits (entries and proving keys, paired in order),
+	// the trust bundle that checks the entries, and where the openings go.
+	condEntries, condKeys []string
+	condOut               string
+	trust                 clicore.TrustOptions
 }
 
 func (o *inferenceOptions) add(cmd *cobra.Command) {
@@ -31,7 +39,44 @@ func (o *inferenceOptions) add(cmd *cobra.Command) {
 	f.IntVar(&o.label, "label", 1, "with --model: the class whose probability is the score")
 	f.StringVar(&o.traceOut, "trace-out", "", "with --model: keep the operator trace here (local only; for 'svc verify --trace')")
 	f.StringVar(&o.dir, "profile-dir", "", "with --model: profile cache (default: svc/profiles in the user cache directory; env SVC_PROFILE_DIR)")
+	f.StringArrayVar(&o.condEntries, "condition-entry", nil, "with --model: a signed truncation_check or below_threshold_check circuit entry: prove that condition (repeatable; with --condition-proving-key and --trust-root)")
+	f.StringArrayVar(&o.condKeys, "condition-proving-key", nil, "with --model: the proving key of the --condition-entry at the same position")
+	f.StringVar(&o.condOut, "conditions-out", "", "with --condition-entry: write the proved values and their salts (which open the commitments) to this new file (mode 0600; never sent)")
 	o.mo.addRuntime(cmd)
+}
+
+// conditions loads the condition provers of --condition-entry (none: nil).
+func (o *inferenceOptions) conditions() ([]*zkhead.Condition, error) {
+	if len(o.condEntries) == 0 && len(o.condKeys) == 0 {
+		if o.condOut != "" {
+			return nil, errorf(ExitUsage, "pass --condition-entry and --condition-proving-key", "--conditions-out without condition circuits")
+		}
+		return nil, nil
+	}
+	tb, err := o.trust.Load()
+	if err != nil {
+		return nil, err
+	}
+	var entries, keys [][]byte
+	for _, f := range o.condEntries {
+		b, err := readOptional(f, "condition circuit entry")
+		if err != nil {
+			return nil, err
+		}
+		entries = append(entries, b)
+	}
+	for _, f := range o.condKeys {
+		b, err := readOptional(f, "condition proving key")
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, b)
+	}
+	conds, err := zkhead.NewConditions(entries, keys, tb)
+	if err != nil {
+		return nil, &Error{Code: ExitUsage, Err: err}
+	}
+	return conds, nil
 }
 
 // profileDir is --profile-dir, else $SVC_PROFILE_DIR, else the user cache.
@@ -54,12 +99,21 @@ func (a *app) recordInference(ctx context.Context, o *recordOptions, sr *client.
 			return errorf(ExitUsage, "choose another --trace-out", "%s already exists", inf.traceOut)
 		}
 	}
+	if inf.condOut != "" {
+		if _, err := os.Stat(inf.condOut); err == nil {
+			return errorf(ExitUsage, "choose another --conditions-out", "%s already exists", inf.condOut)
+		}
+	}
+	conds, err := inf.conditions()
+	if err != nil {
+		return err
+	}
 	m, err := inf.mo.load(inf.model)
 	if err != nil {
 		return err
 	}
 	c, err := bounded.New(sr.Pipeline, m, bounded.Options{GPUClass: inf.gpuClass, Mode: inf.mode, Threshold: inf.threshold,
-		Label: bounded.ClassIndex(inf.label), ProfileDir: a.profileDir(inf.dir)})
+		Label: bounded.ClassIndex(inf.label), ProfileDir: a.profileDir(inf.dir), Conditions: conds})
 	if err != nil {
 		return &Error{Code: ExitUsage, Err: err}
 	}
@@ -80,6 +134,15 @@ func (a *app) recordInference(ctx context.Context, o *recordOptions, sr *client.
 			return &Error{Code: ExitFailure, Err: err}
 		}
 		if err := fsutil.WriteNew(inf.traceOut, doc, 0o600); err != nil {
+			return &Error{Code: ExitFailure, Err: err}
+		}
+	}
+	if inf.condOut != "" {
+		doc, err := json.MarshalIndent(res.Conditions, "", "  ")
+		if err != nil {
+			return &Error{Code: ExitFailure, Err: err}
+		}
+		if err := fsutil.WriteNew(inf.condOut, append(doc, '\n'), 0o600); err != nil {
 			return &Error{Code: ExitFailure, Err: err}
 		}
 	}

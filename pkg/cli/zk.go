@@ -48,6 +48,8 @@ initial state. The circuit is one of:
   --quantized HEAD.json  a quantised head (e.g. calibrated on real
                          embeddings), with --onnx-model-hash naming its model
   --circuit demo         a built-in circuit of 18 constraints, for trying
+  --circuit threshold_check | truncation_check | below_threshold_check
+                         a built-in condition circuit (475 constraints)
   --r1cs FILE            any BN254 constraint system (gnark's serialisation)`,
 		Example: `  svc zk ceremony init --dir p1 --phase 1 --power 14
   svc zk ceremony init --dir head --phase 2 --phase1 p1 --model head.onnx
@@ -74,7 +76,7 @@ initial state. The circuit is one of:
 	cmd.Flags().StringVar(&opts.Model, "model", "", "phase 2: an ONNX MLP head")
 	cmd.Flags().StringVar(&opts.Quantized, "quantized", "", "phase 2: a quantised MLP head (JSON)")
 	cmd.Flags().StringVar(&opts.ONNXModelHash, "onnx-model-hash", "", "phase 2 with --quantized: the sha256 hash of the head's ONNX model")
-	cmd.Flags().StringVar(&opts.Circuit, "circuit", "", "phase 2: a built-in circuit: demo")
+	cmd.Flags().StringVar(&opts.Circuit, "circuit", "", "phase 2: a built-in circuit: demo, threshold_check, truncation_check or below_threshold_check")
 	cmd.Flags().StringVar(&opts.R1CSFile, "r1cs", "", "phase 2: a BN254 constraint system file (gnark's serialisation)")
 	cmd.Flags().StringVar(&opts.CircuitName, "name", "", "phase 2 with --r1cs: the circuit's name in the transcript (default: the file name)")
 	addOutputFlag(cmd, &output)

@@ -58,7 +58,7 @@ func (a *app) publishCircuitCmd() *cobra.Command {
 		Short: "Sign a circuit's verifying key with the service key and publish it (admin)",
 		Long: `Publish a zero-knowledge circuit in the service's registry (the same data
 directory or database as 'svc serve'): mlp_head (an ONNX MLP head, --model),
-threshold_check or truncation_check. The keys come from a setup ceremony
+threshold_check, truncation_check or below_threshold_check. The keys come from a setup ceremony
 ('svc zk ceremony'): they must prove and verify a sample statement of the
 circuit, so keys of another model or circuit are refused, and the
 finalized transcript must record both keys' hashes (and the head's model).
@@ -132,7 +132,7 @@ and proofs are no better than the operator's word.`,
 	}
 	data.add(cmd)
 	f := cmd.Flags()
-	f.StringVar(&in.Circuit, "circuit", "", "mlp_head, threshold_check or truncation_check (required)")
+	f.StringVar(&in.Circuit, "circuit", "", "mlp_head, threshold_check, truncation_check or below_threshold_check (required)")
 	f.StringVar(&model, "model", "", "mlp_head: the ONNX MLP head the circuit proves")
 	f.StringVar(&vk, "verifying-key", "", "the ceremony's verifying key (canonical compressed bytes)")
 	f.StringVar(&pk, "proving-key", "", "the ceremony's proving key (its SHA-256 goes in the entry)")
@@ -224,7 +224,7 @@ poseidon2 commitment of the quantised embedding. The check passes when the
 class is --pass-class. Without a published circuit the inference is
 recorded at execution level with a circuit_missing gap. With
 --circuit-entry the check is a condition (threshold_check: value >= bound;
-truncation_check: value <= bound), proved and recorded at mathematical
+below_threshold_check: value < bound; truncation_check: value <= bound), proved and recorded at mathematical
 level; the value stays here, only its salted poseidon2 commitment is sent.
 --proving-key is the circuit's proving key (its hash is in the signed
 entry).`,
@@ -322,7 +322,7 @@ entry).`,
 	f.StringVar(&model, "model", "", "an ONNX MLP head to run and prove")
 	f.StringVar(&vector, "input-vector", "", "with --model: the embedding, a JSON array of numbers (never sent)")
 	f.IntVar(&passClass, "pass-class", 0, "with --model: the class for which the check passes")
-	f.StringVar(&entry, "circuit-entry", "", "a condition circuit's signed entry (threshold_check or truncation_check)")
+	f.StringVar(&entry, "circuit-entry", "", "a condition circuit's signed entry (threshold_check, truncation_check or below_threshold_check)")
 	f.Uint32Var(&value, "value", 0, "with --circuit-entry: the committed value (a quantised score or a token count; never sent)")
 	f.Uint32Var(&bound, "bound", 0, "with --circuit-entry: the public threshold or maximum")
 	f.StringVar(&pkFile, "proving-key", "", "the circuit's proving key")

@@ -71,7 +71,11 @@ func runBounded(ctx context.Context, dir string, st store.Store, mat *server.Mat
 	if _, err := server.Publish(ctx, st, mat.Signer, "localhost/.well-known/svc/trust-bundle.pem", prof, nil, time.Now()); err != nil && !errors.Is(err, store.ErrExists) {
 		return nil, fail("publish profile", err)
 	}
-	c, err := bounded.New(p, q.model, bounded.Options{Trust: mat.Trust})
+	conds, err := conditionProvers(ctx, dir, st, mat)
+	if err != nil {
+		return nil, err
+	}
+	c, err := bounded.New(p, q.model, bounded.Options{Trust: mat.Trust, Conditions: conds})
 	if err != nil {
 		return nil, fail("classifier", err)
 	}
@@ -83,8 +87,8 @@ func runBounded(ctx context.Context, dir string, st store.Store, mat *server.Mat
 	if res.ProofLevel != vpec.OperatorBound {
 		return nil, fail("record toxicity_classifier", fmt.Errorf("no profile applied: %s", res.ProfileNote))
 	}
-	say("recorded toxicity_classifier: %s, score %.3f, operator_bound (%d operators, root %s) + 5 mathematical pre/post conditions",
-		res.Verdict, res.Score, res.Trace.OperatorCount, res.Trace.MerkleRoot)
+	say("recorded toxicity_classifier: %s, score %.3f, operator_bound (%d operators, root %s) + 5 mathematical pre/post conditions, %d of them with Groth16 proofs (truncation_check, threshold_check: dev keys)",
+		res.Verdict, res.Score, res.Trace.OperatorCount, res.Trace.MerkleRoot, len(res.Conditions))
 	signed, err := p.ProfileDocument(ctx, q.model.Hash)
 	if err != nil {
 		return nil, fail("fetch profile", err)

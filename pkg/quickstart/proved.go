@@ -31,30 +31,8 @@ func runProved(ctx context.Context, dir string, st store.Store, mat *server.Mate
 	if err := os.WriteFile(filepath.Join(dir, "head.onnx"), onnx, 0o644); err != nil {
 		return nil, "", fail("write head", err)
 	}
-	operator := "quickstart operator (svc key " + mat.Signer.KeyID() + ")"
-	// publish makes and publishes a circuit's keys once per quickstart
-	// directory; later runs reuse its entry and proving key.
 	publish := func(name, circuit string, model []byte) ([]byte, []byte, error) {
-		docPath, pkPath := filepath.Join(dir, name+".circuit.json"), filepath.Join(dir, name+".pk")
-		doc, derr := os.ReadFile(docPath)
-		pk, perr := os.ReadFile(pkPath)
-		if derr == nil && perr == nil {
-			return doc, pk, nil
-		}
-		e, keys, err := zk.PrepareEntry(zk.PublishInput{Circuit: circuit, Model: model, DevSetup: true, Operator: operator}, time.Now())
-		if err != nil {
-			return nil, nil, err
-		}
-		if doc, err = server.PublishCircuit(ctx, st, mat.Signer, "quickstart", e, time.Now()); err != nil {
-			return nil, nil, err
-		}
-		if pk, err = zk.MarshalProvingKey(keys.PK); err != nil {
-			return nil, nil, err
-		}
-		if err := os.WriteFile(pkPath, pk, 0o600); err != nil {
-			return nil, nil, err
-		}
-		return doc, pk, os.WriteFile(docPath, doc, 0o644)
+		return publishDev(ctx, dir, st, mat, name, circuit, model)
 	}
 	headDoc, headPK, err := publish("head", vpec.CircuitMLPHead, onnx)
 	if err != nil {
@@ -95,4 +73,51 @@ func runProved(ctx context.Context, dir string, st store.Store, mat *server.Mate
 		say("skipping cached circuit entry: %v", err)
 	}
 	return set, cache, nil
+}
+
+// publishDev makes and publishes a circuit's single-party dev keys once
+// per quickstart directory (dir/<name>.circuit.json and dir/<name>.pk);
+// later runs reuse its entry and proving key.
+func publishDev(ctx context.Context, dir string, st store.Store, mat *server.Material, name, circuit string, model []byte) ([]byte, []byte, error) {
+	docPath, pkPath := filepath.Join(dir, name+".circuit.json"), filepath.Join(dir, name+".pk")
+	doc, derr := os.ReadFile(docPath)
+	pk, perr := os.ReadFile(pkPath)
+	if derr == nil && perr == nil {
+		return doc, pk, nil
+	}
+	operator := "quickstart operator (svc key " + mat.Signer.KeyID() + ")"
+	e, keys, err := zk.PrepareEntry(zk.PublishInput{Circuit: circuit, Model: model, DevSetup: true, Operator: operator}, time.Now())
+	if err != nil {
+		return nil, nil, err
+	}
+	if doc, err = server.PublishCircuit(ctx, st, mat.Signer, "quickstart", e, time.Now()); err != nil {
+		return nil, nil, err
+	}
+	if pk, err = zk.MarshalProvingKey(keys.PK); err != nil {
+		return nil, nil, err
+	}
+	if err := os.WriteFile(pkPath, pk, 0o600); err != nil {
+		return nil, nil, err
+	}
+	return doc, pk, os.WriteFile(docPath, doc, 0o644)
+}
+
+// conditionProvers publishes (once) dev keys of the truncation_check and
+// below_threshold_check circuits and returns their provers, keeping the
+// entries in the circuit cache dir/circuits that the verification reads.
+func conditionProvers(ctx context.Context, dir string, st store.Store, mat *server.Material) ([]*zkhead.Condition, error) {
+	var out []*zkhead.Condition
+	for _, c := range []struct{ name, circuit string }{{"truncation", vpec.CircuitTruncation}, {"below-threshold", vpec.CircuitBelowThreshold}} {
+		doc, pk, err := publishDev(ctx, dir, st, mat, c.name, c.circuit, nil)
+		if err != nil {
+			return nil, fail("publish "+c.circuit+" circuit", err)
+		}
+		cond, err := zkhead.NewCondition(doc, pk, mat.Trust)
+		if err != nil {
+			return nil, fail("load "+c.circuit+" circuit", err)
+		}
+		zkhead.Keep(filepath.Join(dir, "circuits"), doc)
+		out = append(out, cond)
+	}
+	return out, nil
 }

@@ -9,7 +9,7 @@ import (
 // of a zero-knowledge circuit, bound to the model it proves.
 type Circuit struct {
 	ID          string // circuit_id: sha256:<hex> of the verifying key
-	Circuit     string // mlp_head, threshold_check or truncation_check
+	Circuit     string // mlp_head or a condition circuit (threshold_check, ...)
 	ModelHash   string // onnx_model_hash of an mlp_head circuit; "" otherwise
 	Body        []byte // the signed entry JSON
 	PublishedAt time.Time

@@ -79,6 +79,14 @@ func FuzzEncode(f *testing.F) {
 			if again := tk.Encode(text, seqLen); again.Tokens != e.Tokens || again.Truncated != e.Truncated {
 				t.Fatal("Encode is not deterministic")
 			}
+			limit := seqLen
+			if seqLen <= 0 {
+				limit = tk.MaxLength()
+			}
+			n := tk.Count(text)
+			if (n > limit) != e.Truncated || (!e.Truncated && n != e.Tokens) || n != len(tk.pieces(text, len(text)+1))+2 {
+				t.Fatalf("Count %d, limit %d: Encode gives %d tokens, truncated %v; %d pieces in all", n, limit, e.Tokens, e.Truncated, len(tk.pieces(text, len(text)+1)))
+			}
 		}
 	})
 }

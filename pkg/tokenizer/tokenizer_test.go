@@ -512,3 +512,21 @@ func TestConcurrentEncode(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestCount: the count before truncation of a real tokenizer, for a text
+// that fits and one cut at the maximum length.
+func TestCount(t *testing.T) {
+	tk, err := Load(filepath.Join("..", "..", "testdata", "tokenizers", "bert-base-uncased"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	short := "Patient Jane Roe asks for a refill."
+	if e := tk.Encode(short, 0); e.Truncated || tk.Count(short) != e.Tokens {
+		t.Fatalf("short text: Count %d, Encode %d tokens", tk.Count(short), e.Tokens)
+	}
+	long := strings.Repeat("unaffable refill ", 400)
+	e := tk.Encode(long, 0)
+	if n := tk.Count(long); !e.Truncated || e.Tokens != tk.MaxLength() || n != 400*(len(tk.pieces("unaffable refill", 10)))+2 || n <= tk.MaxLength() {
+		t.Fatalf("long text: Count %d, Encode %d tokens truncated %v, max %d", n, e.Tokens, e.Truncated, tk.MaxLength())
+	}
+}

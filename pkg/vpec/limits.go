@@ -458,8 +458,9 @@ func (s *shapeScanner) gap(i int) error {
 // into its Record. What stays is the input, those two encodings and the
 // decoded records; no tree of the whole document is ever built. Details
 // are checked (an object, not empty, at most MaxDetailsBytes canonical)
-// and covered by both encodings, but not decoded into Record.Details: no
-// check reads them, and decoded, the densest JSON costs 20 times its size.
+// and covered by both encodings, but not decoded into Record.Details
+// (decoded, the densest JSON costs 20 times its size): only a proved
+// record's link members are (linkDetails), for the ZK proofs check.
 // A document the scan could not follow is read as one tree (its parse
 // error is then reported exactly).
 func (p *parsed) read(doc []byte, bad func(string, ...any)) bool {
@@ -577,6 +578,7 @@ func (p *parsed) readParts(doc []byte, s *shapeScanner, errs *[]string) error {
 				if err := document.DecodeWith(v, &records[i], document.Options{Path: "records", Indexed: true, Index: i, SkipFreeMaps: true, CanonicalNumbers: true}); err != nil {
 					addErrors(errs, err)
 				}
+				records[i].Details = linkDetails(v)
 			})
 		},
 	}
@@ -617,6 +619,9 @@ func (p *parsed) readWhole(doc []byte, bad func(string, ...any)) bool {
 	if recs := tree.Get("records"); recs != nil {
 		var scratch []byte
 		for i, rec := range recs.Elements() {
+			if i < len(p.v.Records) {
+				p.v.Records[i].Details = linkDetails(rec)
+			}
 			scratch = checkDetails(rec, i, scratch, &errs)
 			checkDisclosureNumbers(rec, i, &errs)
 		}

@@ -18,6 +18,9 @@ const (
 	CircuitMLPHead    = "mlp_head"         // verifiable_inference: a quantised MLP classifier head
 	CircuitThreshold  = "threshold_check"  // mathematical: committed score >= threshold
 	CircuitTruncation = "truncation_check" // mathematical: committed token count <= the model's maximum
+	// CircuitBelowThreshold is mathematical: committed score < threshold,
+	// the threshold condition of a Bounded Inference check (pass below).
+	CircuitBelowThreshold = "below_threshold_check"
 )
 
 // Size limits of a zk_proof block.
@@ -143,14 +146,14 @@ func checkZKProof(r *Record, f string, bad func(string, ...any)) {
 		}
 		absent("threshold", z.Threshold != nil)
 		absent("max_tokens", z.MaxTokens != nil)
-	case CircuitThreshold, CircuitTruncation:
+	case CircuitThreshold, CircuitTruncation, CircuitBelowThreshold:
 		if r.ProofLevel != Mathematical {
 			bad("%s: circuit %s proves a condition: proof_level mathematical", f, z.Circuit)
 		}
 		if _, ok := PassedBit(r.CheckResult); !ok {
 			bad("%s: a %s proof proves pass or fail, not check_result %s", f, z.Circuit, r.CheckResult)
 		}
-		if z.Circuit == CircuitThreshold {
+		if z.Circuit != CircuitTruncation {
 			uint32Field("threshold", z.Threshold)
 			absent("max_tokens", z.MaxTokens != nil)
 		} else {
@@ -160,7 +163,7 @@ func checkZKProof(r *Record, f string, bad func(string, ...any)) {
 		absent("class", z.Class != nil)
 		absent("logits", len(z.Logits) > 0)
 	default:
-		bad("%s.circuit %q is not one of %s, %s, %s", f, z.Circuit, CircuitMLPHead, CircuitThreshold, CircuitTruncation)
+		bad("%s.circuit %q is not one of %s, %s, %s, %s", f, z.Circuit, CircuitMLPHead, CircuitThreshold, CircuitTruncation, CircuitBelowThreshold)
 	}
 }
 
@@ -193,6 +196,9 @@ func checkZKProofs(p parsed, opts Options) Check {
 			continue
 		}
 		info, err := opts.Proofs.VerifyProof(p.v.RunID, r)
+		if msg := conditionLink(&p.v, r); err == nil && msg != "" {
+			err = fmt.Errorf("%s", msg)
+		}
 		if err != nil {
 			c.Details = append(c.Details, fmt.Sprintf("sequence %d (%s): %v", r.Sequence, r.Check, err))
 			if errors.Is(err, ErrCircuitNotFound) {
@@ -206,6 +212,10 @@ func checkZKProofs(p parsed, opts Options) Check {
 			ids = append(ids, info.CircuitID)
 		}
 		contributors[info.CircuitID] = info.Contributors
+	}
+	for _, msg := range listedConditions(&p.v) {
+		c.Details = append(c.Details, msg)
+		invalid++
 	}
 	if len(claims) > 0 {
 		c.Details = append(claims, c.Details...)

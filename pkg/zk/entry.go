@@ -96,12 +96,12 @@ func (e *Entry) Validate() error {
 	switch e.Circuit {
 	case vpec.CircuitMLPHead:
 		sha("onnx_model_hash", e.ONNXModelHash, true)
-	case vpec.CircuitThreshold, vpec.CircuitTruncation:
+	case vpec.CircuitThreshold, vpec.CircuitTruncation, vpec.CircuitBelowThreshold:
 		if e.ONNXModelHash != "" {
 			bad("onnx_model_hash", "a %s circuit proves no model: omit it", e.Circuit)
 		}
 	default:
-		bad("circuit", "%q is not one of %s, %s, %s", e.Circuit, vpec.CircuitMLPHead, vpec.CircuitThreshold, vpec.CircuitTruncation)
+		bad("circuit", "%q is not one of %s, %s, %s, %s", e.Circuit, vpec.CircuitMLPHead, vpec.CircuitThreshold, vpec.CircuitTruncation, vpec.CircuitBelowThreshold)
 	}
 	if e.System != System {
 		bad("system", "is %q, want %s", e.System, System)

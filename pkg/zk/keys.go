@@ -59,7 +59,7 @@ func compile(circuit string, onnx []byte) (*Keys, error) {
 			return nil, err
 		}
 		return &Keys{Circuit: circuit, Head: c, ModelHash: modelHash, CCS: c.CS}, nil
-	case vpec.CircuitThreshold, vpec.CircuitTruncation:
+	case vpec.CircuitThreshold, vpec.CircuitTruncation, vpec.CircuitBelowThreshold:
 		if onnx != nil {
 			return nil, fmt.Errorf("%w: a %s circuit proves no model", ErrKeys, circuit)
 		}

@@ -139,10 +139,10 @@ func ProveCondition(k *Keys, value, bound uint32, salt conditions.Salt) (*Condit
 	}
 	b := int64(bound)
 	z := &vpec.ZKProof{System: System, Circuit: k.Circuit, CircuitID: k.CircuitID, Proof: base64.StdEncoding.EncodeToString(pb)}
-	if kind == conditions.Threshold {
-		z.Threshold = &b
-	} else {
+	if kind == conditions.Truncation {
 		z.MaxTokens = &b
+	} else {
+		z.Threshold = &b
 	}
 	res := vpec.ResultFail
 	if st.Passed {

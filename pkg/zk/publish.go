@@ -16,7 +16,8 @@ const DevSetupTranscript = "svc.zk.dev-setup/v1: single-party groth16.Setup, no 
 
 // PublishInput is what an operator publishes a circuit from.
 type PublishInput struct {
-	// Circuit is mlp_head, threshold_check or truncation_check.
+	// Circuit is mlp_head, threshold_check, truncation_check or
+	// below_threshold_check.
 	Circuit string
 	// Model is the ONNX head of an mlp_head circuit (nil otherwise).
 	Model []byte

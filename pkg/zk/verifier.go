@@ -154,7 +154,8 @@ func (v *Verifier) VerifyProof(_ string, r *vpec.Record) (vpec.ProofInfo, error)
 
 // PublicWitness rebuilds the public inputs of a condition proof from the
 // record's own fields, in the circuit's order: the value commitment from
-// commitment_hash, the bound from zk_proof.threshold or max_tokens, and
+// commitment_hash, the bound from zk_proof.threshold (threshold_check,
+// below_threshold_check) or max_tokens (truncation_check), and
 // passed from check_result (pass 1, fail 0). (An mlp_head proof's are
 // HeadPublic.)
 func PublicWitness(r *vpec.Record) (fr.Vector, error) {
@@ -164,7 +165,7 @@ func PublicWitness(r *vpec.Record) (fr.Vector, error) {
 		return nil, fmt.Errorf("%w: commitment_hash is not a 32-byte poseidon2 commitment", ErrStatement)
 	}
 	switch z.Circuit {
-	case vpec.CircuitThreshold, vpec.CircuitTruncation:
+	case vpec.CircuitThreshold, vpec.CircuitTruncation, vpec.CircuitBelowThreshold:
 		bound := z.Threshold
 		if z.Circuit == vpec.CircuitTruncation {
 			bound = z.MaxTokens

@@ -8,6 +8,7 @@ Written from the published specifications, not from svc's code:
 """
 
 import hashlib
+import math
 
 # ---------------------------------------------------------------- Ed25519 (RFC 8032)
 
@@ -225,3 +226,22 @@ def poseidon2_commit(payload: bytes, tag: str = "svc/poseidon2/bytes/v1") -> str
 
 def poseidon2_commit_int8(values) -> str:
     return poseidon2_commit(bytes(v + 128 for v in values), "svc/poseidon2/int8/v1")
+
+
+CONDITION_CIRCUITS = ("threshold_check", "truncation_check", "below_threshold_check")
+
+
+def condition_commit(circuit: str, value: int, salt: int) -> str:
+    """Condition commitment (FORMATS.md "Condition commitments"): Poseidon2
+    Merkle-Damgard over (domain, value, salt), no length element."""
+    if circuit not in CONDITION_CIRCUITS or not 0 <= value < 2**32:
+        raise ValueError("not a condition circuit or value out of range")
+    domain = int.from_bytes(("svc/zk/%s/v1" % circuit).encode("ascii"), "big")
+    return "poseidon2:" + poseidon2_md([domain, value, salt]).to_bytes(32, "big").hex()
+
+
+def quantize_probability(p: float):
+    """Q(p) = min(floor(p * 2^32), 2^32 - 1) for p in [0, 1] (PROOFS.md); None otherwise."""
+    if p != p or p < 0 or p > 1:
+        return None
+    return min(math.floor(math.ldexp(p, 32)), 2**32 - 1)

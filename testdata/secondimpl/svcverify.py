@@ -812,6 +812,57 @@ def check_summary(d, breaks):
     return "pass", "summary fields follow from the records"
 
 
+def condition_link(d, r):
+    """FORMATS.md "Condition records of a decomposition": a proved condition of
+    a Bounded Inference check names an inference record of its check and the
+    bound its proof is about. Returns the problem, or None."""
+    z = r["zk_proof"]
+    if (z.get("circuit") not in crypto_prims.CONDITION_CIRCUITS
+            or r.get("stage_type") not in ("bound_committed_inference", "open_source_ml")
+            or r.get("stage_part") not in ("pre_conditions", "post_conditions")):
+        return None
+    det = r.get("details") or {}
+    inp = det.get("input_commitment")
+    if not isinstance(inp, str) or not inp:
+        return "condition not linked: no details.input_commitment"
+    base = r["check"].rsplit(":", 1)[0]
+    part = r["check"][len(base) + 1:]
+    found = [o for o in d["records"] if o.get("stage_part") == "inference" and o.get("stage_type") == r.get("stage_type")
+             and o["check"] == base and o["commitment_hash"] == inp]
+    if not found:
+        return "condition not linked: %s is the commitment of no inference record of check %s" % (inp, base)
+    if not any(isinstance((o.get("details") or {}).get("condition_commitments"), dict)
+               and o["details"]["condition_commitments"].get(part) == r["commitment_hash"] for o in found):
+        return "condition not linked: no inference record of check %s on that input lists %s" % (base, r["commitment_hash"])
+    if z["circuit"] in ("threshold_check", "below_threshold_check") and "threshold" in det:
+        t, zt = det["threshold"], z.get("threshold")
+        if not isinstance(t, sjson.Num) or not isinstance(zt, sjson.Num) or crypto_prims.quantize_probability(t.value) != zt.value:
+            return "threshold mismatch"
+    if z["circuit"] == "truncation_check" and "max_tokens" in det:
+        m, zm = det["max_tokens"], z.get("max_tokens")
+        if not isinstance(m, sjson.Num) or not isinstance(zm, sjson.Num) or m.value != zm.value:
+            return "max_tokens mismatch"
+    return None
+
+
+def listed_conditions(d):
+    """The other direction: each condition commitment an inference record of a
+    decomposition lists is carried by exactly one proved condition record of
+    that part of its check, naming this inference's input. Returns the problem."""
+    for o in d["records"]:
+        cs = (o.get("details") or {}).get("condition_commitments") if isinstance(o.get("details"), dict) else None
+        if o.get("stage_part") != "inference" or not isinstance(cs, dict):
+            continue
+        for part in sorted(cs):
+            n = sum(1 for r in d["records"] if "zk_proof" in r and r["check"] == o["check"] + ":" + part
+                    and r.get("stage_type") == o.get("stage_type") and r["commitment_hash"] == cs[part]
+                    and isinstance(r.get("details"), dict) and r["details"].get("input_commitment") == o["commitment_hash"])
+            if n != 1:
+                return "record %s (%s): condition not linked: %s is carried by %d proved %s records of its input" % (
+                    o["sequence"].raw, o["check"], cs[part], n, part)
+    return None
+
+
 def check_evidence(d):
     recs = d["records"]
     has_inference = any(r["proof_level"] == "operator_bound" and r.get("stage_type") == "bound_committed_inference"
@@ -822,7 +873,7 @@ def check_evidence(d):
         ok = (r.get("stage_type") == "bound_committed_inference"
               and r.get("stage_part") in ("pre_conditions", "post_conditions") and has_inference)
         # or a proof of a condition circuit (the zk_proofs check reports the proof)
-        ok = ok or r.get("zk_proof", {}).get("circuit") in ("threshold_check", "truncation_check")
+        ok = ok or r.get("zk_proof", {}).get("circuit") in crypto_prims.CONDITION_CIRCUITS
         if not ok:
             raise Fail("CLAIM WITHOUT EVIDENCE", "record %s claims mathematical without evidence" % r["sequence"].raw)
     return "pass", "every claim carries its evidence"
@@ -1071,6 +1122,13 @@ def verify(data: bytes, trust: Trust, profiles, use_openssl=False):
             raise Fail("ZK PROOF UNVERIFIABLE", "record %s claims verifiable_inference without a zk_proof"
                        % z[0]["sequence"].raw)
         proofs = [r for r in d["records"] if "zk_proof" in r]
+        for r in proofs:
+            problem = condition_link(d, r)
+            if problem:
+                raise Fail("ZK PROOF INVALID", "record %s (%s): %s" % (r["sequence"].raw, r["check"], problem))
+        problem = listed_conditions(d)
+        if problem:
+            raise Fail("ZK PROOF INVALID", problem)
         if proofs:
             raise Fail("ZK PROOF NOT CHECKED", "%d zero-knowledge proof(s): this implementation has no Groth16 verifier"
                        " (svc-verify verify --circuit ENTRY checks them)" % len(proofs), missing_trust=True)
@@ -1158,6 +1216,24 @@ def worked_examples(formats_path, vectors=None):
         expect("Poseidon2 RC[55][1]", "%064x" % keys[55][1], m.group(2))
     m = re.search(r'h₀ = Keccak256\("([^"]+)"\)', sec)
     expect("Poseidon2 seed", m and m.group(1), crypto_prims.P2_SEED)
+    # condition commitments (salt 1) and quantised scores
+    cc = text[text.index("### Condition commitments"):text.index("### Condition records of a decomposition")]
+    m = re.search(r"threshold_check, value (\d+):\ne0 = ([0-9a-f]{64})\ne1 = ([0-9a-f]{64})\ne2 = ([0-9a-f]{64})\ndigest: (poseidon2:[0-9a-f]{64})", cc)
+    if not m:
+        bad.append("condition commitment example not found")
+    else:
+        expect("condition e0", int(m.group(2), 16), int.from_bytes(b"svc/zk/threshold_check/v1", "big"))
+        expect("condition e1", int(m.group(3), 16), int(m.group(1)))
+        expect("condition e2", int(m.group(4), 16), 1)
+        expect("condition threshold_check digest", crypto_prims.condition_commit("threshold_check", int(m.group(1)), 1), m.group(5))
+    for circ, value, e0, dg in re.findall(r"^(truncation_check|below_threshold_check), value (\d+) \(e0 = …?([0-9a-f]+)\):\ndigest: (poseidon2:[0-9a-f]{64})", cc, re.M):
+        expect("condition %s domain" % circ, ("%064x" % int.from_bytes(("svc/zk/%s/v1" % circ).encode(), "big")).endswith(e0), True)
+        expect("condition %s digest" % circ, crypto_prims.condition_commit(circ, int(value), 1), dg)
+    qs = re.findall(r"Q\(([0-9.]+)\) =\s+(\d+)", cc)
+    if len(qs) != 3:
+        bad.append("quantised score examples: want 3, found %d" % len(qs))
+    for p, q in qs:
+        expect("Q(%s)" % p, crypto_prims.quantize_probability(float(p)), int(q))
     # selective disclosure table
     sd = text[text.index("### Selective disclosure: worked example"):]
     rows = re.findall(r"^\| `(\w+)` \| `([A-Za-z0-9_-]+)` \| `(\[.*?\])` \| `(sha256:[0-9a-f]{64})` \|", sd, re.M)

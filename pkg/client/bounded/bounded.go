@@ -29,12 +29,14 @@ import (
 	"github.com/svc-gov/svc/internal/fsutil"
 	"github.com/svc-gov/svc/pkg/canonical"
 	"github.com/svc-gov/svc/pkg/client"
+	"github.com/svc-gov/svc/pkg/client/zkhead"
 	"github.com/svc-gov/svc/pkg/inference"
 	"github.com/svc-gov/svc/pkg/profile"
 	"github.com/svc-gov/svc/pkg/signing"
 	"github.com/svc-gov/svc/pkg/tokenizer"
 	"github.com/svc-gov/svc/pkg/trace"
 	"github.com/svc-gov/svc/pkg/vpec"
+	"github.com/svc-gov/svc/pkg/zk/conditions"
 )
 
 // Options configure a Classifier. Zero values take the defaults.
@@ -50,6 +52,9 @@ type Options struct {
 	// first class).
 	Label *int
 	// Threshold: a score at or above it fails the check (default 0.5).
+	// The verdict compares the quantised score and threshold
+	// (conditions.ScoreBelow: pass when Q(score) < Q(threshold)), so it
+	// is exactly what a below_threshold_check proof states.
 	Threshold float64
 	// Threads bounds ONNX Runtime's threads (0: its default).
 	Threads int
@@ -64,6 +69,11 @@ type Options struct {
 	// looked up again (default 5 minutes), so a profile published later is
 	// picked up without a network call per inference.
 	RetryLookup time.Duration
+	// Conditions prove the truncation_check and threshold_check records
+	// with Groth16 (zkhead.NewCondition of a truncation_check and a
+	// below_threshold_check circuit entry; either may be absent). Without
+	// them those records are recorded without a proof, as before.
+	Conditions []*zkhead.Condition
 }
 
 // ClassIndex returns a pointer to i, for Options.Label.
@@ -110,6 +120,11 @@ func New(p *client.Pipeline, m *trace.Model, opts Options) (*Classifier, error) 
 		return nil, fmt.Errorf("bounded: threshold %v: want a probability in (0, 1]", opts.Threshold)
 	case *opts.Label < 0:
 		return nil, fmt.Errorf("bounded: label %d: want a class index", *opts.Label)
+	case opts.Threshold < 0x1p-32:
+		return nil, fmt.Errorf("bounded: threshold %v is below 2^-32, the resolution of the quantised score", opts.Threshold)
+	}
+	if err := checkConditions(opts.Conditions); err != nil {
+		return nil, err
 	}
 	t, err := trace.NewTracer(m, opts.Mode, inference.Options{Threads: opts.Threads})
 	if err != nil {
@@ -143,6 +158,9 @@ type Result struct {
 	Records []*client.RecordResult
 	// Queued is true when any record waits in the local queue.
 	Queued bool
+	// Conditions open the proved condition records (Options.Conditions):
+	// values and salts, kept here, never sent.
+	Conditions []ConditionOpening
 }
 
 // profileFor returns the profile covering the model on the GPU class, or
@@ -306,7 +324,7 @@ func (c *Classifier) Start(ctx context.Context, run *client.Run, check, manifest
 	res.Verdict = vpec.ResultFail
 	if outputOK {
 		res.Score = probs[label]
-		if res.Score < c.opts.Threshold {
+		if below, _ := conditions.ScoreBelow(res.Score, c.opts.Threshold); below {
 			res.Verdict = vpec.ResultPass
 		}
 	} else {
@@ -386,9 +404,12 @@ func (p *Pending) finish(ctx context.Context) (*Result, error) {
 		{check + ":output_schema_validation", vpec.StagePartPost, passIf(outputOK), []client.RecordOption{math_, client.WithOutput(output),
 			client.WithDetails(map[string]any{"classes": len(tr.Probabilities)})}},
 	}
+	proved, err := c.proveConditions(check, input, res, maxTokens, output)
+	if err != nil {
+		return nil, fmt.Errorf("bounded: %s: %w", check, err)
+	}
 	for _, pt := range parts {
-		opts := append(pt.opts, client.WithStage(res.StageType, pt.stagePart))
-		r, err := run.Record(ctx, pt.name, manifestID, pt.result, input, opts...)
+		r, err := recordPart(ctx, run, proved[pt.name], pt.name, manifestID, pt.result, input, client.WithStage(res.StageType, pt.stagePart), pt.opts)
 		if err != nil {
 			return res, fmt.Errorf("bounded: record %s: %w", pt.name, err)
 		}

@@ -40,7 +40,7 @@ type service struct {
 	lookups  atomic.Int64
 }
 
-func newService(t *testing.T) *service {
+func newService(t testing.TB) *service {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -75,7 +75,7 @@ func newService(t *testing.T) *service {
 	return s
 }
 
-func (s *service) pipeline(t *testing.T) *client.Pipeline {
+func (s *service) pipeline(t testing.TB) *client.Pipeline {
 	p, err := client.NewPipeline(client.Options{APIKey: s.key, BaseURL: s.url, WorkflowID: "moderation", QueuePath: filepath.Join(t.TempDir(), "q.jsonl")})
 	if err != nil {
 		t.Fatal(err)

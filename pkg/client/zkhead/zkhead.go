@@ -259,15 +259,48 @@ func (c *Condition) Kind() conditions.Kind { return conditions.Kind(c.entry.Circ
 // fails the condition against bound and records it at mathematical level.
 // The salt is returned: whoever holds it can open the commitment later.
 func (c *Condition) Check(ctx context.Context, run *client.Run, check, manifestID string, value, bound uint32, opts ...client.RecordOption) (*client.RecordResult, vpec.CheckResult, conditions.Salt, error) {
-	salt, err := conditions.NewSalt()
-	if err != nil {
-		return nil, "", salt, err
-	}
-	cp, err := zk.ProveCondition(c.keys, value, bound, salt)
+	cp, salt, err := c.Prove(value, bound)
 	if err != nil {
 		return nil, "", salt, err
 	}
 	opts = append(opts, client.WithZKProof(cp.ZKProof))
 	res, err := run.RecordCommitted(ctx, check, manifestID, cp.CheckResult, cp.CommitmentHash, opts...)
 	return res, cp.CheckResult, salt, err
+}
+
+// Prove proves that value, committed under a fresh random salt, passes or
+// fails the condition against bound, without recording: the caller
+// records cp.CommitmentHash, cp.CheckResult and cp.ZKProof (client.Run's
+// RecordCommitted with client.WithZKProof) and keeps the salt, which opens
+// the commitment.
+func (c *Condition) Prove(value, bound uint32) (cp *zk.ConditionProof, salt conditions.Salt, err error) {
+	if salt, err = conditions.NewSalt(); err != nil {
+		return nil, salt, err
+	}
+	cp, err = zk.ProveCondition(c.keys, value, bound, salt)
+	return cp, salt, err
+}
+
+// Entry is the verified circuit entry of the condition.
+func (c *Condition) Entry() *zk.Entry { return c.entry }
+
+// ErrConditionPairs reports condition entries and proving keys that do not
+// pair up.
+var ErrConditionPairs = errors.New("zkhead: give one proving key per condition circuit entry, in the same order")
+
+// NewConditions is NewCondition for several circuits: entries[i] is
+// proved with provingKeys[i].
+func NewConditions(entries, provingKeys [][]byte, trust *signing.Bundle) ([]*Condition, error) {
+	if len(entries) != len(provingKeys) {
+		return nil, fmt.Errorf("%w: %d entries, %d proving keys", ErrConditionPairs, len(entries), len(provingKeys))
+	}
+	out := make([]*Condition, len(entries))
+	for i := range entries {
+		c, err := NewCondition(entries[i], provingKeys[i], trust)
+		if err != nil {
+			return nil, fmt.Errorf("condition circuit entry %d: %w", i+1, err)
+		}
+		out[i] = c
+	}
+	return out, nil
 }

@@ -42,6 +42,7 @@ import (
 
 	"github.com/svc-gov/svc/internal/fsutil"
 	"github.com/svc-gov/svc/pkg/zk/ceremony/transcript"
+	"github.com/svc-gov/svc/pkg/zk/conditions"
 )
 
 // File names in a ceremony directory.
@@ -936,16 +937,24 @@ func Init(opts InitOptions) (*Ceremony, error) {
 // ErrCircuit: the circuit to set up is unknown or unreadable.
 var ErrCircuit = errors.New("ceremony: no such circuit")
 
-// LoadCircuit returns the built-in circuit named kind ("demo"), or the
-// constraint system in r1csFile named name (default: the file's base name).
+// LoadCircuit returns the built-in circuit named kind ("demo", or a
+// condition circuit: threshold_check, truncation_check,
+// below_threshold_check), or the constraint system in r1csFile named name
+// (default: the file's base name).
 func LoadCircuit(kind, r1csFile, name string) (Circuit, error) {
 	switch {
 	case kind != "" && r1csFile != "":
 		return Circuit{}, fmt.Errorf("%w: give a built-in circuit or an R1CS file, not both", ErrCircuit)
 	case kind == DemoCircuitName:
 		return CompileDemo()
+	case conditions.Kind(kind).Valid():
+		ccs, err := conditions.Compile(conditions.Kind(kind))
+		if err != nil {
+			return Circuit{}, fmt.Errorf("%w: %w", ErrCircuit, err)
+		}
+		return Circuit{Name: kind, R1CS: ccs.(*cs.R1CS)}, nil
 	case kind != "":
-		return Circuit{}, fmt.Errorf("%w: %q (built in: %s)", ErrCircuit, kind, DemoCircuitName)
+		return Circuit{}, fmt.Errorf("%w: %q (built in: %s, %s, %s, %s)", ErrCircuit, kind, DemoCircuitName, conditions.Threshold, conditions.Truncation, conditions.BelowThreshold)
 	case r1csFile == "":
 		return Circuit{}, fmt.Errorf("%w: give a built-in circuit or an R1CS file", ErrCircuit)
 	}

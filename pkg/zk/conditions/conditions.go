@@ -7,14 +7,16 @@
 // Poseidon2 under a random salt; the public inputs are that commitment, a
 // public bound b and a bit passed:
 //
-//	threshold_check:  passed = 1 exactly when v >= b (score at or above the threshold)
-//	truncation_check: passed = 1 exactly when v <= b (token count within the model's maximum)
+//	threshold_check:       passed = 1 exactly when v >= b (score at or above the threshold)
+//	below_threshold_check: passed = 1 exactly when v < b (score below the threshold: Bounded Inference)
+//	truncation_check:      passed = 1 exactly when v <= b (token count within the model's maximum)
 //
 // The proof shows that the committed value stands in that relation to the
 // bound, without revealing the value.
 package conditions
 
 import (
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math/big"
@@ -39,20 +41,27 @@ type Kind string
 const (
 	Threshold  Kind = "threshold_check"
 	Truncation Kind = "truncation_check"
+	// BelowThreshold is the threshold condition of a Bounded Inference
+	// check, which passes when the score is below the threshold: passed is
+	// the negation of Threshold's bit. It is its own circuit with its own
+	// domain (docs/PROOFS.md, "Condition circuits"), so a proof that a
+	// score is below a threshold can never be read as one that it is at or
+	// above it, nor the other way round.
+	BelowThreshold Kind = "below_threshold_check"
 )
 
 // Kinds returns the condition circuits.
-func Kinds() []Kind { return []Kind{Threshold, Truncation} }
+func Kinds() []Kind { return []Kind{Threshold, Truncation, BelowThreshold} }
 
 // Valid reports whether k is a condition circuit.
-func (k Kind) Valid() bool { return k == Threshold || k == Truncation }
+func (k Kind) Valid() bool { return k == Threshold || k == Truncation || k == BelowThreshold }
 
 // ValueBits is the width of committed values and bounds: both are
 // unsigned integers below 2^32.
 const ValueBits = 32
 
 // Domain returns the first field element of a commitment of kind k: the
-// ASCII bytes "svc/zk/<kind>/v1" read as a big-endian integer (under 31
+// ASCII bytes "svc/zk/<kind>/v1" read as a big-endian integer (at most 31
 // bytes, so below the field modulus). It keeps a score commitment from
 // being presented as a token-count commitment.
 func (k Kind) Domain() *big.Int {
@@ -78,6 +87,12 @@ func NewSalt() (Salt, error) {
 		return Salt{}, fmt.Errorf("conditions: salt: %w", err)
 	}
 	return Salt(e.Bytes()), nil
+}
+
+// MarshalText writes the salt as 64 lowercase hex digits (how an opening
+// is handed to an auditor).
+func (s Salt) MarshalText() ([]byte, error) {
+	return []byte(hex.EncodeToString(s[:])), nil
 }
 
 func (s Salt) element() (fr.Element, error) {
@@ -154,6 +169,11 @@ func (c *Circuit) Define(api frontend.API) error {
 	}
 	d := api.Add(api.Sub(big, small), uint64(1)<<ValueBits)
 	bits := api.ToBinary(d, ValueBits+1)
+	if c.kind == BelowThreshold {
+		// below: passed = 1 - [v >= b]
+		api.AssertIsEqual(api.Sub(1, bits[ValueBits]), c.Passed)
+		return nil
+	}
 	api.AssertIsEqual(bits[ValueBits], c.Passed)
 	return nil
 }
@@ -161,8 +181,11 @@ func (c *Circuit) Define(api frontend.API) error {
 // Holds reports the relation of kind k between value and bound: the
 // Passed bit an honest prover publishes.
 func Holds(k Kind, value, bound uint32) bool {
-	if k == Truncation {
+	switch k {
+	case Truncation:
 		return value <= bound
+	case BelowThreshold:
+		return value < bound
 	}
 	return value >= bound
 }

@@ -16,6 +16,7 @@ func TestCommitVector(t *testing.T) {
 	}{
 		{Threshold, 731, "0f57f90acf294ea58c2fb0c6eef69f30dd1443080b4a88c0d710bb0da290269b"},
 		{Truncation, 120, "1dc8a47fae4458687547241c69ec4b523d6cce167583e8b1fdcdd9f0bf124e5b"},
+		{BelowThreshold, 731, "1f346bff7b755a5847b815ab3b48ca911f53d3d7e0ed6042ab9b2cb7c885a007"},
 	} {
 		got, err := Commit(tc.k, tc.v, salt)
 		if err != nil {

@@ -61,6 +61,9 @@ func Inference(w io.Writer, check string, res *bounded.Result, threshold float64
 	} else {
 		fmt.Fprintf(w, "  open_source_ml (model_profile_missing): %s\n", res.ProfileNote)
 	}
+	for _, o := range res.Conditions {
+		fmt.Fprintf(w, "  %s: Groth16 proof (%s, bound %d)\n", o.Check, o.Circuit, o.Bound)
+	}
 	for _, r := range res.Records {
 		state := "recorded"
 		if r.Queued {
@@ -75,5 +78,16 @@ func Inference(w io.Writer, check string, res *bounded.Result, threshold float64
 func InferenceJSON(res *bounded.Result, traceOut string) map[string]any {
 	return map[string]any{"verdict": res.Verdict, "score": res.Score, "stage_type": res.StageType, "proof_level": res.ProofLevel,
 		"profile_id": res.ProfileID, "profile_note": res.ProfileNote, "merkle_root": res.Trace.MerkleRoot, "operator_count": res.Trace.OperatorCount,
-		"onnx_model_hash": res.Trace.ONNXModelHash, "trace": traceOut, "queued": res.Queued, "records": res.Records}
+		"onnx_model_hash": res.Trace.ONNXModelHash, "trace": traceOut, "queued": res.Queued, "records": res.Records,
+		"proved_conditions": provedConditions(res)}
+}
+
+// provedConditions lists the proved condition records without their
+// openings (the salts go only to --conditions-out).
+func provedConditions(res *bounded.Result) []map[string]any {
+	out := []map[string]any{}
+	for _, o := range res.Conditions {
+		out = append(out, map[string]any{"check": o.Check, "circuit": o.Circuit, "bound": o.Bound, "commitment_hash": o.Commitment})
+	}
+	return out
 }

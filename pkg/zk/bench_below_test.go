@@ -1,0 +1,55 @@
+package zk_test
+
+import (
+	"encoding/base64"
+	"sync"
+	"testing"
+
+	"github.com/svc-gov/svc/pkg/vpec"
+	"github.com/svc-gov/svc/pkg/zk"
+	"github.com/svc-gov/svc/pkg/zk/conditions"
+)
+
+var below = sync.OnceValues(func() (*zk.Keys, error) { return zk.DevSetup(vpec.CircuitBelowThreshold, nil) })
+
+// below_threshold_check against threshold_check (BenchmarkConditionProve,
+// BenchmarkConditionVerify), the same statement sizes, in the same run
+// (docs/BENCHMARKS.md).
+func BenchmarkConditionBelowProve(b *testing.B) {
+	k, err := below()
+	if err != nil {
+		b.Fatal(err)
+	}
+	salt, _ := conditions.NewSalt()
+	for b.Loop() {
+		if _, err := zk.ProveCondition(k, 500, 731, salt); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkConditionBelowVerify(b *testing.B) {
+	k, err := below()
+	if err != nil {
+		b.Fatal(err)
+	}
+	salt, _ := conditions.NewSalt()
+	cp, err := zk.ProveCondition(k, 500, 731, salt)
+	if err != nil {
+		b.Fatal(err)
+	}
+	vk, _ := zk.MarshalVerifyingKey(k.VK)
+	pb, _ := base64.StdEncoding.DecodeString(cp.ZKProof.Proof)
+	r := &vpec.Record{CommitmentHash: cp.CommitmentHash, CheckResult: cp.CheckResult, ZKProof: cp.ZKProof}
+	for b.Loop() {
+		w, err := zk.PublicWitness(r)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := zk.Verify(vk, pb, w); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(pb)), "proof-bytes")
+	b.ReportMetric(float64(len(vk)), "vk-bytes")
+}
