@@ -1,7 +1,6 @@
 package zk_test
 
 import (
-	"encoding/base64"
 	"sync"
 	"testing"
 
@@ -33,23 +32,5 @@ func BenchmarkConditionBelowVerify(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	salt, _ := conditions.NewSalt()
-	cp, err := zk.ProveCondition(k, 500, 731, salt)
-	if err != nil {
-		b.Fatal(err)
-	}
-	vk, _ := zk.MarshalVerifyingKey(k.VK)
-	pb, _ := base64.StdEncoding.DecodeString(cp.ZKProof.Proof)
-	r := &vpec.Record{CommitmentHash: cp.CommitmentHash, CheckResult: cp.CheckResult, ZKProof: cp.ZKProof}
-	for b.Loop() {
-		w, err := zk.PublicWitness(r)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := zk.Verify(vk, pb, w); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(len(pb)), "proof-bytes")
-	b.ReportMetric(float64(len(vk)), "vk-bytes")
+	benchConditionVerify(b, k, 500, 731)
 }
