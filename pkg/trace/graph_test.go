@@ -222,12 +222,7 @@ func TestSelectedProduction(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			b := torchBERT(tc.opts)
 			g := mustRead(t, b.marshal())
-			producer := map[string]int{}
-			for i, n := range g.Nodes {
-				for _, o := range n.Outputs {
-					producer[o] = i
-				}
-			}
+			producer := producers(g)
 			var want []int
 			for _, o := range append(b.lnOuts, "logits") {
 				want = append(want, producer[o])
@@ -268,12 +263,7 @@ func TestSelectedResidual(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			b := torchBERT(tc.opts)
 			g := mustRead(t, b.marshal())
-			producer := map[string]int{}
-			for i, n := range g.Nodes {
-				for _, o := range n.Outputs {
-					producer[o] = i
-				}
-			}
+			producer := producers(g)
 			var want []int
 			for _, o := range append(b.lnOuts, "logits", b.v["word_gather"], b.v["position_gather"], b.v["attention_out"], b.v["ffn_out"]) {
 				want = append(want, producer[o])
@@ -602,12 +592,7 @@ func TestClassesHandBuilt(t *testing.T) {
 
 // legacyClasses is Classes as it was for generated graphs only.
 func legacyClasses(g *trace.Graph) []string {
-	producer := map[string]int{}
-	for i, n := range g.Nodes {
-		for _, o := range n.Outputs {
-			producer[o] = i
-		}
-	}
+	producer := producers(g)
 	classes := make([]string, len(g.Nodes))
 	fromOp := func(in string, ops ...string) bool {
 		i, ok := producer[in]
@@ -758,4 +743,15 @@ func FuzzReadGraph(f *testing.F) {
 		}
 		trace.WithOutputs(data, g, g.Outputs)
 	})
+}
+
+// producers maps each value of g to the index of the node producing it.
+func producers(g *trace.Graph) map[string]int {
+	producer := map[string]int{}
+	for i, n := range g.Nodes {
+		for _, o := range n.Outputs {
+			producer[o] = i
+		}
+	}
+	return producer
 }

@@ -8,13 +8,10 @@ import (
 	"slices"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/svc-gov/svc/internal/ortest"
-	"github.com/svc-gov/svc/pkg/calibration"
 	"github.com/svc-gov/svc/pkg/client/bounded"
 	"github.com/svc-gov/svc/pkg/modelgen"
-	"github.com/svc-gov/svc/pkg/server"
 	"github.com/svc-gov/svc/pkg/vpec"
 )
 
@@ -28,18 +25,7 @@ func TestStartWait(t *testing.T) {
 	m, _ := ortest.Model(t, modelgen.Config{})
 	svc := newService(t)
 	ctx := context.Background()
-	prof, err := calibration.Calibrate(m, piiMeta, calibration.Options{Passes: 30})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := server.Publish(ctx, svc.st, svc.mat.Signer, "test", prof, nil, time.Now()); err != nil {
-		t.Fatal(err)
-	}
-	p := svc.pipeline(t)
-	signed, err := p.ProfileDocument(ctx, m.Hash)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, _, signed := svc.publishProfile(t, m, 30)
 	c, err := bounded.New(p, m, bounded.Options{Trust: svc.mat.Trust, Threshold: 0.5})
 	if err != nil {
 		t.Fatal(err)
