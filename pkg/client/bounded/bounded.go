@@ -297,7 +297,8 @@ type Pending struct {
 // the same), so call Wait for every Start before the run is closed. Checks
 // started on one run are recorded in the order their Waits run. At most
 // two inferences' tensors are held at a time: a Start while two traces are
-// still being computed waits for one (never for a Wait).
+// still being computed waits for one (never for a Wait). Start keeps a
+// copy of input: the caller may reuse its buffer at once.
 func (c *Classifier) Start(ctx context.Context, run *client.Run, check, manifestID string, input []byte) (*Pending, error) {
 	prof, note := c.profileFor(ctx)
 	enc := c.m.Encode(input)
@@ -331,7 +332,7 @@ func (c *Classifier) Start(ctx context.Context, run *client.Run, check, manifest
 		res.Verdict = vpec.ResultError
 	}
 	return &Pending{Verdict: res.Verdict, Score: res.Score, Probabilities: slices.Clone(probs),
-		c: c, run: run, check: check, manifestID: manifestID, input: input, enc: enc, prof: prof,
+		c: c, run: run, check: check, manifestID: manifestID, input: slices.Clone(input), enc: enc, prof: prof,
 		trace: tp, res: res, label: label, outputOK: outputOK}, nil
 }
 

@@ -19,7 +19,8 @@ import (
 // and Wait makes the same six records as Check for the same inputs (every
 // field but the run-specific ids, times and chain), with the same trace;
 // with several checks started before any Wait, the records follow the
-// order of the Waits; repeated and concurrent Waits record once; the
+// order of the Waits, and commit to the input even when the caller
+// overwrote its buffer after Start; repeated and concurrent Waits record once; the
 // VPEC verifies with the profile.
 func TestStartWait(t *testing.T) {
 	m, _ := ortest.Model(t, modelgen.Config{})
@@ -58,9 +59,13 @@ func TestStartWait(t *testing.T) {
 	}
 	var pending []*bounded.Pending
 	for i, in := range inputs {
-		pd, err := c.Start(ctx, run2, "pii_detection", "manifest-1", []byte(in))
+		buf := []byte(in)
+		pd, err := c.Start(ctx, run2, "pii_detection", "manifest-1", buf)
 		if err != nil {
 			t.Fatal(err)
+		}
+		for j := range buf {
+			buf[j] = 'x' // the caller reuses its buffer: the records still commit to the input
 		}
 		want := checked[i]
 		if pd.Verdict != want.Verdict || pd.Score != want.Score || !slices.Equal(pd.Probabilities, want.Probabilities) {
