@@ -53,7 +53,7 @@ FIXED_SEVERITY = {"system_unavailable": "High", "model_profile_missing": "Medium
                   "chain_break": "Critical", "empty_run": "High"}
 GPU_CLASSES = ["cpu", "a10g", "a100", "h100"]
 OPERATOR_CLASSES = ["Linear", "LayerNorm", "Softmax", "GELU", "Dropout", "Other"]
-TRACE_MODES = ["full", "production"]
+TRACE_MODES = ["full", "production", "residual"]
 SKEW = 300
 TS_WINDOW = 900
 SPKI_PREFIX = bytes.fromhex("302a300506032b6570032100")
