@@ -191,7 +191,7 @@ func TestVerifierMemoryChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := verify(t, doc, vpec.Options{Trust: trust})
-	secs := time.Now().Sub(start).Seconds()
+	secs := time.Since(start).Seconds()
 	close(stop)
 	heap := <-peakHeap
 	peak := procStatus(t, "VmHWM")
