@@ -231,9 +231,20 @@ func checkZKProofs(p parsed, opts Options) Check {
 		c.Status, c.Message = NotApplicable, "ZK proofs: none present"
 		return c
 	}
-	parts := make([]string, len(ids))
-	for i, id := range ids {
-		parts[i] = fmt.Sprintf("%s (setup contributors: %s)", shortHash(id), strings.Join(contributors[id], ", "))
+	// Keys that share their setup contributors are named together, in the
+	// order of their first proof: "a…, b… (setup contributors: X); c… (…)".
+	var groups []string
+	members := map[string][]string{}
+	for _, id := range ids {
+		who := strings.Join(contributors[id], ", ")
+		if _, seen := members[who]; !seen {
+			groups = append(groups, who)
+		}
+		members[who] = append(members[who], shortHash(id))
+	}
+	parts := make([]string, len(groups))
+	for i, who := range groups {
+		parts[i] = fmt.Sprintf("%s (setup contributors: %s)", strings.Join(members[who], ", "), who)
 	}
 	noun := "proofs"
 	if n == 1 {
