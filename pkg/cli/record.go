@@ -66,7 +66,9 @@ truncation_check; the inference at operator_bound, with the trace's Merkle
 root; post_conditions threshold_check, output_schema_validation). Without
 a profile for the model and --gpu-class the inference is recorded at
 execution level (open_source_ml) and the VPEC gets a model_profile_missing
-gap. Keep the trace (--trace-out) for audits: 'svc verify --trace'.
+gap. The trace mode (--mode auto) is residual when the profile covers it,
+which catches a substituted model, else production. Keep the trace
+(--trace-out) for audits: 'svc verify --trace'.
 With --condition-entry (a truncation_check and/or below_threshold_check
 circuit entry, its --condition-proving-key, --trust-root) the
 truncation_check and threshold_check records carry Groth16 proofs

@@ -14,7 +14,6 @@ import (
 	"github.com/svc-gov/svc/pkg/client/bounded"
 	"github.com/svc-gov/svc/pkg/client/zkhead"
 	"github.com/svc-gov/svc/pkg/document"
-	"github.com/svc-gov/svc/pkg/trace"
 )
 
 // inferenceOptions are the flags of 'svc record --model'.
@@ -34,7 +33,7 @@ func (o *inferenceOptions) add(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&o.model, "model", "", "run this classifier (model directory or model.onnx) as a bound_committed_inference check")
 	f.StringVar(&o.gpuClass, "gpu-class", "cpu", "with --model: the hardware class the inference runs on")
-	f.StringVar(&o.mode, "mode", trace.Production, "with --model: trace mode, full, production or residual (docs/BOUNDED.md)")
+	f.StringVar(&o.mode, "mode", bounded.Auto, "with --model: trace mode: auto (residual when the model's profile covers it, else production), production, residual or full (docs/BOUNDED.md)")
 	f.Float64Var(&o.threshold, "threshold", 0.5, "with --model: a score at or above it fails the check")
 	f.IntVar(&o.label, "label", 1, "with --model: the class whose probability is the score")
 	f.StringVar(&o.traceOut, "trace-out", "", "with --model: keep the operator trace here (local only; for 'svc verify --trace')")

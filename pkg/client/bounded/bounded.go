@@ -43,9 +43,8 @@ import (
 type Options struct {
 	// GPUClass is the hardware class the inference runs on (default cpu).
 	GPUClass string
-	// Mode is the trace mode: trace.Production (the default), trace.Full
-	// or trace.Residual (production's cost, and it catches a substituted
-	// model: docs/BOUNDED.md).
+	// Mode is the trace mode: Auto (the default), trace.Production,
+	// trace.Residual or trace.Full (docs/BOUNDED.md, trace modes).
 	Mode string
 	// Label is the class whose probability is the score; nil takes class
 	// 1, the positive class of a binary classifier (ClassIndex(0) for the
@@ -76,6 +75,17 @@ type Options struct {
 	Conditions []*zkhead.Condition
 }
 
+// ErrClosed reports a check on a Classifier after Close.
+var ErrClosed = errors.New("bounded: the classifier is closed")
+
+// Auto is the default Options.Mode: trace in residual mode when the
+// model's profile lists a residual operator count that matches the model
+// (residual mode catches a substituted model that production mode can
+// miss, at about production's latency: docs/BOUNDED.md), else in
+// production mode (no profile yet, or a profile calibrated before the
+// residual mode existed). A VPEC records the mode each trace used.
+const Auto = "auto"
+
 // ClassIndex returns a pointer to i, for Options.Label.
 func ClassIndex(i int) *int { return &i }
 
@@ -86,11 +96,14 @@ type Classifier struct {
 	m    *trace.Model
 	opts Options
 
-	mu     sync.Mutex
-	tracer *trace.Tracer
+	// mu guards tracers (one per trace mode used, loaded on first use)
+	// and serialises inferences.
+	mu      sync.Mutex
+	tracers map[string]*trace.Tracer
 
 	pmu      sync.Mutex
 	prof     *profile.Profile
+	mode     string // the trace mode with prof (Auto resolved)
 	note     string
 	lookedUp time.Time // when the service was last asked (zero: never)
 }
@@ -102,7 +115,7 @@ func New(p *client.Pipeline, m *trace.Model, opts Options) (*Classifier, error) 
 		opts.GPUClass = "cpu"
 	}
 	if opts.Mode == "" {
-		opts.Mode = trace.Production
+		opts.Mode = Auto
 	}
 	if opts.Label == nil {
 		opts.Label = ClassIndex(1)
@@ -114,8 +127,8 @@ func New(p *client.Pipeline, m *trace.Model, opts Options) (*Classifier, error) 
 		opts.RetryLookup = 5 * time.Minute
 	}
 	switch {
-	case !trace.ValidMode(opts.Mode):
-		return nil, fmt.Errorf("bounded: trace mode %q: use %s, %s or %s", opts.Mode, trace.Full, trace.Production, trace.Residual)
+	case opts.Mode != Auto && !trace.ValidMode(opts.Mode):
+		return nil, fmt.Errorf("bounded: trace mode %q: use %s, %s, %s or %s", opts.Mode, Auto, trace.Production, trace.Residual, trace.Full)
 	case !(opts.Threshold > 0 && opts.Threshold <= 1):
 		return nil, fmt.Errorf("bounded: threshold %v: want a probability in (0, 1]", opts.Threshold)
 	case *opts.Label < 0:
@@ -126,15 +139,59 @@ func New(p *client.Pipeline, m *trace.Model, opts Options) (*Classifier, error) 
 	if err := checkConditions(opts.Conditions); err != nil {
 		return nil, err
 	}
-	t, err := trace.NewTracer(m, opts.Mode, inference.Options{Threads: opts.Threads})
+	c := &Classifier{p: p, m: m, opts: opts, tracers: map[string]*trace.Tracer{}}
+	// Load the mode used without a profile now, so that a model that
+	// cannot be traced fails here rather than at the first check.
+	if _, err := c.tracer(c.fallbackMode()); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// fallbackMode is the trace mode used while no profile covers the model:
+// the configured one, production for Auto.
+func (c *Classifier) fallbackMode() string {
+	if c.opts.Mode == Auto {
+		return trace.Production
+	}
+	return c.opts.Mode
+}
+
+// tracer returns the tracer of mode, loading the model for it on first
+// use and releasing the tracer of the mode used before (Auto moves from
+// production to residual once, when the profile is found; traces still
+// being computed keep their tensors until they are done). The caller
+// holds c.mu (or has the only reference to c).
+func (c *Classifier) tracer(mode string) (*trace.Tracer, error) {
+	if c.tracers == nil {
+		return nil, ErrClosed
+	}
+	if t, ok := c.tracers[mode]; ok {
+		return t, nil
+	}
+	t, err := trace.NewTracer(c.m, mode, inference.Options{Threads: c.opts.Threads})
 	if err != nil {
 		return nil, err
 	}
-	return &Classifier{p: p, m: m, opts: opts, tracer: t}, nil
+	for old, ot := range c.tracers {
+		ot.Close()
+		delete(c.tracers, old)
+	}
+	c.tracers[mode] = t
+	return t, nil
 }
 
 // Close releases the loaded model.
-func (c *Classifier) Close() error { return c.tracer.Close() }
+func (c *Classifier) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var errs []error
+	for _, t := range c.tracers {
+		errs = append(errs, t.Close())
+	}
+	c.tracers = nil
+	return errors.Join(errs...)
+}
 
 // Model is the classifier's model.
 func (c *Classifier) Model() *trace.Model { return c.m }
@@ -166,9 +223,18 @@ type Result struct {
 // profileFor returns the profile covering the model on the GPU class, or
 // nil and why not. It calls the service at most once per RetryLookup
 // while no profile is known, and never again once one is.
-func (c *Classifier) profileFor(ctx context.Context) (*profile.Profile, string) {
+func (c *Classifier) profileFor(ctx context.Context) (*profile.Profile, string, string) {
 	c.pmu.Lock()
 	defer c.pmu.Unlock()
+	prof, note := c.lookup(ctx)
+	if prof == nil {
+		return nil, c.fallbackMode(), note
+	}
+	return prof, c.mode, note
+}
+
+// lookup is profileFor's search; the caller holds c.pmu.
+func (c *Classifier) lookup(ctx context.Context) (*profile.Profile, string) {
 	if c.prof != nil || (!c.lookedUp.IsZero() && time.Since(c.lookedUp) < c.opts.RetryLookup) {
 		return c.prof, c.note
 	}
@@ -209,14 +275,21 @@ func (c *Classifier) profileFor(ctx context.Context) (*profile.Profile, string) 
 			why = append(why, fmt.Sprintf("profile %s does not cover model %s", p.ProfileID, c.m.Hash))
 			continue
 		}
-		if want := pm.OperatorCounts[c.opts.Mode]; want != int64(c.operators()) {
-			why = append(why, fmt.Sprintf("profile %s gives %d operators in %s mode, this model traces %d", p.ProfileID, want, c.opts.Mode, c.operators()))
+		mode := c.opts.Mode
+		if mode == Auto {
+			mode = trace.Production
+			if want, ok := pm.OperatorCounts[trace.Residual]; ok && want == int64(c.operators(trace.Residual)) {
+				mode = trace.Residual
+			}
+		}
+		if want := pm.OperatorCounts[mode]; want != int64(c.operators(mode)) {
+			why = append(why, fmt.Sprintf("profile %s gives %d operators in %s mode, this model traces %d", p.ProfileID, want, mode, c.operators(mode)))
 			continue
 		}
 		if fetched && c.opts.ProfileDir != "" {
 			c.keep(p.ProfileID, doc)
 		}
-		c.prof, c.note = p, ""
+		c.prof, c.mode, c.note = p, mode, ""
 		return p, ""
 	}
 	c.note = strings.Join(why, "; ")
@@ -230,8 +303,15 @@ func (c *Classifier) parse(doc []byte) (*profile.Profile, error) {
 	return profile.Parse(doc)
 }
 
-// operators is the number of operators the tracer records.
-func (c *Classifier) operators() int { return c.tracer.Operators() }
+// operators is the number of operators a trace of the model in mode
+// records (-1 when the model cannot be traced in that mode).
+func (c *Classifier) operators(mode string) int {
+	nodes, err := c.m.TracedNodes(mode)
+	if err != nil {
+		return -1
+	}
+	return len(nodes)
+}
 
 // keep writes a fetched profile to the profile cache (best effort).
 func (c *Classifier) keep(id string, doc []byte) {
@@ -300,10 +380,14 @@ type Pending struct {
 // still being computed waits for one (never for a Wait). Start keeps a
 // copy of input: the caller may reuse its buffer at once.
 func (c *Classifier) Start(ctx context.Context, run *client.Run, check, manifestID string, input []byte) (*Pending, error) {
-	prof, note := c.profileFor(ctx)
+	prof, mode, note := c.profileFor(ctx)
 	enc := c.m.Encode(input)
 	c.mu.Lock()
-	tp, err := c.tracer.Start(enc, input)
+	t, err := c.tracer(mode)
+	var tp *trace.Pending
+	if err == nil {
+		tp, err = t.Start(enc, input)
+	}
 	c.mu.Unlock()
 	if err != nil {
 		return nil, fmt.Errorf("bounded: %s: %w", check, err)

@@ -409,8 +409,10 @@ func TestLabel(t *testing.T) {
 	}
 }
 
-// TestTraceModes: Options.Mode selects the trace mode (production by
-// default, full and residual on request); an unknown mode is refused.
+// TestTraceModes: Options.Mode selects the trace mode (Auto by default,
+// which is production without a profile, as here; production, full and
+// residual on request); an unknown mode is refused. TestAutoMode covers
+// Auto with profiles.
 func TestTraceModes(t *testing.T) {
 	m, _ := ortest.Model(t, modelgen.Config{})
 	p, err := client.NewPipeline(client.Options{APIKey: "pk_live_offline", BaseURL: "http://127.0.0.1:1", QueuePath: filepath.Join(t.TempDir(), "q.jsonl"), Timeout: time.Second})
@@ -426,7 +428,7 @@ func TestTraceModes(t *testing.T) {
 	for _, tc := range []struct {
 		mode, want string
 		count      int64
-	}{{"", trace.Production, 6}, {trace.Production, trace.Production, 6}, {trace.Residual, trace.Residual, 12}, {trace.Full, trace.Full, 76}} {
+	}{{"", trace.Production, 6}, {bounded.Auto, trace.Production, 6}, {trace.Production, trace.Production, 6}, {trace.Residual, trace.Residual, 12}, {trace.Full, trace.Full, 76}} {
 		c, err := bounded.New(p, m, bounded.Options{Mode: tc.mode})
 		if err != nil {
 			t.Fatal(err)
