@@ -333,7 +333,7 @@ func (c *Classifier) keep(id string, doc []byte) {
 // Errors are inference failures and the client's record errors (a sealed
 // run, invalid parameters). It is Start and Wait: the same records.
 func (c *Classifier) Check(ctx context.Context, run *client.Run, check, manifestID string, input []byte) (*Result, error) {
-	p, err := c.Start(ctx, run, check, manifestID, input)
+	p, err := c.start(ctx, run, check, manifestID, input, false)
 	if err != nil {
 		return nil, err
 	}
@@ -357,7 +357,7 @@ type Pending struct {
 	input             []byte
 	enc               tokenizer.Encoding
 	prof              *profile.Profile
-	trace             *trace.Pending
+	trace             func() (*trace.Trace, error) // waits for the trace
 	res               *Result
 	label             int
 	outputOK          bool
@@ -380,19 +380,36 @@ type Pending struct {
 // still being computed waits for one (never for a Wait). Start keeps a
 // copy of input: the caller may reuse its buffer at once.
 func (c *Classifier) Start(ctx context.Context, run *client.Run, check, manifestID string, input []byte) (*Pending, error) {
+	return c.start(ctx, run, check, manifestID, input, true)
+}
+
+// start is Start, with the trace computed on another goroutine (async)
+// or on this one before it returns (Check: no hand-off, which costs more
+// than it saves when nobody acts on the verdict before the records).
+func (c *Classifier) start(ctx context.Context, run *client.Run, check, manifestID string, input []byte, async bool) (*Pending, error) {
 	prof, mode, note := c.profileFor(ctx)
 	enc := c.m.Encode(input)
+	var probs []float64
+	var wait func() (*trace.Trace, error)
 	c.mu.Lock()
 	t, err := c.tracer(mode)
-	var tp *trace.Pending
-	if err == nil {
-		tp, err = t.Start(enc, input)
+	switch {
+	case err != nil:
+	case async:
+		var tp *trace.Pending
+		if tp, err = t.Start(enc, input); err == nil {
+			probs, wait = tp.Probabilities(), tp.Wait
+		}
+	default:
+		var tr *trace.Trace
+		if tr, err = t.TraceEncoded(enc, input); err == nil {
+			probs, wait = slices.Clone(tr.Probabilities), func() (*trace.Trace, error) { return tr, nil }
+		}
 	}
 	c.mu.Unlock()
 	if err != nil {
 		return nil, fmt.Errorf("bounded: %s: %w", check, err)
 	}
-	probs := tp.Probabilities()
 	res := &Result{Probabilities: probs, StageType: vpec.StageOpenSourceML, ProofLevel: vpec.Execution, ProfileNote: note}
 	label := *c.opts.Label
 	outputOK := len(probs) > label
@@ -417,7 +434,7 @@ func (c *Classifier) Start(ctx context.Context, run *client.Run, check, manifest
 	}
 	return &Pending{Verdict: res.Verdict, Score: res.Score, Probabilities: slices.Clone(probs),
 		c: c, run: run, check: check, manifestID: manifestID, input: slices.Clone(input), enc: enc, prof: prof,
-		trace: tp, res: res, label: label, outputOK: outputOK}, nil
+		trace: wait, res: res, label: label, outputOK: outputOK}, nil
 }
 
 // Wait waits for the trace and records the check's six parts on the run
@@ -432,7 +449,7 @@ func (p *Pending) Wait(ctx context.Context) (*Result, error) {
 // finish is the second half of Check: the trace, then the records.
 func (p *Pending) finish(ctx context.Context) (*Result, error) {
 	c, run, check, manifestID, input, enc, prof, res, label, outputOK := p.c, p.run, p.check, p.manifestID, p.input, p.enc, p.prof, p.res, p.label, p.outputOK
-	tr, err := p.trace.Wait()
+	tr, err := p.trace()
 	if err != nil {
 		return nil, fmt.Errorf("bounded: %s: %w", check, err)
 	}
