@@ -3,38 +3,22 @@
 package inference_test
 
 import (
-	"errors"
-	"os"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/svc-gov/svc/internal/ortest"
 	"github.com/svc-gov/svc/pkg/inference"
 	"github.com/svc-gov/svc/pkg/onnxmodel"
 )
-
-// initORT loads the pinned ONNX Runtime (make test installs it).
-func initORT(t *testing.T) {
-	t.Helper()
-	path, err := inference.LibraryPath("")
-	if err == nil {
-		err = inference.Init(path)
-	}
-	if err != nil {
-		if errors.Is(err, inference.ErrNoRuntime) && os.Getenv("SVC_SKIP_ORT") == "1" {
-			t.Skip(err)
-		}
-		t.Fatal(err)
-	}
-}
 
 // scaleSession loads a model with an int64 input ids of shape [1, n] and
 // two float outputs, Y = 2·ids and Z = 2·ids + 1, whose values say which
 // input they were computed from.
 func scaleSession(t *testing.T, depth int) *inference.Session {
 	t.Helper()
-	initORT(t)
+	ortest.Init(t)
 	to := int64(onnxmodel.Float)
 	m := &onnxmodel.Model{
 		Name: "scale",

@@ -367,16 +367,8 @@ func TestServiceDown(t *testing.T) {
 // error; a negative class is refused.
 func TestLabel(t *testing.T) {
 	m, _ := ortest.Model(t, modelgen.Config{})
-	p, err := client.NewPipeline(client.Options{APIKey: "pk_live_offline", BaseURL: "http://127.0.0.1:1", QueuePath: filepath.Join(t.TempDir(), "q.jsonl"), Timeout: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	p, run := offlineRun(t)
 	ctx := context.Background()
-	run, err := p.Open(ctx, "")
-	if err != nil {
-		t.Fatal(err)
-	}
 	input := []byte("hello there")
 	for _, tc := range []struct {
 		label   *int
@@ -415,16 +407,8 @@ func TestLabel(t *testing.T) {
 // Auto with profiles.
 func TestTraceModes(t *testing.T) {
 	m, _ := ortest.Model(t, modelgen.Config{})
-	p, err := client.NewPipeline(client.Options{APIKey: "pk_live_offline", BaseURL: "http://127.0.0.1:1", QueuePath: filepath.Join(t.TempDir(), "q.jsonl"), Timeout: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	p, run := offlineRun(t)
 	ctx := context.Background()
-	run, err := p.Open(ctx, "")
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, tc := range []struct {
 		mode, want string
 		count      int64
@@ -466,4 +450,20 @@ func (s *service) publishProfile(t *testing.T, m *trace.Model, passes int) (*cli
 		t.Fatal(err)
 	}
 	return p, prof, signed
+}
+
+// offlineRun returns a pipeline whose service is down (nothing listens on
+// 127.0.0.1:1, so records queue: fail-open) and a run opened on it.
+func offlineRun(t *testing.T) (*client.Pipeline, *client.Run) {
+	t.Helper()
+	p, err := client.NewPipeline(client.Options{APIKey: "pk_live_offline", BaseURL: "http://127.0.0.1:1", QueuePath: filepath.Join(t.TempDir(), "q.jsonl"), Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	run, err := p.Open(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, run
 }
