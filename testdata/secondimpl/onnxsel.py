@@ -14,8 +14,8 @@ usage:
   onnxsel.py strip-softmax IN OUT         drop a final Softmax: its input becomes the first output
   onnxsel.py add-softmax IN OUT           append a Softmax to the first output (axis -1)
 
-The choices the docs left open, and what this implementation does, are listed
-in docs/INTEROP.md ("Trace node selection").
+The rules it follows are BOUNDED.md's "Which nodes are traced, exactly" (written
+after this implementation first disagreed with svc: docs/INTEROP.md).
 """
 
 import json
@@ -143,6 +143,21 @@ class Tensor:
             elif num == 14 and wt == 0:
                 self.external = v == 1
 
+    def scalar(self):
+        """The value of a tensor of exactly one element (the product of its
+        dims) stored in the model, else None."""
+        count = 1
+        for d in self.dims:
+            if d < 0:
+                return None
+            count *= d
+        if count != 1:
+            return None
+        vs = self.values()
+        if vs is None or len(vs) < 1:
+            return None
+        return float(vs[0])
+
     def values(self):
         """The elements as Python numbers, or None when not stored here."""
         if self.external:
@@ -185,6 +200,11 @@ class Attr:
                     [struct.unpack("<f", v)[0]]
             elif num == 8:
                 self.ints += [signed64(x) for x in packed_ints(wt, v)]
+            elif num == 22 and wt == 2:  # sparse_tensor: its values (field 1) carry the type
+                for n2, w2, v2, _, _ in fields(v):
+                    if n2 == 1 and w2 == 2:
+                        self.t = Tensor(v2)
+                        self.t.external = True  # no stored value
 
 
 class Node:
@@ -248,6 +268,12 @@ class Graph:
             elif num == 5:
                 t = Tensor(v)
                 self.inits[t.name] = t
+            elif num == 15:  # sparse_initializer: its values (field 1) carry name and type
+                for n2, w2, v2, _, _ in fields(v):
+                    if n2 == 1 and w2 == 2:
+                        t = Tensor(v2)
+                        t.external = True  # no stored value
+                        self.inits[t.name] = t
             elif num == 11:
                 self.inputs.append(value_info(v))
             elif num == 12:
@@ -256,10 +282,10 @@ class Graph:
                 n, e = value_info(v)
                 if e:
                     self.declared[n] = e
-        self.producer = {}
+        self.producer = {}  # the first node listing a value among its outputs
         for i, n in enumerate(self.nodes):
             for o in n.outputs:
-                if o:
+                if o and o not in self.producer:
                     self.producer[o] = i
         self.consumers = {}
         for i, n in enumerate(self.nodes):
@@ -269,64 +295,73 @@ class Graph:
         self._constants()
         self._types()
 
-    # "Constants are computed from initializers and Constant nodes only."
+    # BOUNDED.md "Constants": initializers, Constant nodes' outputs, and the
+    # outputs of a node with at least one non-empty input and only constant
+    # ones (not random, control-flow or sequence operators), in node order.
     def _constants(self):
         self.const = set(self.inits)
+        self.scalars = {}
+        for name, t in self.inits.items():
+            v = t.scalar()
+            if v is not None:
+                self.scalars[name] = v
         for n in self.nodes:
             ins = [x for x in n.inputs if x]
-            if n.op == "Constant" and n.standard() or (ins and all(x in self.const for x in ins)):
+            if n.op == "Constant" or (n.op not in RANDOM_OPS | OPAQUE_OPS and ins and all(x in self.const for x in ins)):
                 self.const.update(o for o in n.outputs if o)
+            else:
+                continue
+            if not n.outputs or not n.outputs[0]:
+                continue
+            v = constant_scalar(n)
+            if v is None and n.op in SCALAR_OPS and n.inputs and n.inputs[0] in self.scalars:
+                v = self.scalars[n.inputs[0]]
+            if v is not None:
+                self.scalars[n.outputs[0]] = v
 
     def _types(self):
+        """BOUNDED.md "Element types": declared types win, then each node's
+        outputs from its inputs, in (topological) node order."""
         t = {}
         for name, tensor in self.inits.items():
             t[name] = tensor.dtype
         for name, e in self.inputs:
-            if e and name not in t:
-                t[name] = e
-        cmp_ops = {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "Not", "And", "Or", "Xor",
-                   "IsNaN", "IsInf"}
-        int_ops = {"Shape", "Size", "ArgMax", "ArgMin", "NonZero", "NonMaxSuppression", "TopK"}
-        for n in self.nodes:
-            a = n.attrs
-            if not n.standard():
-                out = t.get(n.inputs[0]) if n.inputs and n.inputs[0] else 0
-            elif n.op == "Cast":
-                out = a["to"].i if "to" in a else 0
-            elif n.op == "CastLike":
-                out = t.get(n.inputs[1], 0) if len(n.inputs) > 1 else 0
-            elif n.op == "Constant":
-                if "value" in a and a["value"].t is not None:
-                    out = a["value"].t.dtype
-                elif "value_float" in a or "value_floats" in a:
-                    out = FLOAT
-                elif "value_int" in a or "value_ints" in a:
-                    out = INT64
-                else:
-                    out = 0
-            elif n.op == "ConstantOfShape":
-                out = a["value"].t.dtype if "value" in a and a["value"].t is not None else FLOAT
-            elif n.op in cmp_ops:
-                out = BOOL
-            elif n.op in int_ops:
-                out = INT64
-            elif n.op == "Where":
-                out = t.get(n.inputs[1], 0) if len(n.inputs) > 1 else 0
-            else:
-                out = next((t[x] for x in n.inputs if x and t.get(x)), 0)
-            for k, o in enumerate(n.outputs):
-                if not o:
-                    continue
-                if o in self.declared:
-                    t[o] = self.declared[o]
-                elif n.op == "TopK" and k == 0:
-                    t[o] = t.get(n.inputs[0], 0)
-                else:
-                    t[o] = out
-        for name, e in self.outputs:
             if e:
                 t[name] = e
+        for name, e in list(self.declared.items()) + self.outputs:
+            if e:
+                t[name] = e
+        declared = set(t)
+        for i in self.topo_order():
+            n = self.nodes[i]
+            for k, o in enumerate(n.outputs):
+                if o and o not in declared:
+                    ty = output_type(n, k, t)
+                    if ty:
+                        t[o] = ty
         self.types = t
+
+    def topo_order(self):
+        """File order when sorted (ONNX requires it); else a topological order."""
+        pending, nxt, srt = [0] * len(self.nodes), [[] for _ in self.nodes], True
+        for i, n in enumerate(self.nodes):
+            for x in n.inputs:
+                p = self.producer.get(x)
+                if p is not None and p != i:
+                    pending[i] += 1
+                    nxt[p].append(i)
+                    srt = srt and p < i
+        if srt:
+            return list(range(len(self.nodes)))
+        order = [i for i in range(len(self.nodes)) if pending[i] == 0]
+        k = 0
+        while k < len(order):
+            for c in nxt[order[k]]:
+                pending[c] -= 1
+                if pending[c] == 0:
+                    order.append(c)
+            k += 1
+        return order + [i for i in range(len(self.nodes)) if pending[i] > 0]
 
     def first_output_of(self, value):
         """The node whose FIRST output is value, or None."""
@@ -336,287 +371,407 @@ class Graph:
         return None
 
     def scalar(self, value):
-        """A stored constant's single value (initializer or Constant node), else None."""
-        if value in self.inits:
-            vs = self.inits[value].values()
-        else:
-            p = self.producer.get(value)
-            if p is None or self.nodes[p].op != "Constant":
-                return None
-            a = self.nodes[p].attrs
-            if "value" in a and a["value"].t is not None:
-                vs = a["value"].t.values()
-            elif "value_float" in a:
-                vs = [a["value_float"].f]
-            else:
-                return None
-        if vs is None or len(vs) != 1:
-            return None
-        return float(vs[0])
+        """A constant's stored value (BOUNDED.md "Constants"), else None."""
+        return self.scalars.get(value)
 
-    def const_is(self, value, want, tol=1e-6):
-        """A constant whose value, where the model stores it, is want."""
-        if value not in self.const:
-            return False
-        v = self.scalar(value)
-        return v is None or abs(v - want) <= tol * max(1.0, abs(want))
+
+
+
+SCALAR_OPS = {"Cast", "Identity", "Reshape", "Unsqueeze", "Squeeze", "Flatten"}
+
+
+def constant_scalar(n):
+    """The value of a Constant node's one-element value, else None."""
+    if n.op != "Constant":
+        return None
+    a = n.attrs
+    if "value" in a:
+        return a["value"].t.scalar() if a["value"].t is not None else None
+    if "value_float" in a and a["value_float"].f is not None:
+        return float(a["value_float"].f)
+    if "value_int" in a and a["value_int"].i is not None:
+        return float(a["value_int"].i)
+    return None
+
+
+RANDOM_OPS = {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial", "Bernoulli"}
+OPAQUE_OPS = {"If", "Loop", "Scan", "SequenceAt", "SequenceConstruct", "SplitToSequence", "ConcatFromSequence",
+              "Optional", "OptionalGetElement"}
+INT64_OPS = {"Shape", "Size", "NonZero", "ArgMax", "ArgMin", "NonMaxSuppression"}
+BOOL_OPS = {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "Not", "And", "Or", "Xor", "IsNaN", "IsInf"}
+FUSED_OPS = {"Gelu", "FastGelu", "BiasGelu", "QuickGelu", "SkipLayerNormalization", "SkipSimplifiedLayerNormalization",
+             "SimplifiedLayerNormalization", "Attention", "MultiHeadAttention", "FusedMatMul", "BiasAdd", "BiasSoftmax"}
+ANY_OPS = {"Add", "Sub", "Mul", "Div", "Mod", "Max", "Min", "Sum", "Mean", "Concat", "MatMul", "Gemm", "Einsum"}
+STRING = 8
+INT32 = 6
+
+
+def output_type(n, k, t):
+    """The element type of output k of node n (the table in BOUNDED.md)."""
+    def inp(i):
+        return t.get(n.inputs[i], 0) if i < len(n.inputs) and n.inputs[i] else 0
+
+    def attr_int(name, default):
+        a = n.attrs.get(name)
+        return a.i if a is not None and a.i is not None else default
+    op = n.op
+    if k > 0:
+        if op == "Split":
+            return inp(0)
+        if op in ("TopK", "MaxPool", "Unique"):
+            return INT64
+        if op == "Dropout":
+            return BOOL
+        if op in ("LayerNormalization", "SkipLayerNormalization", "SkipSimplifiedLayerNormalization",
+                  "SimplifiedLayerNormalization"):
+            return inp(0) if k == 3 and op == "SkipLayerNormalization" else FLOAT
+        if op == "EmbedLayerNormalization":
+            return INT32 if k == 1 else FLOAT
+        if op == "DynamicQuantizeLinear":
+            return FLOAT if k == 1 else UINT8
+        return 0
+    if op == "Cast":
+        return attr_int("to", 0)
+    if op == "CastLike":
+        return inp(1)
+    if op == "Constant":
+        for name, a in n.attrs.items():
+            if name in ("value", "sparse_value") and a.t is not None:
+                return a.t.dtype
+            if name in ("value_float", "value_floats"):
+                return FLOAT
+            if name in ("value_int", "value_ints"):
+                return INT64
+            if name in ("value_string", "value_strings"):
+                return STRING
+        return 0
+    if op == "ConstantOfShape":
+        a = n.attrs.get("value")
+        return a.t.dtype if a is not None and a.t is not None else FLOAT
+    if op in ("EyeLike", "RandomNormalLike", "RandomUniformLike", "Bernoulli"):
+        return attr_int("dtype", 0) or inp(0)
+    if op in ("RandomNormal", "RandomUniform"):
+        return attr_int("dtype", FLOAT)
+    if op == "Multinomial":
+        return attr_int("dtype", INT32)
+    if op in INT64_OPS:
+        return INT64
+    if op in BOOL_OPS:
+        return BOOL
+    if op == "Where":
+        return inp(1) or inp(2)
+    if op == "OneHot":
+        return inp(2)
+    if op in ("MatMulInteger", "ConvInteger"):
+        return INT32
+    if op == "QuantizeLinear":
+        return inp(2) or UINT8
+    if op == "DynamicQuantizeLinear":
+        return UINT8
+    if op == "DequantizeLinear":
+        return inp(1) or FLOAT
+    if op == "EmbedLayerNormalization":
+        return inp(2) or FLOAT
+    if op in FUSED_OPS:
+        return inp(0) or FLOAT
+    if op in ANY_OPS:
+        return next((inp(i) for i in range(len(n.inputs)) if inp(i)), 0)
+    if op in OPAQUE_OPS:
+        return 0
+    return inp(0)
 
 
 # ---------------------------------------------------------------- classes
 
-LINEAR_OPS = {"MatMul", "Gemm", "MatMulInteger", "QLinearMatMul", "FusedMatMul", "FusedGemm", "QGemm",
-              "MatMulIntegerToFloat", "DynamicQuantizeMatMul", "MatMulNBits", "MatMulFpQ4", "MatMulBnb4",
-              "GemmFastGelu", "QuickGeluMatMul"}
+LINEAR_OPS = {"MatMul", "Gemm", "FusedMatMul", "MatMulInteger", "QLinearMatMul", "MatMulIntegerToFloat", "MatMulNBits",
+              "DynamicQuantizeMatMul", "QGemm"}
 LAYERNORM_OPS = {"LayerNormalization", "SkipLayerNormalization", "SimplifiedLayerNormalization",
                  "SkipSimplifiedLayerNormalization", "EmbedLayerNormalization"}
 GELU_OPS = {"Gelu", "FastGelu", "BiasGelu", "QuickGelu"}
 
 
-def classes(g):
-    nodes = g.nodes
-    cls = ["Other"] * len(nodes)
-    for i, n in enumerate(nodes):
-        if n.op in LINEAR_OPS:
-            cls[i] = "Linear"
-        elif n.op in LAYERNORM_OPS:
-            cls[i] = "LayerNorm"
-        elif n.op in GELU_OPS:
-            cls[i] = "GELU"
-        elif n.op == "Softmax":
-            cls[i] = "Softmax"
-        elif n.op == "Dropout":
-            cls[i] = "Dropout"
+class Patterns:
+    """BOUNDED.md "Classes": the pattern vocabulary ("a consumer", "Op(a, c)")."""
 
-    def node_of(value, op):
-        p = g.first_output_of(value)
-        return p if p is not None and nodes[p].op == op else None
+    def __init__(self, g):
+        self.g, self.nodes = g, g.nodes
 
-    def other(n, value):
-        """The other input of a binary node, when value is one of its two."""
-        if len(n.inputs) != 2:
+    def out(self, i):
+        n = self.nodes[i]
+        return n.outputs[0] if n.outputs else ""
+
+    def is_op(self, i, op, ninputs):
+        n = self.nodes[i]
+        return n.op == op and len(n.inputs) == ninputs and len(n.outputs) > 0
+
+    def consumer(self, v, op, accept, ninputs=2):
+        """The first node in file order of op with ninputs inputs and an output
+        that takes v and for which accept holds."""
+        if not v:
             return None
-        if n.inputs[0] == value:
-            return n.inputs[1]
-        if n.inputs[1] == value:
-            return n.inputs[0]
+        for i in self.g.consumers.get(v, []):
+            if self.is_op(i, op, ninputs) and accept(i):
+                return i
         return None
 
-    # Linear: an Add of a constant bias to a MatMul/Gemm output, either order.
-    for i, n in enumerate(nodes):
-        if n.op == "Add" and len(n.inputs) == 2:
-            for a, b in ((0, 1), (1, 0)):
-                p = g.first_output_of(n.inputs[a])
-                if p is not None and nodes[p].op in ("MatMul", "Gemm") and n.inputs[b] in g.const:
-                    cls[i] = "Linear"
+    def near(self, c, want):
+        v = self.g.scalar(c)
+        return v is None or abs(v - want) <= 1e-2 * abs(want)
 
-    # LayerNorm, decomposed: ReduceMean -> Sub -> Pow(2) -> ReduceMean ->
-    # Add(eps) -> Sqrt -> Div -> Mul(gamma) -> Add(beta). Matched from the Div.
-    for i, n in enumerate(nodes):
-        if n.op != "Div" or len(n.inputs) != 2:
-            continue
-        sub = node_of(n.inputs[0], "Sub")
-        sq = node_of(n.inputs[1], "Sqrt")
-        if sub is None or sq is None:
-            continue
-        x, m = nodes[sub].inputs if len(nodes[sub].inputs) == 2 else (None, None)
-        rm1 = node_of(m, "ReduceMean")
-        if rm1 is None or nodes[rm1].inputs[:1] != [x]:
-            continue
-        add_eps = node_of(nodes[sq].inputs[0], "Add")
-        if add_eps is None:
-            continue
-        rm2 = None
-        for a, b in ((0, 1), (1, 0)):
-            r = node_of(nodes[add_eps].inputs[a], "ReduceMean") if len(nodes[add_eps].inputs) == 2 else None
-            if r is not None and nodes[add_eps].inputs[b] in g.const:
-                rm2 = r
-        if rm2 is None:
-            continue
-        pw = node_of(nodes[rm2].inputs[0], "Pow")
-        if pw is None or nodes[pw].inputs[0] != nodes[sub].outputs[0] or not g.const_is(nodes[pw].inputs[1], 2.0):
-            continue
-        # then Mul(gamma) and Add(beta), each with a constant, either order
-        mul = add = None
-        for c in g.consumers.get(n.outputs[0], []):
-            o = other(nodes[c], n.outputs[0])
-            if nodes[c].op == "Mul" and o in g.const:
-                mul = c
-        if mul is not None:
-            for c in g.consumers.get(nodes[mul].outputs[0], []):
-                o = other(nodes[c], nodes[mul].outputs[0])
-                if nodes[c].op == "Add" and o in g.const:
-                    add = c
-        if mul is None or add is None:
-            continue
-        for k in (rm1, sub, pw, rm2, add_eps, sq, i, mul, add):
-            cls[k] = "LayerNorm"
-        g.ln_terminal.add(add)
+    def with_const(self, i, want=None):
+        """(non-constant input, constant input) of binary node i when exactly
+        one is constant and (want given) its stored value is within 1%."""
+        ins = self.nodes[i].inputs
+        if len(ins) != 2 or (ins[0] in self.g.const) == (ins[1] in self.g.const):
+            return None
+        act, c = (ins[1], ins[0]) if ins[0] in self.g.const else (ins[0], ins[1])
+        if want is not None and not self.near(c, want):
+            return None
+        return act, c
 
-    # GELU, Erf pattern: x*0.5*(1+erf(x/sqrt2)) in any order.
-    for i, n in enumerate(nodes):
-        if n.op != "Erf":
-            continue
-        d = g.first_output_of(n.inputs[0])
-        if d is None:
-            continue
-        dn = nodes[d]
-        if dn.op == "Div" and len(dn.inputs) == 2 and g.const_is(dn.inputs[1], math.sqrt(2)):
-            x = dn.inputs[0]
-        elif dn.op == "Mul" and len(dn.inputs) == 2:
-            x = None
-            for a, b in ((0, 1), (1, 0)):
-                if g.const_is(dn.inputs[b], 1 / math.sqrt(2)):
-                    x = dn.inputs[a]
-        else:
-            continue
-        if x is None:
-            continue
-        add1 = None
-        for c in g.consumers.get(n.outputs[0], []):
-            if nodes[c].op == "Add" and g.const_is(other(nodes[c], n.outputs[0]), 1.0):
-                add1 = c
-        if add1 is None:
-            continue
-        found = gelu_muls(g, x, nodes[add1].outputs[0])
-        if found is None:
-            continue
-        for k in (d, i, add1) + found:
-            cls[k] = "GELU"
+    def other(self, i, v):
+        ins = self.nodes[i].inputs
+        if len(ins) != 2:
+            return None
+        if ins[0] == v:
+            return ins[1]
+        if ins[1] == v:
+            return ins[0]
+        return None
 
-    # GELU, tanh approximation: x*0.5*(1+tanh(sqrt(2/pi)*(x+0.044715*x^3))).
-    for i, n in enumerate(nodes):
-        if n.op != "Tanh":
-            continue
-        m1 = g.first_output_of(n.inputs[0])
-        if m1 is None or nodes[m1].op != "Mul":
-            continue
-        inner = None
-        for a, b in ((0, 1), (1, 0)):
-            if g.const_is(nodes[m1].inputs[b], math.sqrt(2 / math.pi)):
-                inner = nodes[m1].inputs[a]
-        ad = g.first_output_of(inner) if inner else None
-        if ad is None or nodes[ad].op != "Add":
-            continue
-        got = None
-        for a, b in ((0, 1), (1, 0)):
-            x = nodes[ad].inputs[a]
-            c = g.first_output_of(nodes[ad].inputs[b])
-            if c is None or nodes[c].op != "Mul":
+    def sole(self, v, i):
+        return self.g.consumers.get(v, []) == [i]
+
+    def layer_norm(self, r):
+        n, nodes = self.nodes[r], self.nodes
+        if not n.inputs or n.inputs[0] in self.g.const or not n.outputs:
+            return []
+        x, mean = n.inputs[0], self.out(r)
+        sub = self.consumer(mean, "Sub", lambda i: nodes[i].inputs == [x, mean])
+        if sub is None:
+            return []
+        d = self.out(sub)
+
+        def pow2(i):
+            wc = self.with_const(i, 2.0)
+            return wc is not None and wc[0] == d and nodes[i].inputs[0] == d
+        sq = self.consumer(d, "Pow", pow2)
+        if sq is None:
+            sq = self.consumer(d, "Mul", lambda i: nodes[i].inputs == [d, d])
+        if sq is None:
+            return []
+        r2 = next((i for i in self.g.consumers.get(self.out(sq), []) if nodes[i].op == "ReduceMean" and nodes[i].inputs
+                   and nodes[i].inputs[0] == self.out(sq) and nodes[i].outputs), None)
+        if r2 is None:
+            return []
+        eps = self.consumer(self.out(r2), "Add", lambda i: self.with_const(i) is not None)
+        if eps is None:
+            return []
+        sqrt = self.consumer(self.out(eps), "Sqrt", lambda i: True, 1)
+        if sqrt is None:
+            return []
+        found = [r, sub, sq, r2, eps, sqrt]
+        norm = self.consumer(self.out(sqrt), "Div", lambda i: nodes[i].inputs[0] == d)
+        if norm is None:
+            recip = self.consumer(self.out(sqrt), "Reciprocal", lambda i: True, 1)
+            if recip is None:
+                return []
+            norm = self.consumer(self.out(recip), "Mul", lambda i: self.other(i, self.out(recip)) == d)
+            if norm is None:
+                return []
+            found.append(recip)
+        found.append(norm)
+        m = self.consumer(self.out(norm), "Mul", lambda i: self.with_const(i) is not None)
+        if m is not None and self.sole(self.out(norm), m):
+            found.append(m)
+            a = self.consumer(self.out(m), "Add", lambda i: self.with_const(i) is not None)
+            if a is not None and self.sole(self.out(m), a):
+                found.append(a)
+        return found
+
+    def tail(self, t, x):
+        """Add(t, 1), then the products with x and 0.5 in any order."""
+        nodes = self.nodes
+
+        def add1(i):
+            wc = self.with_const(i, 1.0)
+            return wc is not None and wc[0] == t
+        add = self.consumer(t, "Add", add1)
+        if add is None:
+            return []
+        found = [add]
+        a = self.out(add)
+        if not x:
+            return found
+        for m1 in self.g.consumers.get(a, []):
+            if not self.is_op(m1, "Mul", 2):
                 continue
-            for p, q in ((0, 1), (1, 0)):
-                if not g.const_is(nodes[c].inputs[q], 0.044715):
-                    continue
-                cube = g.first_output_of(nodes[c].inputs[p])
-                if cube is None:
-                    continue
-                cn = nodes[cube]
-                if cn.op == "Pow" and cn.inputs[0] == x and g.const_is(cn.inputs[1], 3.0):
-                    got = (x, (cube, c))
-                elif cn.op == "Mul" and x in cn.inputs:
-                    sq = g.first_output_of(other(cn, x)) if other(cn, x) is not None else None
-                    if sq is not None and nodes[sq].op == "Mul" and nodes[sq].inputs == [x, x]:
-                        got = (x, (sq, cube, c))
-        if got is None:
-            continue
-        x, cube_nodes = got
-        add1 = None
-        for c in g.consumers.get(n.outputs[0], []):
-            if nodes[c].op == "Add" and g.const_is(other(nodes[c], n.outputs[0]), 1.0):
-                add1 = c
-        if add1 is None:
-            continue
-        found = gelu_muls(g, x, nodes[add1].outputs[0])
-        if found is None:
-            continue
-        for k in cube_nodes + (ad, m1, i, add1) + found:
-            cls[k] = "GELU"
-    return cls
+            o = self.other(m1, a)
+            if o is None or o == a:
+                continue
+            if o == x:
+                m2 = self.consumer(self.out(m1), "Mul", lambda i: self.with_const(i, 0.5) is not None)
+                if m2 is not None:
+                    return found + [m1, m2]
+            elif o in self.g.const and self.near(o, 0.5):
+                m2 = self.consumer(self.out(m1), "Mul", lambda i: self.other(i, self.out(m1)) == x)
+                if m2 is not None:
+                    return found + [m1, m2]
+            else:
+                h = self.g.producer.get(o)
+                if h is not None and self.is_op(h, "Mul", 2):
+                    wc = self.with_const(h, 0.5)
+                    if wc is not None and wc[0] == x:
+                        return found + [h, m1]
+        return found
+
+    def erf_gelu(self, e):
+        n, found = self.nodes[e], [e]
+        if not n.inputs or not n.outputs:
+            return found
+        x = ""
+        p = self.g.producer.get(n.inputs[0])
+        if p is not None:
+            if self.is_op(p, "Div", 2):
+                wc = self.with_const(p, math.sqrt(2))
+                if wc is not None and wc[0] == self.nodes[p].inputs[0]:
+                    x = wc[0]
+            elif self.is_op(p, "Mul", 2):
+                wc = self.with_const(p, 1 / math.sqrt(2))
+                if wc is not None:
+                    x = wc[0]
+            if x:
+                found.append(p)
+        return found + self.tail(self.out(e), x)
+
+    def cube(self, v, x):
+        p = self.g.producer.get(v)
+        if p is None:
+            return []
+        if self.is_op(p, "Pow", 2):
+            wc = self.with_const(p, 3.0)
+            return [p] if wc is not None and wc[0] == x and self.nodes[p].inputs[0] == x else []
+        if not self.is_op(p, "Mul", 2):
+            return []
+        sq = self.other(p, x)
+        if sq is None:
+            return []
+        q = self.g.producer.get(sq)
+        if q is None or not self.is_op(q, "Mul", 2) or self.nodes[q].inputs != [x, x]:
+            return []
+        return [p, q]
+
+    def tanh_gelu(self, t):
+        n = self.nodes[t]
+        if len(n.inputs) != 1 or not n.outputs:
+            return []
+        scale = self.g.producer.get(n.inputs[0])
+        if scale is None or not self.is_op(scale, "Mul", 2):
+            return []
+        wc = self.with_const(scale, math.sqrt(2 / math.pi))
+        if wc is None:
+            return []
+        s = self.g.producer.get(wc[0])
+        if s is None or not self.is_op(s, "Add", 2):
+            return []
+        for k, x in enumerate(self.nodes[s].inputs):
+            cubic = self.g.producer.get(self.nodes[s].inputs[1 - k])
+            if cubic is None or not self.is_op(cubic, "Mul", 2):
+                continue
+            wc = self.with_const(cubic, 0.044715)
+            if wc is None:
+                continue
+            cn = self.cube(wc[0], x)
+            if not cn:
+                continue
+            return [t, scale, s, cubic] + cn + self.tail(self.out(t), x)
+        return []
 
 
-def gelu_muls(g, x, one_plus):
-    """The two multiplications of x, 0.5 and (1 + ...), in any order: returns
-    their node indices, or None."""
+def classes(g):
     nodes = g.nodes
-
-    def muls_of(value):
-        return [c for c in g.consumers.get(value, []) if nodes[c].op == "Mul" and len(nodes[c].inputs) == 2]
-
-    def operands(k):
-        return nodes[k].inputs
-
-    for m in muls_of(one_plus):
-        o = operands(m)[1] if operands(m)[0] == one_plus else operands(m)[0]
-        if o == x:  # (x * (1+e)) * 0.5
-            for m2 in muls_of(nodes[m].outputs[0]):
-                o2 = [v for v in operands(m2) if v != nodes[m].outputs[0]]
-                if o2 and g.const_is(o2[0], 0.5):
-                    return (m, m2)
-        elif g.const_is(o, 0.5):  # ((1+e) * 0.5) * x
-            for m2 in muls_of(nodes[m].outputs[0]):
-                if x in operands(m2):
-                    return (m, m2)
-        else:  # (x * 0.5) * (1+e)
-            p = g.first_output_of(o)
-            if p is not None and nodes[p].op == "Mul" and x in operands(p):
-                h = operands(p)[1] if operands(p)[0] == x else operands(p)[0]
-                if g.const_is(h, 0.5):
-                    return (p, m)
-    return None
+    cls = []
+    for n in nodes:
+        cls.append("Linear" if n.op in LINEAR_OPS else "LayerNorm" if n.op in LAYERNORM_OPS else
+                   "Softmax" if n.op == "Softmax" else "GELU" if n.op in GELU_OPS else
+                   "Dropout" if n.op == "Dropout" else "Other")
+    pt = Patterns(g)
+    for i, n in enumerate(nodes):
+        if not n.outputs or g.producer.get(n.outputs[0]) != i:
+            continue
+        found, c = [], None
+        if n.op == "ReduceMean":
+            found, c = pt.layer_norm(i), "LayerNorm"
+        elif n.op == "Erf":
+            found, c = pt.erf_gelu(i), "GELU"
+        elif n.op == "Tanh":
+            found, c = pt.tanh_gelu(i), "GELU"
+        for k in found:
+            cls[k] = c
+    for i, n in enumerate(nodes):
+        if n.op != "Add" or cls[i] != "Other" or len(n.inputs) != 2:
+            continue
+        for k in (0, 1):
+            p = g.producer.get(n.inputs[k])
+            if p is not None and nodes[p].op in LINEAR_OPS and n.inputs[1 - k] in g.const:
+                cls[i] = "Linear"
+    return cls
 
 
 # ---------------------------------------------------------------- modes
 
 
 def select(g):
-    g.ln_terminal = set()
     cls = classes(g)
     nodes = g.nodes
-    # Traced: a node whose first output is a 32-bit float tensor and not a
-    # constant (computed from initializers and Constant nodes only).
-    float_out = [bool(n.outputs) and bool(n.outputs[0]) and g.types.get(n.outputs[0]) == FLOAT
-                 and n.outputs[0] not in g.const for n in nodes]
     first_out = g.outputs[0][0] if g.outputs else None
-    out_node = g.producer.get(first_out)
+    # Traced: first output non-empty, FLOAT, not a constant, not a Constant node.
+    traced = [bool(n.outputs) and bool(n.outputs[0]) and n.op != "Constant" and g.types.get(n.outputs[0]) == FLOAT
+              and n.outputs[0] not in g.const for n in nodes]
 
+    # production: the node producing the first graph output (any position), and
+    # every LayerNorm node whose first output is a graph output or feeds a node
+    # of another class.
+    outputs = {name for name, _ in g.outputs}
     prod = set()
     for i, n in enumerate(nodes):
-        if cls[i] == "LayerNorm" and n.op in LAYERNORM_OPS:
+        if first_out is not None and first_out in n.outputs:
             prod.add(i)
-    prod |= g.ln_terminal
-    if out_node is not None:
-        prod.add(out_node)
+        if cls[i] != "LayerNorm" or not n.outputs or not n.outputs[0]:
+            continue
+        if n.outputs[0] in outputs or any(cls[c] != "LayerNorm" for c in g.consumers.get(n.outputs[0], [])):
+            prod.add(i)
 
     res = set(prod)
 
-    def producer_ok(v):
-        p = g.first_output_of(v)
-        if p is None or v in g.const:
+    def from_(v):
+        """The node whose first output is v, when v is not a constant and the
+        node not of class LayerNorm."""
+        p = g.first_output_of(v) if v else None
+        if p is None or v in g.const or cls[p] == "LayerNorm":
             return None
         return p
 
     for i, n in enumerate(nodes):
-        if cls[i] != "LayerNorm":
-            continue
-        for v in n.inputs:
-            if not v:
-                continue
-            p = producer_ok(v)
-            if p is None or cls[p] == "LayerNorm":
-                continue
-            if nodes[p].op == "Add" and cls[p] == "Other":
-                for w in nodes[p].inputs:
-                    q = producer_ok(w) if w else None
-                    if q is not None and cls[q] != "LayerNorm":
-                        res.add(q)
-            else:
+        if cls[i] == "LayerNorm":
+            for v in n.inputs:
+                p = from_(v)
+                if p is None:
+                    continue
+                if nodes[p].op == "Add" and cls[p] == "Other":
+                    for w in nodes[p].inputs:
+                        q = from_(w)
+                        if q is not None:
+                            res.add(q)
+                else:
+                    res.add(p)
+        if n.op == "Softmax" and first_out is not None and n.outputs and n.outputs[0] == first_out and n.inputs:
+            p = from_(n.inputs[0])
+            if p is not None:
                 res.add(p)
-    if out_node is not None and nodes[out_node].op == "Softmax" and nodes[out_node].outputs[0] == first_out:
-        p = producer_ok(nodes[out_node].inputs[0])
-        if p is not None:
-            res.add(p)
 
     def keep(s):
-        return sorted(i for i in s if float_out[i])
+        return sorted(i for i in s if traced[i])
 
     return {"classes": cls, "full": keep(range(len(nodes))), "production": keep(prod), "residual": keep(res)}
 
