@@ -13,6 +13,9 @@ usage:
   onnxsel.py select-batch < PATHS         one model path a line in, one JSON object a line out
   onnxsel.py strip-softmax IN OUT         drop a final Softmax: its input becomes the first output
   onnxsel.py add-softmax IN OUT           append a Softmax to the first output (axis -1)
+  onnxsel.py measurements FILE MODEL...   read a svc.calibration/v1 file strictly (FORMATS.md
+                                          "Calibration measurements") and check its nodes, classes
+                                          and selections against the models it names
 
 The rules it follows are BOUNDED.md's "Which nodes are traced, exactly" (written
 after this implementation first disagreed with svc: docs/INTEROP.md).
@@ -839,6 +842,161 @@ def add_softmax(model):
     return rewrite(model, fn)
 
 
+# ---------------------------------------------------------------- measurements
+
+
+class Refused(ValueError):
+    """A measurements file FORMATS.md does not allow, or that contradicts its model."""
+
+
+KERNEL_PATHS = ("avx512", "avx2", "avx", "sse4.2", "sse2", "neon")
+CLASSES = ("Linear", "LayerNorm", "GELU", "Softmax", "Dropout", "Other")
+MODES = ("full", "production", "residual")
+
+
+def node_id(n):
+    """BOUNDED.md: the node name, or its first output's name when unnamed."""
+    return n.name or (n.outputs[0] if n.outputs else "")
+
+
+def _finite(v, what):
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v or v in (float("inf"), float("-inf")):
+        raise Refused("%s: not a finite number" % what)
+
+
+def _int(v, what, lo, hi):
+    if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+        raise Refused("%s: want an integer in [%d, %d]" % (what, lo, hi))
+    return v
+
+
+def _obj(v, what, required, optional=()):
+    if not isinstance(v, dict):
+        raise Refused("%s: want an object" % what)
+    for k in v:
+        if k not in required and k not in optional:
+            raise Refused("%s: unknown member %s" % (what, k))
+    for k in required:
+        if k not in v:
+            raise Refused("%s: missing member %s" % (what, k))
+
+
+def _hash(v, what):
+    if not isinstance(v, str) or len(v) != 71 or not v.startswith("sha256:") or \
+            any(c not in "0123456789abcdef" for c in v[7:]):
+        raise Refused("%s: want sha256:<64 lowercase hex>" % what)
+
+
+def _no_duplicates(pairs):
+    d = {}
+    for k, v in pairs:
+        if k in d:
+            raise Refused("duplicate member %s" % k)
+        d[k] = v
+    return d
+
+
+def measurements(data, models):
+    """Reads a svc.calibration/v1 file (FORMATS.md "Calibration measurements")
+    and checks each model it measures against that model's graph: the same
+    full-mode operators (node ids and classes, in trace order) and, for each
+    mode, the same selection. models maps onnx_model_hash to model bytes.
+    Returns a summary; raises Refused."""
+    try:
+        m = json.loads(data, object_pairs_hook=_no_duplicates,
+                       parse_constant=lambda c: (_ for _ in ()).throw(Refused("%s is not JSON" % c)))
+    except json.JSONDecodeError as e:
+        raise Refused("not JSON: %s" % e) from None
+    _obj(m, "measurements", ("schema", "drift_definition", "gpu_class", "machine", "models"))
+    if m["schema"] != "svc.calibration/v1":
+        raise Refused("schema: not svc.calibration/v1")
+    if m["drift_definition"] != "svc.drift/v2":
+        raise Refused("drift_definition: not svc.drift/v2")
+    if m["gpu_class"] not in ("cpu", "a10g", "a100", "h100"):
+        raise Refused("gpu_class: not a GPU class")
+    mach = m["machine"]
+    _obj(mach, "machine", ("cpu", "kernel_path", "passes"))
+    if not isinstance(mach["cpu"], str) or not mach["cpu"] or mach["kernel_path"] not in KERNEL_PATHS:
+        raise Refused("machine: cpu must be a non-empty string, kernel_path one of %s" % ", ".join(KERNEL_PATHS))
+    passes = _int(mach["passes"], "machine.passes", 1, 2**53 - 1)
+    if not isinstance(m["models"], list) or not 1 <= len(m["models"]) <= 64:
+        raise Refused("models: want 1 to 64")
+    out = []
+    for k, x in enumerate(m["models"]):
+        w = "models[%d]" % k
+        _obj(x, w, ("onnx_model_hash", "operator_counts", "nodes", "classes", "selected", "inputs", "passes"))
+        _hash(x["onnx_model_hash"], w + ".onnx_model_hash")
+        oc = x["operator_counts"]
+        _obj(oc, w + ".operator_counts", ("full", "production"), ("residual",))
+        for mode, n in oc.items():
+            _int(n, w + ".operator_counts." + mode, 1, 2**32)
+        nodes, classes = x["nodes"], x["classes"]
+        if not isinstance(nodes, list) or not nodes or not all(isinstance(v, str) for v in nodes):
+            raise Refused(w + ".nodes: want n >= 1 node names")
+        if not isinstance(classes, list) or len(classes) != len(nodes) or any(c not in CLASSES for c in classes):
+            raise Refused(w + ".classes: want one operator class per node")
+        sel = x["selected"]
+        _obj(sel, w + ".selected", ("full", "production"), ("residual",))
+        if set(sel) != set(oc):
+            raise Refused(w + ".selected: the modes of operator_counts, no other")
+        for mode, idx in sel.items():
+            if not isinstance(idx, list) or len(idx) != oc[mode] or \
+                    any(_int(i, w + ".selected." + mode, 0, len(nodes) - 1) is None for i in idx) or \
+                    any(a >= b for a, b in zip(idx, idx[1:])):
+                raise Refused("%s.selected.%s: want operator_counts.%s increasing indices into nodes" % (w, mode, mode))
+        if sel["full"] != list(range(len(nodes))):
+            raise Refused(w + ".selected.full: every node")
+        if not isinstance(x["inputs"], list) or len(x["inputs"]) != passes:
+            raise Refused(w + ".inputs: one per pass")
+        for i, h in enumerate(x["inputs"]):
+            _hash(h, "%s.inputs[%d]" % (w, i))
+        if not isinstance(x["passes"], list) or len(x["passes"]) != passes:
+            raise Refused(w + ".passes: one per pass")
+        for i, ps in enumerate(x["passes"]):
+            q = "%s.passes[%d]" % (w, i)
+            _obj(ps, q, ("reference", "production"))
+            if not isinstance(ps["reference"], list) or len(ps["reference"]) != len(nodes):
+                raise Refused(q + ".reference: one [mean, rms, scale] per node")
+            for t in ps["reference"]:
+                if not isinstance(t, list) or len(t) != 3:
+                    raise Refused(q + ".reference: want [mean, rms, scale]")
+                for v in t:
+                    _finite(v, q + ".reference")
+            _obj(ps["production"], q + ".production", tuple(oc))
+            for mode in oc:
+                st = ps["production"][mode]
+                if not isinstance(st, list) or len(st) != oc[mode] or \
+                        any(not isinstance(t, list) or len(t) != 2 for t in st):
+                    raise Refused("%s.production.%s: one [mean, rms] per selected operator" % (q, mode))
+                for t in st:
+                    for v in t:
+                        _finite(v, q + ".production." + mode)
+        # against the model
+        model = models.get(x["onnx_model_hash"])
+        if model is None:
+            out.append({"onnx_model_hash": x["onnx_model_hash"], "checked": False})
+            continue
+        g = Graph(model)
+        r = select(g)
+        full = r["full"]
+        want_nodes = [node_id(g.nodes[i]) for i in full]
+        want_classes = [r["classes"][i] for i in full]
+        if nodes != want_nodes:
+            raise Refused(w + ".nodes: not the model's full-mode operators in trace order")
+        if classes != want_classes:
+            bad = [j for j in range(len(nodes)) if classes[j] != want_classes[j]]
+            raise Refused("%s.classes: node %s is %s, BOUNDED.md says %s" % (w, nodes[bad[0]], classes[bad[0]],
+                                                                           want_classes[bad[0]]))
+        pos = {i: j for j, i in enumerate(full)}
+        for mode in sel:
+            want = [pos[i] for i in r[mode]]
+            if sel[mode] != want:
+                raise Refused("%s.selected.%s: %s, BOUNDED.md's rules select %s" % (w, mode, sel[mode], want))
+        out.append({"onnx_model_hash": x["onnx_model_hash"], "checked": True,
+                    "operator_counts": {mode: len(v) for mode, v in sel.items()}})
+    return out
+
+
 def main(argv):
     if len(argv) == 2 and argv[0] == "select":
         with open(argv[1], "rb") as f:
@@ -856,6 +1014,21 @@ def main(argv):
             except (OSError, ProtoError, UnicodeDecodeError, struct.error) as e:
                 r = {"file": line, "error": str(e)}
             print(json.dumps(r), flush=True)
+        return 0
+    if len(argv) >= 2 and argv[0] == "measurements":
+        import hashlib
+        models = {}
+        for path in argv[2:]:
+            with open(path, "rb") as f:
+                b = f.read()
+            models["sha256:" + hashlib.sha256(b).hexdigest()] = b
+        with open(argv[1], "rb") as f:
+            data = f.read()
+        try:
+            print(json.dumps({"ok": True, "models": measurements(data, models)}))
+        except (Refused, ProtoError) as e:
+            print(json.dumps({"ok": False, "error": str(e)}))
+            return 1
         return 0
     if len(argv) == 3 and argv[0] in ("strip-softmax", "add-softmax"):
         with open(argv[1], "rb") as f:
