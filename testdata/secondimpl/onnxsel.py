@@ -308,7 +308,7 @@ class Graph:
             v = t.scalar()
             if v is not None:
                 self.scalars[name] = v
-        for n in self.nodes:
+        for n in self.nodes + self.nodes:  # twice over, for a file not sorted
             ins = [x for x in n.inputs if x]
             if n.op == "Constant" or (n.op not in RANDOM_OPS | OPAQUE_OPS and ins and all(x in self.const for x in ins)):
                 self.const.update(o for o in n.outputs if o)
