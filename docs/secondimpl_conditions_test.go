@@ -358,6 +358,18 @@ func TestSecondImplConditionEdges(t *testing.T) {
 			th["check"] = "pii_detection"
 			return []doc{inference("pii_detection", input), head, th}
 		}},
+		{name: "threshold record with the inference's output_commitment", verdict: valid, records: func() []doc {
+			in, th, tr := std()
+			in["output_commitment"] = "sha256:" + strings.Repeat("cd", 32)
+			th["output_commitment"] = in["output_commitment"]
+			return []doc{in, head, tr, th}
+		}},
+		{name: "threshold record with another output_commitment", verdict: invalid, message: "output_commitment", records: func() []doc {
+			in, th, tr := std()
+			in["output_commitment"] = "sha256:" + strings.Repeat("cd", 32)
+			th["output_commitment"] = other
+			return []doc{in, head, tr, th}
+		}},
 		{name: "two inference records of one check on the same input, each with its conditions", verdict: valid, records: func() []doc {
 			in1, th1, tr1 := std()
 			th2 := threshold("pii_detection", input, q(0.4), q(0.5), half, 21)

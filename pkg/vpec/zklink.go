@@ -69,6 +69,7 @@ func conditionLink(v *VPEC, r *Record) string {
 		return fmt.Sprintf("condition not linked: a proved %s of a decomposition names its input in details.%s", r.StagePart, DetailInputCommitment)
 	}
 	found, listed, listings := false, false, 0
+	var lister *Record
 	for i := range v.Records {
 		o := &v.Records[i]
 		if o.StagePart != StagePartInference || o.StageType != r.StageType || o.Check != base {
@@ -81,7 +82,9 @@ func conditionLink(v *VPEC, r *Record) string {
 		}
 		if o.CommitmentHash == in {
 			found = true
-			listed = listed || lists
+			if lists && !listed {
+				listed, lister = true, o
+			}
 		}
 	}
 	if !found {
@@ -92,6 +95,9 @@ func conditionLink(v *VPEC, r *Record) string {
 	}
 	if listings != 1 {
 		return fmt.Sprintf("condition not linked: %s is listed in details.%s.%s by %d inference records of check %q, want exactly 1 (one condition, one inference)", r.CommitmentHash, DetailConditionCommitments, part, listings, base)
+	}
+	if r.OutputCommitment != "" && r.OutputCommitment != lister.OutputCommitment {
+		return fmt.Sprintf("condition not linked: output_commitment %s is not the output_commitment of its inference record (sequence %d), whose output the score was taken from", r.OutputCommitment, lister.Sequence)
 	}
 	switch z.Circuit {
 	case CircuitBelowThreshold:

@@ -883,6 +883,8 @@ def condition_link(d, r):
     if len(listing) != 1:
         return "condition not linked: %s is listed by %d inference records of check %s, want exactly 1" % (
             r["commitment_hash"], len(listing), base)
+    if "output_commitment" in r and r["output_commitment"] != listing[0].get("output_commitment"):
+        return "condition not linked: output_commitment is not its inference record's"
     if part == "threshold_check" and "threshold" in det:
         t, zt = det["threshold"], z.get("threshold")
         if not isinstance(t, sjson.Num) or not isinstance(zt, sjson.Num) or crypto_prims.quantize_probability(t.value) != zt.value:
