@@ -13,6 +13,7 @@ usage:
   onnxsel.py select-batch < PATHS         one model path a line in, one JSON object a line out
   onnxsel.py strip-softmax IN OUT         drop a final Softmax: its input becomes the first output
   onnxsel.py add-softmax IN OUT           append a Softmax to the first output (axis -1)
+  onnxsel.py trace TRACE MODEL            check a trace file's operators and Merkle root against its model
   onnxsel.py measurements FILE MODEL...   read a svc.calibration/v1 file strictly (FORMATS.md
                                           "Calibration measurements") and check its nodes, classes
                                           and selections against the models it names
@@ -28,6 +29,7 @@ import struct
 import sys
 
 sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 # ---------------------------------------------------------------- protobuf
 
@@ -997,6 +999,59 @@ def measurements(data, models):
     return out
 
 
+# ---------------------------------------------------------------- trace files
+
+
+def check_trace(data, model):
+    """A trace file (BOUNDED.md "The trace") against its model: the operators
+    are the nodes its mode selects, in node order, each record's index its
+    position, node id, op_type and class the model's; the operator count and
+    the RFC 6962 Merkle root over the records' RFC 8785 forms are the file's.
+    Returns a summary; raises Refused."""
+    import hashlib
+    import sjson
+    t = sjson.loads(data.decode("utf-8"))
+    if not isinstance(t, dict) or t.get("schema") != "svc.trace/v1":
+        raise Refused("not a svc.trace/v1 file")
+    mode = t.get("mode")
+    if mode not in MODES:
+        raise Refused("mode: not one of %s" % ", ".join(MODES))
+    if t.get("onnx_model_hash") != "sha256:" + hashlib.sha256(model).hexdigest():
+        raise Refused("onnx_model_hash: not the model's")
+    g = Graph(model)
+    r = select(g)
+    ops = t.get("operators")
+    if not isinstance(ops, list) or len(ops) != len(r[mode]):
+        raise Refused("operators: %s, the %s mode selects %d" % (len(ops) if isinstance(ops, list) else "absent",
+                                                                mode, len(r[mode])))
+    if not isinstance(t.get("operator_count"), sjson.Num) or t["operator_count"].value != len(ops):
+        raise Refused("operator_count: not the number of operators")
+    leaves = []
+    for k, (op, i) in enumerate(zip(ops, r[mode])):
+        n = g.nodes[i]
+        want = {"index": k, "node": node_id(n), "op_type": n.op, "class": r["classes"][i]}
+        if not isinstance(op, dict) or set(op) != set(want) | {"mean", "rms"}:
+            raise Refused("operators[%d]: want exactly index, node, op_type, class, mean, rms" % k)
+        got = {key: (op[key].value if isinstance(op[key], sjson.Num) else op[key]) for key in want}
+        if got != want:
+            raise Refused("operators[%d]: %s, the rules select %s" % (k, got, want))
+        leaves.append(sjson.jcs(op))
+
+    def mth(ds):
+        if not ds:
+            return hashlib.sha256(b"").digest()
+        if len(ds) == 1:
+            return hashlib.sha256(b"\x00" + ds[0]).digest()
+        k = 1
+        while k * 2 < len(ds):
+            k *= 2
+        return hashlib.sha256(b"\x01" + mth(ds[:k]) + mth(ds[k:])).digest()
+    root = "sha256:" + mth(leaves).hex()
+    if t.get("merkle_root") != root:
+        raise Refused("merkle_root: the records hash to %s" % root)
+    return {"mode": mode, "operators": len(ops), "merkle_root": root}
+
+
 def main(argv):
     if len(argv) == 2 and argv[0] == "select":
         with open(argv[1], "rb") as f:
@@ -1014,6 +1069,17 @@ def main(argv):
             except (OSError, ProtoError, UnicodeDecodeError, struct.error) as e:
                 r = {"file": line, "error": str(e)}
             print(json.dumps(r), flush=True)
+        return 0
+    if len(argv) == 3 and argv[0] == "trace":
+        with open(argv[1], "rb") as f:
+            data = f.read()
+        with open(argv[2], "rb") as f:
+            model = f.read()
+        try:
+            print(json.dumps({"ok": True, "trace": check_trace(data, model)}))
+        except (Refused, ProtoError, ValueError) as e:
+            print(json.dumps({"ok": False, "error": str(e)}))
+            return 1
         return 0
     if len(argv) >= 2 and argv[0] == "measurements":
         import hashlib
