@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/svc-gov/svc/pkg/canonical"
@@ -55,23 +56,34 @@ func conditionLink(v *VPEC, r *Record) string {
 		(r.StagePart != StagePartPre && r.StagePart != StagePartPost) {
 		return ""
 	}
+	base, part, hasPart := r.Check, "", false
+	if i := strings.LastIndexByte(r.Check, ':'); i >= 0 {
+		base, part, hasPart = r.Check[:i], r.Check[i+1:], true
+	}
+	if want, ok := conditionParts[part]; !hasPart || !ok || z.Circuit != want.circuit || r.StagePart != want.stagePart {
+		return fmt.Sprintf("condition circuit mismatch: check %q is not a decomposition's threshold_check (%s, %s) or truncation_check (%s, %s): %s in %s",
+			r.Check, CircuitBelowThreshold, StagePartPost, CircuitTruncation, StagePartPre, z.Circuit, r.StagePart)
+	}
 	in, _ := r.Details[DetailInputCommitment].(string)
 	if in == "" {
 		return fmt.Sprintf("condition not linked: a proved %s of a decomposition names its input in details.%s", r.StagePart, DetailInputCommitment)
 	}
-	base := r.Check
-	if i := strings.LastIndexByte(base, ':'); i >= 0 {
-		base = base[:i]
-	}
-	part := r.Check[min(len(base)+1, len(r.Check)):]
-	found, listed := false, false
+	found, listed, listings := false, false, 0
+	var lister *Record
 	for i := range v.Records {
 		o := &v.Records[i]
-		if o.StagePart == StagePartInference && o.StageType == r.StageType && o.Check == base && o.CommitmentHash == in {
+		if o.StagePart != StagePartInference || o.StageType != r.StageType || o.Check != base {
+			continue
+		}
+		lists := false
+		if cs, _ := o.Details[DetailConditionCommitments].(map[string]any); cs[part] == r.CommitmentHash {
+			lists = true
+			listings++
+		}
+		if o.CommitmentHash == in {
 			found = true
-			if cs, _ := o.Details[DetailConditionCommitments].(map[string]any); cs[part] == r.CommitmentHash {
-				listed = true
-				break
+			if lists && !listed {
+				listed, lister = true, o
 			}
 		}
 	}
@@ -81,21 +93,58 @@ func conditionLink(v *VPEC, r *Record) string {
 	if !listed {
 		return fmt.Sprintf("condition not linked: no inference record of check %q on that input lists %s in details.%s.%s (a condition record of another inference)", base, r.CommitmentHash, DetailConditionCommitments, part)
 	}
+	if listings != 1 {
+		return fmt.Sprintf("condition not linked: %s is listed in details.%s.%s by %d inference records of check %q, want exactly 1 (one condition, one inference)", r.CommitmentHash, DetailConditionCommitments, part, listings, base)
+	}
+	if r.OutputCommitment != "" && r.OutputCommitment != lister.OutputCommitment {
+		return fmt.Sprintf("condition not linked: output_commitment %s is not the output_commitment of its inference record (sequence %d), whose output the score was taken from", r.OutputCommitment, lister.Sequence)
+	}
 	switch z.Circuit {
-	case CircuitThreshold, CircuitBelowThreshold:
-		if t, ok := r.Details[DetailThreshold].(float64); ok {
-			q, ok := QuantizeProbability(t)
-			if !ok || z.Threshold == nil || q != *z.Threshold {
-				return fmt.Sprintf("threshold mismatch: details.threshold %v quantises to %d, the proof is about zk_proof.threshold %s", t, q, fmtInt(z.Threshold))
+	case CircuitBelowThreshold:
+		if t, present := r.Details[DetailThreshold]; present {
+			f, isNum := t.(float64)
+			q, ok := QuantizeProbability(f)
+			switch {
+			case !isNum:
+				return fmt.Sprintf("threshold mismatch: details.threshold is %v, not a number", t)
+			case !ok:
+				return fmt.Sprintf("threshold mismatch: details.threshold %v is not a probability in [0, 1] (it has no quantisation), the proof is about zk_proof.threshold %s", f, fmtInt(z.Threshold))
+			case z.Threshold == nil || q != *z.Threshold:
+				return fmt.Sprintf("threshold mismatch: details.threshold %v quantises to %d, the proof is about zk_proof.threshold %s", f, q, fmtInt(z.Threshold))
 			}
 		}
 	case CircuitTruncation:
-		if m, ok := r.Details[DetailMaxTokens].(float64); ok && (z.MaxTokens == nil || float64(*z.MaxTokens) != m) {
-			return fmt.Sprintf("max_tokens mismatch: details.max_tokens %v, the proof is about zk_proof.max_tokens %s", m, fmtInt(z.MaxTokens))
+		if m, present := r.Details[DetailMaxTokens]; present {
+			f, isNum := m.(float64)
+			if !isNum {
+				return fmt.Sprintf("max_tokens mismatch: details.max_tokens is %v, not a number", m)
+			}
+			if z.MaxTokens == nil || float64(*z.MaxTokens) != f {
+				return fmt.Sprintf("max_tokens mismatch: details.max_tokens %s, the proof is about zk_proof.max_tokens %s", strconv.FormatFloat(f, 'f', -1, 64), fmtInt(z.MaxTokens))
+			}
 		}
 	}
 	return ""
 }
+
+// conditionParts maps each proved part of a decomposition (its check's
+// suffix after the last ':') to the circuit that proves it and its stage
+// part: the threshold condition passes below the threshold, so an
+// at-or-above threshold_check proof can never stand for it.
+var conditionParts = map[string]struct{ circuit, stagePart string }{
+	"threshold_check":  {CircuitBelowThreshold, StagePartPost},
+	"truncation_check": {CircuitTruncation, StagePartPre},
+}
+
+// notANumber stands, in the link details, for a threshold or max_tokens
+// member that is not a JSON number; notAString for a listed condition
+// commitment that is not a string; notAnObject for condition_commitments
+// that is not an object.
+type (
+	notANumber  string
+	notAString  string
+	notAnObject string
+)
 
 func fmtInt(p *int64) string {
 	if p == nil {
@@ -112,6 +161,10 @@ func listedConditions(v *VPEC) []string {
 	var out []string
 	for i := range v.Records {
 		o := &v.Records[i]
+		if bad, ok := o.Details[DetailConditionCommitments].(notAnObject); ok && o.StagePart == StagePartInference {
+			out = append(out, fmt.Sprintf("sequence %d (%s): condition not linked: details.%s is a JSON %s, not an object of commitments", o.Sequence, o.Check, DetailConditionCommitments, string(bad)))
+			continue
+		}
 		cs, _ := o.Details[DetailConditionCommitments].(map[string]any)
 		if o.StagePart != StagePartInference || len(cs) == 0 {
 			continue
@@ -150,13 +203,18 @@ func linkDetails(rec *canonical.Value) map[string]any {
 	}
 	if sp := rec.Get("stage_part"); rec.Get("zk_proof") == nil && sp != nil && sp.Kind() == canonical.KindString && sp.Str() == StagePartInference {
 		cs := d.Get(DetailConditionCommitments)
-		if cs == nil || cs.Kind() != canonical.KindObject {
+		if cs == nil {
 			return nil
+		}
+		if cs.Kind() != canonical.KindObject {
+			return map[string]any{DetailConditionCommitments: notAnObject(kindName(cs))}
 		}
 		listed := map[string]any{}
 		for name, c := range cs.Members() {
 			if c.Kind() == canonical.KindString {
 				listed[name] = c.Str()
+			} else {
+				listed[name] = notAString("a JSON " + kindName(c))
 			}
 		}
 		return map[string]any{DetailConditionCommitments: listed}
@@ -172,7 +230,26 @@ func linkDetails(rec *canonical.Value) map[string]any {
 		if v := d.Get(k); v != nil && v.Kind() == canonical.KindNumber {
 			_, f := v.Number()
 			out[k] = f
+		} else if v != nil {
+			out[k] = notANumber("a JSON " + kindName(v))
 		}
 	}
 	return out
+}
+
+// kindName names a JSON value's kind for a message.
+func kindName(v *canonical.Value) string {
+	switch v.Kind() {
+	case canonical.KindObject:
+		return "object"
+	case canonical.KindArray:
+		return "array"
+	case canonical.KindString:
+		return "string"
+	case canonical.KindNumber:
+		return "number"
+	case canonical.KindBool:
+		return "boolean"
+	}
+	return "null"
 }

@@ -47,5 +47,6 @@ func FuzzLinkDetails(f *testing.F) {
 			}
 			conditionLink(&parts.v, &parts.v.Records[i])
 		}
+		listedConditions(&parts.v)
 	})
 }

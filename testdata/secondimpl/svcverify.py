@@ -441,6 +441,7 @@ def schema_record(r, p):
         want(r["proof_level"] in ("verifiable_inference", "mathematical"),
              "%s.zk_proof: only with proof_level verifiable_inference or mathematical" % p)
         want(r["commitment_algorithm"] == "poseidon2", "%s.zk_proof: the commitment_algorithm must be poseidon2" % p)
+        schema_zk_proof(r, z, p + ".zk_proof")
     if "review" in r:
         v = r["review"]
         q = p + ".review"
@@ -491,6 +492,40 @@ def schema_record(r, p):
             numbers_in(x["value"], q + ".value")
     if "manifest" in r:
         schema_manifest(r["manifest"], p + ".manifest")
+
+
+ZK_CIRCUIT_MEMBERS = {"mlp_head": ("class", "logits"), "threshold_check": ("threshold",),
+                      "below_threshold_check": ("threshold",), "truncation_check": ("max_tokens",)}
+
+
+def schema_zk_proof(r, z, q):
+    """FORMATS.md "zk_proof block": every member's rule, and the members that
+    go with each circuit (0 is a value here: class 0, threshold 0)."""
+    want(z["system"] == "groth16-bn254", "%s.system: %s is not groth16-bn254" % (q, z["system"]))
+    want(z["circuit"] in ZK_CIRCUIT_MEMBERS, "%s.circuit: %s is not a circuit" % (q, z["circuit"]))
+    want_sha(z["circuit_id"], q + ".circuit_id")
+    proof = b64_canonical(z["proof"], q + ".proof")
+    want(1 <= len(proof) <= 1024, "%s.proof: %d bytes, want 1-1024" % (q, len(proof)))
+    mine = ZK_CIRCUIT_MEMBERS[z["circuit"]]
+    for k in z:
+        want(k in ("system", "circuit", "circuit_id", "proof") + mine,
+             "%s.%s: does not go with circuit %s" % (q, k, z["circuit"]))
+    for k in mine:
+        want(k in z, "%s.%s: required for circuit %s" % (q, k, z["circuit"]))
+    if z["circuit"] == "mlp_head":
+        want(r["proof_level"] == "verifiable_inference", "%s: mlp_head proves an inference: verifiable_inference" % q)
+        want("onnx_model_hash" in r, "%s: an mlp_head proof needs the record's onnx_model_hash" % q)
+        logits = z["logits"]
+        want(isinstance(logits, list) and 2 <= len(logits) <= 64, "%s.logits: want 2-64 integers" % q)
+        for i, v in enumerate(logits):
+            want_int(v, "%s.logits[%d]" % (q, i), -2**31, 2**31 - 1)
+        want_int(z["class"], q + ".class", 0, len(logits) - 1)
+    else:
+        want(r["proof_level"] == "mathematical", "%s: circuit %s proves a condition: mathematical" % (q, z["circuit"]))
+        want(r["check_result"] in ("pass", "fail"), "%s: a condition proof proves pass or fail, not %s"
+             % (q, r["check_result"]))
+        for k in mine:
+            want_int(z[k], q + "." + k, 0, 2**32 - 1)
 
 
 def schema_manifest(m, p):
@@ -812,33 +847,49 @@ def check_summary(d, breaks):
     return "pass", "summary fields follow from the records"
 
 
+# A decomposition's proved parts: the circuit and stage part each must have.
+CONDITION_PARTS = {"threshold_check": ("below_threshold_check", "post_conditions"),
+                   "truncation_check": ("truncation_check", "pre_conditions")}
+
+
 def condition_link(d, r):
     """FORMATS.md "Condition records of a decomposition": a proved condition of
-    a Bounded Inference check names an inference record of its check and the
-    bound its proof is about. Returns the problem, or None."""
+    a Bounded Inference check is the part its circuit proves, names an
+    inference record of its check, is listed by exactly one, and its details
+    state the bound its proof is about. Returns the problem, or None."""
     z = r["zk_proof"]
     if (z.get("circuit") not in crypto_prims.CONDITION_CIRCUITS
             or r.get("stage_type") not in ("bound_committed_inference", "open_source_ml")
             or r.get("stage_part") not in ("pre_conditions", "post_conditions")):
         return None
+    base, _, part = r["check"].rpartition(":")
+    want_circuit, want_stage = CONDITION_PARTS.get(part, (None, None)) if base else (None, None)
+    if z["circuit"] != want_circuit or r["stage_part"] != want_stage:
+        return ("condition circuit mismatch: check %s is not a decomposition's threshold_check (below_threshold_check,"
+                " post_conditions) or truncation_check (truncation_check, pre_conditions): %s in %s"
+                % (esc(r["check"]), z["circuit"], r["stage_part"]))
     det = r.get("details") or {}
     inp = det.get("input_commitment")
     if not isinstance(inp, str) or not inp:
         return "condition not linked: no details.input_commitment"
-    base = r["check"].rsplit(":", 1)[0]
-    part = r["check"][len(base) + 1:]
-    found = [o for o in d["records"] if o.get("stage_part") == "inference" and o.get("stage_type") == r.get("stage_type")
-             and o["check"] == base and o["commitment_hash"] == inp]
-    if not found:
+    infs = [o for o in d["records"] if o.get("stage_part") == "inference" and o.get("stage_type") == r.get("stage_type")
+            and o["check"] == base]
+    if not any(o["commitment_hash"] == inp for o in infs):
         return "condition not linked: %s is the commitment of no inference record of check %s" % (inp, base)
-    if not any(isinstance((o.get("details") or {}).get("condition_commitments"), dict)
-               and o["details"]["condition_commitments"].get(part) == r["commitment_hash"] for o in found):
+    listing = [o for o in infs if isinstance((o.get("details") or {}).get("condition_commitments"), dict)
+               and o["details"]["condition_commitments"].get(part) == r["commitment_hash"]]
+    if not any(o["commitment_hash"] == inp for o in listing):
         return "condition not linked: no inference record of check %s on that input lists %s" % (base, r["commitment_hash"])
-    if z["circuit"] in ("threshold_check", "below_threshold_check") and "threshold" in det:
+    if len(listing) != 1:
+        return "condition not linked: %s is listed by %d inference records of check %s, want exactly 1" % (
+            r["commitment_hash"], len(listing), base)
+    if "output_commitment" in r and r["output_commitment"] != listing[0].get("output_commitment"):
+        return "condition not linked: output_commitment is not its inference record's"
+    if part == "threshold_check" and "threshold" in det:
         t, zt = det["threshold"], z.get("threshold")
         if not isinstance(t, sjson.Num) or not isinstance(zt, sjson.Num) or crypto_prims.quantize_probability(t.value) != zt.value:
             return "threshold mismatch"
-    if z["circuit"] == "truncation_check" and "max_tokens" in det:
+    if part == "truncation_check" and "max_tokens" in det:
         m, zm = det["max_tokens"], z.get("max_tokens")
         if not isinstance(m, sjson.Num) or not isinstance(zm, sjson.Num) or m.value != zm.value:
             return "max_tokens mismatch"
@@ -846,20 +897,24 @@ def condition_link(d, r):
 
 
 def listed_conditions(d):
-    """The other direction: each condition commitment an inference record of a
-    decomposition lists is carried by exactly one proved condition record of
-    that part of its check, naming this inference's input. Returns the problem."""
+    """The other direction: each condition commitment an inference record lists
+    is carried by exactly one proved condition record of that part of its
+    check, naming this inference's input. Returns the problem."""
     for o in d["records"]:
-        cs = (o.get("details") or {}).get("condition_commitments") if isinstance(o.get("details"), dict) else None
-        if o.get("stage_part") != "inference" or not isinstance(cs, dict):
+        det = o.get("details")
+        if o.get("stage_part") != "inference" or not isinstance(det, dict) or "condition_commitments" not in det:
             continue
+        cs = det["condition_commitments"]
+        if not isinstance(cs, dict):
+            return "record %s (%s): condition not linked: details.condition_commitments is not an object" % (
+                o["sequence"].raw, o["check"])
         for part in sorted(cs):
             n = sum(1 for r in d["records"] if "zk_proof" in r and r["check"] == o["check"] + ":" + part
                     and r.get("stage_type") == o.get("stage_type") and r["commitment_hash"] == cs[part]
                     and isinstance(r.get("details"), dict) and r["details"].get("input_commitment") == o["commitment_hash"])
             if n != 1:
                 return "record %s (%s): condition not linked: %s is carried by %d proved %s records of its input" % (
-                    o["sequence"].raw, o["check"], cs[part], n, part)
+                    o["sequence"].raw, o["check"], cs[part] if isinstance(cs[part], str) else "a non-string", n, part)
     return None
 
 
