@@ -76,14 +76,7 @@ func TestSecondImplTraceSelection(t *testing.T) {
 	}
 	slices.Sort(paths)
 
-	cmd := exec.Command(py, secondImplSelect, "select-batch")
-	cmd.Stdin = strings.NewReader(strings.Join(paths, "\n") + "\n")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("onnxsel.py select-batch: %v\n%s", err, stderr.String())
-	}
+	out := selectBatch(t, py, paths)
 	got := map[string]pySelection{}
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	sc.Buffer(nil, 1<<24)
@@ -147,4 +140,19 @@ func describeDiff(g *trace.Graph, a, b []int) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// selectBatch runs the second implementation's selection on the ONNX
+// models at paths (onnxsel.py select-batch) and returns its JSON output.
+func selectBatch(t *testing.T, py string, paths []string) []byte {
+	t.Helper()
+	cmd := exec.Command(py, secondImplSelect, "select-batch")
+	cmd.Stdin = strings.NewReader(strings.Join(paths, "\n") + "\n")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("onnxsel.py select-batch: %v\n%s", err, stderr.String())
+	}
+	return out
 }

@@ -6,10 +6,8 @@ import (
 	"encoding/json"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/svc-gov/svc/pkg/onnxmodel"
@@ -283,14 +281,7 @@ func TestSecondImplTraceSelectionRules(t *testing.T) {
 		}
 		paths = append(paths, p)
 	}
-	cmd := exec.Command(py, secondImplSelect, "select-batch")
-	cmd.Stdin = strings.NewReader(strings.Join(paths, "\n") + "\n")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("onnxsel.py select-batch: %v\n%s", err, stderr.String())
-	}
+	out := selectBatch(t, py, paths)
 	var sels []pySelection
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	sc.Buffer(nil, 1<<24)
@@ -302,7 +293,7 @@ func TestSecondImplTraceSelectionRules(t *testing.T) {
 		sels = append(sels, s)
 	}
 	if len(sels) != len(cases) {
-		t.Fatalf("onnxsel.py answered %d of %d\n%s", len(sels), len(cases), stderr.String())
+		t.Fatalf("onnxsel.py answered %d of %d", len(sels), len(cases))
 	}
 	for k, c := range cases {
 		s := sels[k]

@@ -1037,16 +1037,8 @@ def check_trace(data, model):
             raise Refused("operators[%d]: %s, the rules select %s" % (k, got, want))
         leaves.append(sjson.jcs(op))
 
-    def mth(ds):
-        if not ds:
-            return hashlib.sha256(b"").digest()
-        if len(ds) == 1:
-            return hashlib.sha256(b"\x00" + ds[0]).digest()
-        k = 1
-        while k * 2 < len(ds):
-            k *= 2
-        return hashlib.sha256(b"\x01" + mth(ds[:k]) + mth(ds[k:])).digest()
-    root = "sha256:" + mth(leaves).hex()
+    from svcverify import merkle  # RFC 6962, the verifier's own
+    root = "sha256:" + merkle(leaves).hex()
     if t.get("merkle_root") != root:
         raise Refused("merkle_root: the records hash to %s" % root)
     return {"mode": mode, "operators": len(ops), "merkle_root": root}
