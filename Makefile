@@ -29,10 +29,11 @@ demo: setup build ort ## svc quickstart end to end, svc-verify on its VPEC, a ta
 
 test: setup lint unit fuzz ## everything CI runs
 
-unit: ## go test ./... with a throwaway PostgreSQL server and the Hugging Face tokenizers oracle, then the race detector on server, client and stores
+unit: ## go test ./... with a throwaway PostgreSQL server, the Hugging Face tokenizers oracle and snarkjs, then the race detector on server, client and stores
 	@set -e; \
 	export SVC_ORT_LIB=$$(scripts/install-ort.sh); \
 	SVC_HF_TOKENIZERS=$$(scripts/install-tokenizers.sh); export SVC_HF_TOKENIZERS; \
+	SVC_SNARKJS=$$(scripts/install-snarkjs.sh); export SVC_SNARKJS; \
 	SVC_CHROMIUM=$$(scripts/install-chromium.sh); export SVC_CHROMIUM; \
 	SVC_QEMU=$$(scripts/install-qemu.sh); export SVC_QEMU SVC_REQUIRE_QEMU=1; \
 	dsn=$$(scripts/postgres.sh start | sed -n 's/^SVC_TEST_POSTGRES_DSN=//p'); \
