@@ -689,7 +689,10 @@ func writeSnarkjsFiles(t *testing.T, dir string, jobs []sjJob) {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		for name, v := range map[string]any{"verification_key.json": j.VK, "proof.json": j.Proof, "public.json": j.Public, "case.txt": j.Name} {
+		if err := os.WriteFile(filepath.Join(d, "case.txt"), []byte(j.Name+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for name, v := range map[string]any{"verification_key.json": j.VK, "proof.json": j.Proof, "public.json": j.Public} {
 			b, err := json.MarshalIndent(v, "", " ")
 			if err != nil {
 				t.Fatal(err)
