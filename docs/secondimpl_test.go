@@ -112,21 +112,7 @@ func (r pyResult) failed() []string {
 // runSecondImpl verifies every job in one Python process.
 func runSecondImpl(t *testing.T, jobs []pyJob) []pyResult {
 	t.Helper()
-	var in bytes.Buffer
-	enc := json.NewEncoder(&in)
-	for _, j := range jobs {
-		if err := enc.Encode(j); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cmd := exec.Command(python3(t), secondImpl, "verify-batch")
-	cmd.Stdin = &in
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("svcverify.py verify-batch: %v\n%s", err, stderr.String())
-	}
+	out := runJSONLines(t, exec.Command(python3(t), secondImpl, "verify-batch"), jobs)
 	var res []pyResult
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	sc.Buffer(nil, 1<<24)
@@ -138,7 +124,7 @@ func runSecondImpl(t *testing.T, jobs []pyJob) []pyResult {
 		res = append(res, r)
 	}
 	if len(res) != len(jobs) {
-		t.Fatalf("svcverify.py answered %d of %d jobs\n%s", len(res), len(jobs), stderr.String())
+		t.Fatalf("svcverify.py answered %d of %d jobs", len(res), len(jobs))
 	}
 	return res
 }
@@ -1420,4 +1406,25 @@ func TestSecondImplPoseidon2(t *testing.T) {
 			t.Errorf("%d bytes %x: Python %s, pkg/commitment %s", len(p), p, lines[i], want)
 		}
 	}
+}
+
+// runJSONLines runs cmd with jobs on its standard input, one JSON document
+// a line, and returns its standard output; a failure shows its stderr.
+func runJSONLines[T any](t *testing.T, cmd *exec.Cmd, jobs []T) []byte {
+	t.Helper()
+	var in bytes.Buffer
+	enc := json.NewEncoder(&in)
+	for _, j := range jobs {
+		if err := enc.Encode(j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd.Stdin = &in
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, stderr.String())
+	}
+	return out
 }

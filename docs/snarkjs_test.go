@@ -403,22 +403,9 @@ type sjResult struct {
 // runSnarkjs verifies every job in one Node.js process.
 func runSnarkjs(t *testing.T, dir string, jobs []sjJob) []sjResult {
 	t.Helper()
-	var in bytes.Buffer
-	enc := json.NewEncoder(&in)
-	for _, j := range jobs {
-		if err := enc.Encode(j); err != nil {
-			t.Fatal(err)
-		}
-	}
 	cmd := exec.Command("node", "../testdata/snarkjs/verify.mjs")
 	cmd.Env = append(os.Environ(), "SVC_SNARKJS="+dir)
-	cmd.Stdin = &in
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("node verify.mjs: %v\n%s", err, stderr.String())
-	}
+	out := runJSONLines(t, cmd, jobs)
 	var res []sjResult
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		var r sjResult
@@ -428,7 +415,7 @@ func runSnarkjs(t *testing.T, dir string, jobs []sjJob) []sjResult {
 		res = append(res, r)
 	}
 	if len(res) != len(jobs) {
-		t.Fatalf("verify.mjs answered %d of %d jobs\n%s", len(res), len(jobs), stderr.String())
+		t.Fatalf("verify.mjs answered %d of %d jobs", len(res), len(jobs))
 	}
 	return res
 }
