@@ -29,7 +29,7 @@ demo: setup build ort ## svc quickstart end to end, svc-verify on its VPEC, a ta
 
 test: setup lint unit fuzz ## everything CI runs
 
-unit: ## go test ./... with a throwaway PostgreSQL server, the Hugging Face tokenizers oracle and snarkjs, then the race detector on server, client and stores
+unit: ## go test ./... with a throwaway PostgreSQL server, the Hugging Face tokenizers oracle and snarkjs, then the race detector on server, client, stores, held inference outputs and asynchronous traces
 	@set -e; \
 	export SVC_ORT_LIB=$$(scripts/install-ort.sh); \
 	SVC_HF_TOKENIZERS=$$(scripts/install-tokenizers.sh); export SVC_HF_TOKENIZERS; \
@@ -43,7 +43,7 @@ unit: ## go test ./... with a throwaway PostgreSQL server, the Hugging Face toke
 	echo "sigstore-go on svc export bundles (module internal/sigstoretest):"; \
 	(cd internal/sigstoretest && GOFLAGS=-mod=mod $(GO) vet ./... && GOFLAGS=-mod=mod $(GO) test -count=1 ./...); \
 	echo "race detector on the concurrent packages:"; \
-	SVC_TEST_POSTGRES_DSN="$$dsn" $(GO) test -race -count=1 ./pkg/server ./pkg/client ./pkg/store/...
+	SVC_TEST_POSTGRES_DSN="$$dsn" $(GO) test -race -count=1 ./pkg/server ./pkg/client ./pkg/store/... ./pkg/inference ./pkg/trace ./pkg/client/bounded
 
 fuzz: ## run every fuzz target briefly (FUZZTIME=20000x executions each)
 	@FUZZTIME=$(FUZZTIME) scripts/fuzz.sh

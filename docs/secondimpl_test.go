@@ -234,6 +234,16 @@ func loadDoc(t *testing.T, path string) doc {
 func records(d doc) []any  { return d["records"].([]any) }
 func rec(d doc, i int) doc { return records(d)[i].(doc) }
 
+// eachMember calls edit with the object member name of every record of d
+// that has one.
+func eachMember(d doc, name string, edit func(doc)) {
+	for i := range records(d) {
+		if r, ok := rec(d, i)[name].(doc); ok {
+			edit(r)
+		}
+	}
+}
+
 // resealer re-signs mutated documents with the test vectors' service key and
 // time-stamps them with their TSA, so that only the mutation is wrong.
 type resealer struct {
@@ -662,57 +672,43 @@ func TestSecondImplAgreesWithSvcVerify(t *testing.T) {
 			}
 		}, want: schema},
 		{name: "min duration above 2^40", base: "witnessed", rechain: true, mutate: func(d doc) {
-			for i := range records(d) {
-				if r, ok := rec(d, i)["review"].(doc); ok {
-					r["min_duration_seconds"] = json.Number("1099511627777")
-				}
-			}
+			eachMember(d, "review", func(r doc) {
+				r["min_duration_seconds"] = json.Number("1099511627777")
+			})
 		}, want: schema},
 		{name: "session token with a line break", base: "witnessed", rechain: true, mutate: func(d doc) {
-			for i := range records(d) {
-				if r, ok := rec(d, i)["check_session"].(doc); ok {
-					v := r["check_open_tst"].(string)
-					r["check_open_tst"] = v[:40] + "\r\n" + v[40:]
-				}
-			}
+			eachMember(d, "check_session", func(r doc) {
+				v := r["check_open_tst"].(string)
+				r["check_open_tst"] = v[:40] + "\r\n" + v[40:]
+			})
 		}, want: schema},
 		{name: "review token with a line break", base: "witnessed", rechain: true, mutate: func(d doc) {
-			for i := range records(d) {
-				if r, ok := rec(d, i)["review"].(doc); ok {
-					v := r["check_close_tst"].(string)
-					r["check_close_tst"] = v[:40] + "\n" + v[40:]
-				}
-			}
+			eachMember(d, "review", func(r doc) {
+				v := r["check_close_tst"].(string)
+				r["check_close_tst"] = v[:40] + "\n" + v[40:]
+			})
 		}, want: schema},
 		{name: "reviewer key with a line break", base: "witnessed", rechain: true, mutate: func(d doc) {
-			for i := range records(d) {
-				if r, ok := rec(d, i)["review"].(doc); ok {
-					v := r["reviewer_public_key"].(string)
-					r["reviewer_public_key"] = v[:20] + "\n" + v[20:]
-				}
-			}
+			eachMember(d, "review", func(r doc) {
+				v := r["reviewer_public_key"].(string)
+				r["reviewer_public_key"] = v[:20] + "\n" + v[20:]
+			})
 		}, want: schema},
 		{name: "reviewer signature with a line break", base: "witnessed", rechain: true, mutate: func(d doc) {
-			for i := range records(d) {
-				if r, ok := rec(d, i)["review"].(doc); ok {
-					v := r["reviewer_signature"].(string)
-					r["reviewer_signature"] = v[:40] + "\n" + v[40:]
-				}
-			}
+			eachMember(d, "review", func(r doc) {
+				v := r["reviewer_signature"].(string)
+				r["reviewer_signature"] = v[:40] + "\n" + v[40:]
+			})
 		}, want: schema},
 		{name: "reviewer key id in capitals", base: "witnessed", rechain: true, mutate: func(d doc) {
-			for i := range records(d) {
-				if r, ok := rec(d, i)["review"].(doc); ok {
-					r["reviewer_key_id"] = strings.ToUpper(r["reviewer_key_id"].(string))
-				}
-			}
+			eachMember(d, "review", func(r doc) {
+				r["reviewer_key_id"] = strings.ToUpper(r["reviewer_key_id"].(string))
+			})
 		}, want: "INVALID — REVIEW INVALID"},
 		{name: "session close token swapped", base: "witnessed", rechain: true, mutate: func(d doc) {
-			for i := range records(d) {
-				if r, ok := rec(d, i)["check_session"].(doc); ok {
-					r["check_close_tst"] = r["check_open_tst"]
-				}
-			}
+			eachMember(d, "check_session", func(r doc) {
+				r["check_close_tst"] = r["check_open_tst"]
+			})
 		}, want: "INVALID — REVIEW INVALID"},
 		{name: "stage_part without stage_type", base: "clean", rechain: true, mutate: func(d doc) { rec(d, 0)["stage_part"] = "inference" }, want: valid},
 		{name: "mathematical without inference", base: "bounded-inference", rechain: true, mutate: func(d doc) {

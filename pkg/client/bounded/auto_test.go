@@ -5,6 +5,8 @@ package bounded_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -112,4 +114,82 @@ func TestAutoMode(t *testing.T) {
 	if _, err := c.Check(context.Background(), run, "pii_detection", "m1", []byte("x")); !errors.Is(err, bounded.ErrClosed) {
 		t.Fatalf("check after Close: %v, want ErrClosed", err)
 	}
+}
+
+// TestAutoModeConcurrent: checks from several goroutines while the
+// profile appears (the classifier moves from production to residual and
+// releases the production model with traces still in flight): every
+// check is recorded with a trace of one of the two modes, each with its
+// own operator count, and the VPEC verifies. Run under -race by make test.
+func TestAutoModeConcurrent(t *testing.T) {
+	m, _ := ortest.Model(t, modelgen.Config{})
+	prof, err := calibration.Calibrate(m, piiMeta, calibration.Options{Passes: 12})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := newService(t)
+	ctx := context.Background()
+	p := svc.pipeline(t)
+	c, err := bounded.New(p, m, bounded.Options{Trust: svc.mat.Trust, RetryLookup: time.Nanosecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	run, err := p.Open(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const workers, each = 4, 6
+	var wg sync.WaitGroup
+	results := make(chan *bounded.Result, workers*each)
+	for w := range workers {
+		wg.Go(func() {
+			for k := range each {
+				pd, err := c.Start(ctx, run, "pii_detection", "m1", []byte(fmt.Sprintf("note %d from worker %d", k, w)))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				res, err := pd.Wait(ctx)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				results <- res
+			}
+		})
+	}
+	if _, err := server.Publish(ctx, svc.st, svc.mat.Signer, "test", prof, nil, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	close(results)
+	modes := map[string]int{}
+	for res := range results {
+		want := map[string]int64{trace.Production: 6, trace.Residual: 12}[res.Trace.Mode]
+		if res.Trace.OperatorCount != want || (res.Trace.Mode == trace.Residual) != (res.ProofLevel == vpec.OperatorBound) {
+			t.Fatalf("trace mode %s with %d operators at %s", res.Trace.Mode, res.Trace.OperatorCount, res.ProofLevel)
+		}
+		modes[res.Trace.Mode]++
+	}
+	// Once the profile is found every later check is residual.
+	res, err := c.Check(ctx, run, "pii_detection", "m1", []byte("after the profile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Trace.Mode != trace.Residual {
+		t.Fatalf("after the profile: %s", res.Trace.Mode)
+	}
+	v, err := run.Close(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signed, err := p.ProfileDocument(ctx, m.Hash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep := svc.verify(t, v.Raw, signed); !rep.Valid {
+		t.Fatalf("VPEC: %s\n%+v", rep.Verdict, rep.FirstFailure())
+	}
+	t.Logf("modes while the profile appeared: %v", modes)
 }

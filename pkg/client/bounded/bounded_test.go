@@ -5,8 +5,8 @@ package bounded_test
 import (
 	"context"
 	"errors"
+	"github.com/svc-gov/svc/internal/svctest"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,7 +24,6 @@ import (
 	"github.com/svc-gov/svc/pkg/profile"
 	"github.com/svc-gov/svc/pkg/server"
 	"github.com/svc-gov/svc/pkg/store"
-	"github.com/svc-gov/svc/pkg/store/sqlite"
 	"github.com/svc-gov/svc/pkg/trace"
 	"github.com/svc-gov/svc/pkg/vpec"
 )
@@ -38,51 +37,24 @@ type service struct {
 	mat      *server.Material
 	url, key string
 	lookups  atomic.Int64
+	sv       *svctest.Service
 }
 
 func newService(t testing.TB) *service {
-	t.Helper()
-	ctx := context.Background()
-	dir := t.TempDir()
-	st, err := sqlite.Open(ctx, filepath.Join(dir, "svc.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	mat, err := server.LoadMaterial(filepath.Join(dir, "data"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := server.New(server.Config{Store: st, Signer: mat.Signer, Timestamper: mat.TSA, Trust: mat.Trust, SandboxLimit: server.RateLimit{PerSecond: -1}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &service{st: st, mat: mat}
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.Contains(r.URL.Path, "/registry/") {
-			s.lookups.Add(1)
-		}
-		srv.ServeHTTP(w, r)
-	}))
-	t.Cleanup(hs.Close)
-	s.url = hs.URL
-	if _, err := server.CreateOrg(ctx, st, "acme", server.TierStandard, time.Now()); err != nil {
-		t.Fatal(err)
-	}
-	if s.key, _, err = server.CreateAPIKey(ctx, st, "acme", vpec.Production, time.Now()); err != nil {
-		t.Fatal(err)
-	}
+	s := &service{}
+	s.sv = svctest.New(t, func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if strings.Contains(r.URL.Path, "/registry/") {
+				s.lookups.Add(1)
+			}
+			h.ServeHTTP(w, r)
+		})
+	})
+	s.st, s.mat, s.url, s.key = s.sv.Store, s.sv.Material, s.sv.URL, s.sv.Key
 	return s
 }
 
-func (s *service) pipeline(t testing.TB) *client.Pipeline {
-	p, err := client.NewPipeline(client.Options{APIKey: s.key, BaseURL: s.url, WorkflowID: "moderation", QueuePath: filepath.Join(t.TempDir(), "q.jsonl")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
-	return p
-}
+func (s *service) pipeline(t testing.TB) *client.Pipeline { return s.sv.Pipeline(t) }
 
 func (s *service) verify(t *testing.T, doc []byte, profiles ...[]byte) *vpec.Report {
 	t.Helper()

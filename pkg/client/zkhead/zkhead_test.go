@@ -3,8 +3,7 @@ package zkhead_test
 import (
 	"context"
 	"errors"
-	"net/http/httptest"
-	"path/filepath"
+	"github.com/svc-gov/svc/internal/svctest"
 	"strings"
 	"testing"
 	"time"
@@ -15,12 +14,12 @@ import (
 	"github.com/svc-gov/svc/pkg/modelgen"
 	"github.com/svc-gov/svc/pkg/server"
 	"github.com/svc-gov/svc/pkg/store"
-	"github.com/svc-gov/svc/pkg/store/sqlite"
 	"github.com/svc-gov/svc/pkg/vpec"
 	"github.com/svc-gov/svc/pkg/zk"
 )
 
 type service struct {
+	sv  *svctest.Service
 	st  store.Store
 	mat *server.Material
 	url string
@@ -28,42 +27,11 @@ type service struct {
 }
 
 func newService(t *testing.T) *service {
-	t.Helper()
-	ctx := context.Background()
-	dir := t.TempDir()
-	st, err := sqlite.Open(ctx, filepath.Join(dir, "svc.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	mat, err := server.LoadMaterial(filepath.Join(dir, "data"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := server.New(server.Config{Store: st, Signer: mat.Signer, Timestamper: mat.TSA, Trust: mat.Trust, SandboxLimit: server.RateLimit{PerSecond: -1}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv)
-	t.Cleanup(hs.Close)
-	s := &service{st: st, mat: mat, url: hs.URL}
-	if _, err := server.CreateOrg(ctx, st, "acme", server.TierStandard, time.Now()); err != nil {
-		t.Fatal(err)
-	}
-	if s.key, _, err = server.CreateAPIKey(ctx, st, "acme", vpec.Production, time.Now()); err != nil {
-		t.Fatal(err)
-	}
-	return s
+	sv := svctest.New(t, nil)
+	return &service{st: sv.Store, mat: sv.Material, url: sv.URL, key: sv.Key, sv: sv}
 }
 
-func (s *service) pipeline(t *testing.T) *client.Pipeline {
-	p, err := client.NewPipeline(client.Options{APIKey: s.key, BaseURL: s.url, WorkflowID: "moderation", QueuePath: filepath.Join(t.TempDir(), "q.jsonl")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
-	return p
-}
+func (s *service) pipeline(t *testing.T) *client.Pipeline { return s.sv.Pipeline(t) }
 
 // publish sets a circuit up with a dev setup and publishes its entry; it
 // returns the proving key.

@@ -1,0 +1,76 @@
+// Package svctest starts a real svc service for tests: SQLite in a
+// temporary directory, fresh key material and built-in timestamp
+// authority, an HTTP server on 127.0.0.1, one organisation "acme" with a
+// production API key.
+package svctest
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/svc-gov/svc/pkg/client"
+	"github.com/svc-gov/svc/pkg/server"
+	"github.com/svc-gov/svc/pkg/store"
+	"github.com/svc-gov/svc/pkg/store/sqlite"
+	"github.com/svc-gov/svc/pkg/vpec"
+)
+
+// Service is a running service and what a test needs to talk to it.
+type Service struct {
+	Store    store.Store
+	Material *server.Material
+	// URL is the server's base URL; Key a production API key of "acme".
+	URL, Key string
+}
+
+// New starts a service that the test's cleanup stops. wrap, when not
+// nil, wraps its HTTP handler (to count or observe requests). Sandbox rate
+// limits are off.
+func New(tb testing.TB, wrap func(http.Handler) http.Handler) *Service {
+	tb.Helper()
+	ctx := context.Background()
+	dir := tb.TempDir()
+	st, err := sqlite.Open(ctx, filepath.Join(dir, "svc.db"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { st.Close() })
+	mat, err := server.LoadMaterial(filepath.Join(dir, "data"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	srv, err := server.New(server.Config{Store: st, Signer: mat.Signer, Timestamper: mat.TSA, Trust: mat.Trust, SandboxLimit: server.RateLimit{PerSecond: -1}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var h http.Handler = srv
+	if wrap != nil {
+		h = wrap(h)
+	}
+	hs := httptest.NewServer(h)
+	tb.Cleanup(hs.Close)
+	s := &Service{Store: st, Material: mat, URL: hs.URL}
+	if _, err := server.CreateOrg(ctx, st, "acme", server.TierStandard, time.Now()); err != nil {
+		tb.Fatal(err)
+	}
+	if s.Key, _, err = server.CreateAPIKey(ctx, st, "acme", vpec.Production, time.Now()); err != nil {
+		tb.Fatal(err)
+	}
+	return s
+}
+
+// Pipeline returns a client pipeline (workflow "moderation") on the
+// service, with its queue in a temporary directory, closed at cleanup.
+func (s *Service) Pipeline(tb testing.TB) *client.Pipeline {
+	tb.Helper()
+	p, err := client.NewPipeline(client.Options{APIKey: s.Key, BaseURL: s.URL, WorkflowID: "moderation", QueuePath: filepath.Join(tb.TempDir(), "q.jsonl")})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { p.Close() })
+	return p
+}
