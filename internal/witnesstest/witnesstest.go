@@ -37,6 +37,7 @@ type Witness struct {
 	URL string
 	// VKey is its tlog-cosignature/v1 verifier key.
 	VKey string
+	skey string
 	cmd  *exec.Cmd
 	out  *syncBuffer
 	done chan struct{}
@@ -79,19 +80,20 @@ func repoScript(t testing.TB) string {
 	}
 }
 
-// Start runs an omniwitness named name that witnesses logs, on a free
+// Start runs a new omniwitness named name that witnesses logs, on a free
 // loopback port, and stops it when the test ends.
 func Start(t testing.TB, name string, logs ...Log) *Witness {
 	t.Helper()
-	return StartAt(t, name, "127.0.0.1:0", logs...)
+	w := New(t, name)
+	w.Start(t, logs...)
+	return w
 }
 
-// StartAt is Start on a given loopback address (host:port; port 0 picks a
-// free one), so a test can start a witness where one was unreachable.
-func StartAt(t testing.TB, name, addr string, logs ...Log) *Witness {
+// New makes a witness identity (key pair) and picks a free loopback
+// address for it, without starting it: a policy can name it before it
+// runs, as a witness that is down.
+func New(t testing.TB, name string) *Witness {
 	t.Helper()
-	bin := Binary(t)
-	dir := t.TempDir()
 	skey, vkey, err := note.GenerateKey(rand.Reader, name)
 	if err != nil {
 		t.Fatal(err)
@@ -100,8 +102,17 @@ func StartAt(t testing.TB, name, addr string, logs ...Log) *Witness {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return &Witness{Name: name, URL: "http://" + freeAddr(t), VKey: cosig, skey: skey}
+}
+
+// Start runs the witness at its address, witnessing logs, until the test
+// ends or Stop.
+func (w *Witness) Start(t testing.TB, logs ...Log) {
+	t.Helper()
+	bin := Binary(t)
+	dir := t.TempDir()
 	keyFile := filepath.Join(dir, "witness.key")
-	if err := os.WriteFile(keyFile, []byte(skey), 0o600); err != nil {
+	if err := os.WriteFile(keyFile, []byte(w.skey), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	var y strings.Builder
@@ -113,10 +124,8 @@ func StartAt(t testing.TB, name, addr string, logs ...Log) *Witness {
 	if err := os.WriteFile(logsFile, []byte(y.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if strings.HasSuffix(addr, ":0") {
-		addr = freeAddr(t)
-	}
-	w := &Witness{Name: name, URL: "http://" + addr, VKey: cosig, out: &syncBuffer{}, done: make(chan struct{})}
+	addr := strings.TrimPrefix(w.URL, "http://")
+	w.out, w.done = &syncBuffer{}, make(chan struct{})
 	w.cmd = exec.Command(bin,
 		"--listen="+addr,
 		"--metrics_listen="+freeAddr(t),
@@ -128,11 +137,12 @@ func StartAt(t testing.TB, name, addr string, logs ...Log) *Witness {
 	if err := w.cmd.Start(); err != nil {
 		t.Fatalf("start omniwitness: %v", err)
 	}
-	go func() { _ = w.cmd.Wait(); close(w.done) }()
+	done := w.done
+	go func() { _ = w.cmd.Wait(); close(done) }()
 	t.Cleanup(func() {
 		w.Stop()
 		if t.Failed() {
-			t.Logf("omniwitness %s output:\n%s", name, w.out.String())
+			t.Logf("omniwitness %s output:\n%s", w.Name, w.Output())
 		}
 	})
 	deadline := time.Now().Add(30 * time.Second)
@@ -144,15 +154,14 @@ func StartAt(t testing.TB, name, addr string, logs ...Log) *Witness {
 		}
 		select {
 		case <-w.done:
-			t.Fatalf("omniwitness exited: %s", w.out.String())
+			t.Fatalf("omniwitness exited: %s", w.Output())
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("omniwitness did not listen on %s: %v\n%s", addr, err, w.out.String())
+			t.Fatalf("omniwitness did not listen on %s: %v\n%s", addr, err, w.Output())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	return w
 }
 
 // PolicyLine returns the policy line declaring this witness, named as the
@@ -163,7 +172,7 @@ func (w *Witness) PolicyLine(component string) string {
 
 // Stop stops the witness.
 func (w *Witness) Stop() {
-	if w.cmd.Process == nil {
+	if w.cmd == nil || w.cmd.Process == nil {
 		return
 	}
 	select {
@@ -176,10 +185,12 @@ func (w *Witness) Stop() {
 }
 
 // Output returns what the witness logged.
-func (w *Witness) Output() string { return w.out.String() }
-
-// FreeAddr returns a loopback address with a port nothing listens on now.
-func FreeAddr(t testing.TB) string { return freeAddr(t) }
+func (w *Witness) Output() string {
+	if w.out == nil {
+		return ""
+	}
+	return w.out.String()
+}
 
 func freeAddr(t testing.TB) string {
 	t.Helper()
