@@ -42,12 +42,15 @@ func VPECID(p string, n int) string {
 	return fmt.Sprintf("vpec_%s-%08d", p, n)
 }
 
+// Digest returns the digest the entries of this package give VPEC id.
+func Digest(id string) [32]byte { return tlog.Digest([]byte("signed bytes of " + id)) }
+
 // Entry returns the entry of VPEC VPECID(p, n) of org and workflow.
 func Entry(p string, n int, org, workflow string, clean bool) tlog.Entry {
 	id := VPECID(p, n)
 	return tlog.Entry{
 		VPECID:      id,
-		Digest:      tlog.Digest([]byte("signed bytes of " + id)),
+		Digest:      Digest(id),
 		OrgID:       org,
 		WorkflowID:  workflow,
 		Environment: "production",
