@@ -98,7 +98,7 @@ func (v *Verifier) VerifyReceipt(receipt []byte, s Subject) (*Verified, error) {
 		path[i] = r.InclusionProof[i][:]
 	}
 	if err := proof.VerifyInclusion(rfc6962.DefaultHasher, r.LogIndex, cp.Size, leafHash[:], path, cp.Root[:]); err != nil {
-		return nil, fmt.Errorf("%w: leaf at index %d in a tree of %d entries: %v", ErrInclusion, r.LogIndex, cp.Size, err)
+		return nil, fmt.Errorf("%w: from the leaf at index %d to the root of the checkpoint's %d entries (a proof for another index, entry or tree)", ErrInclusion, r.LogIndex, cp.Size)
 	}
 	if cp.Cosignatures, err = v.policy.check(n); err != nil {
 		return nil, err
@@ -184,7 +184,7 @@ func (v *Verifier) VerifyConsistency(older, newer *Checkpoint, consistencyProof 
 		return fmt.Errorf("%w consistency proof: %d hashes", ErrMalformed, len(consistencyProof))
 	}
 	if err := proof.VerifyConsistency(rfc6962.DefaultHasher, older.Size, newer.Size, consistencyProof, older.Root[:], newer.Root[:]); err != nil {
-		return fmt.Errorf("%w: the consistency proof from %d to %d entries does not verify: %v", ErrInconsistent, older.Size, newer.Size, err)
+		return fmt.Errorf("%w: the consistency proof from %d to %d entries does not lead from the older root to the newer (a wrong proof, or two histories)", ErrInconsistent, older.Size, newer.Size)
 	}
 	return nil
 }
