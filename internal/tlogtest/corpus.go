@@ -306,4 +306,3 @@ func flipSig(t testing.TB, cp []byte, name string) []byte {
 	}
 	return sorted
 }
-
