@@ -108,6 +108,17 @@ func (p *WitnessPolicy) Witnesses() []PolicyWitness {
 	return out
 }
 
+// Verifier returns the cosignature verifier of the policy's witness with
+// key name name.
+func (p *WitnessPolicy) Verifier(name string) (note.Verifier, bool) {
+	for _, w := range p.witnesses {
+		if w.name == name {
+			return w.v, true
+		}
+	}
+	return nil, false
+}
+
 // RequiresCosignatures reports whether the policy asks for at least one
 // cosignature (it is not "quorum none").
 func (p *WitnessPolicy) RequiresCosignatures() bool { return p.root.N > 0 }

@@ -1,24 +1,23 @@
 // Package logwriter appends VPEC leaves to svc's transparency log and
 // hands out receipts. The log is Tessera (github.com/transparency-dev/
-// tessera) on its POSIX backend: a directory in the C2SP tlog-tiles layout
-// that a file server can serve as is, with C2SP signed-note checkpoints
-// signed by the log's Ed25519 key (any crypto.Signer, so a key in an HSM
-// works) and cosigned by the witnesses of a policy over the C2SP
-// tlog-witness protocol.
+// tessera): on its POSIX backend by default, a directory in the C2SP
+// tlog-tiles layout that one process writes; on its MySQL backend
+// (MariaDB 10.11 or MySQL 8.4) when several processes append to one log.
+// Checkpoints are C2SP signed notes signed by the log's Ed25519 key (any
+// crypto.Signer, so a key in an HSM works) and cosigned by the witnesses
+// of a policy over the C2SP tlog-witness protocol.
 //
 // Append returns a durable index as soon as the entry is sequenced; a
 // checkpoint covering it appears at the next checkpoint interval, and only
 // then can a receipt be built (Receipt does not wait, AwaitReceipt does).
-// Several processes may append to one directory at once (Tessera
-// serialises them with POSIX advisory locks), on one host or on a shared
-// filesystem with coherent POSIX locks such as CephFS, not NFS. See
-// docs/TRANSPARENCY.md.
+// See docs/TRANSPARENCY.md.
 package logwriter
 
 import (
 	"context"
 	"crypto"
 	"crypto/ed25519"
+	"database/sql"
 	"errors"
 	"fmt"
 	"net/http"
@@ -37,23 +36,25 @@ import (
 // Defaults of Config.
 const (
 	// DefaultCheckpointInterval is how often a new checkpoint is
-	// published (and sent to the witnesses) while the log grows: the
-	// time to receipt is about this long.
+	// published while the log grows: the time to a receipt is about this
+	// long (plus a witness round trip).
 	DefaultCheckpointInterval = time.Second
 	// MinCheckpointInterval is the POSIX backend's minimum.
 	MinCheckpointInterval = 100 * time.Millisecond
+	// MinCheckpointIntervalMySQL is the MySQL backend's minimum.
+	MinCheckpointIntervalMySQL = time.Second
 	// DefaultRepublishInterval is how often an unchanged checkpoint is
-	// signed and witnessed again, so a log at rest still shows it is live
-	// and a witness that was away cosigns it.
+	// signed and sent to the witnesses again, so a log at rest shows it
+	// is live.
 	DefaultRepublishInterval = time.Minute
-	// DefaultBatchMaxAge bounds how long Append waits for other entries
-	// to share a sequencing batch (one set of synced file writes).
-	DefaultBatchMaxAge = 2 * time.Millisecond
+	// DefaultBatchMaxAge bounds how long Tessera waits for more entries
+	// before it writes a batch. Append group-commits on its own (what
+	// arrives during a write goes in the next batch), so this stays short.
+	DefaultBatchMaxAge = time.Millisecond
 	// DefaultBatchMaxSize is the largest sequencing batch.
 	DefaultBatchMaxSize = 256
-	// DefaultWitnessTimeout bounds the wait for the witnesses of one
-	// checkpoint; a checkpoint is published when it runs out, cosigned by
-	// whoever answered (see Config.WitnessPolicy).
+	// DefaultWitnessTimeout bounds one round of sending a checkpoint to
+	// the witnesses.
 	DefaultWitnessTimeout = 5 * time.Second
 )
 
@@ -77,15 +78,26 @@ var (
 	// another reason: it does not know this log (404), does not trust
 	// its key (403), or answered otherwise.
 	ErrWitnessRejected = errors.New("witness refused the checkpoint")
+	// ErrLogBusy reports a POSIX log directory another process is
+	// writing: one process writes a POSIX log; several processes share a
+	// log on the MySQL backend (Config.DB).
+	ErrLogBusy = errors.New("another process is writing this log")
 	// ErrClosed reports a call on a closed Log.
 	ErrClosed = errors.New("log closed")
 )
 
-// Config configures a Log. Dir, Origin and Signer are required.
+// Config configures a Log. Origin, Signer, and one of Dir and DB are
+// required.
 type Config struct {
-	// Dir is the log's directory, created if missing. Everything in it
-	// but .state/ is the public tlog-tiles tree.
+	// Dir is the POSIX log's directory, created if missing. Everything
+	// in it but .state/ is the public tlog-tiles tree. One process at a
+	// time writes it (Open fails with ErrLogBusy for a second).
 	Dir string
+	// DB is a MySQL or MariaDB database (opened with the
+	// github.com/go-sql-driver/mysql driver) holding the log in Tessera's
+	// MySQL schema, which Open creates if missing: for several processes
+	// appending to one log.
+	DB *sql.DB
 	// Origin names the log: the first line of its checkpoints and the
 	// name of its key, a schema-less URL such as svc.example.com/log.
 	Origin string
@@ -95,28 +107,29 @@ type Config struct {
 	// WitnessPolicy lists the witnesses each checkpoint is sent to and
 	// how many must cosign it. nil: none.
 	//
-	// An unreachable or refusing witness does not stop the log: a
-	// checkpoint is published with the cosignatures that arrived within
-	// WitnessTimeout (Tessera's fail-open mode), its receipts say they are
-	// unwitnessed and why (Receipt.WitnessErr), OnWitness is called, and
-	// a later checkpoint that satisfies the policy makes later receipts
-	// witnessed. Verifiers apply the policy themselves and reject an
-	// unwitnessed receipt.
+	// Witnesses never hold up the log: each new checkpoint is sent to
+	// them apart from appending and publishing. Until the policy is
+	// satisfied for a checkpoint covering an entry, its receipt is
+	// unwitnessed (Receipt.WitnessErr says why: ErrWitnessUnreachable,
+	// ErrWitnessConflict, ...), OnWitness reports every failure, and a
+	// verifier holding the policy rejects the receipt; a receipt asked
+	// for again once a later checkpoint is cosigned is witnessed.
 	WitnessPolicy *tlog.WitnessPolicy
-	// WitnessTimeout bounds the wait for witnesses per checkpoint
-	// (default DefaultWitnessTimeout).
+	// WitnessTimeout bounds one round of sending a checkpoint to the
+	// witnesses (default DefaultWitnessTimeout).
 	WitnessTimeout time.Duration
-	// OnWitness, if set, is called for every answer of (or failure to
-	// reach) a witness, from Tessera's publishing goroutine: it must not
-	// block. It is how a server counts witness failures and logs them.
+	// OnWitness, if set, is called with the outcome of every checkpoint
+	// sent to every witness, from the log's witnessing goroutines: it
+	// must not block. It is how a server counts witness failures and logs
+	// them.
 	OnWitness func(WitnessEvent)
 	// HTTPClient sends checkpoints to witnesses (default: a client with
-	// http.DefaultTransport; its Transport is wrapped to observe answers).
+	// http.DefaultTransport; WitnessTimeout bounds each round).
 	HTTPClient *http.Client
 	// CheckpointInterval (default DefaultCheckpointInterval, at least
-	// MinCheckpointInterval), RepublishInterval (default
-	// DefaultRepublishInterval), BatchMaxAge and BatchMaxSize tune
-	// Tessera (see the defaults).
+	// MinCheckpointInterval on POSIX and MinCheckpointIntervalMySQL on
+	// MySQL), RepublishInterval (default DefaultRepublishInterval),
+	// BatchMaxAge and BatchMaxSize tune Tessera (see the defaults).
 	CheckpointInterval time.Duration
 	RepublishInterval  time.Duration
 	BatchMaxAge        time.Duration
@@ -126,7 +139,6 @@ type Config struct {
 // Log is an open transparency log. Its methods are safe for concurrent
 // use.
 type Log struct {
-	dir      string
 	key      tlog.LogKey
 	self     *tlog.Verifier // the log key, no witnesses
 	policy   *tlog.Verifier // the log key and the configured policy; nil without one
@@ -134,22 +146,21 @@ type Log struct {
 	shutdown func(context.Context) error
 	reader   tessera.LogReader
 	cancel   context.CancelFunc
-	watch    *witnessWatch
+	bg       context.Context
+	group    groupCommit
+	cosign   *cosigner // nil without a policy that requires cosignatures
+	unlock   func()    // releases the POSIX writer lock
 	poll     time.Duration
 	closed   atomic.Bool
-	stats    stats
 	closeMu  sync.Mutex
+	stats    struct{ appended, duplicates atomic.Uint64 }
 }
 
-type stats struct {
-	appended, duplicates atomic.Uint64
-}
-
-// Open opens (creating if needed) the log in cfg.Dir and starts
-// publishing checkpoints. Close it to stop.
+// Open opens (creating if needed) the log and starts publishing
+// checkpoints (and sending them to witnesses). Close it to stop.
 func Open(ctx context.Context, cfg Config) (*Log, error) {
-	if cfg.Dir == "" {
-		return nil, fmt.Errorf("logwriter: no log directory (Config.Dir)")
+	if (cfg.Dir == "") == (cfg.DB == nil) {
+		return nil, fmt.Errorf("logwriter: give the log a directory (Config.Dir) or a MySQL database (Config.DB), not both")
 	}
 	ns, err := tlog.NewNoteSigner(cfg.Origin, cfg.Signer)
 	if err != nil {
@@ -167,13 +178,18 @@ func Open(ctx context.Context, cfg Config) (*Log, error) {
 	if err != nil {
 		return nil, fmt.Errorf("logwriter: %w", err)
 	}
-	l := &Log{dir: cfg.Dir, key: key, self: self}
+	l := &Log{key: key, self: self, unlock: func() {}}
+
+	minCI := MinCheckpointInterval
+	if cfg.DB != nil {
+		minCI = MinCheckpointIntervalMySQL
+	}
 	ci := cfg.CheckpointInterval
 	if ci == 0 {
-		ci = DefaultCheckpointInterval
+		ci = max(DefaultCheckpointInterval, minCI)
 	}
-	if ci < MinCheckpointInterval {
-		return nil, fmt.Errorf("logwriter: checkpoint interval %v is below the POSIX backend's minimum %v", ci, MinCheckpointInterval)
+	if ci < minCI {
+		return nil, fmt.Errorf("logwriter: checkpoint interval %v is below the backend's minimum %v", ci, minCI)
 	}
 	l.poll = min(ci/5, 50*time.Millisecond)
 	rep := cfg.RepublishInterval
@@ -188,56 +204,61 @@ func Open(ctx context.Context, cfg Config) (*Log, error) {
 	if size == 0 {
 		size = DefaultBatchMaxSize
 	}
-	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
-		return nil, fmt.Errorf("logwriter: %w", err)
-	}
-
-	hc := &http.Client{}
-	if cfg.HTTPClient != nil {
-		c := *cfg.HTTPClient
-		hc = &c
-	}
-	base := hc.Transport
-	if base == nil {
-		base = http.DefaultTransport
-	}
-	l.watch = newWitnessWatch(base, cfg.WitnessPolicy, cfg.OnWitness)
-	hc.Transport = l.watch
-
 	opts := tessera.NewAppendOptions().
 		WithCheckpointSigner(ns).
 		WithCheckpointInterval(ci).
 		WithCheckpointRepublishInterval(rep).
 		WithBatching(size, age).
 		WithAntispam(tessera.DefaultAntispamInMemorySize, nil)
-	if cfg.WitnessPolicy != nil && cfg.WitnessPolicy.RequiresCosignatures() {
-		group, err := tessera.NewWitnessGroupFromPolicy(cfg.WitnessPolicy.Text())
-		if err != nil {
-			return nil, fmt.Errorf("logwriter: witness policy: %w", err)
+
+	var driver tessera.Driver
+	if cfg.DB != nil {
+		if driver, err = openMySQL(ctx, cfg.DB); err != nil {
+			return nil, fmt.Errorf("logwriter: %w", err)
+		}
+	} else {
+		if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+			return nil, fmt.Errorf("logwriter: %w", err)
+		}
+		if l.unlock, err = lockWriter(cfg.Dir); err != nil {
+			return nil, fmt.Errorf("logwriter: %w", err)
+		}
+		// Tessera's client for witnesses stays unused: svc's cosigner
+		// sends checkpoints to witnesses.
+		if driver, err = posix.New(ctx, posix.Config{Path: cfg.Dir}); err != nil {
+			l.unlock()
+			return nil, fmt.Errorf("logwriter: POSIX storage in %s: %w", cfg.Dir, err)
+		}
+	}
+	// Tessera's background work (sequencing, publishing) and the
+	// cosigner live until Close, not until Open's context ends.
+	bg, cancel := context.WithCancel(context.Background())
+	app, shutdown, reader, err := tessera.NewAppender(bg, driver, opts)
+	if err != nil {
+		cancel()
+		l.unlock()
+		return nil, fmt.Errorf("logwriter: open the log: %w", err)
+	}
+	l.add, l.shutdown, l.reader, l.cancel, l.bg = app.Add, shutdown, reader, cancel, bg
+
+	if p := cfg.WitnessPolicy; p != nil && p.RequiresCosignatures() {
+		hc := cfg.HTTPClient
+		if hc == nil {
+			hc = &http.Client{}
 		}
 		to := cfg.WitnessTimeout
 		if to == 0 {
 			to = DefaultWitnessTimeout
 		}
-		opts.WithWitnesses(group, &tessera.WitnessOptions{Timeout: to, FailOpen: true})
-		if l.policy, err = tlog.NewVerifier(key, cfg.WitnessPolicy); err != nil {
-			return nil, fmt.Errorf("logwriter: %w", err)
+		if l.policy, err = tlog.NewVerifier(key, p); err == nil {
+			l.cosign, err = newCosigner(l, p, hc, cfg.OnWitness, to, max(ci, time.Second), rep)
 		}
+		if err != nil {
+			_ = l.Close(ctx)
+			return nil, fmt.Errorf("logwriter: witness policy: %w", err)
+		}
+		go l.cosign.run(bg, l.poll)
 	}
-
-	driver, err := posix.New(ctx, posix.Config{Path: cfg.Dir, HTTPClient: hc})
-	if err != nil {
-		return nil, fmt.Errorf("logwriter: POSIX storage in %s: %w", cfg.Dir, err)
-	}
-	// Tessera's background work (sequencing, publishing, witnessing)
-	// lives until Close, not until Open's context ends.
-	bg, cancel := context.WithCancel(context.Background())
-	app, shutdown, reader, err := tessera.NewAppender(bg, driver, opts)
-	if err != nil {
-		cancel()
-		return nil, fmt.Errorf("logwriter: open the log in %s: %w", cfg.Dir, err)
-	}
-	l.add, l.shutdown, l.reader, l.cancel = app.Add, shutdown, reader, cancel
 	return l, nil
 }
 
@@ -256,32 +277,95 @@ type Appended struct {
 }
 
 // Append adds a leaf to the log and returns its index once it is durably
-// sequenced (within BatchMaxAge plus the time to write a batch). The
-// entry is not yet covered by a checkpoint: see Receipt and AwaitReceipt.
+// sequenced. The entry is not yet covered by a checkpoint: see Receipt and
+// AwaitReceipt.
+//
+// Appends are group-committed: while one batch is being written (a few
+// synced file writes, or one transaction), the appends that arrive queue
+// up and go to Tessera together as the next batch, so the log's
+// throughput grows with the number of concurrent callers while one caller
+// alone waits for one batch. If ctx ends first, Append returns its error,
+// and the entry may still be appended; appending the same leaf again from
+// this process returns its index (Dup).
 func (l *Log) Append(ctx context.Context, leaf tlog.Leaf) (Appended, error) {
 	if l.closed.Load() {
 		return Appended{}, ErrClosed
 	}
-	idx, err := l.add(ctx, tessera.NewEntry(leaf.Marshal()))()
-	if err != nil {
-		return Appended{}, fmt.Errorf("logwriter: append %s: %w", leaf.VPECID, err)
+	p := &pending{entry: tessera.NewEntry(leaf.Marshal()), done: make(chan struct{})}
+	l.group.mu.Lock()
+	l.group.queue = append(l.group.queue, p)
+	start := !l.group.running
+	l.group.running = true
+	l.group.mu.Unlock()
+	if start {
+		go l.commit()
 	}
-	if idx.IsDup {
+	select {
+	case <-p.done:
+	case <-ctx.Done():
+		return Appended{}, fmt.Errorf("logwriter: append %s: %w (it may still be appended: append it again to learn its index)", leaf.VPECID, context.Cause(ctx))
+	}
+	if p.err != nil {
+		return Appended{}, fmt.Errorf("logwriter: append %s: %w", leaf.VPECID, p.err)
+	}
+	if p.idx.IsDup {
 		l.stats.duplicates.Add(1)
 	} else {
 		l.stats.appended.Add(1)
 	}
-	return Appended{Index: idx.Index, Dup: idx.IsDup}, nil
+	return Appended{Index: p.idx.Index, Dup: p.idx.IsDup}, nil
 }
 
-// Checkpoint returns the latest published checkpoint, as published (its
-// signature lines in Tessera's order).
-func (l *Log) Checkpoint(ctx context.Context) ([]byte, error) {
-	cp, err := l.reader.ReadCheckpoint(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("logwriter: read the checkpoint: %w", err)
+// pending is one queued Append.
+type pending struct {
+	entry *tessera.Entry
+	done  chan struct{}
+	idx   tessera.Index
+	err   error
+}
+
+// groupCommit queues the appends that arrive while a batch is written.
+type groupCommit struct {
+	mu      sync.Mutex
+	queue   []*pending
+	running bool
+}
+
+// commit hands the queued appends to Tessera as one batch, waits for
+// their indexes, and repeats until the queue is empty.
+func (l *Log) commit() {
+	for {
+		l.group.mu.Lock()
+		batch := l.group.queue
+		l.group.queue = nil
+		if len(batch) == 0 {
+			l.group.running = false
+			l.group.mu.Unlock()
+			return
+		}
+		l.group.mu.Unlock()
+		futures := make([]tessera.IndexFuture, len(batch))
+		for i, p := range batch {
+			futures[i] = l.add(l.bg, p.entry)
+		}
+		for i, f := range futures {
+			batch[i].idx, batch[i].err = f()
+			close(batch[i].done)
+		}
 	}
-	return cp, nil
+}
+
+// Checkpoint returns the latest checkpoint to show the world: the newest
+// one the witnesses cosigned as the policy requires, or, without a policy
+// or before any, the latest published (signature lines sorted).
+func (l *Log) Checkpoint(ctx context.Context) ([]byte, error) {
+	if l.cosign != nil {
+		if s := l.cosign.state(); s.best != nil {
+			return s.best, nil
+		}
+	}
+	cp, _, err := l.latest(ctx)
+	return cp, err
 }
 
 // ConsistencyProof returns the RFC 6962 consistency proof from the tree of
@@ -303,31 +387,43 @@ func (l *Log) ConsistencyProof(ctx context.Context, older, newer uint64) ([][]by
 type Stats struct {
 	Appended   uint64 // leaves appended
 	Duplicates uint64 // appends that found the same leaf already appended
-	// WitnessFailures counts witness answers that were failures, by
+	// WitnessFailures counts checkpoints a witness failed to cosign, by
 	// class: ErrWitnessUnreachable, ErrWitnessConflict,
 	// ErrWitnessRejected.
 	WitnessFailures map[error]uint64
 	// Witnesses is the last event per witness of the policy.
 	Witnesses []WitnessEvent
+	// WitnessedSize is the size of the newest checkpoint the witnesses
+	// cosigned as the policy requires (0 without a policy).
+	WitnessedSize uint64
 }
 
 // Stats returns the counters.
 func (l *Log) Stats() Stats {
-	f, last := l.watch.snapshot()
-	return Stats{Appended: l.stats.appended.Load(), Duplicates: l.stats.duplicates.Load(), WitnessFailures: f, Witnesses: last}
+	s := Stats{Appended: l.stats.appended.Load(), Duplicates: l.stats.duplicates.Load(), WitnessFailures: map[error]uint64{}}
+	if l.cosign != nil {
+		s.WitnessFailures, s.Witnesses = l.cosign.snapshot()
+		s.WitnessedSize = l.cosign.state().bestSize
+	}
+	return s
 }
 
 // Close stops appending, waits (bounded by ctx) until a checkpoint covers
-// every entry this process appended, and stops the log's background
-// work.
+// every entry this process appended, and stops the log's background work.
 func (l *Log) Close(ctx context.Context) error {
 	l.closeMu.Lock()
 	defer l.closeMu.Unlock()
 	if l.closed.Swap(true) {
 		return nil
 	}
-	err := l.shutdown(ctx)
-	l.cancel()
+	var err error
+	if l.shutdown != nil {
+		err = l.shutdown(ctx)
+	}
+	if l.cancel != nil {
+		l.cancel()
+	}
+	l.unlock()
 	if err != nil {
 		return fmt.Errorf("logwriter: close: %w", err)
 	}

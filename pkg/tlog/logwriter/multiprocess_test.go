@@ -3,9 +3,13 @@ package logwriter_test
 import (
 	"bufio"
 	"context"
+	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"strconv"
@@ -13,28 +17,39 @@ import (
 	"testing"
 	"time"
 
+	_ "github.com/go-sql-driver/mysql"
 	"github.com/svc-gov/svc/internal/tlogtest"
 	"github.com/svc-gov/svc/pkg/tlog"
 	"github.com/svc-gov/svc/pkg/tlog/logwriter"
-	"github.com/transparency-dev/merkle/compact"
-	"github.com/transparency-dev/merkle/rfc6962"
-	"github.com/transparency-dev/tessera/client"
+	"github.com/svc-gov/svc/pkg/tlog/monitor"
 )
 
 // The test binary re-executed as one appending process: it opens the log
-// in $SVC_TLOG_APPEND_DIR, appends $SVC_TLOG_APPEND_N entries of prefix
-// $SVC_TLOG_APPEND_PREFIX and prints one JSON line per entry (vpec id,
-// index, receipt).
+// in directory $SVC_TLOG_APPEND_DIR or MySQL database $SVC_TLOG_APPEND_DSN,
+// appends $SVC_TLOG_APPEND_N entries of prefix $SVC_TLOG_APPEND_PREFIX and
+// prints one JSON line per entry (vpec id, index, receipt). It exits with
+// status 3 if the log is busy (ErrLogBusy).
 const (
 	helperDir    = "SVC_TLOG_APPEND_DIR"
+	helperDSN    = "SVC_TLOG_APPEND_DSN"
 	helperPrefix = "SVC_TLOG_APPEND_PREFIX"
 	helperN      = "SVC_TLOG_APPEND_N"
 )
 
 func TestMain(m *testing.M) {
-	if dir := os.Getenv(helperDir); dir != "" {
-		if err := appendProcess(dir, os.Getenv(helperPrefix), os.Getenv(helperN)); err != nil {
+	if dir := os.Getenv(killDir); dir != "" {
+		if err := appendUntilKilled(dir, os.Getenv(helperPrefix)); err != nil {
 			fmt.Fprintln(os.Stderr, "append process:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	if dir, dsn := os.Getenv(helperDir), os.Getenv(helperDSN); dir != "" || dsn != "" {
+		if err := appendProcess(dir, dsn, os.Getenv(helperPrefix), os.Getenv(helperN)); err != nil {
+			fmt.Fprintln(os.Stderr, "append process:", err)
+			if errors.Is(err, logwriter.ErrLogBusy) {
+				os.Exit(3)
+			}
 			os.Exit(1)
 		}
 		os.Exit(0)
@@ -48,13 +63,22 @@ type appended struct {
 	Receipt json.RawMessage `json:"receipt"`
 }
 
-func appendProcess(dir, prefix, count string) error {
+func appendProcess(dir, dsn, prefix, count string) error {
 	n, err := strconv.Atoi(count)
 	if err != nil {
 		return err
 	}
 	ctx := context.Background()
-	l, err := logwriter.Open(ctx, logwriter.Config{Dir: dir, Origin: tlogtest.Origin, Signer: tlogtest.Key("log"), CheckpointInterval: logwriter.MinCheckpointInterval})
+	cfg := logwriter.Config{Dir: dir, Origin: tlogtest.Origin, Signer: tlogtest.Key("log"), CheckpointInterval: logwriter.MinCheckpointInterval}
+	if dsn != "" {
+		db, err := sql.Open("mysql", dsn)
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		cfg.DB, cfg.CheckpointInterval = db, logwriter.MinCheckpointIntervalMySQL
+	}
+	l, err := logwriter.Open(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -91,8 +115,9 @@ func appendProcess(dir, prefix, count string) error {
 			for i := 1 + w; i < n; i += 8 {
 				lf, err := leaf(i)
 				if err == nil {
-					a, err = l.Append(ctx, lf)
-					out[i] = appended{VPECID: lf.VPECID, Index: a.Index}
+					var got logwriter.Appended
+					got, err = l.Append(ctx, lf)
+					out[i] = appended{VPECID: lf.VPECID, Index: got.Index}
 				}
 				if err != nil {
 					errs <- err
@@ -120,22 +145,16 @@ func appendProcess(dir, prefix, count string) error {
 	return l.Close(wctx)
 }
 
-// TestTwoProcesses: two OS processes append concurrently to one log
-// directory (the POSIX backend, serialised by its advisory locks). The
-// resulting tree holds exactly the entries both reported, each once, at
-// the indexes they reported, its root recomputed from the entries equals
-// the final checkpoint's, and the receipts both processes were given
-// verify and are consistent with the final checkpoint.
-func TestTwoProcesses(t *testing.T) {
-	const n = 300
-	dir := t.TempDir()
-	procs := []string{"p", "q"}
-	results := make([][]appended, len(procs))
+// startAppenders runs one appending process per prefix on the log given
+// by env and returns what each reported.
+func startAppenders(t *testing.T, env string, n int, prefixes ...string) ([][]appended, []error) {
+	t.Helper()
+	results := make([][]appended, len(prefixes))
+	errs := make([]error, len(prefixes))
 	var wg sync.WaitGroup
-	errs := make([]error, len(procs))
-	for k, prefix := range procs {
+	for k, prefix := range prefixes {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), helperDir+"="+dir, helperPrefix+"="+prefix, helperN+"="+strconv.Itoa(n))
+		cmd.Env = append(os.Environ(), env, helperPrefix+"="+prefix, helperN+"="+strconv.Itoa(n))
 		stdout, err := cmd.StdoutPipe()
 		if err != nil {
 			t.Fatal(err)
@@ -159,79 +178,76 @@ func TestTwoProcesses(t *testing.T) {
 			}
 			io.Copy(io.Discard, stdout)
 			if err := cmd.Wait(); err != nil {
-				errs[k] = fmt.Errorf("process %s: %v\n%s", prefix, err, stderr.String())
+				errs[k] = &processError{prefix: prefix, err: err, stderr: stderr.String()}
 			}
 		}()
 	}
 	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			t.Fatal(err)
-		}
+	return results, errs
+}
+
+type processError struct {
+	prefix, stderr string
+	err            error
+}
+
+func (e *processError) Error() string {
+	return fmt.Sprintf("process %s: %v\n%s", e.prefix, e.err, e.stderr)
+}
+
+// TestTwoProcesses: two OS processes append concurrently to one log on
+// the MySQL backend (MariaDB, scripts/mariadb.sh). The resulting tree,
+// served by a third process's Handler and read by the monitor, holds
+// exactly the entries both reported, each once, at the indexes they were
+// told, and hashes to the final checkpoint; the receipts both processes
+// were given verify and are consistent with the final checkpoint.
+func TestTwoProcesses(t *testing.T) {
+	db, dsn := tlogtest.MariaDB(t)
+	const n = 300
+	procs := []string{"p", "q"}
+	results, errs := startAppenders(t, helperDSN+"="+dsn, n, procs...)
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
 	}
 
-	v := tlogtest.Verifier(t, "log", "quorum none\n")
 	ctx := context.Background()
-	src := client.FileFetcher{Root: dir}
-	raw, err := src.ReadCheckpoint(ctx)
+	l := tlogtest.OpenLog(t, "", "log", func(c *logwriter.Config) {
+		c.DB, c.CheckpointInterval = db, logwriter.MinCheckpointIntervalMySQL
+	})
+	srv := httptest.NewServer(http.StripPrefix("/log", l.Handler()))
+	defer srv.Close()
+	src, err := monitor.HTTPSource(srv.URL+"/log/", srv.Client())
 	if err != nil {
 		t.Fatal(err)
 	}
-	final, err := v.VerifyCheckpoint(raw)
+	v := tlogtest.Verifier(t, "log", "quorum none\n")
+	var keys []tlog.OrgKey
+	for _, p := range procs {
+		keys = append(keys, tlogtest.OrgKey(t, "org-"+p))
+	}
+	res, err := monitor.Run(ctx, src, monitor.Options{Verifier: v, Keys: keys})
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("the tree both processes wrote: %v", err)
 	}
-	if final.Size != 2*n {
-		t.Fatalf("final checkpoint has %d entries, want %d", final.Size, 2*n)
+	final := res.To
+	if final.Size != 2*n || res.Scanned != 2*n || len(res.Entries) != 2*n {
+		t.Fatalf("final checkpoint of %d entries, %d read, %d listed; want %d", final.Size, res.Scanned, len(res.Entries), 2*n)
 	}
-
-	// Every entry of the tree, in order, and the root they hash to.
 	byIndex := map[uint64]string{}
-	rf := compact.RangeFactory{Hash: rfc6962.DefaultHasher.HashChildren}
-	rng := rf.NewEmptyRange(0)
-	for b := uint64(0); b*256 < final.Size; b++ {
-		bundle, err := client.GetEntryBundle(ctx, src.ReadEntryBundle, b, final.Size)
-		if err != nil {
-			t.Fatal(err)
+	got := map[string]bool{}
+	for _, e := range res.Entries {
+		if e.Duplicate || got[e.VPECID] {
+			t.Errorf("%s is in the log twice (again at %d)", e.VPECID, e.Index)
 		}
-		for i, e := range bundle.Entries {
-			leaf, err := tlog.ParseLeaf(e)
-			if err != nil {
-				t.Fatalf("entry %d: %v", b*256+uint64(i), err)
-			}
-			byIndex[b*256+uint64(i)] = leaf.VPECID
-			h := tlog.LeafHash(e)
-			if err := rng.Append(h[:], nil); err != nil {
-				t.Fatal(err)
-			}
-		}
+		got[e.VPECID] = true
+		byIndex[e.Index] = e.VPECID
 	}
-	root, err := rng.GetRootHash(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rng.End() != final.Size || string(root) != string(final.Root[:]) {
-		t.Fatalf("the %d entries read hash to %x, the checkpoint says %d entries with root %x", rng.End(), root, final.Size, final.Root)
-	}
-
-	want := map[string]bool{}
 	for _, prefix := range procs {
 		for i := range n {
-			want[tlogtest.VPECID(prefix, i)] = true
+			if !got[tlogtest.VPECID(prefix, i)] {
+				t.Errorf("%s is not in the log", tlogtest.VPECID(prefix, i))
+			}
 		}
-	}
-	got := map[string]bool{}
-	for i, id := range byIndex {
-		if got[id] {
-			t.Errorf("%s is in the log twice (again at %d)", id, i)
-		}
-		got[id] = true
-		if !want[id] {
-			t.Errorf("entry %d is %s, which neither process appended", i, id)
-		}
-	}
-	if len(got) != len(want) {
-		t.Errorf("the log holds %d distinct entries, want %d", len(got), len(want))
 	}
 
 	for k, res := range results {
@@ -248,11 +264,7 @@ func TestTwoProcesses(t *testing.T) {
 			if err != nil {
 				t.Fatalf("process %s, receipt of %s: %v", procs[k], a.VPECID, err)
 			}
-			pb, err := client.NewProofBuilder(ctx, final.Size, src.ReadTile)
-			if err != nil {
-				t.Fatal(err)
-			}
-			p, err := pb.ConsistencyProof(ctx, got.Checkpoint.Size, final.Size)
+			p, err := monitor.ConsistencyProof(ctx, src, got.Checkpoint.Size, final.Size)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -265,6 +277,34 @@ func TestTwoProcesses(t *testing.T) {
 		if lo > 1 || hi < 2 {
 			t.Errorf("process %s holds indexes %d..%d: the processes did not interleave", procs[k], lo, hi)
 		}
+	}
+}
+
+// TestOneWriterPerDirectory: a POSIX log directory is written by one
+// process: a second Open, in this process or another, fails with
+// ErrLogBusy (two Tessera POSIX appenders on one directory can crash:
+// see lockWriter), and once the first closes, the directory opens again.
+func TestOneWriterPerDirectory(t *testing.T) {
+	dir := t.TempDir()
+	l := tlogtest.OpenLog(t, dir, "log", nil)
+	_, idx := appendN(t, l, "w", 2)
+	await(t, l, idx[1])
+	if _, err := logwriter.Open(context.Background(), logwriter.Config{Dir: dir, Origin: tlogtest.Origin, Signer: tlogtest.Key("log")}); !errors.Is(err, logwriter.ErrLogBusy) {
+		t.Errorf("a second Open in this process: %v, want ErrLogBusy", err)
+	}
+	_, errs := startAppenders(t, helperDir+"="+dir, 1, "x")
+	var pe *processError
+	var ee *exec.ExitError
+	if !errors.As(errs[0], &pe) || !errors.As(pe.err, &ee) || ee.ExitCode() != 3 {
+		t.Errorf("another process opening the directory: %v, want exit status 3 (ErrLogBusy)", errs[0])
+	}
+	if err := l.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	again := tlogtest.OpenLog(t, dir, "log", nil)
+	a, err := again.Append(context.Background(), tlogtest.Leaf(t, tlogtest.Entry("w", 2, "org-a", "wf", true)))
+	if err != nil || a.Index != 2 {
+		t.Errorf("append after reopening: %+v, %v; want index 2", a, err)
 	}
 }
 

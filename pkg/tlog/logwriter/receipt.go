@@ -35,12 +35,23 @@ type Receipt struct {
 	WitnessErr error
 }
 
-// Receipt returns a receipt for the entry at index against the latest
-// checkpoint, without waiting: before a checkpoint covers the entry it
-// fails with ErrNotIntegrated.
+// errWitnessPending is the cause of an unwitnessed receipt whose
+// checkpoint the witnesses have not answered for yet.
+var errWitnessPending = errors.New("the witnesses have not answered for a checkpoint covering the entry yet")
+
+// Receipt returns a receipt for the entry at index without waiting: with
+// a witness policy, against the newest checkpoint the witnesses cosigned
+// if it covers the entry, else (unwitnessed, with the reason) against the
+// latest published one; before a checkpoint covers the entry it fails
+// with ErrNotIntegrated.
 func (l *Log) Receipt(ctx context.Context, index uint64) (*Receipt, error) {
 	if l.closed.Load() {
 		return nil, ErrClosed
+	}
+	if l.cosign != nil {
+		if s := l.cosign.state(); s.bestSize > index {
+			return l.build(ctx, index, s.best, nil)
+		}
 	}
 	cp, size, err := l.latest(ctx)
 	if err != nil {
@@ -49,12 +60,25 @@ func (l *Log) Receipt(ctx context.Context, index uint64) (*Receipt, error) {
 	if size <= index {
 		return nil, fmt.Errorf("logwriter: receipt for index %d: %w (the latest checkpoint has %d entries; checkpoints follow every checkpoint interval)", index, ErrNotIntegrated, size)
 	}
-	return l.build(ctx, index, cp)
+	if l.cosign != nil {
+		s := l.cosign.state()
+		switch {
+		case s.bestSize > index:
+			return l.build(ctx, index, s.best, nil)
+		case s.tried > index:
+			return l.build(ctx, index, s.triedNote, s.triedErr)
+		}
+		return l.build(ctx, index, cp, errWitnessPending)
+	}
+	return l.build(ctx, index, cp, nil)
 }
 
-// AwaitReceipt waits until a checkpoint covers the entry at index (about
-// one checkpoint interval after Append) and returns its receipt. It gives
-// up when ctx ends.
+// AwaitReceipt waits for the receipt of the entry at index and returns
+// it. Without a witness policy that is as soon as a checkpoint covers the
+// entry (about one checkpoint interval after Append). With one, it waits
+// until the witnesses cosigned a checkpoint covering it, or until they
+// failed to (the receipt is then unwitnessed and says why: a round of
+// witnessing ends within WitnessTimeout). It gives up when ctx ends.
 func (l *Log) AwaitReceipt(ctx context.Context, index uint64) (*Receipt, error) {
 	t := time.NewTicker(l.poll)
 	defer t.Stop()
@@ -62,23 +86,36 @@ func (l *Log) AwaitReceipt(ctx context.Context, index uint64) (*Receipt, error) 
 		if l.closed.Load() {
 			return nil, ErrClosed
 		}
-		cp, size, err := l.latest(ctx)
-		if err != nil && !errors.Is(err, ErrNotIntegrated) {
-			return nil, err
-		}
-		if err == nil && size > index {
-			return l.build(ctx, index, cp)
+		var changed <-chan struct{}
+		if l.cosign != nil {
+			s := l.cosign.state()
+			switch {
+			case s.bestSize > index:
+				return l.build(ctx, index, s.best, nil)
+			case s.tried > index:
+				return l.build(ctx, index, s.triedNote, s.triedErr)
+			}
+			changed = s.changed
+		} else {
+			cp, size, err := l.latest(ctx)
+			if err != nil && !errors.Is(err, ErrNotIntegrated) {
+				return nil, err
+			}
+			if err == nil && size > index {
+				return l.build(ctx, index, cp, nil)
+			}
 		}
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("logwriter: waiting for a checkpoint covering index %d: %w", index, context.Cause(ctx))
+			return nil, fmt.Errorf("logwriter: waiting for the receipt of index %d: %w", index, context.Cause(ctx))
+		case <-changed:
 		case <-t.C:
 		}
 	}
 }
 
-// latest reads the published checkpoint and its size (verified against
-// the log key).
+// latest reads the published checkpoint, verifies it against the log key
+// and returns it with its signature lines sorted, and its size.
 func (l *Log) latest(ctx context.Context) ([]byte, uint64, error) {
 	raw, err := l.reader.ReadCheckpoint(ctx)
 	if errors.Is(err, os.ErrNotExist) {
@@ -99,8 +136,8 @@ func (l *Log) latest(ctx context.Context) ([]byte, uint64, error) {
 }
 
 // build makes and checks the receipt of index against checkpoint cp
-// (sorted signature lines).
-func (l *Log) build(ctx context.Context, index uint64, cp []byte) (*Receipt, error) {
+// (sorted signature lines); cause is why cp may lack cosignatures.
+func (l *Log) build(ctx context.Context, index uint64, cp []byte, cause error) (*Receipt, error) {
 	ck, err := l.self.VerifyCheckpoint(cp)
 	if err != nil {
 		return nil, fmt.Errorf("logwriter: %w", err)
@@ -147,7 +184,7 @@ func (l *Log) build(ctx context.Context, index uint64, cp []byte) (*Receipt, err
 	if l.policy != nil {
 		w, err := l.policy.VerifyReceipt(doc, subject)
 		if err != nil {
-			out.WitnessErr = errors.Join(fmt.Errorf("logwriter: receipt for index %d: %w: %w", index, ErrUnwitnessed, err), l.watch.failures())
+			out.WitnessErr = errors.Join(fmt.Errorf("logwriter: receipt for index %d: %w: %w", index, ErrUnwitnessed, err), cause)
 		} else {
 			out.Witnessed, out.Checkpoint = true, w.Checkpoint
 		}

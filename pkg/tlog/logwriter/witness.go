@@ -2,172 +2,166 @@ package logwriter
 
 import (
 	"bytes"
-	"errors"
+	"context"
 	"fmt"
 	"io"
-	"maps"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/svc-gov/svc/pkg/tlog"
+	"golang.org/x/mod/sumdb/note"
 )
 
-// WitnessEvent is one answer of a witness to a checkpoint the log sent it
-// (C2SP tlog-witness add-checkpoint), or the failure to get one.
+// WitnessEvent is the outcome of sending one checkpoint to one witness
+// (C2SP tlog-witness add-checkpoint, with the protocol's retries).
 type WitnessEvent struct {
 	// Witness is the witness's key name; URL its add-checkpoint endpoint.
 	Witness, URL string
 	// CheckpointSize is the size of the checkpoint sent.
 	CheckpointSize uint64
-	// Status is the HTTP status, 0 when there was no answer.
+	// Status is the last HTTP status, 0 when there was no answer.
 	Status int
-	// Time is when the answer came.
+	// Time is when the outcome was known.
 	Time time.Time
-	// Err is nil for a cosignature (200) or for the protocol's "tell me
-	// your size" exchange (409 with the witness's size, which the log
-	// follows with a consistency proof); else it matches one of
-	// ErrWitnessUnreachable, ErrWitnessConflict, ErrWitnessRejected.
+	// Err is nil when the witness cosigned, or when it had already
+	// cosigned a larger checkpoint of this log than the one sent (another
+	// process of the log sent it one; Stale is then true). Otherwise it
+	// matches one of ErrWitnessUnreachable, ErrWitnessConflict,
+	// ErrWitnessRejected.
 	Err error
+	// Stale reports a witness ahead of the checkpoint sent.
+	Stale bool
 }
 
-// witnessWatch is the HTTP transport Tessera's witness client goes
-// through: it passes every request on unchanged and reports what each
-// witness answered, which Tessera itself only logs.
-type witnessWatch struct {
-	base  http.RoundTripper
-	names map[string]string // add-checkpoint URL → witness name
-	on    func(WitnessEvent)
+// maxWitnessAnswer bounds a witness's answer body.
+const maxWitnessAnswer = 64 << 10
 
-	mu     sync.Mutex
-	last   map[string]WitnessEvent
-	counts map[error]uint64
+// witnessClient is the log's view of one witness: where to send
+// checkpoints, the key its cosignatures verify with, and the size of the
+// checkpoint it last cosigned (0 until it says; the protocol tells a
+// client that guessed wrong).
+type witnessClient struct {
+	name string
+	url  string
+	v    note.Verifier
+	hc   *http.Client
+	sem  chan struct{} // one request at a time per witness
+	size uint64        // guarded by sem
 }
 
-func newWitnessWatch(base http.RoundTripper, p *tlog.WitnessPolicy, on func(WitnessEvent)) *witnessWatch {
-	w := &witnessWatch{base: base, names: map[string]string{}, on: on, last: map[string]WitnessEvent{}, counts: map[error]uint64{}}
-	if p != nil {
-		for _, pw := range p.Witnesses() {
-			w.names[pw.URL] = pw.Name
+// cosign sends checkpoint cp (size entries, sorted signature lines) to the
+// witness with a consistency proof from the size it last cosigned, and
+// returns its cosignature lines. latest reports the size of the log's
+// latest checkpoint, proof builds consistency proofs.
+func (w *witnessClient) cosign(ctx context.Context, cp []byte, size uint64, latest func() uint64,
+	proof func(ctx context.Context, from, to uint64) ([][]byte, error)) ([]string, WitnessEvent) {
+	ev := WitnessEvent{Witness: w.name, URL: w.url, CheckpointSize: size}
+	done := func(err error) ([]string, WitnessEvent) {
+		ev.Time, ev.Err = time.Now(), err
+		return nil, ev
+	}
+	select {
+	case w.sem <- struct{}{}:
+		defer func() { <-w.sem }()
+	case <-ctx.Done():
+		return done(fmt.Errorf("%w: %s: still answering the previous checkpoint: %v", ErrWitnessUnreachable, w.name, context.Cause(ctx)))
+	}
+	for try := 0; try < 3; try++ {
+		old := w.size
+		if old > size {
+			old = 0 // ask it again: it says its size
 		}
-	}
-	return w
-}
-
-func (w *witnessWatch) RoundTrip(req *http.Request) (*http.Response, error) {
-	name, ok := w.names[req.URL.String()]
-	if !ok {
-		return w.base.RoundTrip(req)
-	}
-	ev := WitnessEvent{Witness: name, URL: req.URL.String(), CheckpointSize: requestSize(req)}
-	resp, err := w.base.RoundTrip(req)
-	ev.Time = time.Now()
-	if err != nil {
-		ev.Err = fmt.Errorf("%w: %s at %s: %v", ErrWitnessUnreachable, name, ev.URL, err)
-		w.record(ev)
-		return resp, err
-	}
-	ev.Status = resp.StatusCode
-	switch resp.StatusCode {
-	case http.StatusOK:
-	case http.StatusConflict:
-		if resp.Header.Get("Content-Type") == "text/x.tlog.size" {
-			body, rerr := io.ReadAll(io.LimitReader(resp.Body, 64))
-			resp.Body.Close()
-			resp.Body = io.NopCloser(bytes.NewReader(body))
-			theirs, perr := strconv.ParseUint(strings.TrimSpace(string(body)), 10, 64)
-			switch {
-			case rerr != nil || perr != nil:
-				ev.Err = fmt.Errorf("%w: %s answered 409 with an unreadable size %q", ErrWitnessRejected, name, body)
-			case theirs > ev.CheckpointSize:
-				ev.Err = fmt.Errorf("%w: %s has cosigned %d entries of this log, more than this checkpoint's %d: the log was rolled back or forked", ErrWitnessConflict, name, theirs, ev.CheckpointSize)
+		var body bytes.Buffer
+		fmt.Fprintf(&body, "old %d\n", old)
+		if old > 0 && old < size {
+			p, err := proof(ctx, old, size)
+			if err != nil {
+				return done(fmt.Errorf("witness %s: consistency proof %d→%d from the log's tiles: %w", w.name, old, size, err))
 			}
-			break
+			body.Write(tlog.MarshalProof(p))
 		}
-		ev.Err = fmt.Errorf("%w: %s (409) has cosigned a checkpoint of this log of the same size with a different root hash: a split view", ErrWitnessConflict, name)
-	case http.StatusUnprocessableEntity:
-		ev.Err = fmt.Errorf("%w: %s (422) rejected the consistency proof from the checkpoint it cosigned last: the log's history differs from the one it saw", ErrWitnessConflict, name)
-	case http.StatusNotFound:
-		ev.Err = fmt.Errorf("%w: %s (404) does not know this log's origin: add the log (origin and key) to the witness's configuration", ErrWitnessRejected, name)
-	case http.StatusForbidden:
-		ev.Err = fmt.Errorf("%w: %s (403) does not trust this log's key: give the witness the log's verifier key", ErrWitnessRejected, name)
-	default:
-		ev.Err = fmt.Errorf("%w: %s answered HTTP %d", ErrWitnessRejected, name, resp.StatusCode)
-	}
-	w.record(ev)
-	return resp, nil
-}
-
-func (w *witnessWatch) record(ev WitnessEvent) {
-	w.mu.Lock()
-	w.last[ev.Witness] = ev
-	if ev.Err != nil {
-		for _, class := range []error{ErrWitnessUnreachable, ErrWitnessConflict, ErrWitnessRejected} {
-			if errors.Is(ev.Err, class) {
-				w.counts[class]++
+		body.WriteByte('\n')
+		body.Write(cp)
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.url, &body)
+		if err != nil {
+			return done(fmt.Errorf("%w: %s: %v", ErrWitnessRejected, w.name, err))
+		}
+		resp, err := w.hc.Do(req)
+		if err != nil {
+			return done(fmt.Errorf("%w: %s at %s: %v", ErrWitnessUnreachable, w.name, w.url, err))
+		}
+		answer, rerr := io.ReadAll(io.LimitReader(resp.Body, maxWitnessAnswer))
+		resp.Body.Close()
+		ev.Status = resp.StatusCode
+		if rerr != nil {
+			return done(fmt.Errorf("%w: %s: reading the answer: %v", ErrWitnessUnreachable, w.name, rerr))
+		}
+		switch resp.StatusCode {
+		case http.StatusOK:
+			lines, err := w.cosignatures(cp, answer)
+			if err != nil {
+				return done(err)
 			}
+			w.size = size
+			ev.Time = time.Now()
+			return lines, ev
+		case http.StatusConflict:
+			if resp.Header.Get("Content-Type") != "text/x.tlog.size" {
+				return done(fmt.Errorf("%w: %s (409) has cosigned a checkpoint of this log of the same size with a different root hash: a split view", ErrWitnessConflict, w.name))
+			}
+			theirs, err := strconv.ParseUint(strings.TrimSuffix(string(answer), "\n"), 10, 64)
+			if err != nil {
+				return done(fmt.Errorf("%w: %s answered 409 with an unreadable size %q", ErrWitnessRejected, w.name, clip(answer)))
+			}
+			if theirs > size {
+				if theirs <= latest() {
+					ev.Stale = true // another process sent it a newer checkpoint
+					return done(nil)
+				}
+				return done(fmt.Errorf("%w: %s has cosigned %d entries of this log, more than its latest checkpoint's %d: the log was rolled back or forked", ErrWitnessConflict, w.name, theirs, latest()))
+			}
+			if theirs == old {
+				return done(fmt.Errorf("%w: %s answered 409 with the size it was sent (%d)", ErrWitnessRejected, w.name, theirs))
+			}
+			w.size = theirs // and send it again with a proof from there
+		case http.StatusUnprocessableEntity:
+			return done(fmt.Errorf("%w: %s (422) rejected the consistency proof from the checkpoint it cosigned last (%d entries): the log's history differs from the one it saw", ErrWitnessConflict, w.name, old))
+		case http.StatusNotFound:
+			return done(fmt.Errorf("%w: %s (404) does not know this log's origin: add the log (origin and key) to the witness's configuration", ErrWitnessRejected, w.name))
+		case http.StatusForbidden:
+			return done(fmt.Errorf("%w: %s (403) does not trust this log's key: give the witness the log's verifier key", ErrWitnessRejected, w.name))
+		default:
+			return done(fmt.Errorf("%w: %s answered HTTP %d", ErrWitnessRejected, w.name, resp.StatusCode))
 		}
 	}
-	w.mu.Unlock()
-	if w.on != nil {
-		w.on(ev)
-	}
+	return done(fmt.Errorf("%w: %s kept answering 409 with other sizes", ErrWitnessRejected, w.name))
 }
 
-// failures joins the last failure of each witness whose last answer was
-// one.
-func (w *witnessWatch) failures() error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	var errs []error
-	for _, name := range slices.Sorted(maps.Keys(w.last)) {
-		if e := w.last[name].Err; e != nil {
-			errs = append(errs, e)
+// cosignatures checks a 200 answer: signature lines of which at least
+// one, by the witness's key, verifies over cp's text. It returns the
+// witness's lines.
+func (w *witnessClient) cosignatures(cp, answer []byte) ([]string, error) {
+	n, err := note.Open(append(bytes.Clone(cp), answer...), note.VerifierList(w.v))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s answered with a cosignature that does not verify with its key: %v", ErrWitnessRejected, w.name, err)
+	}
+	var lines []string
+	for _, s := range n.Sigs {
+		if s.Name == w.v.Name() && s.Hash == w.v.KeyHash() {
+			lines = append(lines, "\u2014 "+s.Name+" "+s.Base64)
 		}
 	}
-	return errors.Join(errs...)
+	if len(lines) == 0 {
+		return nil, fmt.Errorf("%w: %s answered without its cosignature", ErrWitnessRejected, w.name)
+	}
+	return lines, nil
 }
 
-func (w *witnessWatch) snapshot() (map[error]uint64, []WitnessEvent) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	counts := map[error]uint64{}
-	for k, v := range w.counts {
-		counts[k] = v
+func clip(b []byte) string {
+	if len(b) > 40 {
+		b = b[:40]
 	}
-	var last []WitnessEvent
-	for _, name := range slices.Sorted(maps.Keys(w.last)) {
-		last = append(last, w.last[name])
-	}
-	return counts, last
-}
-
-// requestSize reads the size of the checkpoint in an add-checkpoint
-// request body ("old N", proof lines, a blank line, the checkpoint).
-func requestSize(req *http.Request) uint64 {
-	if req.GetBody == nil {
-		return 0
-	}
-	rc, err := req.GetBody()
-	if err != nil {
-		return 0
-	}
-	defer rc.Close()
-	body, err := io.ReadAll(io.LimitReader(rc, tlog.MaxCheckpointBytes+8<<10))
-	if err != nil {
-		return 0
-	}
-	_, cp, ok := strings.Cut(string(body), "\n\n")
-	if !ok {
-		return 0
-	}
-	lines := strings.SplitN(cp, "\n", 3)
-	if len(lines) < 2 {
-		return 0
-	}
-	n, _ := strconv.ParseUint(lines[1], 10, 64)
-	return n
+	return string(b)
 }

@@ -3,6 +3,9 @@ package logwriter_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -83,15 +86,47 @@ func await(t *testing.T, l *logwriter.Log, index uint64) *logwriter.Receipt {
 
 func subject(l tlog.Leaf) tlog.Subject { return tlog.Subject{VPECID: l.VPECID, Digest: l.Digest} }
 
+// backend opens a new, empty log of a backend.
+type backend struct {
+	name string
+	open func(t *testing.T, seed string, mod func(*logwriter.Config)) *logwriter.Log
+}
+
+// backends are the POSIX backend and, when a MariaDB server is available
+// (SVC_TEST_MARIADB_DSN), the MySQL backend.
+func backends(t *testing.T) []backend {
+	bs := []backend{{"posix", func(t *testing.T, seed string, mod func(*logwriter.Config)) *logwriter.Log {
+		return tlogtest.OpenLog(t, t.TempDir(), seed, mod)
+	}}}
+	if os.Getenv("SVC_TEST_MARIADB_DSN") != "" || os.Getenv("SVC_REQUIRE_MARIADB") == "1" {
+		bs = append(bs, backend{"mysql", func(t *testing.T, seed string, mod func(*logwriter.Config)) *logwriter.Log {
+			db, _ := tlogtest.MariaDB(t)
+			return tlogtest.OpenLog(t, "", seed, func(c *logwriter.Config) {
+				c.DB, c.CheckpointInterval = db, logwriter.MinCheckpointIntervalMySQL
+				if mod != nil {
+					mod(c)
+				}
+			})
+		}})
+	}
+	return bs
+}
+
 // TestWitnessed: with a real witness (omniwitness on loopback) in the
 // policy, receipts carry its cosignature and verify under the policy; a
 // verifier whose policy wants another witness too rejects them by name.
 func TestWitnessed(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) { testWitnessed(t, b) })
+	}
+}
+
+func testWitnessed(t *testing.T, b backend) {
 	logKey := tlogtest.LogKey(t, "log")
 	w := witnesstest.Start(t, "witness.test/w1", witnesstest.Log{Origin: tlogtest.Origin, VKey: logKey.String()})
 	policy := w.PolicyLine("w1") + "quorum w1\n"
 	var ev events
-	l := tlogtest.OpenLog(t, t.TempDir(), "log", func(c *logwriter.Config) {
+	l := b.open(t, "log", func(c *logwriter.Config) {
 		c.WitnessPolicy = tlogtest.Policy(t, policy)
 		c.OnWitness = ev.add
 	})
@@ -182,12 +217,18 @@ func TestWitnessUnreachable(t *testing.T) {
 // unwitnessed with ErrWitnessConflict, OnWitness and Stats count it, and
 // the two histories' checkpoints fail a consistency check by name.
 func TestWitnessSplitView(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) { testWitnessSplitView(t, b) })
+	}
+}
+
+func testWitnessSplitView(t *testing.T, b backend) {
 	logKey := tlogtest.LogKey(t, "log")
 	w := witnesstest.Start(t, "witness.test/w1", witnesstest.Log{Origin: tlogtest.Origin, VKey: logKey.String()})
 	policy := w.PolicyLine("w1") + "quorum w1\n"
 	v := tlogtest.Verifier(t, "log", policy)
 
-	a := tlogtest.OpenLog(t, t.TempDir(), "log", func(c *logwriter.Config) { c.WitnessPolicy = tlogtest.Policy(t, policy) })
+	a := b.open(t, "log", func(c *logwriter.Config) { c.WitnessPolicy = tlogtest.Policy(t, policy) })
 	_, aidx := appendN(t, a, "a", 3)
 	ra := await(t, a, aidx[2])
 	if !ra.Witnessed {
@@ -197,12 +238,12 @@ func TestWitnessSplitView(t *testing.T) {
 	// History B: the same origin and key, other entries (an operator
 	// showing a second view of the log).
 	var ev events
-	b := tlogtest.OpenLog(t, t.TempDir(), "log", func(c *logwriter.Config) {
+	lb := b.open(t, "log", func(c *logwriter.Config) {
 		c.WitnessPolicy = tlogtest.Policy(t, policy)
 		c.OnWitness = ev.add
 	})
-	bl, bidx := appendN(t, b, "b", 3)
-	rb := await(t, b, bidx[2])
+	bl, bidx := appendN(t, lb, "b", 3)
+	rb := await(t, lb, bidx[2])
 	if rb.Witnessed {
 		t.Fatal("the witness cosigned a second history")
 	}
@@ -219,8 +260,8 @@ func TestWitnessSplitView(t *testing.T) {
 			t.Errorf("no conflict answered with HTTP %d; events: %+v", status, ev.all())
 		}
 	}
-	if ev.count(logwriter.ErrWitnessConflict) == 0 || b.Stats().WitnessFailures[logwriter.ErrWitnessConflict] == 0 {
-		t.Errorf("no split-view signal: events %d, stats %v", ev.count(logwriter.ErrWitnessConflict), b.Stats().WitnessFailures)
+	if ev.count(logwriter.ErrWitnessConflict) == 0 || lb.Stats().WitnessFailures[logwriter.ErrWitnessConflict] == 0 {
+		t.Errorf("no split-view signal: events %d, stats %v", ev.count(logwriter.ErrWitnessConflict), lb.Stats().WitnessFailures)
 	}
 	if _, err := v.VerifyReceipt(rb.JSON, subject(bl[2])); !errors.Is(err, tlog.ErrWitnessPolicy) {
 		t.Errorf("history B's receipt under the policy: %v, want ErrWitnessPolicy", err)
@@ -236,5 +277,73 @@ func TestWitnessSplitView(t *testing.T) {
 	}
 	if err := none.VerifyConsistency(ca, cb, nil); !errors.Is(err, tlog.ErrInconsistent) {
 		t.Errorf("checkpoints of A and B (%d and %d entries): %v, want ErrInconsistent", ca.Size, cb.Size, err)
+	}
+}
+
+// TestSlowWitness: a witness that accepts connections and never answers
+// holds up neither appends nor publication: entries get their indexes,
+// checkpoints cover them, and Receipt returns unwitnessed receipts saying
+// the witnesses have not answered (on the MySQL backend too, where
+// Tessera's own witnessing would hold the tree-state row while it waits).
+func TestSlowWitness(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var held []net.Conn
+			var mu sync.Mutex
+			go func() {
+				for {
+					c, err := ln.Accept()
+					if err != nil {
+						return
+					}
+					mu.Lock()
+					held = append(held, c)
+					mu.Unlock()
+				}
+			}()
+			t.Cleanup(func() {
+				ln.Close()
+				mu.Lock()
+				for _, c := range held {
+					c.Close()
+				}
+				mu.Unlock()
+			})
+			w := witnesstest.New(t, "witness.test/slow")
+			policy := fmt.Sprintf("witness w %s http://%s\nquorum w\n", w.VKey, ln.Addr())
+			l := b.open(t, "log", func(c *logwriter.Config) {
+				c.WitnessPolicy = tlogtest.Policy(t, policy)
+				c.WitnessTimeout = time.Hour
+			})
+			_, idx := appendN(t, l, "s", 5)
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			for {
+				r, err := l.Receipt(ctx, idx[4])
+				if errors.Is(err, logwriter.ErrNotIntegrated) {
+					select {
+					case <-ctx.Done():
+						t.Fatalf("no checkpoint covers the entries while a witness hangs: %v", err)
+					case <-time.After(20 * time.Millisecond):
+					}
+					continue
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r.Witnessed || !errors.Is(r.WitnessErr, logwriter.ErrUnwitnessed) {
+					t.Errorf("receipt while the only witness hangs: Witnessed %v, %v", r.Witnessed, r.WitnessErr)
+				}
+				break
+			}
+			// Appends still go through.
+			if _, err := l.Append(ctx, tlogtest.Leaf(t, tlogtest.Entry("s", 9, "org-a", "wf", true))); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }

@@ -160,7 +160,14 @@ func Run(ctx context.Context, src Source, opts Options) (*Result, error) {
 			return nil, fmt.Errorf("monitor: read entries: %w", err)
 		}
 		first := b * layout.EntryBundleWidth
-		if want := min(to.Size-first, layout.EntryBundleWidth); uint64(len(bundle.Entries)) != want {
+		want := min(to.Size-first, layout.EntryBundleWidth)
+		if uint64(len(bundle.Entries)) > want {
+			// A source may return a fuller bundle than asked for (Tessera's
+			// MySQL storage does): the entries past the checkpoint are not
+			// read.
+			bundle.Entries = bundle.Entries[:want]
+		}
+		if uint64(len(bundle.Entries)) != want {
 			return nil, fmt.Errorf("monitor: %w: entry bundle %d holds %d entries, the checkpoint implies %d", tlog.ErrInconsistent, b, len(bundle.Entries), want)
 		}
 		for i, data := range bundle.Entries {
