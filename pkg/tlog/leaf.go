@@ -133,7 +133,7 @@ func LeafHash(data []byte) [32]byte {
 }
 
 // MaxLeafBytes bounds the input ParseLeaf reads: a v1 leaf with the
-// longest vpec_id is 379 bytes.
+// longest vpec_id is 504 bytes.
 const MaxLeafBytes = 1024
 
 var leafKeys = []string{"vpec_id", "vpec_digest", "issued_at", "org_tag", "workflow_tag", "state_tag"}

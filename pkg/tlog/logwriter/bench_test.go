@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/svc-gov/svc/internal/tlogtest"
+	"github.com/svc-gov/svc/internal/witnesstest"
 	"github.com/svc-gov/svc/pkg/tlog"
 	"github.com/svc-gov/svc/pkg/tlog/logwriter"
 )
@@ -62,48 +63,84 @@ func BenchmarkDurableWrite(b *testing.B) {
 	}
 }
 
-// BenchmarkAppend measures Append until the durable index returns: one
-// caller at a time (the latency a close pays) and 64 concurrent callers
-// (the throughput, entries/s).
-func BenchmarkAppend(b *testing.B) {
-	for _, callers := range []int{1, 16, 256} {
-		b.Run(fmt.Sprintf("callers=%d", callers), func(b *testing.B) {
-			l := tlogtest.OpenLog(b, b.TempDir(), "log", func(c *logwriter.Config) { c.CheckpointInterval = time.Second })
-			leaves := benchLeaves(b, "b", b.N+1)
-			var next atomic.Int64
-			ctx := context.Background()
-			var wg sync.WaitGroup
-			b.ResetTimer()
-			start := time.Now()
-			for range callers {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for {
-						i := next.Add(1) - 1
-						if i >= int64(b.N) {
-							return
-						}
-						if _, err := l.Append(ctx, leaves[i]); err != nil {
-							b.Error(err)
-							return
-						}
-					}
-				}()
-			}
-			wg.Wait()
-			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "entries/s")
+// benchLog opens an empty log of the backend ("posix" or "mysql"; the
+// latter needs SVC_TEST_MARIADB_DSN) with the checkpoint interval.
+func benchLog(b *testing.B, backend string, interval time.Duration) *logwriter.Log {
+	if backend == "mysql" {
+		db, _ := tlogtest.MariaDB(b)
+		return tlogtest.OpenLog(b, "", "log", func(c *logwriter.Config) {
+			c.DB, c.CheckpointInterval = db, max(interval, logwriter.MinCheckpointIntervalMySQL)
 		})
+	}
+	return tlogtest.OpenLog(b, b.TempDir(), "log", func(c *logwriter.Config) { c.CheckpointInterval = interval })
+}
+
+// BenchmarkAppend measures Append until the durable index returns, on
+// each backend: one caller at a time (the latency a close pays) and 16
+// and 256 concurrent callers (the throughput, entries/s).
+func BenchmarkAppend(b *testing.B) {
+	for _, backend := range []string{"posix", "mysql"} {
+		for _, callers := range []int{1, 16, 256} {
+			b.Run(fmt.Sprintf("%s/callers=%d", backend, callers), func(b *testing.B) { benchAppend(b, backend, callers) })
+		}
 	}
 }
 
+func benchAppend(b *testing.B, backend string, callers int) {
+	l := benchLog(b, backend, time.Second)
+	leaves := benchLeaves(b, "b", b.N+1)
+	var next atomic.Int64
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	b.ResetTimer()
+	start := time.Now()
+	for range callers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := next.Add(1) - 1
+				if i >= int64(b.N) {
+					return
+				}
+				if _, err := l.Append(ctx, leaves[i]); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "entries/s")
+}
+
 // BenchmarkTimeToReceipt measures from Append to a receipt (AwaitReceipt)
-// at the minimum checkpoint interval and at the default, with 8 callers
-// each appending and waiting; it reports the median and 99th percentile.
+// at the POSIX backend's minimum checkpoint interval and at the default
+// (the MySQL backend's minimum), and to a witnessed receipt with a real
+// witness (omniwitness) on loopback, with 8 callers each appending and
+// waiting; it reports the median and 99th percentile.
 func BenchmarkTimeToReceipt(b *testing.B) {
-	for _, interval := range []time.Duration{logwriter.MinCheckpointInterval, logwriter.DefaultCheckpointInterval} {
-		b.Run("interval="+interval.String(), func(b *testing.B) {
-			l := tlogtest.OpenLog(b, b.TempDir(), "log", func(c *logwriter.Config) { c.CheckpointInterval = interval })
+	for _, c := range []struct {
+		backend  string
+		interval time.Duration
+		witness  bool
+	}{{"posix", logwriter.MinCheckpointInterval, false}, {"posix", time.Second, false}, {"mysql", time.Second, false},
+		{"posix", logwriter.MinCheckpointInterval, true}} {
+		name := c.backend + "/interval=" + c.interval.String()
+		if c.witness {
+			name += "/witnessed"
+		}
+		b.Run(name, func(b *testing.B) {
+			var l *logwriter.Log
+			if c.witness {
+				w := witnesstest.Start(b, "witness.test/bench", witnesstest.Log{Origin: tlogtest.Origin, VKey: tlogtest.LogKey(b, "log").String()})
+				policy := tlogtest.Policy(b, w.PolicyLine("w")+"quorum w\n")
+				l = tlogtest.OpenLog(b, b.TempDir(), "log", func(cfg *logwriter.Config) {
+					cfg.CheckpointInterval, cfg.WitnessPolicy = c.interval, policy
+				})
+			} else {
+				l = benchLog(b, c.backend, c.interval)
+			}
 			leaves := benchLeaves(b, "r", b.N+1)
 			var next atomic.Int64
 			var mu sync.Mutex
@@ -123,7 +160,10 @@ func BenchmarkTimeToReceipt(b *testing.B) {
 						start := time.Now()
 						a, err := l.Append(ctx, leaves[i])
 						if err == nil {
-							_, err = l.AwaitReceipt(ctx, a.Index)
+							var r *logwriter.Receipt
+							if r, err = l.AwaitReceipt(ctx, a.Index); err == nil && c.witness && !r.Witnessed {
+								err = r.WitnessErr
+							}
 						}
 						if err != nil {
 							b.Error(err)
