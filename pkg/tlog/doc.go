@@ -6,10 +6,12 @@
 // commitments, and the checks a verifier runs on them.
 //
 // The package is what an offline verifier imports: it uses no network, no
-// HTTP stack, no cgo and not the Tessera log engine (a test guards that).
-// The log itself is written by package logwriter (Tessera, POSIX backend)
-// and read by package monitor. docs/TRANSPARENCY.md specifies every format
-// here precisely enough for an independent implementation.
+// HTTP stack, no cgo and not the Tessera log engine (TestDependencies
+// guards that, for CGO_ENABLED=0 and for GOOS=js). The log itself is
+// written by package logwriter (Tessera: POSIX backend for one process,
+// MySQL for several; witnesses over tlog-witness) and read by package
+// monitor. docs/TRANSPARENCY.md specifies every format here precisely
+// enough for an independent implementation.
 //
 // A verifier is built once from its trust material, a log key and a
 // witness policy ([NewVerifier]); its checks return errors that match one
