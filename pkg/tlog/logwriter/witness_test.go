@@ -162,6 +162,7 @@ func testWitnessed(t *testing.T, b backend) {
 // alone still verifies; once the witness is up, the next checkpoints are
 // cosigned and receipts are witnessed again.
 func TestWitnessUnreachable(t *testing.T) {
+	witnesstest.Binary(t) // skips up front without one
 	logKey := tlogtest.LogKey(t, "log")
 	w := witnesstest.New(t, "witness.test/down") // not running yet
 	policy := w.PolicyLine("w") + "quorum w\n"
