@@ -29,21 +29,25 @@ demo: setup build ort ## svc quickstart end to end, svc-verify on its VPEC, a ta
 
 test: setup lint unit fuzz ## everything CI runs
 
-unit: ## go test ./... with a throwaway PostgreSQL server, the Hugging Face tokenizers oracle and snarkjs, then the race detector on server, client, stores, held inference outputs and asynchronous traces
+unit: ## go test ./... with throwaway PostgreSQL and MariaDB servers, a loopback witness (omniwitness), the Hugging Face tokenizers oracle and snarkjs, then the race detector on server, client, stores, transparency log, held inference outputs and asynchronous traces
 	@set -e; \
 	export SVC_ORT_LIB=$$(scripts/install-ort.sh); \
 	SVC_HF_TOKENIZERS=$$(scripts/install-tokenizers.sh); export SVC_HF_TOKENIZERS; \
 	SVC_SNARKJS=$$(scripts/install-snarkjs.sh); export SVC_SNARKJS; \
 	SVC_CHROMIUM=$$(scripts/install-chromium.sh); export SVC_CHROMIUM; \
 	SVC_QEMU=$$(scripts/install-qemu.sh); export SVC_QEMU SVC_REQUIRE_QEMU=1; \
+	SVC_OMNIWITNESS=$$(scripts/install-witness.sh); export SVC_OMNIWITNESS SVC_REQUIRE_WITNESS=1; \
 	dsn=$$(scripts/postgres.sh start | sed -n 's/^SVC_TEST_POSTGRES_DSN=//p'); \
 	test -n "$$dsn" || { echo "unit: PostgreSQL did not start (scripts/postgres.sh start)"; exit 1; }; \
-	trap 'scripts/postgres.sh stop >/dev/null 2>&1' EXIT; \
+	trap 'scripts/postgres.sh stop >/dev/null 2>&1; scripts/mariadb.sh stop >/dev/null 2>&1' EXIT; \
+	SVC_TEST_MARIADB_DSN=$$(scripts/mariadb.sh start | sed -n 's/^SVC_TEST_MARIADB_DSN=//p'); \
+	test -n "$$SVC_TEST_MARIADB_DSN" || { echo "unit: MariaDB did not start (scripts/mariadb.sh start)"; exit 1; }; \
+	export SVC_TEST_MARIADB_DSN SVC_REQUIRE_MARIADB=1; \
 	SVC_TEST_POSTGRES_DSN="$$dsn" $(GO) test -count=1 ./...; \
 	echo "sigstore-go on svc export bundles (module internal/sigstoretest):"; \
 	(cd internal/sigstoretest && GOFLAGS=-mod=mod $(GO) vet ./... && GOFLAGS=-mod=mod $(GO) test -count=1 ./...); \
 	echo "race detector on the concurrent packages:"; \
-	SVC_TEST_POSTGRES_DSN="$$dsn" $(GO) test -race -count=1 ./pkg/server ./pkg/client ./pkg/store/... ./pkg/inference ./pkg/trace ./pkg/client/bounded
+	SVC_TEST_POSTGRES_DSN="$$dsn" $(GO) test -race -count=1 ./pkg/server ./pkg/client ./pkg/store/... ./pkg/tlog/... ./pkg/inference ./pkg/trace ./pkg/client/bounded
 
 fuzz: ## run every fuzz target briefly (FUZZTIME=20000x executions each)
 	@FUZZTIME=$(FUZZTIME) scripts/fuzz.sh
