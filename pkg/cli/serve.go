@@ -111,6 +111,20 @@ func (a *app) runServe(ctx context.Context, o *serveOptions) error {
 		}
 		defer unlock()
 	}
+	if o.tsaFallbackBuiltin && len(o.tsaURLs) == 0 {
+		return errorf(ExitUsage, "add --tsa-url URL, or leave --tsa-fallback-builtin out: the built-in authority is used by default", "--tsa-fallback-builtin needs --tsa-url")
+	}
+	st, where, err := o.data.open(ctx, a.streams.Err)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	// A database that already belongs to a service never gets new keys
+	// from a server with an empty data directory: they would not verify
+	// against the service's trust bundle.
+	if err := setup.CheckMaterialPresent(ctx, st, o.data.dir()); err != nil {
+		return identityError(err, o.data.dir())
+	}
 	m, created, err := server.LoadOrCreateMaterial(o.data.dir())
 	if err != nil {
 		return materialError(err)
@@ -121,14 +135,13 @@ func (a *app) runServe(ctx context.Context, o *serveOptions) error {
 			a.name, o.data.dir(), m.Signer.KeyID(), created.SigningKey, created.TSA, a.name, o.data.dir())
 		log.Warn("created new service key material", "signing_key", m.Signer.KeyID(), "key_file", created.SigningKey, "tsa_dir", created.TSA)
 	}
-	if o.tsaFallbackBuiltin && len(o.tsaURLs) == 0 {
-		return errorf(ExitUsage, "add --tsa-url URL, or leave --tsa-fallback-builtin out: the built-in authority is used by default", "--tsa-fallback-builtin needs --tsa-url")
-	}
-	st, where, err := o.data.open(ctx, a.streams.Err)
+	recorded, err := setup.CheckIdentity(ctx, st, m, o.data.dir(), time.Now())
 	if err != nil {
-		return err
+		return identityError(err, o.data.dir())
 	}
-	defer st.Close()
+	if recorded {
+		log.Info("recorded the service identity in the database: every server on it must hold this key material", "signing_key", m.Signer.KeyID(), "store", where)
+	}
 	tsa := setup.Timestamper(o.tsaURLs, o.tsaFallbackBuiltin, m.TSA, log)
 	if len(o.tsaURLs) == 0 {
 		log.Info("timestamping with the built-in TSA", "tsa", m.TSA.Certificate().Subject.CommonName)
