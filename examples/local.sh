@@ -4,6 +4,8 @@
 # an organisation and a sandbox key, workflow.sh (or the Go program with
 # --go), then the VPEC verified offline with the service's trust bundle;
 # with --bounded, also bounded.sh (a classifier check; needs ONNX Runtime).
+# Run it again on the same OUT_DIR at will: the service, its data and the
+# organisation are reused, and each run writes a new VPEC over the last.
 #
 #   examples/local.sh OUT_DIR [--go | --bounded]
 set -euo pipefail
@@ -19,7 +21,9 @@ trap 'kill $server 2>/dev/null; wait $server 2>/dev/null || true' EXIT
 for _ in $(seq 100); do [ -s "$out/addr" ] && break; sleep 0.1; done
 [ -s "$out/addr" ] || { echo "local.sh: the service did not start; see $out/serve.log" >&2; exit 1; }
 
-svc admin org create acme --data-dir "$data" >/dev/null
+# A second run on the same OUT_DIR reuses the organisation (key create
+# below says so if it is missing for another reason).
+svc admin org create acme --data-dir "$data" >/dev/null 2>&1 || true
 export SVC_API_KEY=$(svc admin key create --org acme --sandbox --data-dir "$data" 2>/dev/null)
 export SVC_BASE_URL="http://$(cat "$out/addr")"
 svc serve trust-bundle --data-dir "$data" > "$out/trust-bundle.pem"

@@ -85,6 +85,10 @@ type Report struct {
 	IsClean         bool       `json:"is_clean"`
 	Records         int        `json:"records"`
 	Gaps            int        `json:"gaps"`
+	// ChecksFailed and ChecksErrored count the records whose check result
+	// is fail and error: what Options.RequirePassed refuses.
+	ChecksFailed  int `json:"checks_failed"`
+	ChecksErrored int `json:"checks_errored"`
 	Checks          []Check    `json:"checks"`
 	// Disclosed lists what the transparent and selective records disclose,
 	// set only when the disclosures check passed (escape it before
@@ -105,6 +109,9 @@ type Report struct {
 	// requireClean is Options.RequireClean: a valid VPEC that is not
 	// clean is INVALID — NOT CLEAN.
 	requireClean bool
+	// requirePassed is Options.RequirePassed: a valid VPEC with a failed
+	// or errored check is INVALID — NOT PASSED.
+	requirePassed bool
 
 	// genTime is the verified genTime of the VPEC's timestamp, at full
 	// precision (zero when the timestamp did not verify).
@@ -182,6 +189,11 @@ func (r *Report) finish() {
 	case r.Unreadable:
 		r.Valid = false
 		r.Verdict = "UNREADABLE — " + f.Code
+	case f == nil && r.requirePassed && !r.Passed():
+		// Authentic, and a recorded check failed or hit an error, and
+		// the caller asked for every check to pass (--require-passed).
+		r.Valid = false
+		r.Verdict = VerdictNotPassed
 	case f == nil && r.requireClean && !r.IsClean:
 		// Authentic, with governance gaps or declared chain breaks, and
 		// the caller asked for clean (svc verify --require-clean).

@@ -35,8 +35,9 @@ type verifyOptions struct {
 	profiles     []string
 	profileDir   string
 	circuits     circuitOptions
-	output       string
-	requireClean bool
+	output        string
+	requireClean  bool
+	requirePassed bool
 }
 
 // DefaultProfileDir is the cache of signed profiles verify reads.
@@ -58,7 +59,10 @@ const verifyLongTrust = `Trust material comes only from --trust-root or SVC_TRUS
 a config file; the report names the bundle and where it came from. Every
 --profile file is checked: a corrupt or forged one is PROFILE INVALID. A
 valid VPEC with gaps is VALID and not clean; --require-clean makes that
-exit 1.
+exit 1. Clean is not passed: a VPEC whose recorded checks include a fail
+or an error is VALID (the service attests the check ran and failed);
+--require-passed makes that exit 1 (NOT PASSED). skipped, degraded and
+override results pass the gate.
 
 Exit codes: 0 VALID, 1 INVALID, 2 usage or unreadable input (empty,
 binary, not JSON), 3 trust material (trust bundle, TSA root, profile,
@@ -91,6 +95,7 @@ func Verify(a *clicore.App, audit *Audit) *cobra.Command {
 	cmd.Flags().StringVar(&o.profileDir, "profile-dir", "", "directory of cached signed profiles (default: svc/profiles in the user cache directory; env SVC_PROFILE_DIR)")
 	o.circuits.add(cmd)
 	cmd.Flags().BoolVar(&o.requireClean, "require-clean", false, "treat governance gaps and declared chain breaks as invalid (exit 1)")
+	cmd.Flags().BoolVar(&o.requirePassed, "require-passed", false, "treat a recorded check whose result is fail or error as invalid (exit 1); skipped, degraded and override pass")
 	if audit != nil && audit.AddFlags != nil {
 		audit.AddFlags(cmd)
 	}
@@ -140,7 +145,7 @@ func runVerify(a *clicore.App, o *verifyOptions, audit *Audit, path string) erro
 	if err != nil {
 		return err
 	}
-	opts := vpec.Options{Trust: trust, Profiles: set, RequireClean: o.requireClean, Proofs: &zk.Verifier{Trust: trust, Circuits: circuits}}
+	opts := vpec.Options{Trust: trust, Profiles: set, RequireClean: o.requireClean, RequirePassed: o.requirePassed, Proofs: &zk.Verifier{Trust: trust, Circuits: circuits}}
 	if audit != nil && audit.Run != nil {
 		opts.Extra = append(opts.Extra, func(doc []byte) (vpec.Check, bool, error) { return audit.Run(doc, trust, set) })
 	}
@@ -212,6 +217,9 @@ func PrintReport(a *clicore.App, r *vpec.Report) {
 	if r.ProofLevelFloor != "" && r.Check(vpec.CheckSchema).Status == vpec.Pass {
 		fmt.Fprintf(w, "  proof_level_floor: %s\n", p.Bold(safe(string(r.ProofLevelFloor))))
 	}
+	if r.Check(vpec.CheckSchema).Status == vpec.Pass && !r.Passed() {
+		fmt.Fprintf(w, "  %s\n", p.Yellow(fmt.Sprintf("not passed: %s; --require-passed exits 1", notPassed(r))))
+	}
 	verdict := safe(r.Verdict)
 	switch {
 	case r.Valid && r.IsClean:
@@ -223,4 +231,16 @@ func PrintReport(a *clicore.App, r *vpec.Report) {
 		verdict = p.Red(verdict)
 	}
 	fmt.Fprintln(w, verdict)
+}
+
+// notPassed says how many recorded checks failed or hit an error.
+func notPassed(r *vpec.Report) string {
+	var parts []string
+	if r.ChecksFailed > 0 {
+		parts = append(parts, fmt.Sprintf("%d check(s) failed", r.ChecksFailed))
+	}
+	if r.ChecksErrored > 0 {
+		parts = append(parts, fmt.Sprintf("%d check(s) hit an error", r.ChecksErrored))
+	}
+	return strings.Join(parts, ", ")
 }
