@@ -109,4 +109,3 @@ func notPassedError(v *vpec.VPEC, out string) error {
 	return &Error{Code: ExitInvalid, Err: fmt.Errorf("not passed: %d check(s) failed and %d hit an error: %s", failed, errored, strings.Join(names, ", ")),
 		Hint: fmt.Sprintf("the VPEC is written to %s and records the failures; drop --require-passed to let the job continue", out)}
 }
-

@@ -87,9 +87,9 @@ type Report struct {
 	Gaps            int        `json:"gaps"`
 	// ChecksFailed and ChecksErrored count the records whose check result
 	// is fail and error: what Options.RequirePassed refuses.
-	ChecksFailed  int `json:"checks_failed"`
-	ChecksErrored int `json:"checks_errored"`
-	Checks          []Check    `json:"checks"`
+	ChecksFailed  int     `json:"checks_failed"`
+	ChecksErrored int     `json:"checks_errored"`
+	Checks        []Check `json:"checks"`
 	// Disclosed lists what the transparent and selective records disclose,
 	// set only when the disclosures check passed (escape it before
 	// printing: it is data from the document).

@@ -31,10 +31,10 @@ type Audit struct {
 }
 
 type verifyOptions struct {
-	trust        clicore.TrustOptions
-	profiles     []string
-	profileDir   string
-	circuits     circuitOptions
+	trust         clicore.TrustOptions
+	profiles      []string
+	profileDir    string
+	circuits      circuitOptions
 	output        string
 	requireClean  bool
 	requirePassed bool
