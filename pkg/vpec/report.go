@@ -1,6 +1,10 @@
 package vpec
 
-import "time"
+import (
+	"slices"
+	"strings"
+	"time"
+)
 
 // Status is the outcome of one verification check.
 type Status string
@@ -206,8 +210,22 @@ func (r *Report) finish() {
 		// get the signed one (docs/FORMATS.md, "Unsigned offline VPEC").
 		r.Verdict = CodeUnsignedOffline + ": fetch the signed one with " + r.fetchHint
 	case f.MissingTrust:
-		r.Verdict = "UNVERIFIED — " + f.Code
+		// Every item of trust material that was missing is named, in
+		// check order, so that adding one does not reveal the next.
+		r.Verdict = "UNVERIFIED — " + strings.Join(r.missingCodes(), ", ")
 	default:
 		r.Verdict = "INVALID — " + f.Code
 	}
+}
+
+// missingCodes returns the codes of the checks that failed for want of
+// trust material, in check order, each once.
+func (r *Report) missingCodes() []string {
+	var codes []string
+	for _, c := range r.Checks {
+		if c.Status == Fail && c.MissingTrust && !slices.Contains(codes, c.Code) {
+			codes = append(codes, c.Code)
+		}
+	}
+	return codes
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/svc-gov/svc/pkg/cli/clicore"
+	"github.com/svc-gov/svc/pkg/document"
 	"github.com/svc-gov/svc/pkg/profile"
 	"github.com/svc-gov/svc/pkg/signing"
 	"github.com/svc-gov/svc/pkg/vpec"
@@ -130,11 +131,15 @@ func runVerify(a *clicore.App, o *verifyOptions, audit *Audit, path string) erro
 	// bytes are refused.
 	for _, p := range o.profiles {
 		if err := set.AddExplicit(p); err != nil {
-			hint := "--profile takes a signed model profile JSON file"
 			if errors.Is(err, profile.ErrAmbiguous) {
-				hint = "pass each profile once: which of the two is meant cannot be decided for you"
+				return &clicore.Error{Code: clicore.ExitUsage, Err: err, Hint: "pass each profile once: which of the two is meant cannot be decided for you"}
 			}
-			return &clicore.Error{Code: clicore.ExitUsage, Err: err, Hint: hint}
+			// A profile named and not to be had is trust material
+			// missing, as a --trust-root that does not exist is.
+			return &clicore.Error{Code: clicore.ExitTrust, Err: err, Hint: "--profile takes a signed model profile JSON file ('svc registry get HASH' prints one)"}
+		}
+		if err := wrongKind(set.Explicit(), "--profile", p); err != nil {
+			return err
 		}
 	}
 	// Verification allocates about ten times the document's size and the
@@ -170,6 +175,12 @@ func runVerify(a *clicore.App, o *verifyOptions, audit *Audit, path string) erro
 		}
 	} else {
 		PrintReport(a, report)
+		if c := report.Check(vpec.CheckSignature); c != nil && c.Code == codeUnknownSigningKey {
+			// The checks after it fail too (timestamp, proofs): say
+			// what they most likely have in common.
+			fmt.Fprintf(a.Streams.Err, "%s: hint: the VPEC is signed by key %s, and %s holds key(s) %s: it is probably not the trust bundle of the service that issued this VPEC; get that service's (%s, or 'svc serve trust-bundle' on it) and verify again\n",
+				a.Name, clicore.Safe(report.SigningKeyID), clicore.Safe(o.trust.TrustRoot), strings.Join(trust.KeyIDs(), ", "), trustBundlePath)
+		}
 	}
 	if code != clicore.ExitValid {
 		return clicore.ExitError{Code: code}
@@ -202,7 +213,7 @@ func PrintReport(a *clicore.App, r *vpec.Report) {
 			fmt.Fprintf(w, "  %s %s: %s\n", a.Mark(c.Status), safe(c.Message), safe(strings.Join(names, ", ")))
 			continue
 		}
-		fmt.Fprintf(w, "  %s %s\n", a.Mark(c.Status), safe(c.Message))
+		fmt.Fprintf(w, "  %s %s\n", a.MarkCheck(c), safe(c.Message))
 		if (c.Status == vpec.Fail || c.Status == vpec.Warn) && !(len(c.Details) == 1 && strings.HasSuffix(c.Message, c.Details[0])) {
 			for i, d := range c.Details {
 				if i == 10 {
@@ -217,7 +228,8 @@ func PrintReport(a *clicore.App, r *vpec.Report) {
 	if r.ProofLevelFloor != "" && r.Check(vpec.CheckSchema).Status == vpec.Pass {
 		fmt.Fprintf(w, "  proof_level_floor: %s\n", p.Bold(safe(string(r.ProofLevelFloor))))
 	}
-	if r.Check(vpec.CheckSchema).Status == vpec.Pass && !r.Passed() {
+	// Only an authentic VPEC's counts mean anything (no check failed).
+	if r.Check(vpec.CheckSchema).Status == vpec.Pass && r.FirstFailure() == nil && !r.Passed() {
 		fmt.Fprintf(w, "  %s\n", p.Yellow(fmt.Sprintf("not passed: %s; --require-passed exits 1", notPassed(r))))
 	}
 	verdict := safe(r.Verdict)
@@ -243,4 +255,37 @@ func notPassed(r *vpec.Report) string {
 		parts = append(parts, fmt.Sprintf("%d check(s) hit an error", r.ChecksErrored))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// codeUnknownSigningKey is the signature check's documented code
+// (docs/FORMATS.md) for a key the trust bundle does not hold.
+const codeUnknownSigningKey = "UNKNOWN SIGNING KEY"
+
+// trustBundlePath is where a service publishes its trust bundle.
+const trustBundlePath = "GET /.well-known/svc/trust-bundle.pem"
+
+// wrongKind returns a usage error when the last explicit file of a set
+// (given with flag) is not a document of the set's kind but of the other
+// kind: a signed circuit entry given to --profile, or a model profile
+// given to --circuit. Other unparseable files are left to the checks
+// (PROFILE INVALID, ...).
+func wrongKind(files []document.SetFile, flag, path string) error {
+	if len(files) == 0 || files[len(files)-1].Err == nil {
+		return nil
+	}
+	doc, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	switch flag {
+	case "--profile":
+		if _, err := zk.ParseEntry(doc); err == nil {
+			return &clicore.Error{Code: clicore.ExitUsage, Err: fmt.Errorf("%s is a signed circuit entry, not a model profile", clicore.Safe(path)), Hint: "pass it with --circuit " + clicore.Safe(path)}
+		}
+	case "--circuit":
+		if _, err := profile.Parse(doc); err == nil {
+			return &clicore.Error{Code: clicore.ExitUsage, Err: fmt.Errorf("%s is a model profile, not a signed circuit entry", clicore.Safe(path)), Hint: "pass it with --profile " + clicore.Safe(path)}
+		}
+	}
+	return nil
 }
