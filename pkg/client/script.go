@@ -28,7 +28,22 @@ var (
 	ErrRunStillOpen = errors.New("a run is still open")
 	// ErrStateLock: the state file's lock file cannot be made or locked.
 	ErrStateLock = errors.New("cannot lock the run state")
+	// ErrOtherService: StateFile.Continue with a pipeline of another
+	// service than the one the run was opened on (an *OtherServiceError).
+	ErrOtherService = errors.New("the run was opened on another service")
 )
+
+// OtherServiceError is the error of StateFile.Continue when the state
+// file's run was opened on another base URL than the pipeline's; it
+// matches ErrOtherService. Nothing was sent.
+type OtherServiceError struct{ RunID, OpenedOn, BaseURL, Path string }
+
+func (e *OtherServiceError) Error() string {
+	return fmt.Sprintf("run %s in %s was opened on %s, not on %s", e.RunID, e.Path, e.OpenedOn, e.BaseURL)
+}
+
+// Is matches ErrOtherService.
+func (e *OtherServiceError) Is(target error) bool { return target == ErrOtherService }
 
 // RunStillOpenError is the error of StateFile.Open when the file's run is
 // not closed yet; it matches ErrRunStillOpen.
@@ -161,8 +176,10 @@ func (s StateFile) Open(ctx context.Context, newPipeline func() (*Pipeline, erro
 
 // Continue locks the state file, loads its run and restores it on the
 // pipeline newPipeline makes for the run's workflow (errors matching
-// ErrNoOpenRun or ErrBadState when there is no usable state; an error of
-// newPipeline is returned as is). Release the ScriptRun after.
+// ErrNoOpenRun or ErrBadState when there is no usable state, an
+// *OtherServiceError when the pipeline's base URL is not the one the run
+// was opened on; an error of newPipeline is returned as is). Release the
+// ScriptRun after.
 func (s StateFile) Continue(newPipeline func(workflowID string) (*Pipeline, error)) (*ScriptRun, error) {
 	unlock, err := s.Lock()
 	if err != nil {
@@ -179,6 +196,12 @@ func (s StateFile) Continue(newPipeline func(workflowID string) (*Pipeline, erro
 		return nil, err
 	}
 	sr := &ScriptRun{Pipeline: p, file: s, unlock: unlock}
+	// Another service does not know the run (it would answer 404 to a
+	// record or a close): say so before sending anything.
+	if st.BaseURL != "" && st.BaseURL != p.BaseURL() {
+		sr.Release()
+		return nil, &OtherServiceError{RunID: st.RunID, OpenedOn: st.BaseURL, BaseURL: p.BaseURL(), Path: s.path()}
+	}
 	if sr.Run, err = p.RestoreRun(st); err != nil {
 		sr.Release()
 		return nil, fmt.Errorf("%w: %w", ErrBadState, err)
