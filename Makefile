@@ -94,8 +94,8 @@ bench-ingest: ## record ingest and close against svc serve on loopback (BACKEND=
 bench-zk: ## Groth16 proofs of MLP heads: constraints, prove/verify time, sizes, peak RSS per phase
 	scripts/bench-zk.sh
 
-release-check: ## validate .goreleaser.yaml (needs goreleaser on PATH)
-	goreleaser check
+release-check: ## validate .goreleaser.yaml with the pinned goreleaser (scripts/install-goreleaser.sh builds it once into the cache: minutes cold)
+	@goreleaser=$$(scripts/install-goreleaser.sh) && "$$goreleaser" check
 
 clean:
 	rm -rf $(BIN) dist

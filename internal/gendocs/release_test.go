@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"slices"
@@ -159,5 +160,42 @@ func TestReleaseShipsLicense(t *testing.T) {
 		if !listed {
 			t.Errorf("archive %s ships no LICENSE", a.ID)
 		}
+	}
+}
+
+// TestGoreleaserCheck runs `goreleaser check` (what make release-check
+// runs) with the pinned goreleaser when scripts/install-goreleaser.sh has
+// built it into the cache; it is skipped otherwise (the build takes
+// minutes: make release-check does it once).
+func TestGoreleaserCheck(t *testing.T) {
+	script, err := os.ReadFile(filepath.Join(repoRoot, "scripts", "install-goreleaser.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	version := ""
+	for _, line := range strings.Split(string(script), "\n") {
+		if v, ok := strings.CutPrefix(line, "VERSION="); ok {
+			version = v
+		}
+	}
+	if version == "" {
+		t.Fatal("scripts/install-goreleaser.sh pins no VERSION")
+	}
+	cache := os.Getenv("XDG_CACHE_HOME")
+	if cache == "" {
+		home, _ := os.UserHomeDir()
+		cache = filepath.Join(home, ".cache")
+	}
+	bin := filepath.Join(cache, "svc", "goreleaser", version, "goreleaser")
+	if d := os.Getenv("SVC_GORELEASER_DIR"); d != "" {
+		bin = filepath.Join(d, "goreleaser")
+	}
+	if _, err := os.Stat(bin); err != nil {
+		t.Skipf("goreleaser %s is not built (make release-check builds it): %v", version, err)
+	}
+	cmd := exec.Command(bin, "check")
+	cmd.Dir = repoRoot
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("goreleaser check: %v\n%s", err, out)
 	}
 }

@@ -39,8 +39,7 @@ says how to fetch its VPEC.
 The summary line's "clean" means no governance gaps, not that every check
 passed; --require-passed exits 1 (after writing the VPEC) when a recorded
 check's result is fail or error.`,
-		Example: `  svc close --out vpec.json && svc verify vpec.json --trust-root trust-bundle.pem
-  svc close --out vpec.json --force --require-passed   # a CI job run again in one workspace`,
+		Example: `  svc close --out vpec.json --force --require-passed && svc verify vpec.json --trust-root trust-bundle.pem   # --force: a CI job run again in one workspace`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sr, err := so.file().Continue(co.forRun)

@@ -37,7 +37,7 @@ func CommandTable() string {
 	}
 	var shared []string
 	for _, c := range tableCommands(svcRoot) {
-		if rel := strings.TrimPrefix(c.CommandPath(), svcRoot.Name()); inVerifier[rel] {
+		if rel := strings.TrimPrefix(c.CommandPath(), svcRoot.Name()); inVerifier[rel] && c.Name() != "completion" {
 			shared = append(shared, "`"+strings.TrimSpace(rel)+"`")
 			continue
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/svc-gov/svc/pkg/dashboard"
 	"github.com/svc-gov/svc/pkg/server"
 	"github.com/svc-gov/svc/pkg/server/setup"
 )
@@ -169,6 +170,11 @@ func (a *app) runServe(ctx context.Context, o *serveOptions) error {
 	err = setup.Serve(ctx, srv, setup.HTTP{Addr: o.addr, ShutdownTimeout: o.shutdown, Listening: func(addr net.Addr) error {
 		fmt.Fprintf(a.streams.Out, "svc: listening on http://%s (%s, signing key %s)\n", addr, where, m.Signer.KeyID())
 		fmt.Fprintf(a.streams.Out, "svc: dashboard at http://%[1]s/dashboard/ (sign in with an API key), offline verifier page at http://%[1]s/verify\n", addr)
+		if !dashboard.EmbeddedVerifyPage() {
+			// go build / go install: the page is generated, not committed.
+			fmt.Fprintf(a.streams.Out, "svc: this svc was built without the offline verifier page: /verify says how to build it (make build, or make web before go build)\n")
+			log.Warn("the offline verifier page is not built into this binary: /verify serves a page saying how to build it", "build", "make build (make web, then go build)")
+		}
 		log.Info("serving", "addr", addr.String(), "store", where, "signing_key", m.Signer.KeyID(), "data_dir", o.data.dir())
 		if o.addrFile != "" {
 			if err := os.WriteFile(o.addrFile, []byte(addr.String()+"\n"), 0o644); err != nil {
