@@ -29,7 +29,10 @@ export SVC_BASE_URL="http://$(cat "$out/addr")"
 svc serve trust-bundle --data-dir "$data" > "$out/trust-bundle.pem"
 
 case "${2:-}" in
---go) (cd "$here/.." && go run ./examples/record-go "$out/vpec.json" "$here/note.txt") ;;
+--go)
+	command -v go >/dev/null || { echo "local.sh --go: the go command is not on PATH; add it: export PATH=\$PATH:/usr/local/go/bin" >&2; exit 2; }
+	(cd "$here/.." && go run ./examples/record-go "$out/vpec.json" "$here/note.txt")
+	;;
 --bounded)
 	"$here/bounded.sh" "$out" "$data" "$out/trust-bundle.pem"
 	exit
