@@ -40,7 +40,7 @@ The summary line's "clean" means no governance gaps, not that every check
 passed; --require-passed exits 1 (after writing the VPEC) when a recorded
 check's result is fail or error.`,
 		Example: `  svc close --out vpec.json --force --require-passed && svc verify vpec.json --trust-root trust-bundle.pem   # --force: a CI job run again in one workspace`,
-		Args: cobra.NoArgs,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sr, err := so.file().Continue(co.forRun)
 			if err != nil {
