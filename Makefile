@@ -5,6 +5,13 @@ GO ?= go
 BIN := bin
 VECTORS := testdata/vectors
 FUZZTIME ?= 20000x
+# One version for the binaries and the offline verifier page they embed
+# (svc --version, the dashboard footer, /verify): git describe, as
+# goreleaser's {{.Version}} for releases. Without ldflags (go build, go
+# install) svc names its module's VCS revision instead (pkg/cli/clicore).
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
+LDFLAGS := -X github.com/svc-gov/svc/pkg/cli/clicore.version=$(VERSION) -X github.com/svc-gov/svc/pkg/cli/clicore.commit=$(COMMIT)
 
 .PHONY: help setup ort build web chromium demo test unit interop fuzz lint docs vectors bench bench-hash bench-ingest bench-web release-check clean
 
@@ -15,11 +22,11 @@ setup: ## install missing tools (openssl, jq, xxd) and Go modules
 	@scripts/setup.sh
 
 build: web ## build bin/svc and bin/svc-verify (svc embeds the offline verifier page)
-	$(GO) build -trimpath -o $(BIN)/svc ./cmd/svc   # with cgo: the ONNX Runtime commands work
-	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/svc-verify ./cmd/svc-verify
+	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN)/svc ./cmd/svc   # with cgo: the ONNX Runtime commands work
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN)/svc-verify ./cmd/svc-verify
 
 web: ## build the offline verifier page (WebAssembly inlined) into pkg/dashboard/verifypage/verify.html for svc serve to embed
-	$(GO) run ./internal/webbuild/genverify -o pkg/dashboard/verifypage/verify.html -version "$$(git describe --tags --always --dirty 2>/dev/null || echo dev)"
+	$(GO) run ./internal/webbuild/genverify -o pkg/dashboard/verifypage/verify.html -version "$(VERSION)"
 
 chromium: ## install Chromium for the browser tests if missing (prints its path)
 	@scripts/install-chromium.sh
@@ -91,8 +98,8 @@ bench-ingest: ## record ingest and close against svc serve on loopback (BACKEND=
 bench-zk: ## Groth16 proofs of MLP heads: constraints, prove/verify time, sizes, peak RSS per phase
 	scripts/bench-zk.sh
 
-release-check: ## validate .goreleaser.yaml (needs goreleaser on PATH)
-	goreleaser check
+release-check: ## validate .goreleaser.yaml with the pinned goreleaser (scripts/install-goreleaser.sh builds it once into the cache: minutes cold)
+	@goreleaser=$$(scripts/install-goreleaser.sh) && "$$goreleaser" check
 
 clean:
 	rm -rf $(BIN) dist

@@ -4,6 +4,8 @@
 # an organisation and a sandbox key, workflow.sh (or the Go program with
 # --go), then the VPEC verified offline with the service's trust bundle;
 # with --bounded, also bounded.sh (a classifier check; needs ONNX Runtime).
+# Run it again on the same OUT_DIR at will: the service, its data and the
+# organisation are reused, and each run writes a new VPEC over the last.
 #
 #   examples/local.sh OUT_DIR [--go | --bounded]
 set -euo pipefail
@@ -19,13 +21,18 @@ trap 'kill $server 2>/dev/null; wait $server 2>/dev/null || true' EXIT
 for _ in $(seq 100); do [ -s "$out/addr" ] && break; sleep 0.1; done
 [ -s "$out/addr" ] || { echo "local.sh: the service did not start; see $out/serve.log" >&2; exit 1; }
 
-svc admin org create acme --data-dir "$data" >/dev/null
+# A second run on the same OUT_DIR reuses the organisation (key create
+# below says so if it is missing for another reason).
+svc admin org create acme --data-dir "$data" >/dev/null 2>&1 || true
 export SVC_API_KEY=$(svc admin key create --org acme --sandbox --data-dir "$data" 2>/dev/null)
 export SVC_BASE_URL="http://$(cat "$out/addr")"
 svc serve trust-bundle --data-dir "$data" > "$out/trust-bundle.pem"
 
 case "${2:-}" in
---go) (cd "$here/.." && go run ./examples/record-go "$out/vpec.json" "$here/note.txt") ;;
+--go)
+	command -v go >/dev/null || { echo "local.sh --go: the go command is not on PATH; add it: export PATH=\$PATH:/usr/local/go/bin" >&2; exit 2; }
+	(cd "$here/.." && go run ./examples/record-go "$out/vpec.json" "$here/note.txt")
+	;;
 --bounded)
 	"$here/bounded.sh" "$out" "$data" "$out/trust-bundle.pem"
 	exit

@@ -98,3 +98,19 @@ func WriteReplace(path string, data []byte, perm fs.FileMode) error {
 	}
 	return SyncDir(filepath.Dir(path))
 }
+
+// CheckWritable reports whether a file can be written at path the way
+// WriteNew and WriteReplace write it (a temporary file beside it, then a
+// link or rename): an error naming the problem when its directory is
+// missing or not writable, or path is a directory. It writes nothing that
+// stays.
+func CheckWritable(path string) error {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return fmt.Errorf("write %s: is a directory", path)
+	}
+	name, err := writeTemp(path, nil, 0o600)
+	if err != nil {
+		return err
+	}
+	return os.Remove(name)
+}

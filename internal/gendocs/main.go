@@ -1,5 +1,6 @@
-// Command gendocs regenerates the CLI reference (docs/cli, docs/man) and the
-// shell completions (completions/) from the command trees:
+// Command gendocs regenerates the CLI reference (docs/cli, docs/man), the
+// shell completions (completions/) and README.md's command table from the
+// command trees:
 //
 //	go run ./internal/gendocs
 package main
@@ -20,6 +21,17 @@ func main() {
 	}
 	if err := cli.GenerateDocs("docs", "completions"); err != nil {
 		fmt.Fprintln(os.Stderr, "gendocs:", err)
+		os.Exit(1)
+	}
+	readme, err := os.ReadFile("README.md")
+	if err == nil {
+		readme, err = cli.GenerateReadme(readme)
+	}
+	if err == nil {
+		err = os.WriteFile("README.md", readme, 0o644)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "gendocs: README.md:", err)
 		os.Exit(1)
 	}
 }

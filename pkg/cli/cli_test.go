@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/svc-gov/svc/internal/testvectors"
 	"github.com/svc-gov/svc/pkg/cli"
+	"github.com/svc-gov/svc/pkg/dashboard"
 	"github.com/svc-gov/svc/pkg/inference"
 	"github.com/svc-gov/svc/pkg/vpec"
 )
@@ -61,6 +63,14 @@ func TestScripts(t *testing.T) {
 			e.Setenv("XDG_CONFIG_HOME", e.WorkDir+"/.config")
 			e.Setenv("XDG_CACHE_HOME", e.WorkDir+"/.cache")
 			return nil
+		},
+		// [verifypage]: this build embeds the offline verifier page (make
+		// web ran before the test binary was built).
+		Condition: func(cond string) (bool, error) {
+			if cond == "verifypage" {
+				return dashboard.EmbeddedVerifyPage(), nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			// exitcode N prog args...: run prog and require exit status N.

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"time"
 
@@ -79,9 +80,15 @@ func (o *stateOptions) file() client.StateFile { return client.StateFile{Path: o
 // sealedHint is the hint when the run is already closed.
 func (o *stateOptions) runError(err error, sealedHint string) error {
 	var ce *Error
+	var other *client.OtherServiceError
 	switch {
 	case errors.As(err, &ce):
 		return err
+	case errors.As(err, &other):
+		return &Error{Code: ExitUsage, Err: err, Hint: fmt.Sprintf("continue it on the service it was opened on: --base-url %s (or SVC_BASE_URL=%s); to start over on %s, remove %s and run 'svc run open'",
+			other.OpenedOn, other.OpenedOn, other.BaseURL, o.path)}
+	case errors.Is(err, client.ErrNotFound):
+		return &Error{Code: ExitUsage, Err: err, Hint: "the service does not know this run: was it opened on another service (check --base-url or SVC_BASE_URL) or with another organisation's API key? Continue it there, or remove " + o.path + " and run 'svc run open'"}
 	case errors.Is(err, client.ErrNoOpenRun):
 		return &Error{Code: ExitUsage, Err: err, Hint: "open one first with 'svc run open' (or pass --state)"}
 	case errors.Is(err, client.ErrBadState):

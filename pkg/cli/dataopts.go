@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -94,3 +95,31 @@ func cmdContext(cmd *cobra.Command) context.Context {
 // ServeLockFile is the file in a data directory that the serving process
 // holds locked (flock) and writes its pid to.
 const ServeLockFile = setup.LockFile
+
+// identityError is the CLI error for key material that is not the
+// service's recorded in the database (setup.CheckIdentity and
+// setup.CheckMaterialPresent).
+func identityError(err error, dataDir string) error {
+	var mm *setup.IdentityMismatchError
+	var missing *setup.MissingMaterialError
+	switch {
+	case errors.As(err, &mm):
+		return &Error{Code: ExitFailure, Err: err, Hint: fmt.Sprintf("every server on one database must hold the same key material: copy %s and %s/ from the data directory of a server with signing key %s into %s (replacing these), or give this server a database of its own (docs/API.md, Several servers on one database)",
+			server.SigningKeyFile, server.TSADir, mm.Recorded.SigningKeyID, dataDir)}
+	case errors.As(err, &missing):
+		return &Error{Code: ExitFailure, Err: err, Hint: fmt.Sprintf("copy %s and %s/ from the data directory of a server with signing key %s into %s (mode 0600 for the key), then start again (docs/API.md, Several servers on one database)",
+			server.SigningKeyFile, server.TSADir, missing.Recorded.SigningKeyID, dataDir)}
+	}
+	return &Error{Code: ExitFailure, Err: err}
+}
+
+// checkIdentity is setup.CheckIdentity for the commands that sign with a
+// data directory's key material on a service's database (registry
+// publish, publish-circuit): they refuse key material that is not the
+// service's.
+func checkIdentity(ctx context.Context, st store.Store, m *server.Material, dataDir string) error {
+	if _, err := setup.CheckIdentity(ctx, st, m, dataDir, time.Now()); err != nil {
+		return identityError(err, dataDir)
+	}
+	return nil
+}

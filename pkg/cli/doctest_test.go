@@ -291,8 +291,8 @@ make() {
 	local t
 	for t in "$@"; do
 		case $t in
-		build|ort|setup) ;; # the binaries are on PATH, the library in SVC_ORT_LIB
-		demo) SVC_BIN_DIR=$(dirname "$(command -v svc)") "$DOCTEST_REPO/scripts/demo.sh" ;;
+		build|ort|setup) [ -e bin ] || ln -s "$(dirname "$(command -v svc)")" bin ;; # the binaries (as bin/, and on PATH), the library in SVC_ORT_LIB
+		demo) [ -e bin ] || ln -s "$(dirname "$(command -v svc)")" bin; SVC_BIN_DIR=$PWD/bin SVC_DEMO_DIR=$PWD/demo "$DOCTEST_REPO/scripts/demo.sh" ;;
 		*) echo "doctest: make $t cannot run inside the documentation test: mark the block <!-- doctest: skip REASON -->" >&2; return 2 ;;
 		esac
 	done

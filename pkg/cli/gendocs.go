@@ -33,8 +33,10 @@ var ErrManPageClash = errors.New("man page names collide")
 // pages under docsDir/man) and shell completions (bash, zsh, fish,
 // powershell) under completionsDir, for both svc and svc-verify.
 //
-// Man pages go to one directory per binary (docsDir/man/svc-verify,
-// docsDir/man/svc), and their file names never collide, so both sets can
+// Man pages go to one manual tree per binary (docsDir/man/svc-verify/man1,
+// docsDir/man/svc/man1: MANPATH=docs/man/svc man svc-run-open reads one in
+// place), each page titled with its own name (SVC-RUN-OPEN(1)), and their
+// file names never collide, so both sets can
 // be installed in one man1 directory (the two Homebrew casks do): a page is
 // named by its command path joined with "-" (cobra's convention: `svc run
 // open` is svc-run-open.1), and svc-verify names its pages first. A page of
@@ -55,7 +57,7 @@ func GenerateDocs(docsDir, completionsDir string) error {
 		root.DisableAutoGenTag = true
 		withDefaults(root)
 		md := filepath.Join(docsDir, "cli", root.Name())
-		man := filepath.Join(docsDir, "man", root.Name())
+		man := filepath.Join(docsDir, "man", root.Name(), "man"+ManSection)
 		for _, d := range []string{md, man, completionsDir} {
 			if err := os.MkdirAll(d, 0o755); err != nil {
 				return err
@@ -144,7 +146,10 @@ func genManPages(root *cobra.Command, dir string, names map[string]string) error
 		}
 	}
 	for _, c := range manCommands(root) {
-		header := &doc.GenManHeader{Title: root.Name(), Section: ManSection, Source: "svc", Manual: "svc manual", Date: &docsDate}
+		// The title is the page's own name (SVC-RUN-OPEN(1)), as man
+		// shows it in the header and footer.
+		title := strings.ToUpper(names[c.CommandPath()])
+		header := &doc.GenManHeader{Title: title, Section: ManSection, Source: "svc", Manual: "svc manual", Date: &docsDate}
 		var b bytes.Buffer
 		if err := doc.GenMan(c, header, &b); err != nil {
 			return fmt.Errorf("%s: %w", c.CommandPath(), err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -43,7 +44,7 @@ func manTrees(t *testing.T) []manTree {
 		for _, n := range names {
 			taken[n] = root.Name()
 		}
-		out = append(out, manTree{root: root, names: names, dir: filepath.Join(manDir, root.Name())})
+		out = append(out, manTree{root: root, names: names, dir: filepath.Join(manDir, root.Name(), "man"+cli.ManSection)})
 	}
 	return out
 }
@@ -118,13 +119,13 @@ func TestManPagesShowUseLines(t *testing.T) {
 
 // TestManPageNamesAreUnique: the pages of svc and svc-verify can be
 // installed in one man1 directory (as the two Homebrew casks do): no file
-// name is in both directories, each page's NAME is its file name, and
-// every SEE ALSO reference names a page of the same directory.
+// name is in both directories, each page's NAME and header are its file
+// name, and every SEE ALSO reference names a page of the same directory.
 func TestManPageNamesAreUnique(t *testing.T) {
 	owner := map[string]string{}
 	seeAlso := regexp.MustCompile(`\\fB([^\\(]+)\(` + cli.ManSection + `\)\\fP`)
 	for _, bin := range []string{"svc-verify", "svc"} {
-		dir := filepath.Join(manDir, bin)
+		dir := filepath.Join(manDir, bin, "man"+cli.ManSection)
 		entries, err := os.ReadDir(dir)
 		if err != nil {
 			t.Fatal(err)
@@ -143,6 +144,11 @@ func TestManPageNamesAreUnique(t *testing.T) {
 			}
 			page := string(b)
 			base := strings.TrimSuffix(e.Name(), "."+cli.ManSection)
+			// The header names the page itself: SVC-RUN-OPEN(1), not svc(1).
+			wantTH := `.TH "` + strings.ToUpper(base) + `" "` + cli.ManSection + `"`
+			if !strings.Contains(page, "\n"+wantTH+" ") {
+				t.Errorf("%s/%s: header is not %s", bin, e.Name(), wantTH)
+			}
 			if nameLine := manSection(page, "NAME"); !strings.HasPrefix(nameLine, base+" - ") {
 				t.Errorf("%s/%s: NAME line %q does not start with %q", bin, e.Name(), nameLine, base+" - ")
 			}
@@ -287,6 +293,34 @@ func TestPositionals(t *testing.T) {
 	for _, c := range cases {
 		if got := positionals(c.use); !slices.Equal(got, c.want) {
 			t.Errorf("positionals(%q) = %q, want %q", c.use, got, c.want)
+		}
+	}
+}
+
+// TestManPagesReadInPlace: docs/man/svc and docs/man/svc-verify are manual
+// trees (man1/ inside) that man reads as they are, as README.md says
+// (MANPATH=docs/man/svc man svc-run-open), and the page shown is titled
+// with its own name.
+func TestManPagesReadInPlace(t *testing.T) {
+	if _, err := exec.LookPath("man"); err != nil {
+		t.Skip("man is not installed")
+	}
+	for _, tc := range []struct{ tree, page, title string }{
+		{"svc", "svc-run-open", "SVC-RUN-OPEN(1)"},
+		{"svc-verify", "svc-verify-verify", "SVC-VERIFY-VERIFY(1)"},
+	} {
+		abs, err := filepath.Abs(filepath.Join(manDir, tc.tree))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command("man", tc.page)
+		cmd.Env = append(os.Environ(), "MANPATH="+abs, "MANPAGER=cat", "PAGER=cat", "MANWIDTH=100")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("MANPATH=%s man %s: %v\n%s", abs, tc.page, err, out)
+		}
+		if first := strings.SplitN(strings.TrimSpace(string(out)), "\n", 2)[0]; !strings.HasPrefix(first, tc.title) {
+			t.Errorf("man %s: header %q, want it to start with %s", tc.page, first, tc.title)
 		}
 	}
 }

@@ -131,8 +131,8 @@ func TestUseLinePlaceholders(t *testing.T) {
 		for i := 1; i < len(spans); i += 2 {
 			words := strings.Fields(strings.ReplaceAll(spans[i], "\x00", "|"))
 			root, ok := roots[words[0]]
-			if !ok {
-				continue
+			if !ok || (len(words) > 1 && words[1] == "completion") {
+				continue // cobra adds completion when it runs: its shells are its subcommands
 			}
 			c, n := root, 1
 			for n < len(words) {

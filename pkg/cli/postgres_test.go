@@ -4,10 +4,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"net/http"
+	"net/url"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/svc-gov/svc/internal/loadgen"
 	"github.com/svc-gov/svc/pkg/api"
@@ -21,10 +29,7 @@ import (
 // the close happens on the other, and a second close on the first is
 // refused.
 func TestTwoServersOnePostgres(t *testing.T) {
-	dsn := os.Getenv("SVC_TEST_POSTGRES_DSN")
-	if dsn == "" {
-		t.Skip("SVC_TEST_POSTGRES_DSN not set: start one with scripts/postgres.sh start (make unit does)")
-	}
+	dsn := postgresSchemaDSN(t)
 	data := t.TempDir()
 	org := "two-" + vpec.NewID("")[:8]
 	key := newOrgKey(t, org, "--database", dsn, "--data-dir", data)
@@ -80,6 +85,116 @@ func TestTwoServersOnePostgres(t *testing.T) {
 	if code := post(urlA, "/api/v1/runs/"+run.RunID+"/close", nil, &eb); code != 409 || eb.Error.Code != api.CodeRunSealed {
 		t.Fatalf("second close on A: %d %+v", code, eb)
 	}
+}
+
+// TestServersDisagreeOnKeysPostgres: servers on one PostgreSQL database
+// with different data directories used to each create their own signing
+// key and TSA, so a run opened on one and closed on another was INVALID
+// (UNKNOWN SIGNING KEY) against the first one's trust bundle. The first
+// server records the service identity; a server with other key material
+// refuses to start naming both key ids, and one with none creates none.
+func TestServersDisagreeOnKeysPostgres(t *testing.T) {
+	dsn := postgresSchemaDSN(t)
+	dataA := t.TempDir()
+	_, procA := startServe(t, dataA, "--database", dsn)
+	keyA := strings.TrimSpace(svcOut(t, "serve", "trust-bundle", "--data-dir", dataA))
+	bundleA, err := signing.ParseBundle([]byte(keyA))
+	if err != nil {
+		t.Fatal(err)
+	}
+	idA := bundleA.KeyIDs()[0]
+
+	// C: key material of its own (svc keygen + svc tsa init lay out a data
+	// directory), the same database, while A is serving.
+	dataC := t.TempDir()
+	svcOut(t, "tsa", "init", "--dir", filepath.Join(dataC, "tsa"))
+	svcOut(t, "keygen", "--dir", dataC)
+	bundleC, err := signing.ParseBundle([]byte(svcOut(t, "serve", "trust-bundle", "--data-dir", dataC)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	idC := bundleC.KeyIDs()[0]
+	out, code := serveOnce(t, dataC, "--database", dsn)
+	if code != 4 || !strings.Contains(out, "signs with key "+idA+", this server with key "+idC) ||
+		!strings.Contains(out, "hint: every server on one database must hold the same key material: copy signing-key.pem and tsa/ from the data directory of a server with signing key "+idA) {
+		t.Fatalf("server C with other keys: exit %d\n%s", code, out)
+	}
+
+	// D: no key material at all: refused, and no keys created.
+	dataD := t.TempDir()
+	out, code = serveOnce(t, dataD, "--database", dsn)
+	if code != 4 || !strings.Contains(out, "the database belongs to the service with signing key "+idA) {
+		t.Fatalf("server D without keys: exit %d\n%s", code, out)
+	}
+	if _, err := os.Stat(filepath.Join(dataD, "signing-key.pem")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("server D created a signing key: %v", err)
+	}
+
+	// A restarted on its own material is the same service.
+	procA.Process.Signal(os.Interrupt)
+	procA.Wait()
+	startServe(t, dataA, "--database", dsn)
+}
+
+// serveOnce runs svc serve until it exits (a refused start) and returns
+// its output and exit code; a server that starts is killed and fails the
+// test.
+func serveOnce(t *testing.T, dataDir string, extra ...string) (string, int) {
+	t.Helper()
+	args := append([]string{"serve", "--data-dir", dataDir, "--addr", "127.0.0.1:0"}, extra...)
+	cmd := exec.Command("svc", args...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return out.String(), ee.ExitCode()
+		}
+		return out.String(), 0
+	case <-time.After(time.Minute):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("svc serve did not exit (it should refuse to start):\n%s", out.String())
+		return "", 0
+	}
+}
+
+// postgresSchemaDSN returns a DSN of SVC_TEST_POSTGRES_DSN's database whose
+// search_path is a fresh schema, dropped when the test ends (a database
+// records one service identity: tests with key material of their own
+// need a database of their own). Without SVC_TEST_POSTGRES_DSN the test
+// is skipped.
+func postgresSchemaDSN(t *testing.T) string {
+	t.Helper()
+	base := os.Getenv("SVC_TEST_POSTGRES_DSN")
+	if base == "" {
+		t.Skip("SVC_TEST_POSTGRES_DSN not set: start one with scripts/postgres.sh start (make unit does)")
+	}
+	ctx := context.Background()
+	admin, err := pgxpool.New(ctx, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(admin.Close)
+	schema := "svc_cli_" + strings.ToLower(vpec.NewID("")[:8])
+	if _, err := admin.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { admin.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE") })
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
 }
 
 func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }

@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"fmt"
-
 	"github.com/spf13/cobra"
 
 	"github.com/svc-gov/svc/pkg/cli/internal/present"
@@ -15,19 +13,25 @@ func (a *app) queueCmd() *cobra.Command {
 	status := &cobra.Command{
 		Use:   "status",
 		Short: "Print how many entries wait in the queue",
-		Args:  cobra.NoArgs,
+		Long: `Print how many entries wait in the queue of this base URL and API key (or
+--queue-path), and which other queues hold entries: a run queued against
+another base URL (or with another key) waits in a queue of its own, which
+'svc queue flush' delivers only with that --base-url. Reading the status
+creates and changes nothing.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return sco.do(func(p *client.Pipeline) error {
-				n, err := p.PendingQueueCount()
-				if err != nil {
-					return &Error{Code: ExitFailure, Err: err}
-				}
-				if sco.output == outputJSON {
-					return a.writeJSON(map[string]any{"pending": n, "queue_path": p.QueuePath()})
-				}
-				fmt.Fprintf(a.streams.Out, "%d pending in %s\n", n, p.QueuePath())
-				return nil
-			})
+			if err := checkOutput(sco.output); err != nil {
+				return err
+			}
+			st, err := client.StatusOf(client.Options{APIKey: sco.apiKey, BaseURL: sco.baseURL, QueuePath: sco.queuePath})
+			if err != nil {
+				return &Error{Code: ExitUsage, Err: err, Hint: "check --base-url and --api-key (SVC_BASE_URL, SVC_API_KEY)"}
+			}
+			if sco.output == outputJSON {
+				return a.writeJSON(st)
+			}
+			present.QueueStatus(a.streams.Out, st, a.name)
+			return nil
 		},
 	}
 	sco.add(status)

@@ -60,6 +60,9 @@ notice through the SMTP server given by --smtp.`,
 				return err
 			}
 			defer st.Close()
+			if err := checkIdentity(cmdContext(cmd), st, m, o.data.dir()); err != nil {
+				return err
+			}
 			res, err := server.Publish(cmdContext(cmd), st, m.Signer, o.signedBy, p, mailer, time.Now())
 			if err != nil {
 				if errors.Is(err, store.ErrExists) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/svc-gov/svc/pkg/dashboard"
 	"github.com/svc-gov/svc/pkg/server"
 	"github.com/svc-gov/svc/pkg/server/setup"
 )
@@ -111,6 +112,20 @@ func (a *app) runServe(ctx context.Context, o *serveOptions) error {
 		}
 		defer unlock()
 	}
+	if o.tsaFallbackBuiltin && len(o.tsaURLs) == 0 {
+		return errorf(ExitUsage, "add --tsa-url URL, or leave --tsa-fallback-builtin out: the built-in authority is used by default", "--tsa-fallback-builtin needs --tsa-url")
+	}
+	st, where, err := o.data.open(ctx, a.streams.Err)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	// A database that already belongs to a service never gets new keys
+	// from a server with an empty data directory: they would not verify
+	// against the service's trust bundle.
+	if err := setup.CheckMaterialPresent(ctx, st, o.data.dir()); err != nil {
+		return identityError(err, o.data.dir())
+	}
 	m, created, err := server.LoadOrCreateMaterial(o.data.dir())
 	if err != nil {
 		return materialError(err)
@@ -121,14 +136,13 @@ func (a *app) runServe(ctx context.Context, o *serveOptions) error {
 			a.name, o.data.dir(), m.Signer.KeyID(), created.SigningKey, created.TSA, a.name, o.data.dir())
 		log.Warn("created new service key material", "signing_key", m.Signer.KeyID(), "key_file", created.SigningKey, "tsa_dir", created.TSA)
 	}
-	if o.tsaFallbackBuiltin && len(o.tsaURLs) == 0 {
-		return errorf(ExitUsage, "add --tsa-url URL, or leave --tsa-fallback-builtin out: the built-in authority is used by default", "--tsa-fallback-builtin needs --tsa-url")
-	}
-	st, where, err := o.data.open(ctx, a.streams.Err)
+	recorded, err := setup.CheckIdentity(ctx, st, m, o.data.dir(), time.Now())
 	if err != nil {
-		return err
+		return identityError(err, o.data.dir())
 	}
-	defer st.Close()
+	if recorded {
+		log.Info("recorded the service identity in the database: every server on it must hold this key material", "signing_key", m.Signer.KeyID(), "store", where)
+	}
 	tsa := setup.Timestamper(o.tsaURLs, o.tsaFallbackBuiltin, m.TSA, log)
 	if len(o.tsaURLs) == 0 {
 		log.Info("timestamping with the built-in TSA", "tsa", m.TSA.Certificate().Subject.CommonName)
@@ -156,6 +170,11 @@ func (a *app) runServe(ctx context.Context, o *serveOptions) error {
 	err = setup.Serve(ctx, srv, setup.HTTP{Addr: o.addr, ShutdownTimeout: o.shutdown, Listening: func(addr net.Addr) error {
 		fmt.Fprintf(a.streams.Out, "svc: listening on http://%s (%s, signing key %s)\n", addr, where, m.Signer.KeyID())
 		fmt.Fprintf(a.streams.Out, "svc: dashboard at http://%[1]s/dashboard/ (sign in with an API key), offline verifier page at http://%[1]s/verify\n", addr)
+		if !dashboard.EmbeddedVerifyPage() {
+			// go build / go install: the page is generated, not committed.
+			fmt.Fprintf(a.streams.Out, "svc: this svc was built without the offline verifier page: /verify says how to build it (make build, or make web before go build)\n")
+			log.Warn("the offline verifier page is not built into this binary: /verify serves a page saying how to build it", "build", "make build (make web, then go build)")
+		}
 		log.Info("serving", "addr", addr.String(), "store", where, "signing_key", m.Signer.KeyID(), "data_dir", o.data.dir())
 		if o.addrFile != "" {
 			if err := os.WriteFile(o.addrFile, []byte(addr.String()+"\n"), 0o644); err != nil {

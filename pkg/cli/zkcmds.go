@@ -96,6 +96,14 @@ and proofs are no better than the operator's word.`,
 				return materialError(err)
 			}
 			in.Operator = "svc key " + m.Signer.KeyID()
+			st, _, err := data.openExisting(cmdContext(cmd))
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			if err := checkIdentity(cmdContext(cmd), st, m, data.dir()); err != nil {
+				return err
+			}
 			e, keys, err := zk.PrepareEntry(in, time.Now())
 			if err != nil {
 				return &Error{Code: ExitUsage, Err: err}
@@ -109,11 +117,6 @@ and proofs are no better than the operator's word.`,
 					return &Error{Code: ExitUsage, Err: fmt.Errorf("write proving key: %w", err)}
 				}
 			}
-			st, _, err := data.openExisting(cmdContext(cmd))
-			if err != nil {
-				return err
-			}
-			defer st.Close()
 			doc, err := server.PublishCircuit(cmdContext(cmd), st, m.Signer, signedBy, e, time.Now())
 			if err != nil {
 				if errors.Is(err, store.ErrExists) {

@@ -34,6 +34,10 @@ var (
 	// example a chain mismatch); they were moved to the dead-letter file
 	// <queue path>.rejected.jsonl.
 	ErrRejected = errors.New("svc client: queued entries rejected by the service")
+	// ErrNotFound: the service answered 404 not_found: it does not know
+	// the run (or resource) in the key's organisation, e.g. a run opened
+	// on another service.
+	ErrNotFound = errors.New("svc client: not found")
 	// ErrPipelineClosed: the Pipeline was closed.
 	ErrPipelineClosed = errors.New("svc client: pipeline is closed")
 	// ErrInvalidRecord: a record's parameters break the v1 record rules;
@@ -73,11 +77,13 @@ func (e *APIError) Error() string {
 	return b.String()
 }
 
-// Is reports whether e matches ErrRunSealed or ErrUnavailable.
+// Is reports whether e matches ErrRunSealed, ErrNotFound or ErrUnavailable.
 func (e *APIError) Is(target error) bool {
 	switch target {
 	case ErrRunSealed:
 		return e.Code == api.CodeRunSealed
+	case ErrNotFound:
+		return e.Status == http.StatusNotFound && e.Code == api.CodeNotFound
 	case ErrUnavailable:
 		return transientStatus(e.Status)
 	}

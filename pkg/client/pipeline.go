@@ -157,27 +157,9 @@ type Pipeline struct {
 // NewPipeline checks opts, applies defaults and opens (and locks) the
 // queue file. It makes no network call.
 func NewPipeline(opts Options) (*Pipeline, error) {
-	key := opts.APIKey
-	if key == "" {
-		key = os.Getenv(EnvAPIKey)
-	}
-	if key == "" {
-		return nil, ErrNoAPIKey
-	}
-	env, ok := vpec.EnvironmentOf(key)
-	if !ok {
-		return nil, ErrInvalidAPIKey
-	}
-	base := opts.BaseURL
-	if base == "" {
-		base = os.Getenv(EnvBaseURL)
-	}
-	if base == "" {
-		base = DefaultBaseURL
-	}
-	base = strings.TrimRight(base, "/")
-	if u, err := url.Parse(base); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("svc client: base URL %q must be http(s)://host[:port]", base)
+	key, base, env, err := resolve(opts)
+	if err != nil {
+		return nil, err
 	}
 	wf := opts.WorkflowID
 	if wf == "" {
@@ -216,9 +198,56 @@ func NewPipeline(opts Options) (*Pipeline, error) {
 	if err != nil {
 		return nil, err
 	}
+	if opts.QueuePath == "" {
+		// The default file's name is a hash: say whose it is, for
+		// ReadQueue (svc queue status).
+		writeQueueMeta(path, base, p.keyID)
+	}
 	p.q = q
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	return p, nil
+}
+
+// resolve applies the defaults of the key and base URL (the environment,
+// then DefaultBaseURL) and checks them.
+func resolve(opts Options) (key, base string, env vpec.Environment, err error) {
+	key = opts.APIKey
+	if key == "" {
+		key = os.Getenv(EnvAPIKey)
+	}
+	if key == "" {
+		return "", "", "", ErrNoAPIKey
+	}
+	env, ok := vpec.EnvironmentOf(key)
+	if !ok {
+		return "", "", "", ErrInvalidAPIKey
+	}
+	base = opts.BaseURL
+	if base == "" {
+		base = os.Getenv(EnvBaseURL)
+	}
+	if base == "" {
+		base = DefaultBaseURL
+	}
+	base = strings.TrimRight(base, "/")
+	if u, err := url.Parse(base); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", "", "", fmt.Errorf("svc client: base URL %q must be http(s)://host[:port]", base)
+	}
+	return key, base, env, nil
+}
+
+// QueuePathFor is the queue file a Pipeline made with opts uses (its
+// QueuePath, or the default one for its base URL and key), found without
+// opening or creating anything.
+func QueuePathFor(opts Options) (string, error) {
+	if opts.QueuePath != "" {
+		return opts.QueuePath, nil
+	}
+	key, base, _, err := resolve(opts)
+	if err != nil {
+		return "", err
+	}
+	return DefaultQueuePath(base, key), nil
 }
 
 // DefaultQueuePath is the queue file a Pipeline uses for a base URL and API
@@ -241,6 +270,9 @@ func (p *Pipeline) Environment() vpec.Environment { return p.env }
 
 // WorkflowID is the pipeline's workflow identity.
 func (p *Pipeline) WorkflowID() string { return p.workflowID }
+
+// BaseURL is the address of the service the pipeline talks to.
+func (p *Pipeline) BaseURL() string { return p.baseURL }
 
 // QueuePath is the durable queue file of the pipeline.
 func (p *Pipeline) QueuePath() string { return p.q.path }

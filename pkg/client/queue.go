@@ -122,8 +122,35 @@ func (q *queue) load() error {
 	}
 	q.size = complete
 	offset := q.readOffset()
-	var bad [][]byte
-	boundary := offset == 0
+	pending, bad, boundary := parseEntries(data, offset)
+	for _, e := range pending {
+		q.pending = append(q.pending, e)
+		q.perRun[e.RunID]++
+	}
+	if !boundary || offset > q.size {
+		// The sidecar does not match the file (it was truncated after a
+		// full flush and the sidecar not yet reset): all lines are new.
+		q.pending, q.perRun, bad = nil, map[string]int{}, nil
+		q.persisted = -1
+		q.delivered = 0
+		return q.reload()
+	}
+	q.delivered, q.persisted = offset, offset
+	for _, line := range bad {
+		q.deadLetter(line, "unreadable queue line")
+	}
+	if len(q.pending) == 0 {
+		return q.compact()
+	}
+	return nil
+}
+
+// parseEntries parses the complete lines of a queue file (data ends with a
+// newline or is empty) past the delivered offset: the pending entries,
+// the lines that are no entry, and whether offset falls on a line
+// boundary (if not, the sidecar does not match the file).
+func parseEntries(data []byte, offset int64) (pending []entry, bad [][]byte, boundary bool) {
+	boundary = offset == 0
 	var pos int64
 	for len(data) > 0 {
 		i := bytes.IndexByte(data, '\n')
@@ -144,25 +171,9 @@ func (q *queue) load() error {
 		}
 		e.end = pos
 		e.recordID = recordIDOf(e)
-		q.pending = append(q.pending, e)
-		q.perRun[e.RunID]++
+		pending = append(pending, e)
 	}
-	if !boundary || offset > q.size {
-		// The sidecar does not match the file (it was truncated after a
-		// full flush and the sidecar not yet reset): all lines are new.
-		q.pending, q.perRun, bad = nil, map[string]int{}, nil
-		q.persisted = -1
-		q.delivered = 0
-		return q.reload()
-	}
-	q.delivered, q.persisted = offset, offset
-	for _, line := range bad {
-		q.deadLetter(line, "unreadable queue line")
-	}
-	if len(q.pending) == 0 {
-		return q.compact()
-	}
-	return nil
+	return pending, bad, boundary
 }
 
 // reload parses the whole file again with offset 0.

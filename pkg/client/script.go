@@ -28,7 +28,22 @@ var (
 	ErrRunStillOpen = errors.New("a run is still open")
 	// ErrStateLock: the state file's lock file cannot be made or locked.
 	ErrStateLock = errors.New("cannot lock the run state")
+	// ErrOtherService: StateFile.Continue with a pipeline of another
+	// service than the one the run was opened on (an *OtherServiceError).
+	ErrOtherService = errors.New("the run was opened on another service")
 )
+
+// OtherServiceError is the error of StateFile.Continue when the state
+// file's run was opened on another base URL than the pipeline's; it
+// matches ErrOtherService. Nothing was sent.
+type OtherServiceError struct{ RunID, OpenedOn, BaseURL, Path string }
+
+func (e *OtherServiceError) Error() string {
+	return fmt.Sprintf("run %s in %s was opened on %s, not on %s", e.RunID, e.Path, e.OpenedOn, e.BaseURL)
+}
+
+// Is matches ErrOtherService.
+func (e *OtherServiceError) Is(target error) bool { return target == ErrOtherService }
 
 // RunStillOpenError is the error of StateFile.Open when the file's run is
 // not closed yet; it matches ErrRunStillOpen.
@@ -161,8 +176,10 @@ func (s StateFile) Open(ctx context.Context, newPipeline func() (*Pipeline, erro
 
 // Continue locks the state file, loads its run and restores it on the
 // pipeline newPipeline makes for the run's workflow (errors matching
-// ErrNoOpenRun or ErrBadState when there is no usable state; an error of
-// newPipeline is returned as is). Release the ScriptRun after.
+// ErrNoOpenRun or ErrBadState when there is no usable state, an
+// *OtherServiceError when the pipeline's base URL is not the one the run
+// was opened on; an error of newPipeline is returned as is). Release the
+// ScriptRun after.
 func (s StateFile) Continue(newPipeline func(workflowID string) (*Pipeline, error)) (*ScriptRun, error) {
 	unlock, err := s.Lock()
 	if err != nil {
@@ -179,6 +196,12 @@ func (s StateFile) Continue(newPipeline func(workflowID string) (*Pipeline, erro
 		return nil, err
 	}
 	sr := &ScriptRun{Pipeline: p, file: s, unlock: unlock}
+	// Another service does not know the run (it would answer 404 to a
+	// record or a close): say so before sending anything.
+	if st.BaseURL != "" && st.BaseURL != p.BaseURL() {
+		sr.Release()
+		return nil, &OtherServiceError{RunID: st.RunID, OpenedOn: st.BaseURL, BaseURL: p.BaseURL(), Path: s.path()}
+	}
 	if sr.Run, err = p.RestoreRun(st); err != nil {
 		sr.Release()
 		return nil, fmt.Errorf("%w: %w", ErrBadState, err)
@@ -187,35 +210,67 @@ func (s StateFile) Continue(newPipeline func(workflowID string) (*Pipeline, erro
 }
 
 // CloseTo closes the run, writes its VPEC to out and saves the state. out
-// must not exist unless force (an error matching fs.ErrExist, checked
-// before the run is closed). When the service was unreachable the VPEC
-// written is the unsigned offline one (res.Offline) and the state file
-// remembers it, so that ReplaceStateCopies writes the signed VPEC over it
-// later.
+// must not exist unless force (an error matching fs.ErrExist), and must be
+// writable: both are checked before the run is closed, so a refused out
+// leaves the run open and nothing changed. If writing out still fails
+// after the close (a full disk), the state is saved as closed and the
+// error is a *VPECWriteError saying where the VPEC can be had again.
+// When the service was unreachable the VPEC written is the unsigned
+// offline one (res.Offline) and the state file remembers it, so that
+// ReplaceStateCopies writes the signed VPEC over it later.
 func (r *ScriptRun) CloseTo(ctx context.Context, out string, force bool) (*VPECResult, error) {
-	if _, err := os.Stat(out); err == nil && !force {
+	if _, err := os.Lstat(out); err == nil && !force {
 		return nil, fmt.Errorf("%s: %w", out, fs.ErrExist)
+	}
+	if err := fsutil.CheckWritable(out); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrOutNotWritable, err)
 	}
 	res, err := r.Run.Close(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if force {
-		os.Remove(out)
-	}
-	if err := fsutil.WriteNew(out, res.Raw, 0o644); err != nil {
-		return nil, err
-	}
 	st := r.Run.State()
-	if res.Offline {
+	var werr error
+	if force {
+		werr = fsutil.WriteReplace(out, res.Raw, 0o644)
+	} else {
+		werr = fsutil.WriteNew(out, res.Raw, 0o644)
+	}
+	if werr == nil && res.Offline {
 		c, err := NewUnsignedCopy(r.Run.ID(), out, res.Raw)
 		if err != nil {
 			return nil, err
 		}
 		st.UnsignedCopies = append(st.UnsignedCopies, c)
 	}
-	return res, r.file.Save(st)
+	if err := r.file.Save(st); err != nil {
+		return res, errors.Join(err, werr)
+	}
+	if werr != nil {
+		return res, &VPECWriteError{RunID: r.Run.ID(), VPECID: res.VPEC.VPECID, Path: out, Offline: res.Offline, Err: werr}
+	}
+	return res, nil
 }
+
+// ErrOutNotWritable: CloseTo's out cannot be written (checked before the
+// run is closed).
+var ErrOutNotWritable = errors.New("cannot write the VPEC file")
+
+// VPECWriteError is CloseTo's error when the run was closed but its VPEC
+// could not be written to Path. The run is closed and the state file says
+// so; the signed VPEC is kept by the service (svc vpec get RunID), or, for
+// an offline close (Offline), will be once the queue is flushed.
+type VPECWriteError struct {
+	RunID, VPECID, Path string
+	Offline             bool
+	Err                 error
+}
+
+func (e *VPECWriteError) Error() string {
+	return fmt.Sprintf("run %s is closed (VPEC %s), but its VPEC could not be written: %v", e.RunID, e.VPECID, e.Err)
+}
+
+func (e *VPECWriteError) Unwrap() error { return e.Err }
 
 // ReplaceStateCopies writes the signed VPEC over each unsigned offline
 // VPEC the state file lists whose run the service has sealed

@@ -13,7 +13,10 @@ import (
 // command line keeps it in a state file) so that a later process continues
 // the same chain, even while the service is unreachable.
 type RunState struct {
-	RunID              string            `json:"run_id"`
+	RunID string `json:"run_id"`
+	// BaseURL is the address of the service the run was opened on
+	// (absent in state files written before it was kept).
+	BaseURL            string            `json:"base_url,omitempty"`
 	WorkflowID         string            `json:"workflow_id"`
 	OrgID              string            `json:"org_id,omitempty"`
 	Environment        vpec.Environment  `json:"environment"`
@@ -34,7 +37,7 @@ type RunState struct {
 func (r *Run) State() RunState {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	st := RunState{RunID: r.id, WorkflowID: r.workflowID, OrgID: r.orgID, Environment: r.env,
+	st := RunState{RunID: r.id, BaseURL: r.p.baseURL, WorkflowID: r.workflowID, OrgID: r.orgID, Environment: r.env,
 		PolicySnapshotHash: r.policySnapshotHash, Sequence: r.seq, BaseSequence: r.baseSeq,
 		ChainHash: vpec.FormatHash(r.prev), LastCommitment: r.lastCommitment, Sealed: r.sealed,
 		Records: make([]json.RawMessage, len(r.bodies)), UnsignedCopies: slices.Clone(r.copies)}

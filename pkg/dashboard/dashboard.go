@@ -166,6 +166,15 @@ func New(cfg Config) (*Dashboard, error) {
 	return d, nil
 }
 
+// EmbeddedVerifyPage reports whether this binary embeds the offline
+// verifier page (pkg/dashboard/verifypage/verify.html, written by make web
+// before go build). Without it /verify serves a page saying how to build
+// it: what a plain go build or go install gives.
+func EmbeddedVerifyPage() bool {
+	_, err := fs.Stat(verifyFS, "verifypage/verify.html")
+	return err == nil
+}
+
 // VerifyBuilt reports whether /verify serves the offline verifier page
 // (false when this binary was built without it: /verify then says how to
 // build it).

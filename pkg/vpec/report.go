@@ -1,6 +1,10 @@
 package vpec
 
-import "time"
+import (
+	"slices"
+	"strings"
+	"time"
+)
 
 // Status is the outcome of one verification check.
 type Status string
@@ -85,7 +89,11 @@ type Report struct {
 	IsClean         bool       `json:"is_clean"`
 	Records         int        `json:"records"`
 	Gaps            int        `json:"gaps"`
-	Checks          []Check    `json:"checks"`
+	// ChecksFailed and ChecksErrored count the records whose check result
+	// is fail and error: what Options.RequirePassed refuses.
+	ChecksFailed  int     `json:"checks_failed"`
+	ChecksErrored int     `json:"checks_errored"`
+	Checks        []Check `json:"checks"`
 	// Disclosed lists what the transparent and selective records disclose,
 	// set only when the disclosures check passed (escape it before
 	// printing: it is data from the document).
@@ -105,6 +113,9 @@ type Report struct {
 	// requireClean is Options.RequireClean: a valid VPEC that is not
 	// clean is INVALID — NOT CLEAN.
 	requireClean bool
+	// requirePassed is Options.RequirePassed: a valid VPEC with a failed
+	// or errored check is INVALID — NOT PASSED.
+	requirePassed bool
 
 	// genTime is the verified genTime of the VPEC's timestamp, at full
 	// precision (zero when the timestamp did not verify).
@@ -182,6 +193,11 @@ func (r *Report) finish() {
 	case r.Unreadable:
 		r.Valid = false
 		r.Verdict = "UNREADABLE — " + f.Code
+	case f == nil && r.requirePassed && !r.Passed():
+		// Authentic, and a recorded check failed or hit an error, and
+		// the caller asked for every check to pass (--require-passed).
+		r.Valid = false
+		r.Verdict = VerdictNotPassed
 	case f == nil && r.requireClean && !r.IsClean:
 		// Authentic, with governance gaps or declared chain breaks, and
 		// the caller asked for clean (svc verify --require-clean).
@@ -194,8 +210,22 @@ func (r *Report) finish() {
 		// get the signed one (docs/FORMATS.md, "Unsigned offline VPEC").
 		r.Verdict = CodeUnsignedOffline + ": fetch the signed one with " + r.fetchHint
 	case f.MissingTrust:
-		r.Verdict = "UNVERIFIED — " + f.Code
+		// Every item of trust material that was missing is named, in
+		// check order, so that adding one does not reveal the next.
+		r.Verdict = "UNVERIFIED — " + strings.Join(r.missingCodes(), ", ")
 	default:
 		r.Verdict = "INVALID — " + f.Code
 	}
+}
+
+// missingCodes returns the codes of the checks that failed for want of
+// trust material, in check order, each once.
+func (r *Report) missingCodes() []string {
+	var codes []string
+	for _, c := range r.Checks {
+		if c.Status == Fail && c.MissingTrust && !slices.Contains(codes, c.Code) {
+			codes = append(codes, c.Code)
+		}
+	}
+	return codes
 }

@@ -48,6 +48,13 @@ type Options struct {
 	// RequireClean makes a valid VPEC that is not clean (governance gaps,
 	// declared chain breaks) INVALID — NOT CLEAN, matching ErrNotClean.
 	RequireClean bool
+	// RequirePassed makes a valid VPEC with a record whose check result
+	// is fail or error (NotPassedCodes) INVALID — NOT PASSED, matching
+	// ErrNotPassed. Clean and passed are separate: a VPEC with no gaps
+	// can hold a failed check, and one with gaps can have every check
+	// pass. With both set and both broken, the verdict is NOT PASSED and
+	// the error matches ErrNotClean too.
+	RequirePassed bool
 	// Extra are checks made outside this package (svc's replay audit of
 	// a Bounded Inference trace), run in order after the built-in checks
 	// on any input that is a JSON document. Each returns its check and
@@ -114,6 +121,7 @@ func Verify(doc []byte, opts Options) (*Report, error) {
 	}
 	r := verify(doc, opts)
 	r.requireClean = opts.RequireClean
+	r.requirePassed = opts.RequirePassed
 	if !r.Unreadable {
 		for i, x := range opts.Extra {
 			c, applied, err := x(doc)
@@ -212,6 +220,7 @@ func (r *Report) fill(v *VPEC) {
 	r.Environment, r.IssuedAt, r.SigningKeyID = string(v.Environment), v.IssuedAt, v.SigningKeyID
 	r.ProofLevelFloor, r.IsClean = v.ProofLevelFloor, v.IsClean
 	r.Records, r.Gaps = len(v.Records), len(v.Gaps)
+	r.ChecksFailed, r.ChecksErrored = CountNotPassed(v.Records)
 }
 
 var (

@@ -22,6 +22,10 @@ var (
 	// ErrNotClean: the VPEC is authentic but has governance gaps and
 	// Options.RequireClean is set. It also matches ErrInvalid.
 	ErrNotClean = errors.New("VPEC not clean")
+	// ErrNotPassed: the VPEC is authentic but a recorded check failed or
+	// hit an error and Options.RequirePassed is set. It also matches
+	// ErrInvalid.
+	ErrNotPassed = errors.New("VPEC not passed: a check failed or hit an error")
 	// ErrUnsignedOffline: the document is a client's unsigned offline
 	// copy, not a credential. It also matches ErrInvalid.
 	ErrUnsignedOffline = errors.New("unsigned offline VPEC")
@@ -39,10 +43,18 @@ type VerificationError struct {
 	// Verdict is the report's verdict, e.g. "INVALID — CHAIN MISMATCH".
 	Verdict string
 	// Check is a copy of the check the verdict names; nil when the
-	// verdict names none (NOT CLEAN under RequireClean).
+	// verdict names none (NOT CLEAN under RequireClean, NOT PASSED under
+	// RequirePassed).
 	Check *Check
 	kind  error
+	// alsoNotClean: a NOT PASSED verdict whose VPEC is not clean either,
+	// under RequireClean.
+	alsoNotClean bool
 }
+
+// VerdictNotPassed is the verdict of a valid VPEC with a failed or errored
+// check under Options.RequirePassed.
+const VerdictNotPassed = "INVALID — NOT PASSED (--require-passed)"
 
 func (e *VerificationError) Error() string {
 	if e.Check != nil && e.Check.Message != "" {
@@ -51,14 +63,16 @@ func (e *VerificationError) Error() string {
 	return "vpec: " + e.Verdict
 }
 
-// Is matches the error's kind; ErrNotClean and ErrUnsignedOffline also
-// match ErrInvalid.
+// Is matches the error's kind; ErrNotClean, ErrNotPassed and
+// ErrUnsignedOffline also match ErrInvalid.
 func (e *VerificationError) Is(target error) bool {
 	switch target {
 	case e.kind:
 		return true
 	case ErrInvalid:
-		return e.kind == ErrNotClean || e.kind == ErrUnsignedOffline
+		return e.kind == ErrNotClean || e.kind == ErrNotPassed || e.kind == ErrUnsignedOffline
+	case ErrNotClean:
+		return e.alsoNotClean
 	}
 	return false
 }
@@ -73,6 +87,9 @@ func (r *Report) err() error {
 	switch {
 	case r.Unreadable:
 		e.kind = ErrUnreadable
+	case f == nil && r.Verdict == VerdictNotPassed:
+		e.kind = ErrNotPassed
+		e.alsoNotClean = r.requireClean && !r.IsClean
 	case f == nil:
 		e.kind = ErrNotClean
 	case f.Code == CodeUnsignedOffline:

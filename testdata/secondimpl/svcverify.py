@@ -715,7 +715,11 @@ class Report:
         real = [c for c in failed if not c.get("missing_trust")]
         if real:
             return "INVALID \u2014 " + real[0]["code"], 1
-        return "UNVERIFIED \u2014 " + failed[0]["code"], 3
+        codes = []
+        for c in failed:
+            if c["code"] not in codes:
+                codes.append(c["code"])
+        return "UNVERIFIED \u2014 " + ", ".join(codes), 3
 
 
 def chain_walk(d):

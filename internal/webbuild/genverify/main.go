@@ -10,11 +10,12 @@ import (
 	"os"
 
 	"github.com/svc-gov/svc/internal/webbuild"
+	"github.com/svc-gov/svc/pkg/cli/clicore"
 )
 
 func main() {
 	out := flag.String("o", webbuild.DefaultOut, "page to write")
-	version := flag.String("version", "dev", "version stated in the page")
+	version := flag.String("version", clicore.BuildVersion().Version, "version stated in the page (default: this build's version, as svc states its own)")
 	flag.Parse()
 	dir, err := os.Getwd()
 	if err != nil {

@@ -109,10 +109,10 @@ func NewRoot(name, short, long string, s *Streams, cfg Config) (*cobra.Command, 
 			return a.LoadConfig(cmd)
 		},
 	}
-	// --version prints what 'NAME version' prints first.
+	// --version prints exactly what 'NAME version' prints.
 	bv := BuildVersion()
 	root.Version = bv.Version
-	root.SetVersionTemplate(fmt.Sprintf("%s %s (commit %s, %s, %s)\n", name, bv.Version, orUnknown(bv.Commit), bv.GoVersion, bv.Platform))
+	root.SetVersionTemplate(strings.NewReplacer("{{", "{{`{{`}}").Replace(bv.Line(name)) + "\n")
 	root.SetIn(s.In)
 	root.SetOut(s.Out)
 	root.SetErr(s.Err)
@@ -188,13 +188,6 @@ func AddEnumCompletions(c *cobra.Command, values map[string][]string) {
 	for _, sub := range c.Commands() {
 		AddEnumCompletions(sub, values)
 	}
-}
-
-func orUnknown(s string) string {
-	if s == "" {
-		return "unknown"
-	}
-	return s
 }
 
 // envName is the environment variable that sets the flag name:

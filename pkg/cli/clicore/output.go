@@ -118,6 +118,21 @@ func (a *App) Mark(st vpec.Status) string {
 	}
 }
 
+// MarkCheck is Mark for a check's line: a check that failed only for want
+// of trust material (a trust bundle without a TSA root, a profile or
+// circuit entry not given) is marked [need] (a yellow ? on a terminal),
+// never with the mark of a failure: nothing was found wrong, something
+// was not checked.
+func (a *App) MarkCheck(c vpec.Check) string {
+	if c.Status != vpec.Fail || !c.MissingTrust {
+		return a.Mark(c.Status)
+	}
+	if !a.Streams.MarksOut() {
+		return "[need]"
+	}
+	return a.Palette().Yellow("?")
+}
+
 // Safe makes text from a document fit to print on a terminal: C0 and C1
 // controls, DEL, bidi controls, line and paragraph separators and invalid
 // UTF-8 are written as visible escapes (\x1b, \u202e), so no document can

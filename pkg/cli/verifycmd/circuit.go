@@ -53,11 +53,14 @@ func (o *circuitOptions) load(a *clicore.App) (*zk.Set, error) {
 	}
 	for _, p := range o.files {
 		if err := set.AddExplicit(p); err != nil {
-			hint := "--circuit takes a signed circuit entry JSON file ('svc registry get-circuit' writes one)"
 			if errors.Is(err, zk.ErrAmbiguous) {
-				hint = "pass each circuit entry once: which of the two is meant cannot be decided for you"
+				return nil, &clicore.Error{Code: clicore.ExitUsage, Err: err, Hint: "pass each circuit entry once: which of the two is meant cannot be decided for you"}
 			}
-			return nil, &clicore.Error{Code: clicore.ExitUsage, Err: err, Hint: hint}
+			// Named and not to be had: trust material missing (exit 3).
+			return nil, &clicore.Error{Code: clicore.ExitTrust, Err: err, Hint: "--circuit takes a signed circuit entry JSON file ('svc registry get-circuit' writes one)"}
+		}
+		if err := wrongKind(set.Explicit(), "--circuit", p); err != nil {
+			return nil, err
 		}
 	}
 	return set, nil

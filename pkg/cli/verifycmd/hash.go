@@ -2,6 +2,7 @@ package verifycmd
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 
@@ -32,7 +33,8 @@ func Hash(a *clicore.App) *cobra.Command {
 		Short: "Compute or confirm the commitment hash of a plaintext input",
 		Long: `Compute the commitment hash (sha256:<64 hex>) of a plaintext input: the
 argument's bytes, a file (--file, streamed in constant memory), or standard
-input when neither is given. With --expect, confirm that the input matches
+input when neither is given. An argument is always the text itself, even
+when a file has that name (a warning says so: use --file). With --expect, confirm that the input matches
 a commitment hash from a VPEC.
 
 --algorithm poseidon2 computes the Poseidon2 commitment instead
@@ -89,6 +91,12 @@ func runHash(a *clicore.App, o *hashOptions, args []string) error {
 	case len(args) == 1:
 		h, err = commitment.SumAlgorithm(alg, []byte(args[0]))
 		n = int64(len(args[0]))
+		// "svc hash model.onnx" hashes the 10 bytes of the name: say so
+		// when the argument names a file (the hash is still printed).
+		if st, serr := os.Stat(args[0]); serr == nil && st.Mode().IsRegular() {
+			fmt.Fprintf(a.Streams.Err, "%s: warning: hashed the text %q (%d bytes), not the file of that name; to hash the file: %s hash --file %s\n",
+				a.Name, clicore.Safe(args[0]), n, a.Name, clicore.Safe(args[0]))
+		}
 	case o.file == "" && a.Streams.InIsTTY:
 		// Nothing given and nothing piped: waiting silently on a terminal
 		// looks like a hang.

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/svc-gov/svc/pkg/cli/clicore"
+	"github.com/svc-gov/svc/pkg/document"
 	"github.com/svc-gov/svc/pkg/profile"
 	"github.com/svc-gov/svc/pkg/signing"
 	"github.com/svc-gov/svc/pkg/vpec"
@@ -31,12 +32,13 @@ type Audit struct {
 }
 
 type verifyOptions struct {
-	trust        clicore.TrustOptions
-	profiles     []string
-	profileDir   string
-	circuits     circuitOptions
-	output       string
-	requireClean bool
+	trust         clicore.TrustOptions
+	profiles      []string
+	profileDir    string
+	circuits      circuitOptions
+	output        string
+	requireClean  bool
+	requirePassed bool
 }
 
 // DefaultProfileDir is the cache of signed profiles verify reads.
@@ -58,7 +60,10 @@ const verifyLongTrust = `Trust material comes only from --trust-root or SVC_TRUS
 a config file; the report names the bundle and where it came from. Every
 --profile file is checked: a corrupt or forged one is PROFILE INVALID. A
 valid VPEC with gaps is VALID and not clean; --require-clean makes that
-exit 1.
+exit 1. Clean is not passed: a VPEC whose recorded checks include a fail
+or an error is VALID (the service attests the check ran and failed);
+--require-passed makes that exit 1 (NOT PASSED). skipped, degraded and
+override results pass the gate.
 
 Exit codes: 0 VALID, 1 INVALID, 2 usage or unreadable input (empty,
 binary, not JSON), 3 trust material (trust bundle, TSA root, profile,
@@ -91,6 +96,7 @@ func Verify(a *clicore.App, audit *Audit) *cobra.Command {
 	cmd.Flags().StringVar(&o.profileDir, "profile-dir", "", "directory of cached signed profiles (default: svc/profiles in the user cache directory; env SVC_PROFILE_DIR)")
 	o.circuits.add(cmd)
 	cmd.Flags().BoolVar(&o.requireClean, "require-clean", false, "treat governance gaps and declared chain breaks as invalid (exit 1)")
+	cmd.Flags().BoolVar(&o.requirePassed, "require-passed", false, "treat a recorded check whose result is fail or error as invalid (exit 1); skipped, degraded and override pass")
 	if audit != nil && audit.AddFlags != nil {
 		audit.AddFlags(cmd)
 	}
@@ -125,11 +131,15 @@ func runVerify(a *clicore.App, o *verifyOptions, audit *Audit, path string) erro
 	// bytes are refused.
 	for _, p := range o.profiles {
 		if err := set.AddExplicit(p); err != nil {
-			hint := "--profile takes a signed model profile JSON file"
 			if errors.Is(err, profile.ErrAmbiguous) {
-				hint = "pass each profile once: which of the two is meant cannot be decided for you"
+				return &clicore.Error{Code: clicore.ExitUsage, Err: err, Hint: "pass each profile once: which of the two is meant cannot be decided for you"}
 			}
-			return &clicore.Error{Code: clicore.ExitUsage, Err: err, Hint: hint}
+			// A profile named and not to be had is trust material
+			// missing, as a --trust-root that does not exist is.
+			return &clicore.Error{Code: clicore.ExitTrust, Err: err, Hint: "--profile takes a signed model profile JSON file ('svc registry get HASH' prints one)"}
+		}
+		if err := wrongKind(set.Explicit(), "--profile", p); err != nil {
+			return err
 		}
 	}
 	// Verification allocates about ten times the document's size and the
@@ -140,7 +150,7 @@ func runVerify(a *clicore.App, o *verifyOptions, audit *Audit, path string) erro
 	if err != nil {
 		return err
 	}
-	opts := vpec.Options{Trust: trust, Profiles: set, RequireClean: o.requireClean, Proofs: &zk.Verifier{Trust: trust, Circuits: circuits}}
+	opts := vpec.Options{Trust: trust, Profiles: set, RequireClean: o.requireClean, RequirePassed: o.requirePassed, Proofs: &zk.Verifier{Trust: trust, Circuits: circuits}}
 	if audit != nil && audit.Run != nil {
 		opts.Extra = append(opts.Extra, func(doc []byte) (vpec.Check, bool, error) { return audit.Run(doc, trust, set) })
 	}
@@ -165,6 +175,12 @@ func runVerify(a *clicore.App, o *verifyOptions, audit *Audit, path string) erro
 		}
 	} else {
 		PrintReport(a, report)
+		if c := report.Check(vpec.CheckSignature); c != nil && c.Code == codeUnknownSigningKey {
+			// The checks after it fail too (timestamp, proofs): say
+			// what they most likely have in common.
+			fmt.Fprintf(a.Streams.Err, "%s: hint: the VPEC is signed by key %s, and %s holds key(s) %s: it is probably not the trust bundle of the service that issued this VPEC; get that service's (%s, or 'svc serve trust-bundle' on it) and verify again\n",
+				a.Name, clicore.Safe(report.SigningKeyID), clicore.Safe(o.trust.TrustRoot), strings.Join(trust.KeyIDs(), ", "), trustBundlePath)
+		}
 	}
 	if code != clicore.ExitValid {
 		return clicore.ExitError{Code: code}
@@ -197,7 +213,7 @@ func PrintReport(a *clicore.App, r *vpec.Report) {
 			fmt.Fprintf(w, "  %s %s: %s\n", a.Mark(c.Status), safe(c.Message), safe(strings.Join(names, ", ")))
 			continue
 		}
-		fmt.Fprintf(w, "  %s %s\n", a.Mark(c.Status), safe(c.Message))
+		fmt.Fprintf(w, "  %s %s\n", a.MarkCheck(c), safe(c.Message))
 		if (c.Status == vpec.Fail || c.Status == vpec.Warn) && !(len(c.Details) == 1 && strings.HasSuffix(c.Message, c.Details[0])) {
 			for i, d := range c.Details {
 				if i == 10 {
@@ -212,6 +228,10 @@ func PrintReport(a *clicore.App, r *vpec.Report) {
 	if r.ProofLevelFloor != "" && r.Check(vpec.CheckSchema).Status == vpec.Pass {
 		fmt.Fprintf(w, "  proof_level_floor: %s\n", p.Bold(safe(string(r.ProofLevelFloor))))
 	}
+	// Only an authentic VPEC's counts mean anything (no check failed).
+	if r.Check(vpec.CheckSchema).Status == vpec.Pass && r.FirstFailure() == nil && !r.Passed() {
+		fmt.Fprintf(w, "  %s\n", p.Yellow(fmt.Sprintf("not passed: %s; --require-passed exits 1", notPassed(r))))
+	}
 	verdict := safe(r.Verdict)
 	switch {
 	case r.Valid && r.IsClean:
@@ -223,4 +243,49 @@ func PrintReport(a *clicore.App, r *vpec.Report) {
 		verdict = p.Red(verdict)
 	}
 	fmt.Fprintln(w, verdict)
+}
+
+// notPassed says how many recorded checks failed or hit an error.
+func notPassed(r *vpec.Report) string {
+	var parts []string
+	if r.ChecksFailed > 0 {
+		parts = append(parts, fmt.Sprintf("%d check(s) failed", r.ChecksFailed))
+	}
+	if r.ChecksErrored > 0 {
+		parts = append(parts, fmt.Sprintf("%d check(s) hit an error", r.ChecksErrored))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// codeUnknownSigningKey is the signature check's documented code
+// (docs/FORMATS.md) for a key the trust bundle does not hold.
+const codeUnknownSigningKey = "UNKNOWN SIGNING KEY"
+
+// trustBundlePath is where a service publishes its trust bundle.
+const trustBundlePath = "GET /.well-known/svc/trust-bundle.pem"
+
+// wrongKind returns a usage error when the last explicit file of a set
+// (given with flag) is not a document of the set's kind but of the other
+// kind: a signed circuit entry given to --profile, or a model profile
+// given to --circuit. Other unparseable files are left to the checks
+// (PROFILE INVALID, ...).
+func wrongKind(files []document.SetFile, flag, path string) error {
+	if len(files) == 0 || files[len(files)-1].Err == nil {
+		return nil
+	}
+	doc, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	switch flag {
+	case "--profile":
+		if _, err := zk.ParseEntry(doc); err == nil {
+			return &clicore.Error{Code: clicore.ExitUsage, Err: fmt.Errorf("%s is a signed circuit entry, not a model profile", clicore.Safe(path)), Hint: "pass it with --circuit " + clicore.Safe(path)}
+		}
+	case "--circuit":
+		if _, err := profile.Parse(doc); err == nil {
+			return &clicore.Error{Code: clicore.ExitUsage, Err: fmt.Errorf("%s is a model profile, not a signed circuit entry", clicore.Safe(path)), Hint: "pass it with --profile " + clicore.Safe(path)}
+		}
+	}
+	return nil
 }

@@ -23,16 +23,7 @@ func Version(a *clicore.App) *cobra.Command {
 			if output == clicore.OutputJSON {
 				return a.WriteJSON(v)
 			}
-			w := a.Streams.Out
-			fmt.Fprintf(w, "%s %s", a.Name, v.Version)
-			if v.Commit != "" {
-				fmt.Fprintf(w, " (%s", v.Commit)
-				if v.Date != "" {
-					fmt.Fprintf(w, ", %s", v.Date)
-				}
-				fmt.Fprint(w, ")")
-			}
-			fmt.Fprintf(w, " %s %s\n", v.GoVersion, v.Platform)
+			fmt.Fprintln(a.Streams.Out, v.Line(a.Name))
 			return nil
 		},
 	}

@@ -88,3 +88,19 @@ func OrUnknown(s string) string {
 	}
 	return s
 }
+
+// QueueStatus prints svc queue status: the queue's pending count, then
+// each other queue holding entries and how to deliver them.
+func QueueStatus(w io.Writer, st client.QueueStatus, name string) {
+	if st.Path != "" {
+		fmt.Fprintf(w, "%d pending in %s\n", st.Pending, st.Path)
+	}
+	for _, q := range st.Others {
+		switch {
+		case q.BaseURL != "":
+			fmt.Fprintf(w, "%d pending for %s (key %s) in %s: deliver them with: %s queue flush --base-url %s\n", q.Pending, q.BaseURL, q.KeyID, q.Path, name, q.BaseURL)
+		default:
+			fmt.Fprintf(w, "%d pending for another service or key in %s (its address was not recorded): deliver them with %s queue flush --base-url URL --api-key KEY of that service\n", q.Pending, q.Path, name)
+		}
+	}
+}
