@@ -28,7 +28,12 @@ type awsBackend struct {
 }
 
 func openAWS(ctx context.Context, u *URI, opts Options) (*Signer, error) {
-	lo := []func(*config.LoadOptions) error{config.WithHTTPClient(opts.httpClient())}
+	var lo []func(*config.LoadOptions) error
+	if opts.HTTPClient != nil {
+		// Otherwise the SDK builds its own client, which also honours
+		// AWS_CA_BUNDLE (a custom *http.Client cannot take it).
+		lo = append(lo, config.WithHTTPClient(opts.HTTPClient))
+	}
 	region := opts.AWSRegion
 	if strings.HasPrefix(u.AWSKey, "arn:") {
 		// arn:PARTITION:kms:REGION:ACCOUNT:...
