@@ -29,13 +29,14 @@ demo: setup build ort ## svc quickstart end to end, svc-verify on its VPEC, a ta
 
 test: setup lint unit fuzz ## everything CI runs
 
-unit: ## go test ./... with a throwaway PostgreSQL server, the Hugging Face tokenizers oracle and snarkjs, then the race detector on server, client, stores, held inference outputs and asynchronous traces
+unit: ## go test ./... with a throwaway PostgreSQL server, the Hugging Face tokenizers oracle, snarkjs and SoftHSM2 (PKCS#11 keys), then the race detector on server, client, stores, held inference outputs and asynchronous traces
 	@set -e; \
 	export SVC_ORT_LIB=$$(scripts/install-ort.sh); \
 	SVC_HF_TOKENIZERS=$$(scripts/install-tokenizers.sh); export SVC_HF_TOKENIZERS; \
 	SVC_SNARKJS=$$(scripts/install-snarkjs.sh); export SVC_SNARKJS; \
 	SVC_CHROMIUM=$$(scripts/install-chromium.sh); export SVC_CHROMIUM; \
 	SVC_QEMU=$$(scripts/install-qemu.sh); export SVC_QEMU SVC_REQUIRE_QEMU=1; \
+	SVC_SOFTHSM=$$(scripts/install-softhsm.sh); export SVC_SOFTHSM SVC_REQUIRE_SOFTHSM=1; \
 	dsn=$$(scripts/postgres.sh start | sed -n 's/^SVC_TEST_POSTGRES_DSN=//p'); \
 	test -n "$$dsn" || { echo "unit: PostgreSQL did not start (scripts/postgres.sh start)"; exit 1; }; \
 	trap 'scripts/postgres.sh stop >/dev/null 2>&1' EXIT; \
@@ -53,7 +54,7 @@ lint: ## gofmt and go vet
 	$(GO) vet ./...
 	CGO_ENABLED=0 $(GO) build ./...   # svc-verify and cross-compiled svc build without cgo
 	GOOS=js GOARCH=wasm $(GO) vet ./cmd/svc-verify-wasm ./pkg/webverify   # the offline verifier page's WebAssembly
-	CGO_ENABLED=0 $(GO) test ./pkg/inference   # and say they have no ONNX Runtime
+	CGO_ENABLED=0 $(GO) test ./pkg/inference ./pkg/keys   # and say they have no ONNX Runtime or PKCS#11
 
 interop: ## opt-in: cosign v2.6.5 (built once into the cache: ~4 min, 1.8 GB of modules cold) verifies svc export bundles and in-toto attestations
 	@set -e; \
