@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/digitorus/pkcs7"
 	"github.com/miekg/pkcs11"
 
 	"github.com/svc-gov/svc/internal/softhsmtest"
@@ -91,6 +92,28 @@ func TestPKCS11SoftHSM(t *testing.T) {
 				}
 				if err := cert.CheckSignatureFrom(cert); err != nil {
 					t.Fatalf("certificate signed on the token does not verify: %v", err)
+				}
+				// And CMS SignedData, as the built-in TSA's tokens are
+				// made (pkg/timestamp passes its crypto.Signer to
+				// digitorus/pkcs7 the same way).
+				sd, err := pkcs7.NewSignedData([]byte("TSTInfo stand-in"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				sd.SetDigestAlgorithm(pkcs7.OIDDigestAlgorithmSHA256)
+				if err := sd.AddSigner(cert, s, pkcs7.SignerInfoConfig{}); err != nil {
+					t.Fatalf("pkcs7 AddSigner with the PKCS#11 signer: %v", err)
+				}
+				der, err = sd.Finish()
+				if err != nil {
+					t.Fatal(err)
+				}
+				p7, err := pkcs7.Parse(der)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := p7.Verify(); err != nil {
+					t.Fatalf("CMS signature made on the token does not verify: %v", err)
 				}
 			}
 			assertNotExportable(t, tk, "signing-key")
