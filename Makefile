@@ -36,7 +36,7 @@ demo: setup build ort ## svc quickstart end to end, svc-verify on its VPEC, a ta
 
 test: setup lint unit fuzz ## everything CI runs
 
-unit: ## go test ./... with throwaway PostgreSQL and MariaDB servers, a loopback witness (omniwitness), the Hugging Face tokenizers oracle and snarkjs, then the race detector on server, client, stores, transparency log, held inference outputs and asynchronous traces
+unit: ## go test ./... with throwaway PostgreSQL and MariaDB servers, a loopback witness (omniwitness), SoftHSM2 (PKCS#11 keys), the Hugging Face tokenizers oracle and snarkjs, then the race detector on server, client, stores, transparency log, held inference outputs and asynchronous traces
 	@set -e; \
 	export SVC_ORT_LIB=$$(scripts/install-ort.sh); \
 	SVC_HF_TOKENIZERS=$$(scripts/install-tokenizers.sh); export SVC_HF_TOKENIZERS; \
@@ -44,6 +44,7 @@ unit: ## go test ./... with throwaway PostgreSQL and MariaDB servers, a loopback
 	SVC_CHROMIUM=$$(scripts/install-chromium.sh); export SVC_CHROMIUM; \
 	SVC_QEMU=$$(scripts/install-qemu.sh); export SVC_QEMU SVC_REQUIRE_QEMU=1; \
 	SVC_OMNIWITNESS=$$(scripts/install-witness.sh); export SVC_OMNIWITNESS SVC_REQUIRE_WITNESS=1; \
+	SVC_SOFTHSM=$$(scripts/install-softhsm.sh); export SVC_SOFTHSM SVC_REQUIRE_SOFTHSM=1; \
 	dsn=$$(scripts/postgres.sh start | sed -n 's/^SVC_TEST_POSTGRES_DSN=//p'); \
 	test -n "$$dsn" || { echo "unit: PostgreSQL did not start (scripts/postgres.sh start)"; exit 1; }; \
 	trap 'scripts/postgres.sh stop >/dev/null 2>&1; scripts/mariadb.sh stop >/dev/null 2>&1' EXIT; \
@@ -64,7 +65,7 @@ lint: ## gofmt and go vet
 	$(GO) vet ./...
 	CGO_ENABLED=0 $(GO) build ./...   # svc-verify and cross-compiled svc build without cgo
 	GOOS=js GOARCH=wasm $(GO) vet ./cmd/svc-verify-wasm ./pkg/webverify   # the offline verifier page's WebAssembly
-	CGO_ENABLED=0 $(GO) test ./pkg/inference   # and say they have no ONNX Runtime
+	CGO_ENABLED=0 $(GO) test ./pkg/inference ./pkg/keys   # and say they have no ONNX Runtime or PKCS#11
 
 interop: ## opt-in: cosign v2.6.5 (built once into the cache: ~4 min, 1.8 GB of modules cold) verifies svc export bundles and in-toto attestations
 	@set -e; \

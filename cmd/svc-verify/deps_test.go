@@ -26,6 +26,12 @@ var forbidden = []struct{ path, why string }{
 	{"github.com/yalue/onnxruntime_go/...", "ONNX Runtime is svc's replay audit"},
 	{"github.com/svc-gov/svc/pkg/cli", "pkg/cli builds the whole svc tree; svc-verify uses pkg/cli/verifycmd"},
 	{"github.com/spf13/viper/...", "viper links net/http; svc-verify reads its config with clicore.FileConfig"},
+	{"github.com/svc-gov/svc/pkg/keys/...", "signing keys (HSM, KMS) belong to svc; the verifier reads pkg/trustroot"},
+	{"github.com/miekg/pkcs11/...", "PKCS#11 (cgo) is for signing only"},
+	{"github.com/aws/...", "AWS KMS signing belongs to svc"},
+	{"github.com/sigstore/sigstore/pkg/signature/kms/...", "Vault transit signing belongs to svc"},
+	{"github.com/hashicorp/...", "Vault transit signing belongs to svc"},
+	{"golang.org/x/oauth2/...", "Cloud KMS signing belongs to svc"},
 }
 
 // pending are forbidden edges still to be removed, each allowed only while
@@ -67,6 +73,7 @@ func TestViolations(t *testing.T) {
 		{[]string{"github.com/svc-gov/svc/pkg/server", "github.com/svc-gov/svc/pkg/serverless"}, 1},
 		{[]string{"github.com/svc-gov/svc/pkg/cli", "github.com/svc-gov/svc/pkg/cli/verifycmd"}, 1},
 		{[]string{"github.com/yalue/onnxruntime_go"}, 1},
+		{[]string{"github.com/svc-gov/svc/pkg/keys", "github.com/miekg/pkcs11", "github.com/svc-gov/svc/pkg/trustroot"}, 2},
 	}
 	for _, c := range cases {
 		if got := violations(c.deps); len(got) != c.want {
