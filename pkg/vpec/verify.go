@@ -991,10 +991,24 @@ func reviewTimes(runID string, r *Record, trust *signing.Bundle) (st sessionTime
 	if st.close, err = verifyTST(rv.CheckCloseTST, CheckCloseData(rv.SessionID, r.CommitmentHash), trust); err != nil {
 		return st, fmt.Errorf("check_close_tst: %w", err)
 	}
-	if d := st.close.Sub(st.open); d < time.Duration(rv.MinDurationSeconds)*time.Second {
-		return st, fmt.Errorf("%w: review lasted %s, less than its minimum of %ds", ErrReviewTooShort, d.Round(time.Millisecond), rv.MinDurationSeconds)
+	if !LastedAtLeast(st.open, st.close, rv.MinDurationSeconds) {
+		return st, fmt.Errorf("%w: review lasted %s, less than its minimum of %ds", ErrReviewTooShort, st.close.Sub(st.open).Round(time.Millisecond), rv.MinDurationSeconds)
 	}
 	return st, nil
+}
+
+// LastedAtLeast reports whether closed is at least seconds seconds after
+// open, exactly: to the nanosecond, and for every int64 seconds (a review's
+// min_duration_seconds may be up to 2^40, whose nanoseconds no int64
+// holds: time.Duration(seconds)*time.Second would wrap around). Exact for
+// any two times of years 0 to 9999, which is every time a document or a
+// time-stamp token can state.
+func LastedAtLeast(open, closed time.Time, seconds int64) bool {
+	s := closed.Unix() - open.Unix()
+	if closed.Nanosecond() < open.Nanosecond() {
+		s-- // the fraction borrows one second: s whole seconds and less than one more
+	}
+	return s >= seconds
 }
 
 func verifyTST(b64 string, data []byte, trust *signing.Bundle) (time.Time, error) {
