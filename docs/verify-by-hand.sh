@@ -49,6 +49,8 @@ field() { jq -r "$1" "$VPEC"; }
 
 # Step 1: a JSON text at all (exit 2 if not), then one JSON object without
 # duplicate keys (I-JSON).
+[ "$(wc -c < "$VPEC")" -le 268435456 ] ||
+  fail 2 "schema: the document is larger than the 268435456 byte (256 MiB) limit (TOO LARGE)"
 [ -n "$(tr -d ' \t\r\n' < "$VPEC" | head -c 1)" ] || fail 2 "schema: the document is empty"
 [ -z "$(LC_ALL=C tr -d '\t\r\n -\377' < "$VPEC" | head -c 1)" ] ||
   fail 2 "schema: not JSON: binary data (a control byte)"

@@ -169,22 +169,10 @@ func verify(doc []byte, opts Options) *Report {
 // and p is the parsed document; otherwise p is nil and the report is
 // finished, every other check not_applicable.
 func schemaReport(doc []byte) (r *Report, _ *parsed) {
-	r = &Report{}
 	if err := document.CheckInput(doc); err != nil {
-		// Not a JSON document at all (empty, binary, not UTF-8, a BOM,
-		// too large): say so in words, and run nothing else.
-		r.Unreadable = true
-		code := "NOT JSON"
-		if errors.Is(err, document.ErrTooLarge) {
-			code = "TOO LARGE"
-		}
-		r.Checks = append(r.Checks, Check{Name: CheckSchema, Status: Fail, Code: code, Message: "unreadable input: " + err.Error()})
-		for _, n := range checks[1:] {
-			r.Checks = append(r.Checks, Check{Name: n, Status: NotApplicable, Message: NotCheckedUnreadable})
-		}
-		r.finish()
-		return r, nil
+		return unreadableReport(err), nil
 	}
+	r = &Report{}
 	p := parse(doc)
 	r.fill(&p.v)
 	if len(p.schemaErrs) == 0 {
@@ -205,6 +193,40 @@ func schemaReport(doc []byte) (r *Report, _ *parsed) {
 	}
 	r.Checks = append(r.Checks, Check{Name: CheckSchema, Status: Pass, Message: fmt.Sprintf("schema valid (%s, %d records)", Schema, len(p.v.Records))})
 	return r, &p
+}
+
+// unreadableReport is the report on input that is not a JSON document at
+// all (empty, binary, not UTF-8, a BOM, too large): it says so in words,
+// and nothing else runs.
+func unreadableReport(err error) *Report {
+	r := &Report{Unreadable: true}
+	code := "NOT JSON"
+	if errors.Is(err, document.ErrTooLarge) {
+		code = "TOO LARGE"
+	}
+	r.Checks = append(r.Checks, Check{Name: CheckSchema, Status: Fail, Code: code, Message: "unreadable input: " + err.Error()})
+	for _, n := range checks[1:] {
+		r.Checks = append(r.Checks, Check{Name: n, Status: NotApplicable, Message: NotCheckedUnreadable})
+	}
+	r.finish()
+	return r
+}
+
+// VerifyUnreadable returns what Verify returns for input that could not
+// be read as a document, err saying why: a document too large to read
+// (err matching document.ErrTooLarge, verdict UNREADABLE — TOO LARGE) or
+// not a JSON text (UNREADABLE — NOT JSON). A caller that refuses a stream
+// past document.MaxSize bytes without reading it whole (svc-verify does)
+// reports it with this, so every input gets a report. The options are
+// validated as by Verify; the error matches ErrUnreadable.
+func VerifyUnreadable(cause error, opts Options) (*Report, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	r := unreadableReport(cause)
+	r.requireClean = opts.RequireClean
+	r.finish()
+	return r, r.err()
 }
 
 func (r *Report) fill(v *VPEC) {

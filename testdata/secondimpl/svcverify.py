@@ -169,9 +169,30 @@ class Trust:
 
 # ------------------------------------------------------------------ reading the document
 
+def read_input(path):
+    """The bytes of a file, read no further than MAX_DOC + 1: a larger
+    document is refused before it is read whole (FORMATS.md, JSON
+    conventions), and its verdict is UNREADABLE — TOO LARGE all the same."""
+    with open(path, "rb") as f:
+        st = os.fstat(f.fileno())
+        if st.st_size > MAX_DOC and os.path.isfile(path):
+            return TooLarge(st.st_size)
+        data = f.read(MAX_DOC + 1)
+    return TooLarge(-1) if len(data) > MAX_DOC else data
+
+
+class TooLarge(bytes):
+    """Stands for a document above MAX_DOC bytes that was not read."""
+
+    def __new__(cls, size):
+        o = super().__new__(cls, b"")
+        o.size = size
+        return o
+
+
 def read_document(data: bytes):
     """Returns the parse tree, or raises Fail with NOT JSON / TOO LARGE / SCHEMA ERROR."""
-    if len(data) > MAX_DOC:
+    if isinstance(data, TooLarge) or len(data) > MAX_DOC:
         raise Fail("TOO LARGE", "the document is larger than 256 MiB")
     if not data.strip(b" \t\r\n"):
         raise Fail("NOT JSON", "the document is empty")
@@ -1349,7 +1370,7 @@ def batch_job(job):
         trust = Trust(job["trust_root"])
     except (OSError, ValueError) as e:
         return {"file": job["file"], "verdict": "UNVERIFIED: %s" % e, "exit": 3, "checks": []}
-    data = open(job["file"], "rb").read()
+    data = read_input(job["file"])
     if job.get("kind") == "profile":
         try:
             verify_profile(data, trust)
@@ -1446,7 +1467,7 @@ def main(argv):
     except (OSError, ValueError) as e:
         print("UNVERIFIED: %s" % e, file=sys.stderr)
         return 3
-    data = open(pos[0], "rb").read()
+    data = read_input(pos[0])
     if cmd == "verify-profile":
         try:
             verify_profile(data, trust)
