@@ -2,29 +2,36 @@ package vpec
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
 // checkEvidence checks that every claimed proof level has its evidence
 // (decision D6; docs/FORMATS.md, "Claims and their evidence"):
-//   - mathematical: only on a pre_conditions or post_conditions record of a
-//     bound_committed_inference stage, in a VPEC that also holds the
-//     operator_bound inference record of such a stage (v1 carries no
-//     proofs, so this is the only evidence a mathematical claim can have);
+//   - mathematical: a zk_proof of a condition circuit (the zk_proofs check
+//     verifies it), or else a pre_conditions or post_conditions record of
+//     a bound_committed_inference stage that belongs to the decomposition
+//     of an operator_bound inference record of this VPEC: the inference
+//     record's check is this record's check without its last ":" and
+//     what follows (docs/BOUNDED.md names the parts <check>:<part>), its
+//     stage_part is inference, its stage_type bound_committed_inference,
+//     and it commits to the same input (the same commitment_hash). Any
+//     operator_bound record of another check or input is not evidence;
 //   - operator_bound: a bounded_inference block, and witnessed: a review
 //     block (the schema requires each block with its level and only with
 //     it; the profile and reviews checks verify them);
-//   - verifiable_inference: never in v1 (the zk_proofs check fails it).
+//   - verifiable_inference: a zk_proof (the zk_proofs check).
 func checkEvidence(p parsed) Check {
 	c := Check{Name: CheckEvidence}
-	anchor := false
-	math := 0
+	type inference struct{ check, commitment string }
+	anchors := map[inference]bool{}
 	for i := range p.v.Records {
 		r := &p.v.Records[i]
-		if r.ProofLevel == OperatorBound && r.BoundedInference != nil && r.StageType == StageBoundCommittedInference {
-			anchor = true
+		if r.ProofLevel == OperatorBound && r.BoundedInference != nil && r.StageType == StageBoundCommittedInference && r.StagePart == StagePartInference {
+			anchors[inference{r.Check, r.CommitmentHash}] = true
 		}
 	}
+	math := 0
 	for i := range p.v.Records {
 		r := &p.v.Records[i]
 		switch r.ProofLevel {
@@ -34,10 +41,17 @@ func checkEvidence(p parsed) Check {
 				// Its own evidence: the zk_proofs check verifies it.
 				break
 			}
-			if r.StageType != StageBoundCommittedInference || (r.StagePart != StagePartPre && r.StagePart != StagePartPost) {
-				c.Details = append(c.Details, fmt.Sprintf("sequence %d (%s) claims mathematical, but is not a pre_conditions or post_conditions record of a %s stage", r.Sequence, r.Check, StageBoundCommittedInference))
-			} else if !anchor {
-				c.Details = append(c.Details, fmt.Sprintf("sequence %d (%s) claims mathematical, but the VPEC holds no operator_bound %s inference record", r.Sequence, r.Check, StageBoundCommittedInference))
+			base, part := r.Check, ""
+			if i := strings.LastIndexByte(r.Check, ':'); i >= 0 {
+				base, part = r.Check[:i], r.Check[i+1:]
+			}
+			switch {
+			case r.StageType != StageBoundCommittedInference || (r.StagePart != StagePartPre && r.StagePart != StagePartPost):
+				c.Details = append(c.Details, fmt.Sprintf("sequence %d (%s) claims mathematical without a proof, but is not a pre_conditions or post_conditions record of a %s stage", r.Sequence, r.Check, StageBoundCommittedInference))
+			case part == "":
+				c.Details = append(c.Details, fmt.Sprintf("sequence %d (%s) claims mathematical without a proof, but its check does not name a decomposition's part (<check>:<part>)", r.Sequence, r.Check))
+			case !anchors[inference{base, r.CommitmentHash}]:
+				c.Details = append(c.Details, fmt.Sprintf("sequence %d (%s) claims mathematical without a proof, but the VPEC holds no operator_bound %s inference record of check %q on the same input (commitment_hash %s)", r.Sequence, r.Check, StageBoundCommittedInference, base, shortHash(r.CommitmentHash)))
 			}
 		case OperatorBound:
 			if r.BoundedInference == nil {
@@ -54,7 +68,7 @@ func checkEvidence(p parsed) Check {
 	}
 	c.Status, c.Message = Pass, "every claimed proof level has its evidence"
 	if math > 0 {
-		c.Message = fmt.Sprintf("every claimed proof level has its evidence (%d mathematical record(s): pre/post-conditions of a bound_committed_inference stage or proved conditions)", math)
+		c.Message = fmt.Sprintf("every claimed proof level has its evidence (%d mathematical record(s): proved conditions, or pre/post-conditions of an operator_bound inference of their check and input)", math)
 	}
 	return c
 }
