@@ -169,7 +169,7 @@ func TestTimesInNanoseconds(t *testing.T) {
 	requireTools(t)
 	py := python3(t)
 	cases := []struct {
-		open, close string // openssl's and GeneralizedTime's forms of the genTimes
+		open, close   string // openssl's and GeneralizedTime's forms of the genTimes
 		gOpen, gClose string
 		min           int64
 	}{

@@ -193,7 +193,9 @@ func TestEvidence(t *testing.T) {
 		{"inference of the check at execution", decomposition(true, func(r []vpec.Record) {
 			r[1].ProofLevel, r[1].BoundedInference = vpec.Execution, nil
 		}), false},
-		{"nested part names", decomposition(true, func(r []vpec.Record) { r[1].Check, r[0].Check, r[2].Check = "a:b", "a:b:tokenization", "a:b:threshold_check" }), true},
+		{"nested part names", decomposition(true, func(r []vpec.Record) {
+			r[1].Check, r[0].Check, r[2].Check = "a:b", "a:b:tokenization", "a:b:threshold_check"
+		}), true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := verify(t, f.sealAt(t, clk, tc.recs, nil), vpec.Options{Trust: f.trust})
