@@ -49,6 +49,8 @@ field() { jq -r "$1" "$VPEC"; }
 
 # Step 1: a JSON text at all (exit 2 if not), then one JSON object without
 # duplicate keys (I-JSON).
+[ "$(wc -c < "$VPEC")" -le 268435456 ] ||
+  fail 2 "schema: the document is larger than the 268435456 byte (256 MiB) limit (TOO LARGE)"
 [ -n "$(tr -d ' \t\r\n' < "$VPEC" | head -c 1)" ] || fail 2 "schema: the document is empty"
 [ -z "$(LC_ALL=C tr -d '\t\r\n -\377' < "$VPEC" | head -c 1)" ] ||
   fail 2 "schema: not JSON: binary data (a control byte)"
@@ -164,8 +166,8 @@ def gap($i):
     check("\($g).gap_type"; .gap_type | id),
     check("\($g).severity"; .severity | oneof(["Critical", "High", "Medium", "Low", "Informational"])),
     check("\($g).severity (fixed by its gap_type)";
-      {system_unavailable: "High", model_profile_missing: "Medium", sequence_missing: "High", chain_break: "Critical",
-       empty_run: "High"}
+      {system_unavailable: "High", model_profile_missing: "Medium", circuit_missing: "Medium", sequence_missing: "High",
+       chain_break: "Critical", empty_run: "High"}
       [.gap_type | strings] as $fixed | $fixed == null or .severity == $fixed),
     check("\($g).check"; .check | opt(name)),
     check("\($g).sequence"; .sequence | opt(int(-9007199254740991; 9007199254740991))),
@@ -214,6 +216,13 @@ if type != "object" then "the document is not a JSON object" else
 end'
 problems=$(jq -r "$SCHEMA_JQ" "$VPEC" 2>&1) || fail 1 "schema: $(printf '%s' "$problems" | tail -n 1)"
 [ -z "$problems" ] || fail 1 "schema: $(printf '%s\n' "$problems" | head -n 1)"
+# A zk_proof's proof is the canonical standard base64 of 1 to 1024 bytes:
+# another spelling or size is a schema error (whether the bytes are a proof
+# is the zk_proofs check's question).
+for i in $(field '.records | to_entries[] | select(.value.zk_proof != null) | .key'); do
+  n=$(field ".records[$i].zk_proof.proof" | b64d | wc -c) && [ "$n" -ge 1 ] && [ "$n" -le 1024 ] ||
+    fail 1 "schema: records[$i].zk_proof.proof is not the canonical standard base64 of 1-1024 bytes"
+done
 ok "schema: valid (svc.vpec/v1, $(field '.records | length') records)"
 
 # Step 3: check that `jq -cS` writes this document's RFC 8785 (JCS) bytes.
@@ -334,14 +343,17 @@ proofs=$(field '[.records[] | select(.zk_proof != null)] | length')
 [ "$proofs" -eq 0 ] || fail 3 "zk_proofs: $proofs zero-knowledge proof(s): a Groth16 pairing check is beyond shell tools; check them with svc-verify verify --circuit ENTRY"
 ok "zk_proofs: none present"
 
-# Step 8b: claims and their evidence: a mathematical record is a pre- or
-# post-condition of a bound_committed_inference stage, in a VPEC that holds
-# that stage's operator_bound inference record.
+# Step 8b: claims and their evidence: a mathematical record without a proof
+# is a pre- or post-condition <check>:<part> of a bound_committed_inference
+# stage whose operator_bound inference record (check <check>, the same
+# input: the same commitment_hash) is in the VPEC.
 EVIDENCE_JQ='
-  any(.records[]; .proof_level == "operator_bound" and .stage_type == "bound_committed_inference") as $anchor
+  [.records[] | select(.proof_level == "operator_bound" and .bounded_inference != null and
+     .stage_type == "bound_committed_inference" and .stage_part == "inference") | [.check, .commitment_hash]] as $inferences
   | [.records[] | select(.proof_level == "mathematical" and .zk_proof == null)
      | select((.stage_type == "bound_committed_inference" and
-         (.stage_part == "pre_conditions" or .stage_part == "post_conditions") and $anchor) | not)
+         (.stage_part == "pre_conditions" or .stage_part == "post_conditions") and (.check | test(":[^:]+\\z")) and
+         ([(.check | sub(":[^:]+\\z"; "")), .commitment_hash] as $own | any($inferences[]; . == $own))) | not)
      | .sequence | tostring] | join(", ")'
 bad=$(jq -r "$EVIDENCE_JQ" "$VPEC")
 [ -z "$bad" ] || fail 1 "evidence: record(s) $bad claim mathematical without its evidence"
@@ -351,15 +363,18 @@ ok "evidence: every claimed proof level has its evidence"
 TIME_JQ='
 def months: ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
 def two: tostring | if length < 2 then "0" + . else . end;
+def ns: (. // ".")[1:] + "000000000" | .[0:9] | tonumber;
 def rfc3339_epoch:
   capture("^(?<d>[0-9]{4}-[0-9]{2}-[0-9]{2})T(?<t>[0-9:]{8})(?<f>[.][0-9]+)?(?<z>Z|[+-][0-9]{2}:[0-9]{2})$")
   | (if .z == "Z" then 0 else (.z[1:3] | tonumber) * 3600 + (.z[4:6] | tonumber) * 60 end) as $off
   | (if .z[0:1] == "-" then -$off else $off end) as $off
-  | (.d + "T" + .t + "Z" | fromdateiso8601) + ("0" + (.f // "") | tonumber) - $off;
+  | [(.d + "T" + .t + "Z" | fromdateiso8601) - $off, (.f | ns)];
 def openssl_epoch:
   capture("^(?<m>[A-Z][a-z]{2}) +(?<d>[0-9]{1,2}) (?<t>[0-9:]{8})(?<f>[.][0-9]+)? (?<y>[0-9]{4}) GMT$")
   | .m as $m
-  | ("\(.y)-\(months | index($m) + 1 | two)-\(.d | two)T\(.t)Z" | fromdateiso8601) + ("0" + (.f // "") | tonumber);'
+  | [("\(.y)-\(months | index($m) + 1 | two)-\(.d | two)T\(.t)Z" | fromdateiso8601), (.f | ns)];
+def plus($s): [.[0] + $s, .[1]];
+def seconds_since($o): .[0] - $o[0] - (if .[1] < $o[1] then 1 else 0 end);'
 [ -s "$work/roots.pem" ] || fail 3 "timestamp: the trust bundle holds no TSA root CERTIFICATE"
 verify_tst() { # $1 name, $2 base64 TimeStampResp, $3 file of the time-stamped bytes; sets tst_time
   printf '%s' "$2" | b64d > "$work/$1.der" || fail 1 "$1: not canonical standard base64"
@@ -370,7 +385,7 @@ verify_tst() { # $1 name, $2 base64 TimeStampResp, $3 file of the time-stamped b
     sha256 | sha384 | sha512) ;;
     *) fail 1 "$1: the message imprint uses ${alg:-no known hash}; accepted: sha256, sha384, sha512" ;;
   esac
-  tst_time=$(sed -n 's/^Time stamp: //p' "$work/$1.txt" | jq -R "$TIME_JQ openssl_epoch")
+  tst_time=$(sed -n 's/^Time stamp: //p' "$work/$1.txt" | jq -cR "$TIME_JQ openssl_epoch")
   [ -n "$tst_time" ] || fail 1 "$1: cannot read the genTime"
   openssl ts -reply -in "$work/$1.der" -token_out -out "$work/$1.tst" 2>/dev/null ||
     fail 1 "$1: the response holds no token"
@@ -381,14 +396,14 @@ verify_tst() { # $1 name, $2 base64 TimeStampResp, $3 file of the time-stamped b
     fail 1 "$1: the CMS signature uses SHA-1 or MD5"
   fi
   if ! out=$(openssl ts -verify -data "$3" -in "$work/$1.der" -CAfile "$work/roots.pem" \
-    -untrusted "$work/$1-certs.pem" -attime "${tst_time%.*}" -partial_chain 2>&1); then
+    -untrusted "$work/$1-certs.pem" -attime "$(jq -n --argjson t "$tst_time" '$t[0]')" -partial_chain 2>&1); then
     why=$(printf '%s\n' "$out" | awk -F: '/:error:/ && !done { print $6 (NF > 9 ? ": " $NF : ""); done = 1 }')
     fail 1 "$1: not authentic: ${why:-openssl ts -verify failed}"
   fi
 }
 verify_tst timestamp "$(field .timestamp_rfc3161)" "$work/sig.bin"
-issued=$(field .issued_at | jq -R "$TIME_JQ rfc3339_epoch")
-jq -n -e --argjson t "$tst_time" --argjson i "$issued" '$t - $i <= 900 and $i - $t <= 900' >/dev/null ||
+issued=$(field .issued_at | jq -cR "$TIME_JQ rfc3339_epoch")
+jq -n -e --argjson t "$tst_time" --argjson i "$issued" "$TIME_JQ"' $t <= ($i | plus(900)) and $i <= ($t | plus(900))' >/dev/null ||
   fail 1 "timestamp: genTime is more than 15 minutes away from issued_at $(field .issued_at)"
 ok "timestamp: authentic (RFC 3161, $(sed -n 's/^Time stamp: //p' "$work/timestamp.txt"), within 15 min of issued_at)"
 
@@ -397,10 +412,10 @@ ok "timestamp: authentic (RFC 3161, $(sed -n 's/^Time stamp: //p' "$work/timesta
 # recorded_at or issued_at, less 300 s). Session genTimes: step 12.
 vpec_time=$tst_time
 TIMES_JQ="$TIME_JQ"'
-  ([(.records[].recorded_at, .issued_at) | rfc3339_epoch] | min - 300) as $floor
-  | (.records[] | select((.recorded_at | rfc3339_epoch) > $t + 300)
+  ([(.records[].recorded_at, .issued_at) | rfc3339_epoch] | min | plus(-300)) as $floor
+  | (.records[] | select((.recorded_at | rfc3339_epoch) > ($t | plus(300)))
       | "record \(.sequence): recorded_at \(.recorded_at) is after the VPEC timestamp (+5 min)"),
-    (.gaps[] | select((.timestamp | rfc3339_epoch) > $t + 300)
+    (.gaps[] | select((.timestamp | rfc3339_epoch) > ($t | plus(300)))
       | "gap \(.gap_id): timestamp \(.timestamp) is after the VPEC timestamp (+5 min)"),
     (.gaps[] | select((.timestamp | rfc3339_epoch) < $floor)
       | "gap \(.gap_id): timestamp \(.timestamp) is before the run")'
@@ -487,11 +502,11 @@ for i in $(field '.records | to_entries[] | select(.value.review != null) | .key
   opened=$tst_time
   printf '%s' "svc.check-close.v1:$session:$(field ".records[$i].commitment_hash")" > "$work/check-close.bin"
   verify_tst check_close_tst "$(field "$r.check_close_tst")" "$work/check-close.bin"
-  jq -n -e --argjson o "$opened" --argjson c "$tst_time" --argjson t "$vpec_time" '$o <= $t + 300 and $c <= $t + 300' \
+  jq -n -e --argjson o "$opened" --argjson c "$tst_time" --argjson t "$vpec_time" "$TIME_JQ"' $o <= ($t | plus(300)) and $c <= ($t | plus(300))' \
     >/dev/null || fail 1 "time: record $seq: the review's timestamps are after the VPEC timestamp (+5 min)"
   jq -n -e --argjson o "$opened" --argjson c "$tst_time" --argjson min "$(field "$r.min_duration_seconds")" \
-    '$c - $o >= $min' >/dev/null ||
-    fail 1 "reviews: record $seq: the review lasted $(jq -n "$tst_time - $opened") s, less than min_duration_seconds"
+    "$TIME_JQ"' ($c | seconds_since($o)) >= $min' >/dev/null ||
+    fail 1 "reviews: record $seq: the review lasted $(jq -n --argjson o "$opened" --argjson c "$tst_time" '$c[0] - $o[0] + ($c[1] - $o[1]) / 1e9') s, less than min_duration_seconds"
   reviews=$((reviews + 1))
 done
 sessions=0
@@ -506,7 +521,7 @@ for i in $(field '.records | to_entries[] | select(.value.check_session != null)
   verify_tst check_close_tst "$(field "$r.check_close_tst")" "$work/check-close.bin"
   jq -n -e --argjson o "$opened" --argjson c "$tst_time" '$c >= $o' >/dev/null ||
     fail 1 "reviews: record $seq: the check session closed before it opened"
-  jq -n -e --argjson o "$opened" --argjson c "$tst_time" --argjson t "$vpec_time" '$o <= $t + 300 and $c <= $t + 300' \
+  jq -n -e --argjson o "$opened" --argjson c "$tst_time" --argjson t "$vpec_time" "$TIME_JQ"' $o <= ($t | plus(300)) and $c <= ($t | plus(300))' \
     >/dev/null || fail 1 "time: record $seq: the check session's timestamps are after the VPEC timestamp (+5 min)"
   sessions=$((sessions + 1))
 done
@@ -550,8 +565,11 @@ def oneof($set): . as $v | any($set[]; . == $v);
 def count($lo; $hi): type == "number" and . == floor and . >= $lo and . <= $hi;
 def nonempty: type == "string" and length > 0;
 def check($what; f): if f then empty else "invalid \($what)" end;
+def opt($name; f): (has($name) | not) or (.[$name] | f);
+def classes: ["Linear", "LayerNorm", "Softmax", "GELU", "Dropout", "Other"];
 (keys - ["schema", "profile_id", "model_class", "architecture", "calibrated_gpu_classes", "calibration_passes",
-  "calibration_date", "safety_margin", "operators", "models", "signed_by", "signing_key_id", "profile_signature"]
+  "calibration_date", "safety_margin", "operators", "models", "drift_definition", "measured", "coverage",
+  "signed_by", "signing_key_id", "profile_signature"]
  | .[] | "unknown field \(.)"),
 (["schema", "profile_id", "model_class", "architecture", "calibrated_gpu_classes", "calibration_passes",
   "calibration_date", "safety_margin", "operators", "models", "signing_key_id", "profile_signature"] - keys
@@ -567,15 +585,23 @@ check("calibration_passes"; .calibration_passes | count(1; 1099511627776)),
 check("calibration_date"; .calibration_date | type == "string" and test("\\A[0-9]{4}-[0-9]{2}-[0-9]{2}\\z")),
 check("safety_margin"; .safety_margin | type == "number" and . >= 1 and . <= 1000),
 check("operators"; .operators | type == "object" and length > 0 and all(to_entries[];
-  (.key | oneof(["Linear", "LayerNorm", "Softmax", "GELU", "Dropout", "Other"])) and
+  (.key | oneof(classes)) and
   (.value | type == "object" and keys == ["p99", "p99_9", "p99_99"] and ([.p99, .p99_9, .p99_99] |
     all(.[]; type == "number" and . >= 0) and .[0] <= .[1] and .[1] <= .[2])))),
 check("models"; .models | type == "array" and length > 0 and
   ([.[].onnx_model_hash] | (unique | length) == length) and all(.[]; type == "object" and
   (keys - ["onnx_model_hash", "hub_model_id", "operator_counts"] | length == 0) and
-  (.onnx_model_hash | sha256) and ((has("hub_model_id") | not) or (.hub_model_id | type == "string")) and
+  (.onnx_model_hash | sha256) and opt("hub_model_id"; nonempty) and
   (.operator_counts | type == "object" and length > 0 and
    all(to_entries[]; (.key | oneof(["full", "production", "residual"])) and (.value | count(1; 4294967296)))))),
+check("drift_definition"; opt("drift_definition"; oneof(["svc.drift/v1", "svc.drift/v2"]))),
+check("measured"; opt("measured"; type == "object" and length > 0 and all(to_entries[]; (.key | oneof(classes)) and
+  (.value | type == "object" and keys == ["max", "p99", "p99_9", "p99_99", "samples"] and (.samples | count(1; 9007199254740991)) and
+   ([.p99, .p99_9, .p99_99, .max] | all(.[]; type == "number" and . >= 0) and .[0] <= .[1] and .[1] <= .[2] and .[2] <= .[3]))))),
+check("coverage"; opt("coverage"; type == "array" and length > 0 and length <= 64 and all(.[]; type == "object" and
+  keys == ["cpu", "kernel_path", "passes"] and (.cpu | nonempty) and (.kernel_path | nonempty) and
+  (.passes | count(1; 9007199254740991))))),
+check("signed_by"; opt("signed_by"; nonempty)),
 check("signature"; (.signing_key_id | type == "string") and
   (.profile_signature | type == "string" and test("\\AEd25519:[A-Za-z0-9+/]{86}==\\z")))'
 checked=""

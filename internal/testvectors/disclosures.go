@@ -175,6 +175,23 @@ func (g *gen) invalidDisclosures() error {
 				recs[3] = r
 				return nil
 			}},
+		// One record lists each field's disclosure and digest once: a
+		// repeat is malformed, whatever the salts (svc-verify once said
+		// SALT REUSED here, the recipe DISCLOSURE MALFORMED).
+		{"disclosure-field-twice", "the selective record's jurisdiction disclosure listed twice (the same salt, field and value)", "DISCLOSURE MALFORMED",
+			func(recs []vpec.Record) error {
+				recs[3].Disclosures = append(recs[3].Disclosures, recs[3].Disclosures[1])
+				return nil
+			}},
+		{"disclosure-digest-twice", "the selective record's field_digests list one digest twice (commitment_hash recomputed over the list)", "DISCLOSURE MALFORMED",
+			func(recs []vpec.Record) error {
+				fd := recs[3].FieldDigests
+				recs[3].FieldDigests = append(append(append([]string{}, fd[:2]...), fd[1]), fd[2:]...)
+				recs[3].CommitmentHash = disclosure.Commitment(recs[3].FieldDigests)
+				return nil
+			}},
+		{"disclosure-without-manifest", "the selective record carries no manifest (a disclosures check rule, not a schema error)", "DISCLOSURE MALFORMED",
+			func(recs []vpec.Record) error { recs[3].Manifest = nil; return nil }},
 	}
 	for i, c := range cases {
 		recs, err := g.disclosureRecords()

@@ -280,7 +280,7 @@ func (g *gen) profiles() error {
 		return err
 	}
 	g.add(Vector{Name: "profile-unknown-key", Kind: "profile", File: "profile/invalid-unknown-key.json", Description: "signed by a key that is not in the trust bundle", Verdict: "INVALID — UNKNOWN SIGNING KEY", Exit: 1})
-	return nil
+	return g.publishedProfile()
 }
 
 // --- valid VPECs --------------------------------------------------------------
@@ -388,7 +388,29 @@ func (g *gen) valid() error {
 	if err := g.write("vpec/valid/bounded-inference.json", bv); err != nil {
 		return err
 	}
-	g.add(Vector{Name: "bounded-inference", Kind: "vpec", File: "vpec/valid/bounded-inference.json", Profiles: []string{ProfileFile}, Description: "a bound_committed_inference check decomposed into pre-conditions, traced inference and post-conditions", Valid: true, Exit: 0})
+	g.add(Vector{Name: "bounded-inference", Kind: "vpec", File: "vpec/valid/bounded-inference.json", Profiles: []string{ProfileFile}, Description: "a bound_committed_inference check decomposed into pre-conditions, traced inference and post-conditions (named <check>:<part> and <check>, as pkg/client/bounded records them)", Valid: true, Exit: 0})
+
+	// The longest hole there can be: sequences 3 to 2^53-2, one gap.
+	huge := g.cleanRecords()[:3]
+	huge[2].Sequence, huge[2].RecordID = 1<<53-1, "rec_00000000-0000-4000-8000-009007199254"
+	hv2, err := g.issued("run_00000000-0000-4000-8000-00000000e5e4", huge)
+	if err != nil {
+		return err
+	}
+	if err := g.write("vpec/valid/huge-hole.json", hv2); err != nil {
+		return err
+	}
+	g.add(Vector{Name: "huge-hole", Kind: "vpec", File: "vpec/valid/huge-hole.json", Description: "records 1, 2 and 2^53-1 (the largest sequence): sequences 3 to 2^53-2 missing, declared by one sequence_missing gap however long: authentic but not clean", Valid: true, Verdict: "VALID", Exit: 0})
+
+	pv, err := g.boundedWith("run_00000000-0000-4000-8000-0000000000b3", "cpu", publishedBounded)
+	if err != nil {
+		return err
+	}
+	if err := g.write("vpec/valid/bounded-published-profile.json", pv); err != nil {
+		return err
+	}
+	g.add(Vector{Name: "bounded-published-profile", Kind: "vpec", File: "vpec/valid/bounded-published-profile.json", Profiles: []string{PublishedProfileFile},
+		Description: "a Bounded Inference check in residual mode against the profile svc calibrate run and svc registry publish make (every optional member: drift_definition, measured, coverage, hub_model_id, signed_by, a residual operator count)", Valid: true, Exit: 0})
 	return nil
 }
 
@@ -493,19 +515,66 @@ func marshalSPKI(pub ed25519.PublicKey) ([]byte, error) {
 	return base64.StdEncoding.DecodeString(strings.Join(lines[1:len(lines)-1], ""))
 }
 
+// boundedSpec is what a Bounded Inference record states about its
+// profile, model and trace.
+type boundedSpec struct {
+	profileID, modelHash, mode string
+	operators                  int64
+}
+
+// testBounded is the test profile's model traced in production mode.
+var testBounded = boundedSpec{ProfileID, ModelHash, vpec.TraceProduction, 9}
+
 func (g *gen) bounded(runID, gpu string) (*vpec.VPEC, error) {
+	return g.boundedWith(runID, gpu, testBounded)
+}
+
+func (g *gen) boundedWith(runID, gpu string, b boundedSpec) (*vpec.VPEC, error) {
+	recs, err := g.boundedRecords(gpu, b)
+	if err != nil {
+		return nil, err
+	}
+	return g.newVPEC(runID, recs, nil)
+}
+
+// issued seals records as the service issues them: chained from genesis,
+// with the gaps vpec.IssueGaps finds (ids numbered from 1).
+func (g *gen) issued(runID string, recs []vpec.Record) (*vpec.VPEC, error) {
+	v := &vpec.VPEC{VPECID: "vpec_" + strings.TrimPrefix(runID, "run_"), RunID: runID, WorkflowID: "claims-intake", OrgID: "org_acme-health",
+		Environment: vpec.Production, APIKeyID: "pk_live_9c1e4b7a2f30", Records: recs}
+	if _, err := vpec.Chain(vpec.Genesis(runID), v.Records); err != nil {
+		return nil, err
+	}
+	jcs, err := vpec.RecordsJCS(v.Records)
+	if err != nil {
+		return nil, err
+	}
+	g.clk.advance(time.Second)
+	v.IssuedAt = g.stamp()
+	v.Gaps = vpec.IssueGaps(runID, v.Records, jcs, v.IssuedAt)
+	for i := range v.Gaps {
+		v.Gaps[i].GapID = fmt.Sprintf("gap_00000000-0000-4000-8000-%012d", i+1)
+	}
+	return v, g.seal(v, g.service, g.tsa)
+}
+
+// boundedRecords are the six records of a bound_committed_inference check
+// named as pkg/client/bounded names them (docs/BOUNDED.md, Recording): the
+// inference record under the check's name, each pre- and post-condition
+// under <check>:<part>, all over the same input.
+func (g *gen) boundedRecords(gpu string, b boundedSpec) ([]vpec.Record, error) {
 	input := "My SSN is 078-05-1120, call me"
 	parts := []struct {
 		check string
 		part  string
 		level vpec.ProofLevel
 	}{
-		{"pii_detector/tokenization", "pre_conditions", vpec.Mathematical},
-		{"pii_detector/input_schema_validation", "pre_conditions", vpec.Mathematical},
-		{"pii_detector/truncation_check", "pre_conditions", vpec.Mathematical},
-		{"pii_detector/inference", "inference", vpec.OperatorBound},
-		{"pii_detector/threshold_check", "post_conditions", vpec.Mathematical},
-		{"pii_detector/output_schema_validation", "post_conditions", vpec.Mathematical},
+		{"pii_detector:tokenization", "pre_conditions", vpec.Mathematical},
+		{"pii_detector:input_schema_validation", "pre_conditions", vpec.Mathematical},
+		{"pii_detector:truncation_check", "pre_conditions", vpec.Mathematical},
+		{"pii_detector", "inference", vpec.OperatorBound},
+		{"pii_detector:threshold_check", "post_conditions", vpec.Mathematical},
+		{"pii_detector:output_schema_validation", "post_conditions", vpec.Mathematical},
 	}
 	var recs []vpec.Record
 	for i, p := range parts {
@@ -514,13 +583,13 @@ func (g *gen) bounded(runID, gpu string) (*vpec.VPEC, error) {
 		if p.level == vpec.OperatorBound {
 			r.OutputCommitment = commitment.String([]byte(`{"label":"PII","score":0.9731}`))
 			r.BoundedInference = &vpec.BoundedInference{
-				ProfileID: ProfileID, GPUClass: gpu, ONNXModelHash: ModelHash, TraceMode: vpec.TraceProduction,
-				OperatorCount: 9, MerkleRoot: commitment.String([]byte("operator trace of " + input)),
+				ProfileID: b.profileID, GPUClass: gpu, ONNXModelHash: b.modelHash, TraceMode: b.mode,
+				OperatorCount: b.operators, MerkleRoot: commitment.String([]byte("operator trace of " + input)),
 			}
 		}
 		recs = append(recs, r)
 	}
-	return g.newVPEC(runID, recs, nil)
+	return recs, nil
 }
 
 // --- invalid corpus -------------------------------------------------------------
@@ -915,6 +984,9 @@ func (g *gen) invalid() error {
 		return err
 	}
 	if err := g.badVPEC("review-bad-signature", "reviewer signature is not the reviewer's signature of the review statement", []string{"reviews"}, "INVALID — REVIEW INVALID", forgedReview); err != nil {
+		return err
+	}
+	if err := g.newClasses(); err != nil {
 		return err
 	}
 	return g.badVPEC("unsigned-offline", "the unsigned local copy a client writes when it closes a run offline (schema "+vpec.OfflineSchema+")",

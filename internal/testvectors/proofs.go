@@ -2,9 +2,12 @@ package testvectors
 
 import (
 	"crypto/rand"
+	"encoding/base64"
 	"fmt"
 	mrand "math/rand/v2"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/svc-gov/svc/pkg/document"
@@ -196,6 +199,9 @@ func (g *gen) proofs() error {
 	if err := g.circuitMissing(kit.head.ModelHash); err != nil {
 		return err
 	}
+	if err := g.proofSchema(valid); err != nil {
+		return err
+	}
 
 	// Invalid: each re-chained and sealed by the genuine key, so only the
 	// proof fails.
@@ -232,21 +238,49 @@ func (g *gen) proofVector(runID, name, desc string, recs []vpec.Record, circuits
 	return nil
 }
 
+// proofSchema writes the vectors whose zk_proof.proof is not the canonical
+// base64 of 1 to 1024 bytes, and a circuit_missing gap at another severity
+// than its fixed one: schema errors, for every verifier (the by-hand
+// recipe once took both, stopping at step 8 unverified or passing).
+func (g *gen) proofSchema(valid []vpec.Record) error {
+	for _, c := range []struct {
+		name, runID, desc string
+		proof             func(string) string
+	}{
+		{"proof-not-canonical-base64", "run_00000000-0000-4000-8000-0000000090e4", "the head record's zk_proof.proof with non-zero pad bits (a second spelling of the same bytes), re-chained and re-signed",
+			func(p string) string {
+				i := strings.IndexByte(p, '=') - 1
+				const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+				return p[:i] + string(alphabet[strings.IndexByte(alphabet, p[i])|1]) + p[i+1:]
+			}},
+		{"proof-too-long", "run_00000000-0000-4000-8000-0000000090e5", "the head record's zk_proof.proof is 1025 bytes (vpec.MaxZKProofBytes is 1024), re-chained and re-signed",
+			func(string) string { return base64.StdEncoding.EncodeToString(make([]byte, vpec.MaxZKProofBytes+1)) }},
+	} {
+		recs := slices.Clone(valid)
+		z := *recs[1].ZKProof
+		z.Proof = c.proof(z.Proof)
+		recs[1].ZKProof = &z
+		v, err := g.newVPEC(c.runID, recs, nil)
+		if err != nil {
+			return err
+		}
+		if err := g.badVPEC(c.name, c.desc, []string{"schema"}, "INVALID — SCHEMA ERROR", v); err != nil {
+			return err
+		}
+	}
+	v, err := g.circuitMissingVPEC("run_00000000-0000-4000-8000-0000000c0c02", valid[1].ONNXModelHash, vpec.High)
+	if err != nil {
+		return err
+	}
+	return g.badVPEC("circuit-missing-wrong-severity", "a circuit_missing gap at severity High (its fixed severity is Medium)", []string{"schema"}, "INVALID — SCHEMA ERROR", v)
+}
+
 // circuitMissing writes the VPEC a service issues for an MLP head's
 // inference recorded at execution for want of a published circuit: stage
 // type mlp_head, the head's onnx_model_hash, and the advisory
 // circuit_missing gap.
 func (g *gen) circuitMissing(modelHash string) error {
-	recs := []vpec.Record{
-		g.record(1, "pii_detection", "Patient John Doe, DOB 1970-01-01, claim #4411", vpec.ResultPass, vpec.Execution),
-		g.record(2, "toxicity_head", "[0.5,-0.5,1,0,-1,0.5,-0.5,1,0,-1,0.5,-0.5,1,0,-1,0.5]", vpec.ResultPass, vpec.Execution),
-	}
-	recs[1].StageType, recs[1].ONNXModelHash = vpec.StageMLPHead, modelHash
-	check, seq := recs[1].Check, recs[1].Sequence
-	g.clk.advance(time.Second)
-	gaps := []vpec.Gap{{GapID: "gap_00000000-0000-4000-8000-0000000c0c01", GapType: vpec.GapCircuitMissing,
-		Severity: vpec.GapSeverity(vpec.GapCircuitMissing), Check: &check, Sequence: &seq, Timestamp: g.stamp()}}
-	v, err := g.newVPEC("run_00000000-0000-4000-8000-0000000c0c01", recs, gaps)
+	v, err := g.circuitMissingVPEC("run_00000000-0000-4000-8000-0000000c0c01", modelHash, vpec.GapSeverity(vpec.GapCircuitMissing))
 	if err != nil {
 		return err
 	}
@@ -256,4 +290,19 @@ func (g *gen) circuitMissing(modelHash string) error {
 	g.add(Vector{Name: "circuit-missing", Kind: "vpec", Valid: true, Exit: 0, File: "vpec/valid/circuit-missing.json",
 		Description: "an MLP head's inference recorded at execution (stage_type mlp_head, its onnx_model_hash) with the advisory circuit_missing gap the service raises while no circuit is published for the model: authentic but not clean"})
 	return nil
+}
+
+// circuitMissingVPEC is the circuit-missing VPEC of run runID with its gap
+// at severity sev.
+func (g *gen) circuitMissingVPEC(runID, modelHash string, sev vpec.Severity) (*vpec.VPEC, error) {
+	recs := []vpec.Record{
+		g.record(1, "pii_detection", "Patient John Doe, DOB 1970-01-01, claim #4411", vpec.ResultPass, vpec.Execution),
+		g.record(2, "toxicity_head", "[0.5,-0.5,1,0,-1,0.5,-0.5,1,0,-1,0.5,-0.5,1,0,-1,0.5]", vpec.ResultPass, vpec.Execution),
+	}
+	recs[1].StageType, recs[1].ONNXModelHash = vpec.StageMLPHead, modelHash
+	check, seq := recs[1].Check, recs[1].Sequence
+	g.clk.advance(time.Second)
+	gaps := []vpec.Gap{{GapID: "gap_00000000-0000-4000-8000-" + runID[len(runID)-12:], GapType: vpec.GapCircuitMissing,
+		Severity: sev, Check: &check, Sequence: &seq, Timestamp: g.stamp()}}
+	return g.newVPEC(runID, recs, gaps)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/svc-gov/svc/internal/fuzzedge"
 	"github.com/svc-gov/svc/pkg/api"
 )
 
@@ -20,6 +21,9 @@ func FuzzCheckLimits(f *testing.F) {
 		`{"delegation":null}`, `{"notify_email":"a@b"}`, `[]`, `"x"`,
 	} {
 		f.Add([]byte(seed))
+	}
+	for _, d := range fuzzedge.Documents([]byte(`{"kind":"review","check":"c","manifest_id":"m","min_duration_seconds":30,"sequence":1,"operator_count":9,"passes":1}`), 400) {
+		f.Add(d) // integers at the documented maxima and int64 edges
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		type limited interface{ CheckLimits() error }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/svc-gov/svc/internal/fuzzedge"
 	"github.com/svc-gov/svc/pkg/calibration"
 	"github.com/svc-gov/svc/pkg/profile"
 	"github.com/svc-gov/svc/pkg/trace"
@@ -139,6 +140,11 @@ func FuzzParseMeasurements(f *testing.F) {
 	f.Add([]byte(`{"schema":"svc.calibration/v1","drift_definition":"svc.drift/v2","gpu_class":"cpu","machine":{"cpu":"x","kernel_path":"avx2","passes":1},"models":[{"onnx_model_hash":"sha256:00","operator_counts":{"full":1,"production":1},"nodes":["a"],"classes":["Linear"],"selected":{"full":[0],"production":[0]},"inputs":["sha256:11"],"passes":[{"reference":[[0,1,1]],"production":{"full":[[0,1]],"production":[[0,1.0000001]]}}]}]}`))
 	f.Add([]byte(`{"schema":"svc.calibration/v1","drift_definition":"svc.drift/v2","gpu_class":"cpu","machine":{"cpu":"x","kernel_path":"avx2","passes":1},"models":[{"onnx_model_hash":"sha256:00","operator_counts":{"full":2,"production":1,"residual":1},"nodes":["a","b"],"classes":["Linear","Other"],"selected":{"full":[0,1],"production":[0],"residual":[1]},"inputs":["sha256:11"],"passes":[{"reference":[[0,1,1],[0,2,2]],"production":{"full":[[0,1],[0,2]],"production":[[0,1.0000001]],"residual":[[0,2]]}}]}]}`))
 	f.Add([]byte(`{"schema":"svc.calibration/v1"}`))
+	// passes, operator counts and indices at the documented maxima and
+	// int64 edges.
+	for _, d := range fuzzedge.Documents([]byte(`{"schema":"svc.calibration/v1","drift_definition":"svc.drift/v2","gpu_class":"cpu","machine":{"cpu":"x","kernel_path":"avx2","passes":1},"models":[{"onnx_model_hash":"sha256:00","operator_counts":{"full":2,"production":1,"residual":1},"nodes":["a","b"],"classes":["Linear","Other"],"selected":{"full":[0,1],"production":[0],"residual":[1]},"inputs":["sha256:11"],"passes":[{"reference":[[0,1,1],[0,2,2]],"production":{"full":[[0,1],[0,2]],"production":[[0,1.0000001]],"residual":[[0,2]]}}]}]}`), 600) {
+		f.Add(d)
+	}
 	f.Fuzz(func(t *testing.T, doc []byte) {
 		m, err := calibration.ParseMeasurements(doc)
 		if err != nil {

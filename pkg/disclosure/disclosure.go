@@ -363,7 +363,10 @@ func CheckSelective(commitmentHash string, digests []string, ds []Disclosure, de
 			return errf(ErrMalformed, f, "%.80q is not sha256:<64 lowercase hex>", d)
 		}
 		if i > 0 && d == digests[i-1] {
-			return errf(ErrSaltReused, f, "digest %s is listed twice (the same salt, field and value)", short(d))
+			// A record lists each member's digest once: a repeated one is
+			// a malformed list (SALT REUSED is one salt or digest in two
+			// disclosures of other fields, or in two records).
+			return errf(ErrMalformed, f, "digest %s is listed twice: field_digests holds each member's digest once", short(d))
 		}
 		if i > 0 && d < digests[i-1] {
 			return errf(ErrMalformed, f, "field_digests must be sorted in ascending byte order")
@@ -382,14 +385,17 @@ func CheckSelective(commitmentHash string, digests []string, ds []Disclosure, de
 			errors.As(err, &e)
 			return errf(ErrMalformed, f+".salt", "%s", e.Msg)
 		}
-		if j, ok := salts[d.Salt]; ok {
-			return errf(ErrSaltReused, f+".salt", "the salt of disclosures[%d] is used again", j)
-		}
-		salts[d.Salt] = i
+		// A field disclosed twice is malformed whatever its salts (the
+		// same disclosure repeated, or two digests under one name); a
+		// salt shared by disclosures of two fields is reused.
 		if fields[d.Field] {
 			return errf(ErrMalformed, f+".field", "%.80q is disclosed twice", d.Field)
 		}
 		fields[d.Field] = true
+		if j, ok := salts[d.Salt]; ok {
+			return errf(ErrSaltReused, f+".salt", "the salt of disclosures[%d] is used again", j)
+		}
+		salts[d.Salt] = i
 		if !slices.Contains(declared, d.Field) {
 			return errf(ErrUndeclared, f+".field", "%.80q is not declared by the manifest stage (declared: %.200q)", d.Field, declared)
 		}

@@ -65,14 +65,25 @@ func (e *SyntaxError) Error() string {
 // Unwrap returns the class of the problem and ErrSchema.
 func (e *SyntaxError) Unwrap() []error { return []error{e.Err, ErrSchema} }
 
+// TooLarge is the error for input of size bytes, above MaxSize (size -1:
+// a stream known only to hold more than MaxSize bytes). It matches
+// ErrTooLarge and ErrSchema.
+func TooLarge(size int64) *SyntaxError {
+	if size < 0 {
+		return &SyntaxError{Offset: -1, Err: ErrTooLarge,
+			Msg: fmt.Sprintf("the document is larger than the %d byte (256 MiB) limit", MaxSize)}
+	}
+	return &SyntaxError{Offset: -1, Err: ErrTooLarge,
+		Msg: fmt.Sprintf("the document is %d bytes, larger than the %d byte (256 MiB) limit", size, MaxSize)}
+}
+
 // CheckInput refuses, cheaply and before any parsing, input that cannot be
 // a document: larger than MaxSize, empty, binary (a control byte other
 // than tab, CR or LF: JSON never holds one raw), not UTF-8, or starting
 // with a UTF-8 byte order mark. Its errors are *SyntaxError.
 func CheckInput(data []byte) error {
 	if len(data) > MaxSize {
-		return &SyntaxError{Offset: -1, Err: ErrTooLarge,
-			Msg: fmt.Sprintf("the document is %d bytes, larger than the %d byte (256 MiB) limit", len(data), MaxSize)}
+		return TooLarge(int64(len(data)))
 	}
 	if len(bytes.Trim(data, " \t\r\n")) == 0 {
 		return &SyntaxError{Offset: -1, Err: ErrNotJSON, Msg: "the document is empty"}

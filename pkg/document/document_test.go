@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/svc-gov/svc/internal/fuzzedge"
 	"github.com/svc-gov/svc/pkg/canonical"
 	"github.com/svc-gov/svc/pkg/document"
 )
@@ -129,6 +130,9 @@ func FuzzParse(f *testing.F) {
 			f.Add([]byte(strings.Replace(good, "{", s[:len(s)-1]+",", 1)))
 		}
 		f.Add([]byte(s))
+	}
+	for _, d := range fuzzedge.Documents([]byte(good), 400) { // int fields at the maxima and int64 edges
+		f.Add(d)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var d doc

@@ -308,6 +308,21 @@ func Sign(p *Profile, signer *signing.Signer, signedBy string) error {
 	return nil
 }
 
+// SignedDocument signs p (Sign) and returns the document the registry
+// stores and serves for it: its indented JSON, byte for byte what `svc
+// registry publish` stores and `svc registry get` and GET
+// /api/v1/registry/profiles return (pkg/server's Publish calls it).
+func SignedDocument(p *Profile, signer *signing.Signer, signedBy string) ([]byte, error) {
+	if err := Sign(p, signer, signedBy); err != nil {
+		return nil, err
+	}
+	b, err := document.MarshalIndent(p)
+	if err != nil {
+		return nil, fmt.Errorf("sign profile: %w", err)
+	}
+	return b, nil
+}
+
 // Parse decodes a profile strictly (no duplicate keys, no unknown, missing
 // or mistyped fields) and validates it. It does not check the signature.
 func Parse(doc []byte) (*Profile, error) {

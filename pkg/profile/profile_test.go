@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/svc-gov/svc/internal/fuzzedge"
 	"github.com/svc-gov/svc/pkg/document"
 	"github.com/svc-gov/svc/pkg/profile"
 	"github.com/svc-gov/svc/pkg/signing"
@@ -265,6 +266,16 @@ func FuzzParse(f *testing.F) {
 			{`"safety_margin": `, `"safety_margin": 1.50, "y": `}, {`"profile_signature": "Ed25519:`, `"profile_signature": "Ed25519:\r\n`},
 		} {
 			f.Add([]byte(strings.Replace(string(b), edit[0], edit[1], 1)))
+		}
+	}
+	// Every integer of the profiles svc publishes (coverage, measured,
+	// operator counts, passes) at the documented maxima and int64 edges.
+	for _, p := range []string{"pii-detection-v1.0.0.json", "published-pii-v1.0.0.json"} {
+		if b, err := os.ReadFile("../../testdata/vectors/profile/" + p); err == nil {
+			f.Add(b)
+			for _, d := range fuzzedge.Documents(b, 600) {
+				f.Add(d)
+			}
 		}
 	}
 	_, trust := testSigner(f)

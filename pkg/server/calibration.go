@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/svc-gov/svc/pkg/api"
-	"github.com/svc-gov/svc/pkg/document"
 	"github.com/svc-gov/svc/pkg/notify"
 	"github.com/svc-gov/svc/pkg/profile"
 	"github.com/svc-gov/svc/pkg/signing"
@@ -155,10 +154,7 @@ type PartialRequest struct {
 // (any organisation) becomes published, and its requester gets an e-mail
 // through mailer (a nil mailer skips e-mail; failures are reported, not fatal).
 func Publish(ctx context.Context, st store.Store, signer *signing.Signer, signedBy string, p *profile.Profile, mailer *notify.Mailer, now time.Time) (*PublishResult, error) {
-	if err := profile.Sign(p, signer, signedBy); err != nil {
-		return nil, err
-	}
-	body, err := document.MarshalIndent(p)
+	body, err := profile.SignedDocument(p, signer, signedBy)
 	if err != nil {
 		return nil, err
 	}

@@ -159,7 +159,7 @@ func TestHostileDisclosures(t *testing.T) {
 			map[string]string{"details": `{"x":` + deep(60) + `}`}, 201, ""},
 		{"hand-built disclosure nested 63 levels with the record", handBuilt(deep(60)), nil, 400, "disclosures"},
 		{"hand-built disclosure nested 62 levels with the record", handBuilt(deep(59)), nil, 201, ""},
-		{"same field disclosed twice", selective(`{"document_type":"passport","jurisdiction":"FR"}`, "document_type", "document_type"), nil, 422, "disclosures[1].salt"},
+		{"same field disclosed twice", selective(`{"document_type":"passport","jurisdiction":"FR"}`, "document_type", "document_type"), nil, 422, "disclosures[1].field"},
 		{"field differing by case", selective(`{"Document_type":"passport"}`, "Document_type"), nil, 422, "disclosures[0].field"},
 		{"carried manifest with an unknown member", selective(`{"document_type":"passport"}`, "document_type"),
 			map[string]string{"manifest": strings.Replace(string(mj), `"kyc_check"`, `"kyc_check","disclose_unused":1`, 1)}, 400, ""},

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/svc-gov/svc/internal/fuzzedge"
 	"github.com/svc-gov/svc/pkg/api"
 	"github.com/svc-gov/svc/pkg/commitment"
 	"github.com/svc-gov/svc/pkg/disclosure"
@@ -108,6 +109,26 @@ func FuzzRequestBodies(f *testing.F) {
 		{7, "application/json", `{"lineage_token":null}`},
 	} {
 		f.Add(seed.route, seed.ct, []byte(seed.body))
+	}
+	// Every integer of a record, a session and a delegation at the
+	// documented maxima and int64 edges (sequence, min_duration_seconds,
+	// operator_count).
+	bi := rec
+	bi.ProofLevel, bi.StageType, bi.StagePart = vpec.OperatorBound, vpec.StageBoundCommittedInference, vpec.StagePartInference
+	bi.BoundedInference = &vpec.BoundedInference{ProfileID: "acme/pii-class/v1.0.0", GPUClass: "cpu", ONNXModelHash: commitment.String([]byte("m")),
+		TraceMode: vpec.TraceProduction, OperatorCount: 9, MerkleRoot: commitment.String([]byte("t"))}
+	biJSON, _ := json.Marshal(bi)
+	for _, seed := range []struct {
+		route int
+		body  string
+	}{
+		{1, string(recJSON)}, {1, string(biJSON)},
+		{5, `{"kind":"review","check":"c","manifest_id":"m","reviewer_key_id":"0123456789abcdef","min_duration_seconds":30}`},
+		{6, `{"delegation":{"depth":1}}`},
+	} {
+		for _, d := range fuzzedge.Documents([]byte(seed.body), 200) {
+			f.Add(seed.route, "application/json", d)
+		}
 	}
 	f.Fuzz(func(t *testing.T, route int, ct string, body []byte) {
 		if route < 0 {

@@ -254,6 +254,7 @@ func TestClaimsNeedEvidence(t *testing.T) {
 		{"mathematical bci no part", vpec.Mathematical, vpec.StageBoundCommittedInference, "", 422, api.CodeClaimWithoutEvidence, "proof_level"},
 		{"mathematical bci pre", vpec.Mathematical, vpec.StageBoundCommittedInference, vpec.StagePartPre, 201, "", ""},
 		{"mathematical bci post", vpec.Mathematical, vpec.StageBoundCommittedInference, vpec.StagePartPost, 201, "", ""},
+		{"mathematical bci pre, check without a part", vpec.Mathematical, vpec.StageBoundCommittedInference, vpec.StagePartPre, 422, api.CodeClaimWithoutEvidence, "proof_level"},
 		{"verifiable_inference", vpec.VerifiableInference, "", "", 422, "", "proof_level"},
 		{"verifiable_inference bci pre", vpec.VerifiableInference, vpec.StageBoundCommittedInference, vpec.StagePartPre, 422, "", "proof_level"},
 		{"execution", vpec.Execution, "", "", 201, "", ""},
@@ -262,7 +263,12 @@ func TestClaimsNeedEvidence(t *testing.T) {
 		{"operator_bound without block", vpec.OperatorBound, "", "", 422, api.CodeClaimWithoutEvidence, "proof_level"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, code, eb, data := e.recordOne(e.keyB, func(r *vpec.Record) { r.ProofLevel, r.StageType, r.StagePart = tc.level, tc.stage, tc.part })
+			_, code, eb, data := e.recordOne(e.keyB, func(r *vpec.Record) {
+				r.ProofLevel, r.StageType, r.StagePart = tc.level, tc.stage, tc.part
+				if !strings.Contains(tc.name, "without a part") {
+					r.Check += ":tokenization" // a decomposition's part: <check>:<part>
+				}
+			})
 			if code != tc.want || (tc.code != "" && eb.Error.Code != tc.code) || (tc.fields != "" && eb.Error.Field != tc.fields) {
 				t.Fatalf("%d %s, want %d %s %s", code, data, tc.want, tc.code, tc.fields)
 			}
@@ -377,12 +383,14 @@ func TestCloseNeedsDecompositionAnchor(t *testing.T) {
 	if _, err := server.Publish(context.Background(), e.st, e.mat.Signer, "test", p, nil, time.Now()); err != nil {
 		t.Fatal(err)
 	}
+	input := commitment.String([]byte("the check's input"))
 	decomposition := func(runID string, withInference bool) []vpec.Record {
 		recs := chain(runID, 3)
 		for i := range recs {
 			recs[i].ProofLevel, recs[i].StageType = vpec.Mathematical, vpec.StageBoundCommittedInference
-			recs[i].CheckResult = vpec.ResultPass
+			recs[i].CheckResult, recs[i].CommitmentHash = vpec.ResultPass, input
 		}
+		recs[0].Check, recs[1].Check, recs[2].Check = "pii:tokenization", "pii", "pii:threshold_check"
 		recs[0].StagePart, recs[2].StagePart = vpec.StagePartPre, vpec.StagePartPost
 		recs[1].StagePart = vpec.StagePartInference
 		if withInference {
@@ -415,7 +423,7 @@ func TestCloseNeedsDecompositionAnchor(t *testing.T) {
 			var got api.Run
 			e.do("GET", "/api/v1/runs/"+run.RunID, e.keyB, nil, &got)
 			inf := chain(run.RunID, 1)[0]
-			inf.Sequence, inf.CheckResult = 3, vpec.ResultPass
+			inf.Sequence, inf.CheckResult, inf.Check, inf.CommitmentHash = 3, vpec.ResultPass, "pii", input
 			inf.ProofLevel, inf.StageType, inf.StagePart, inf.ONNXModelHash = vpec.OperatorBound, vpec.StageBoundCommittedInference, vpec.StagePartInference, model
 			inf.BoundedInference = &vpec.BoundedInference{ProfileID: p.ProfileID, GPUClass: "cpu", ONNXModelHash: model,
 				TraceMode: vpec.TraceFull, OperatorCount: 100, MerkleRoot: vpec.FormatHash([32]byte{8})}
@@ -444,5 +452,72 @@ func TestCloseNeedsDecompositionAnchor(t *testing.T) {
 				t.Fatalf("anchored decomposition: %s %+v", rep.Verdict, rep.Checks)
 			}
 		}
+	}
+}
+
+// The service seals a mathematical condition only beside the inference of
+// its own decomposition, the verifier's rule (vpec.Claims): an
+// operator_bound record of another check or input is not its evidence
+// (422 at close), and a mathematical record whose check names no part is
+// refused at once. Found: any operator_bound record let the run close, and
+// the VPEC then failed its evidence check.
+func TestCloseNeedsOwnInference(t *testing.T) {
+	e := newEnv(t)
+	model := commitment.String([]byte("anchor model"))
+	p := &profile.Profile{Schema: profile.Schema, ProfileID: "svc/anchor-class/v1.0.0", ModelClass: "anchor", Architecture: "bert",
+		CalibratedGPUClasses: []string{"cpu"}, CalibrationPasses: 1000, CalibrationDate: "2026-11-22", SafetyMargin: 2,
+		Operators: map[string]profile.Bounds{profile.Linear: {P99: 1e-7, P99_9: 2e-7, P9999: 3e-7}},
+		Models:    []profile.Model{{ONNXModelHash: model, OperatorCounts: map[string]int64{"full": 100}}}}
+	if _, err := server.Publish(context.Background(), e.st, e.mat.Signer, "test", p, nil, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	input := commitment.String([]byte("the check's input"))
+	for _, tc := range []struct {
+		name         string
+		condition    string // the condition's check
+		inference    string // the inference record's check
+		otherInput   bool
+		recordStatus int
+		closeStatus  int
+	}{
+		{"its own inference", "pii:threshold_check", "pii", false, 201, 200},
+		{"another check's inference", "toxicity:threshold_check", "pii", false, 201, 422},
+		{"another input's inference", "pii:threshold_check", "pii", true, 201, 422},
+		{"a check without a part", "pii", "pii", false, 422, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			run := e.open(e.keyB)
+			recs := chain(run.RunID, 2)
+			for i := range recs {
+				recs[i].CheckResult, recs[i].StageType, recs[i].CommitmentHash = vpec.ResultPass, vpec.StageBoundCommittedInference, input
+			}
+			recs[0].Check, recs[0].StagePart = tc.inference, vpec.StagePartInference
+			recs[0].ProofLevel, recs[0].ONNXModelHash = vpec.OperatorBound, model
+			recs[0].BoundedInference = &vpec.BoundedInference{ProfileID: p.ProfileID, GPUClass: "cpu", ONNXModelHash: model,
+				TraceMode: vpec.TraceFull, OperatorCount: 100, MerkleRoot: vpec.FormatHash([32]byte{7})}
+			recs[1].Check, recs[1].StagePart, recs[1].ProofLevel = tc.condition, vpec.StagePartPost, vpec.Mathematical
+			if tc.otherInput {
+				recs[1].CommitmentHash = commitment.String([]byte("another input"))
+			}
+			vpec.Chain(vpec.Genesis(run.RunID), recs)
+			for i, r := range recs {
+				want := 201
+				if i == 1 {
+					want = tc.recordStatus
+				}
+				if code, body := e.do("POST", "/api/v1/runs/"+run.RunID+"/records", e.keyB, r, nil); code != want {
+					t.Fatalf("record %d (%s): %d, want %d: %s", r.Sequence, r.Check, code, want, body)
+				}
+			}
+			if tc.closeStatus == 0 {
+				return
+			}
+			var eb api.ErrorBody
+			code, doc := e.do("POST", "/api/v1/runs/"+run.RunID+"/close", e.keyB, nil, nil)
+			json.Unmarshal(doc, &eb)
+			if code != tc.closeStatus || (code == 422 && (eb.Error.Field != "proof_level" || eb.Error.Code != api.CodeClaimWithoutEvidence)) {
+				t.Fatalf("close: %d, want %d: %s", code, tc.closeStatus, doc)
+			}
+		})
 	}
 }

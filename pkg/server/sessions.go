@@ -16,6 +16,10 @@ import (
 	"github.com/svc-gov/svc/pkg/vpec"
 )
 
+// maxSessionSeconds is the longest min_duration_seconds a session may ask
+// for: one week.
+const maxSessionSeconds = 7 * 24 * 3600
+
 func sessionView(s store.Session) api.SessionView {
 	v := api.SessionView{SessionID: s.ID, RunID: s.RunID, Kind: s.Kind, Check: s.Check, ManifestID: s.ManifestID,
 		ReviewerKeyID: s.ReviewerKeyID, MinDurationSeconds: s.MinDurationSeconds, OpenedAt: vpec.FormatTime(s.OpenedAt),
@@ -92,7 +96,7 @@ func (s *Server) openSession(w http.ResponseWriter, r *http.Request) {
 	case req.ManifestID == "" || len(req.ManifestID) > api.MaxManifestIDBytes:
 		s.fail(w, r, badRequest("manifest_id", "manifest_id must be 1-%d characters", api.MaxManifestIDBytes))
 		return
-	case req.MinDurationSeconds < 0 || req.MinDurationSeconds > 7*24*3600:
+	case req.MinDurationSeconds < 0 || req.MinDurationSeconds > maxSessionSeconds:
 		s.fail(w, r, badRequest("min_duration_seconds", "min_duration_seconds must be between 0 and one week"))
 		return
 	}
@@ -154,9 +158,14 @@ func (s *Server) closeSession(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := s.cfg.Now().UTC().Truncate(time.Microsecond)
-	if elapsed, min := now.Sub(sess.OpenedAt), time.Duration(sess.MinDurationSeconds)*time.Second; elapsed < min {
+	// Compared in whole seconds and nanoseconds (vpec.LastedAtLeast), never
+	// as time.Duration(seconds)*time.Second, which wraps around above
+	// 9,223,372,036 s (open refuses more than a week; the store is not
+	// trusted to have kept that).
+	if !vpec.LastedAtLeast(sess.OpenedAt, now, sess.MinDurationSeconds) {
+		after := time.Unix(sess.OpenedAt.Unix()+min(sess.MinDurationSeconds, maxSessionSeconds), int64(sess.OpenedAt.Nanosecond()))
 		s.fail(w, r, &httpError{http.StatusUnprocessableEntity, api.CodeReviewTooShort,
-			fmt.Sprintf("the session has been open %s; its minimum duration is %ds: close it after %s", elapsed.Round(time.Millisecond), sess.MinDurationSeconds, vpec.FormatTime(sess.OpenedAt.Add(min))), ""})
+			fmt.Sprintf("the session has been open %s; its minimum duration is %ds: close it after %s", now.Sub(sess.OpenedAt).Round(time.Millisecond), sess.MinDurationSeconds, vpec.FormatTime(after)), ""})
 		return
 	}
 	tok, err := s.cfg.Timestamper.Timestamp(r.Context(), vpec.CheckCloseImprint(sess.ID, req.CommitmentHash))

@@ -39,8 +39,9 @@ func unprocessable(field, format string, a ...any) *httpError {
 //   - mathematical: a zk_proof of a condition circuit, or the deterministic pre- or post-condition records of
 //     a bound_committed_inference decomposition (stage_type
 //     bound_committed_inference, stage_part pre_conditions or
-//     post_conditions); the verifier also requires the decomposition's
-//     operator_bound record in the same VPEC;
+//     post_conditions, check <check>:<part>); the verifier also requires
+//     the decomposition's operator_bound record (check <check>, the same
+//     input) in the same VPEC, which runClaims requires at close;
 //   - witnessed and operator_bound: their review and bounded_inference
 //     blocks (verified by checkRecord: review signature and timestamps,
 //     registry profile);
@@ -67,6 +68,9 @@ func checkClaims(rec *vpec.Record) error {
 			return unprocessable("proof_level", "proof_level mathematical is accepted only on the pre_conditions or post_conditions records of a %s decomposition (stage_type %q, stage_part %q); record the check at execution level instead",
 				vpec.StageBoundCommittedInference, rec.StageType, rec.StagePart)
 		}
+		if i := strings.LastIndexByte(rec.Check, ':'); i < 0 || i == len(rec.Check)-1 {
+			return unprocessable("proof_level", "proof_level mathematical without a proof is accepted only on a decomposition's part, check <check>:<part> beside the inference record of check <check> (check %q names no part); record the check at execution level instead", rec.Check)
+		}
 	}
 	if rec.ZKProof != nil && rec.ProofLevel != vpec.VerifiableInference && rec.ProofLevel != vpec.Mathematical {
 		return unprocessable("zk_proof", "a zk_proof goes only with proof_level verifiable_inference or mathematical, not %s", rec.ProofLevel)
@@ -76,35 +80,24 @@ func checkClaims(rec *vpec.Record) error {
 
 // runClaims is the close-time half of decision D6: a mathematical pre- or
 // post-condition record is evidence only beside the operator_bound
-// inference record of its bound_committed_inference decomposition, so a
-// run holding mathematical records without one is not sealed (the
+// inference record of its bound_committed_inference decomposition (its
+// check without :<part>, the same input: vpec.Claims, the verifier's own
+// rule), so a run holding such a record without it is not sealed (the
 // verifier would fail the VPEC's evidence check). The client records the
 // missing inference record (it may still be queued) and closes again.
 // Feed it every record of the run with add (in any order, so a close can
 // stream the records), then ask err.
-type runClaims struct {
-	math     int
-	first    []int64 // the first few mathematical sequences, for the message
-	anchored bool
-}
+type runClaims struct{ vpec.Claims }
 
-func (c *runClaims) add(r *vpec.Record) {
-	switch {
-	case r.ProofLevel == vpec.OperatorBound && r.BoundedInference != nil && r.StageType == vpec.StageBoundCommittedInference:
-		c.anchored = true
-	case r.ProofLevel == vpec.Mathematical && r.ZKProof == nil:
-		if c.math++; len(c.first) < 5 {
-			c.first = append(c.first, r.Sequence)
-		}
-	}
-}
+func (c *runClaims) add(r *vpec.Record) { c.Add(r) }
 
 func (c *runClaims) err() error {
-	if c.math == 0 || c.anchored {
+	bad := c.Unsupported()
+	if len(bad) == 0 {
 		return nil
 	}
-	return unprocessable("proof_level", "the run holds %d mathematical record(s) (sequence %v) but no operator_bound %s inference record: a mathematical pre/post-condition is evidence only beside the inference it bounds, so the service does not seal this run; record the operator_bound inference record and close again",
-		c.math, c.first, vpec.StageBoundCommittedInference)
+	return unprocessable("proof_level", "%d mathematical record(s) without their evidence, first: %s. A mathematical pre/post-condition <check>:<part> is evidence only beside the operator_bound %s inference record of check <check> on the same input, so the service does not seal this run; record that inference record and close again",
+		len(bad), bad[0], vpec.StageBoundCommittedInference)
 }
 
 // MaxRecordAhead is how far a record's recorded_at may be ahead of the

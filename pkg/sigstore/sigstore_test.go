@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/svc-gov/svc/internal/fuzzedge"
 	"github.com/svc-gov/svc/pkg/signing"
 	"github.com/svc-gov/svc/pkg/sigstore"
 	"github.com/svc-gov/svc/pkg/vpec"
@@ -238,6 +239,11 @@ func FuzzExportBundle(f *testing.F) {
 			f.Fatal(err)
 		}
 		f.Add(doc)
+		if name == "valid/witnessed.json" {
+			for _, d := range fuzzedge.Documents(doc, 300) { // integers at the documented maxima and int64 edges
+				f.Add(d)
+			}
+		}
 	}
 	f.Add([]byte(`{"signature":null,"timestamp_rfc3161":null}`))
 	f.Add([]byte(`null`))

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/svc-gov/svc/internal/fuzzedge"
 	"github.com/svc-gov/svc/pkg/canonical"
 	"github.com/svc-gov/svc/pkg/document"
 	"github.com/svc-gov/svc/pkg/trace"
@@ -62,6 +63,9 @@ func TestParse(t *testing.T) {
 // parser never panics, and what it accepts re-verifies.
 func FuzzParseTrace(f *testing.F) {
 	f.Add(sampleTrace(f))
+	for _, d := range fuzzedge.Documents(sampleTrace(f), 400) { // index, operator_count, tokens at the maxima and int64 edges
+		f.Add(d)
+	}
 	f.Add([]byte(`{"schema":"svc.trace/v1"}`))
 	f.Add([]byte(`[]`))
 	f.Fuzz(func(t *testing.T, doc []byte) {

@@ -2,13 +2,18 @@ package vpec_test
 
 import (
 	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"math/big"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/svc-gov/svc/internal/fuzzedge"
 	"github.com/svc-gov/svc/pkg/profile"
 	"github.com/svc-gov/svc/pkg/signing"
+	"github.com/svc-gov/svc/pkg/timestamp"
 	"github.com/svc-gov/svc/pkg/vpec"
 )
 
@@ -46,6 +51,17 @@ func FuzzVerify(f *testing.F) {
 			f.Add(bytes.Replace(base, []byte(edit[0]), []byte(edit[1]), 1))
 		}
 	}
+	// Every integer of the witnessed and Bounded Inference vectors at and
+	// around every documented maximum and the int64 overflow edges (a
+	// review's min_duration_seconds of 9,223,372,037 or 2^40 once passed
+	// as a 35 s review's minimum).
+	for _, p := range []string{"witnessed.json", "bounded-inference.json"} {
+		if b, err := os.ReadFile(filepath.Join(vectorsDir, "vpec", "valid", p)); err == nil {
+			for _, d := range fuzzedge.Documents(b, 2000) {
+				f.Add(d)
+			}
+		}
+	}
 	f.Add([]byte(`{}`))
 	f.Add([]byte(`{"records":[{"review":{}}]}`))
 	// The shapes of issue 10: null at every depth of details, ranges,
@@ -80,5 +96,47 @@ func FuzzVerify(f *testing.F) {
 		if r.Valid && r.Records == 0 && r.IsClean {
 			t.Fatalf("an empty run reported VALID and clean")
 		}
+		if r.Check(vpec.CheckReviews).Status == vpec.Pass {
+			reviewsLastedTheirMinimum(t, doc)
+		}
 	})
+}
+
+// reviewsLastedTheirMinimum fails unless every review of doc lasted at
+// least its min_duration_seconds, computed apart from the verifier: the
+// genTimes of its tokens in big-integer nanoseconds.
+func reviewsLastedTheirMinimum(t *testing.T, doc []byte) {
+	var v struct {
+		Records []struct {
+			Review *struct {
+				MinDurationSeconds int64  `json:"min_duration_seconds"`
+				CheckOpenTST       string `json:"check_open_tst"`
+				CheckCloseTST      string `json:"check_close_tst"`
+			} `json:"review"`
+		} `json:"records"`
+	}
+	if err := json.Unmarshal(doc, &v); err != nil {
+		t.Fatalf("the reviews check passed on a document encoding/json cannot read: %v", err)
+	}
+	genTime := func(b64 string) *big.Int {
+		der, err := base64.StdEncoding.DecodeString(b64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := timestamp.ParseResponse(der)
+		if err != nil {
+			t.Fatalf("the reviews check passed on a token that does not parse: %v", err)
+		}
+		ns := new(big.Int).Mul(big.NewInt(info.GenTime.Unix()), big.NewInt(1e9))
+		return ns.Add(ns, big.NewInt(int64(info.GenTime.Nanosecond())))
+	}
+	for i, r := range v.Records {
+		if r.Review == nil {
+			continue
+		}
+		lasted := new(big.Int).Sub(genTime(r.Review.CheckCloseTST), genTime(r.Review.CheckOpenTST))
+		if least := new(big.Int).Mul(big.NewInt(r.Review.MinDurationSeconds), big.NewInt(1e9)); lasted.Cmp(least) < 0 {
+			t.Fatalf("records[%d]: the review lasted %s ns, less than min_duration_seconds %d, and the reviews check passed", i, lasted, r.Review.MinDurationSeconds)
+		}
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/svc-gov/svc/internal/fuzzedge"
 	"github.com/svc-gov/svc/pkg/signing"
 	"github.com/svc-gov/svc/pkg/vpec"
 )
@@ -82,6 +83,9 @@ func FuzzVerifyOffline(f *testing.F) {
 		{`"timestamp_rfc3161": ""`, `"timestamp_rfc3161": "MIIB"`},
 	} {
 		f.Add(bytes.Replace(doc, []byte(edit[0]), []byte(edit[1]), 1))
+	}
+	for _, d := range fuzzedge.Documents(doc, 500) { // every integer at the documented maxima and int64 edges
+		f.Add(d)
 	}
 	f.Add([]byte(`{"schema":"` + vpec.OfflineSchema + `"}`))
 	f.Add([]byte(`{"schema":"` + vpec.OfflineSchema + `","run_id":null,"records":[null]}`))

@@ -9,6 +9,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/svc-gov/svc/internal/fuzzedge"
 )
 
 // readBoth reads doc in parts (as the verifier does) and as one tree.
@@ -55,6 +57,11 @@ func FuzzRead(f *testing.F) {
 	} {
 		if base != nil {
 			f.Add(bytes.Replace(base, []byte(edit[0]), []byte(edit[1]), 1))
+		}
+	}
+	if base != nil {
+		for _, d := range fuzzedge.Documents(base, 500) { // every integer at the documented maxima and int64 edges
+			f.Add(d)
 		}
 	}
 	f.Fuzz(func(t *testing.T, doc []byte) {

@@ -2,43 +2,92 @@ package vpec
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
+// Claims follows, record by record in any order, whether every unproved
+// mathematical claim of a VPEC (or of a run the service is about to seal)
+// has its evidence (decision D6; docs/FORMATS.md, "Claims and their
+// evidence"): it is a pre_conditions or post_conditions record
+// <check>:<part> of a bound_committed_inference stage, and the VPEC holds
+// the operator_bound inference record of that decomposition: check
+// <check>, stage_part inference, stage_type bound_committed_inference, the
+// same commitment_hash (every record of a decomposition commits to the
+// check's input). An operator_bound record of another check or input is
+// not evidence. The verifier's evidence check and the service's close use
+// it. The zero value is ready.
+type Claims struct {
+	anchors map[claimKey]bool
+	pending []pendingClaim
+}
+
+type claimKey struct{ check, commitment string }
+
+type pendingClaim struct {
+	seq         int64
+	check       string
+	key         claimKey
+	notInStage  bool // not a pre/post-condition of a bound_committed_inference stage
+	withoutPart bool // its check names no part (<check>:<part>)
+}
+
+// Add takes one record into account.
+func (c *Claims) Add(r *Record) {
+	switch {
+	case r.ProofLevel == OperatorBound && r.BoundedInference != nil && r.StageType == StageBoundCommittedInference && r.StagePart == StagePartInference:
+		if c.anchors == nil {
+			c.anchors = map[claimKey]bool{}
+		}
+		c.anchors[claimKey{r.Check, r.CommitmentHash}] = true
+	case r.ProofLevel == Mathematical && r.ZKProof == nil:
+		pc := pendingClaim{seq: r.Sequence, check: r.Check,
+			notInStage: r.StageType != StageBoundCommittedInference || (r.StagePart != StagePartPre && r.StagePart != StagePartPost)}
+		if i := strings.LastIndexByte(r.Check, ':'); i >= 0 && i < len(r.Check)-1 {
+			pc.key = claimKey{r.Check[:i], r.CommitmentHash}
+		} else {
+			pc.withoutPart = true
+		}
+		c.pending = append(c.pending, pc)
+	}
+}
+
+// Unsupported returns, in the order the records were added, a sentence
+// for each unproved mathematical claim without its evidence, naming its
+// sequence and check and what is missing; nil when there is none.
+func (c *Claims) Unsupported() []string {
+	var out []string
+	for _, pc := range c.pending {
+		switch {
+		case pc.notInStage:
+			out = append(out, fmt.Sprintf("sequence %d (%s) claims mathematical without a proof, but is not a pre_conditions or post_conditions record of a %s stage", pc.seq, pc.check, StageBoundCommittedInference))
+		case pc.withoutPart:
+			out = append(out, fmt.Sprintf("sequence %d (%s) claims mathematical without a proof, but its check does not name a decomposition's part (<check>:<part>)", pc.seq, pc.check))
+		case !c.anchors[pc.key]:
+			out = append(out, fmt.Sprintf("sequence %d (%s) claims mathematical without a proof, but there is no operator_bound %s inference record of check %q on the same input (commitment_hash %s)", pc.seq, pc.check, StageBoundCommittedInference, pc.key.check, shortHash(pc.key.commitment)))
+		}
+	}
+	return out
+}
+
 // checkEvidence checks that every claimed proof level has its evidence
 // (decision D6; docs/FORMATS.md, "Claims and their evidence"):
-//   - mathematical: only on a pre_conditions or post_conditions record of a
-//     bound_committed_inference stage, in a VPEC that also holds the
-//     operator_bound inference record of such a stage (v1 carries no
-//     proofs, so this is the only evidence a mathematical claim can have);
+//   - mathematical: a zk_proof of a condition circuit (the zk_proofs check
+//     verifies it), or else the decomposition's evidence (Claims);
 //   - operator_bound: a bounded_inference block, and witnessed: a review
 //     block (the schema requires each block with its level and only with
 //     it; the profile and reviews checks verify them);
-//   - verifiable_inference: never in v1 (the zk_proofs check fails it).
+//   - verifiable_inference: a zk_proof (the zk_proofs check).
 func checkEvidence(p parsed) Check {
 	c := Check{Name: CheckEvidence}
-	anchor := false
+	var claims Claims
 	math := 0
 	for i := range p.v.Records {
 		r := &p.v.Records[i]
-		if r.ProofLevel == OperatorBound && r.BoundedInference != nil && r.StageType == StageBoundCommittedInference {
-			anchor = true
-		}
-	}
-	for i := range p.v.Records {
-		r := &p.v.Records[i]
+		claims.Add(r)
 		switch r.ProofLevel {
 		case Mathematical:
 			math++
-			if r.ZKProof != nil {
-				// Its own evidence: the zk_proofs check verifies it.
-				break
-			}
-			if r.StageType != StageBoundCommittedInference || (r.StagePart != StagePartPre && r.StagePart != StagePartPost) {
-				c.Details = append(c.Details, fmt.Sprintf("sequence %d (%s) claims mathematical, but is not a pre_conditions or post_conditions record of a %s stage", r.Sequence, r.Check, StageBoundCommittedInference))
-			} else if !anchor {
-				c.Details = append(c.Details, fmt.Sprintf("sequence %d (%s) claims mathematical, but the VPEC holds no operator_bound %s inference record", r.Sequence, r.Check, StageBoundCommittedInference))
-			}
 		case OperatorBound:
 			if r.BoundedInference == nil {
 				c.Details = append(c.Details, fmt.Sprintf("sequence %d (%s) claims operator_bound without a bounded_inference block", r.Sequence, r.Check))
@@ -49,12 +98,13 @@ func checkEvidence(p parsed) Check {
 			}
 		}
 	}
+	c.Details = append(claims.Unsupported(), c.Details...)
 	if len(c.Details) > 0 {
 		return fail(c, "CLAIM WITHOUT EVIDENCE", "proof level claimed without its evidence: "+c.Details[0], false)
 	}
 	c.Status, c.Message = Pass, "every claimed proof level has its evidence"
 	if math > 0 {
-		c.Message = fmt.Sprintf("every claimed proof level has its evidence (%d mathematical record(s): pre/post-conditions of a bound_committed_inference stage or proved conditions)", math)
+		c.Message = fmt.Sprintf("every claimed proof level has its evidence (%d mathematical record(s): proved conditions, or pre/post-conditions of an operator_bound inference of their check and input)", math)
 	}
 	return c
 }

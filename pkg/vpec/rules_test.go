@@ -151,21 +151,29 @@ func TestTraceModes(t *testing.T) {
 	}
 }
 
-// D6: a mathematical claim stands only on a pre/post-condition record of a
-// bound_committed_inference stage whose operator_bound inference record is
-// in the same VPEC; otherwise the evidence check fails.
+// D6: a mathematical claim without a proof stands only on a pre/post-
+// condition record of a bound_committed_inference stage whose
+// operator_bound inference record is in the same VPEC: of its check (the
+// condition's check without ":<part>") and on its input (the same
+// commitment_hash). Found: any operator_bound record of any check was
+// taken as the evidence.
 func TestEvidence(t *testing.T) {
 	f, clk := clockFixture(t)
-	decomposition := func(anchor bool) []vpec.Record {
+	decomposition := func(anchor bool, edit func(recs []vpec.Record)) []vpec.Record {
 		recs := records(3, vpec.Mathematical)
 		for i, part := range []string{vpec.StagePartPre, vpec.StagePartInference, vpec.StagePartPost} {
 			recs[i].StageType, recs[i].StagePart = vpec.StageBoundCommittedInference, part
+			recs[i].CommitmentHash = commitment.String([]byte("the input"))
 		}
+		recs[0].Check, recs[1].Check, recs[2].Check = "pii:tokenization", "pii", "pii:threshold_check"
 		recs[1].ProofLevel = vpec.Execution
 		if anchor {
 			recs[1].ProofLevel = vpec.OperatorBound
 			recs[1].BoundedInference = &vpec.BoundedInference{ProfileID: "acme/pii-class/v1.0.0", GPUClass: "cpu",
 				ONNXModelHash: commitment.String([]byte("m")), TraceMode: vpec.TraceProduction, OperatorCount: 9, MerkleRoot: commitment.String([]byte("t"))}
+		}
+		if edit != nil {
+			edit(recs)
 		}
 		return recs
 	}
@@ -174,10 +182,20 @@ func TestEvidence(t *testing.T) {
 		recs []vpec.Record
 		ok   bool
 	}{
-		{"decomposition with its operator_bound record", decomposition(true), true},
-		{"pre/post without an operator_bound record", decomposition(false), false},
+		{"decomposition with its operator_bound record", decomposition(true, nil), true},
+		{"pre/post without an operator_bound record", decomposition(false, nil), false},
 		{"plain mathematical claim", records(2, vpec.Mathematical), false},
 		{"execution needs nothing", records(2, vpec.Execution), true},
+		{"condition of another check", decomposition(true, func(r []vpec.Record) { r[2].Check = "toxicity:threshold_check" }), false},
+		{"condition of another input", decomposition(true, func(r []vpec.Record) { r[2].CommitmentHash = commitment.String([]byte("other")) }), false},
+		{"condition without a part", decomposition(true, func(r []vpec.Record) { r[2].Check = "pii" }), false},
+		{"condition named with a slash", decomposition(true, func(r []vpec.Record) { r[0].Check = "pii/tokenization" }), false},
+		{"inference of the check at execution", decomposition(true, func(r []vpec.Record) {
+			r[1].ProofLevel, r[1].BoundedInference = vpec.Execution, nil
+		}), false},
+		{"nested part names", decomposition(true, func(r []vpec.Record) {
+			r[1].Check, r[0].Check, r[2].Check = "a:b", "a:b:tokenization", "a:b:threshold_check"
+		}), true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := verify(t, f.sealAt(t, clk, tc.recs, nil), vpec.Options{Trust: f.trust})

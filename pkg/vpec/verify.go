@@ -177,22 +177,10 @@ func verify(doc []byte, opts Options) *Report {
 // and p is the parsed document; otherwise p is nil and the report is
 // finished, every other check not_applicable.
 func schemaReport(doc []byte) (r *Report, _ *parsed) {
-	r = &Report{}
 	if err := document.CheckInput(doc); err != nil {
-		// Not a JSON document at all (empty, binary, not UTF-8, a BOM,
-		// too large): say so in words, and run nothing else.
-		r.Unreadable = true
-		code := "NOT JSON"
-		if errors.Is(err, document.ErrTooLarge) {
-			code = "TOO LARGE"
-		}
-		r.Checks = append(r.Checks, Check{Name: CheckSchema, Status: Fail, Code: code, Message: "unreadable input: " + err.Error()})
-		for _, n := range checks[1:] {
-			r.Checks = append(r.Checks, Check{Name: n, Status: NotApplicable, Message: NotCheckedUnreadable})
-		}
-		r.finish()
-		return r, nil
+		return unreadableReport(err), nil
 	}
+	r = &Report{}
 	p := parse(doc)
 	r.fill(&p.v)
 	if len(p.schemaErrs) == 0 {
@@ -213,6 +201,40 @@ func schemaReport(doc []byte) (r *Report, _ *parsed) {
 	}
 	r.Checks = append(r.Checks, Check{Name: CheckSchema, Status: Pass, Message: fmt.Sprintf("schema valid (%s, %d records)", Schema, len(p.v.Records))})
 	return r, &p
+}
+
+// unreadableReport is the report on input that is not a JSON document at
+// all (empty, binary, not UTF-8, a BOM, too large): it says so in words,
+// and nothing else runs.
+func unreadableReport(err error) *Report {
+	r := &Report{Unreadable: true}
+	code := "NOT JSON"
+	if errors.Is(err, document.ErrTooLarge) {
+		code = "TOO LARGE"
+	}
+	r.Checks = append(r.Checks, Check{Name: CheckSchema, Status: Fail, Code: code, Message: "unreadable input: " + err.Error()})
+	for _, n := range checks[1:] {
+		r.Checks = append(r.Checks, Check{Name: n, Status: NotApplicable, Message: NotCheckedUnreadable})
+	}
+	r.finish()
+	return r
+}
+
+// VerifyUnreadable returns what Verify returns for input that could not
+// be read as a document, err saying why: a document too large to read
+// (err matching document.ErrTooLarge, verdict UNREADABLE — TOO LARGE) or
+// not a JSON text (UNREADABLE — NOT JSON). A caller that refuses a stream
+// past document.MaxSize bytes without reading it whole (svc-verify does)
+// reports it with this, so every input gets a report. The options are
+// validated as by Verify; the error matches ErrUnreadable.
+func VerifyUnreadable(cause error, opts Options) (*Report, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	r := unreadableReport(cause)
+	r.requireClean = opts.RequireClean
+	r.finish()
+	return r, r.err()
 }
 
 func (r *Report) fill(v *VPEC) {
@@ -1000,10 +1022,24 @@ func reviewTimes(runID string, r *Record, trust *signing.Bundle) (st sessionTime
 	if st.close, err = verifyTST(rv.CheckCloseTST, CheckCloseData(rv.SessionID, r.CommitmentHash), trust); err != nil {
 		return st, fmt.Errorf("check_close_tst: %w", err)
 	}
-	if d := st.close.Sub(st.open); d < time.Duration(rv.MinDurationSeconds)*time.Second {
-		return st, fmt.Errorf("%w: review lasted %s, less than its minimum of %ds", ErrReviewTooShort, d.Round(time.Millisecond), rv.MinDurationSeconds)
+	if !LastedAtLeast(st.open, st.close, rv.MinDurationSeconds) {
+		return st, fmt.Errorf("%w: review lasted %s, less than its minimum of %ds", ErrReviewTooShort, st.close.Sub(st.open).Round(time.Millisecond), rv.MinDurationSeconds)
 	}
 	return st, nil
+}
+
+// LastedAtLeast reports whether closed is at least seconds seconds after
+// open, exactly: to the nanosecond, and for every int64 seconds (a review's
+// min_duration_seconds may be up to 2^40, whose nanoseconds no int64
+// holds: time.Duration(seconds)*time.Second would wrap around). Exact for
+// any two times of years 0 to 9999, which is every time a document or a
+// time-stamp token can state.
+func LastedAtLeast(open, closed time.Time, seconds int64) bool {
+	s := closed.Unix() - open.Unix()
+	if closed.Nanosecond() < open.Nanosecond() {
+		s-- // the fraction borrows one second: s whole seconds and less than one more
+	}
+	return s >= seconds
 }
 
 func verifyTST(b64 string, data []byte, trust *signing.Bundle) (time.Time, error) {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/svc-gov/svc/internal/fuzzedge"
 	"github.com/svc-gov/svc/internal/testvectors"
 	"github.com/svc-gov/svc/pkg/signing"
 	"github.com/svc-gov/svc/pkg/vpec"
@@ -116,6 +117,11 @@ func FuzzVerify(f *testing.F) {
 	doc, bundle := large(f)
 	f.Add(doc, bundle)
 	f.Add([]byte(`{}`), bundle)
+	if w, err := os.ReadFile("../../testdata/vectors/vpec/valid/witnessed.json"); err == nil {
+		for _, d := range fuzzedge.Documents(w, 300) { // integers at the documented maxima and int64 edges
+			f.Add(d, bundle)
+		}
+	}
 	f.Fuzz(func(t *testing.T, doc, trust []byte) {
 		res := webverify.Verify(webverify.Input{VPEC: webverify.File{Data: doc}, Trust: webverify.File{Data: trust}})
 		if res.ExitCode == webverify.ExitValid && (res.Report == nil || !res.Report.Valid) {

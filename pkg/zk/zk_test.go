@@ -3,6 +3,7 @@ package zk_test
 import (
 	"encoding/base64"
 	"errors"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -154,6 +155,11 @@ func FuzzParseEntry(f *testing.F) {
 	doc, _ := document.Marshal(e)
 	f.Add(doc)
 	f.Add([]byte(`{"schema":"svc.circuit/v1"}`))
+	for _, p := range []string{"mlp-head-16-8-2.json", "threshold-check.json"} {
+		if b, err := os.ReadFile("../../testdata/vectors/circuit/" + p); err == nil {
+			f.Add(b)
+		}
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		e, err := zk.ParseEntry(b)
 		if err == nil {

@@ -49,13 +49,13 @@ LEVELS = ["mathematical", "verifiable_inference", "operator_bound", "execution",
 RESULTS = ["pass", "fail", "error", "skipped", "degraded", "override", "not_applicable"]
 VISIBILITIES = ["opaque", "selective", "transparent"]
 SEVERITIES = ["Critical", "High", "Medium", "Low", "Informational"]
-FIXED_SEVERITY = {"system_unavailable": "High", "model_profile_missing": "Medium", "sequence_missing": "High",
-                  "chain_break": "Critical", "empty_run": "High"}
+FIXED_SEVERITY = {"system_unavailable": "High", "model_profile_missing": "Medium", "circuit_missing": "Medium",
+                  "sequence_missing": "High", "chain_break": "Critical", "empty_run": "High"}
 GPU_CLASSES = ["cpu", "a10g", "a100", "h100"]
 OPERATOR_CLASSES = ["Linear", "LayerNorm", "Softmax", "GELU", "Dropout", "Other"]
 TRACE_MODES = ["full", "production", "residual"]
-SKEW = 300
-TS_WINDOW = 900
+SKEW = 300 * 10**9  # nanoseconds
+TS_WINDOW = 900 * 10**9
 SPKI_PREFIX = bytes.fromhex("302a300506032b6570032100")
 
 ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
@@ -113,7 +113,17 @@ def parse_time(s, what):
         t = datetime.datetime(*map(int, m.groups()[:6]), tzinfo=datetime.timezone.utc)
     except ValueError:
         raise SchemaError("%s: %r is not a valid date and time" % (what, s)) from None
-    return t.timestamp() + (float("0" + m.group(7)) if m.group(7) else 0.0)
+    return int(t.timestamp()) * NS + frac_ns(m.group(7))
+
+
+NS = 10**9
+
+
+def frac_ns(frac):
+    """Nanoseconds of a fraction of a second ".ddd…" (digits after the
+    ninth dropped, as svc-verify drops them); times are integer
+    nanoseconds, never floats (a double resolves about 0.24 us today)."""
+    return int((frac or ".")[1:].ljust(9, "0")[:9])
 
 
 def key_id(spki: bytes) -> str:
@@ -169,9 +179,30 @@ class Trust:
 
 # ------------------------------------------------------------------ reading the document
 
+def read_input(path):
+    """The bytes of a file, read no further than MAX_DOC + 1: a larger
+    document is refused before it is read whole (FORMATS.md, JSON
+    conventions), and its verdict is UNREADABLE — TOO LARGE all the same."""
+    with open(path, "rb") as f:
+        st = os.fstat(f.fileno())
+        if st.st_size > MAX_DOC and os.path.isfile(path):
+            return TooLarge(st.st_size)
+        data = f.read(MAX_DOC + 1)
+    return TooLarge(-1) if len(data) > MAX_DOC else data
+
+
+class TooLarge(bytes):
+    """Stands for a document above MAX_DOC bytes that was not read."""
+
+    def __new__(cls, size):
+        o = super().__new__(cls, b"")
+        o.size = size
+        return o
+
+
 def read_document(data: bytes):
     """Returns the parse tree, or raises Fail with NOT JSON / TOO LARGE / SCHEMA ERROR."""
-    if len(data) > MAX_DOC:
+    if isinstance(data, TooLarge) or len(data) > MAX_DOC:
         raise Fail("TOO LARGE", "the document is larger than 256 MiB")
     if not data.strip(b" \t\r\n"):
         raise Fail("NOT JSON", "the document is empty")
@@ -560,7 +591,7 @@ def schema_profile(d):
     want(isinstance(d, dict), "the profile is not a JSON object")
     want_members(d, "profile", ["schema", "profile_id", "model_class", "architecture", "calibrated_gpu_classes",
                                 "calibration_passes", "calibration_date", "safety_margin", "operators", "models"],
-                 ["signed_by", "signing_key_id", "profile_signature"])
+                 ["drift_definition", "measured", "coverage", "signed_by", "signing_key_id", "profile_signature"])
     want(d["schema"] == "svc.profile/v1", "schema: not svc.profile/v1")
     want(PROFILE_ID_RE.match(want_str(d["profile_id"], "profile_id")), "profile_id: malformed")
     want(want_str(d["model_class"], "model_class") != "", "model_class: empty")
@@ -600,6 +631,27 @@ def schema_profile(d):
         for k, v in oc.items():
             want_enum(k, q + ".operator_counts", TRACE_MODES)
             want_int(v, "%s.operator_counts.%s" % (q, k), 1, 2**32)
+    if "drift_definition" in d:
+        want_enum(d["drift_definition"], "drift_definition", ["svc.drift/v1", "svc.drift/v2"])
+    if "measured" in d:
+        ms = d["measured"]
+        want(isinstance(ms, dict), "measured: want an object")
+        for k, v in ms.items():
+            want_enum(k, "measured", OPERATOR_CLASSES)
+            q = "measured." + k
+            want_members(v, q, ["samples", "p99", "p99_9", "p99_99", "max"], [])
+            want_int(v["samples"], q + ".samples", 1, MAX_INT)
+            a, b, c, m = (want_number(v[n], "%s.%s" % (q, n), 0, float("inf")) for n in ("p99", "p99_9", "p99_99", "max"))
+            want(a <= b <= c <= m, "%s: want p99 <= p99_9 <= p99_99 <= max" % q)
+    if "coverage" in d:
+        cov = d["coverage"]
+        want(isinstance(cov, list) and len(cov) <= 64, "coverage: want an array of at most 64 machines")
+        for i, x in enumerate(cov):
+            q = "coverage[%d]" % i
+            want_members(x, q, ["cpu", "kernel_path", "passes"], [])
+            want(want_str(x["cpu"], q + ".cpu") != "", q + ".cpu: empty")
+            want(want_str(x["kernel_path"], q + ".kernel_path") != "", q + ".kernel_path: empty")
+            want_int(x["passes"], q + ".passes", 1, MAX_INT)
     if "signed_by" in d:
         want_str(d["signed_by"], "signed_by")
     want("signing_key_id" in d and "profile_signature" in d, "the profile is unsigned")
@@ -648,7 +700,19 @@ def verify_token(b64, data: bytes, trust: Trust, use_openssl, what):
         raise Fail(e.code, "%s: %s" % (what, e.msg)) from None
     if use_openssl:
         openssl_ts_verify(raw, data, trust, info.gen_time, what)
-    return info.gen_time
+    return gen_time_ns(info.gen_time_text)
+
+
+def gen_time_ns(text):
+    """A DER GeneralizedTime (YYYYMMDDHHMMSS[.f…]Z) in integer nanoseconds."""
+    m = re.match(r"^(\d{14})(\.\d+)?Z$", text)
+    return int(datetime.datetime.strptime(m.group(1), "%Y%m%d%H%M%S").replace(
+        tzinfo=datetime.timezone.utc).timestamp()) * NS + frac_ns(m.group(2))
+
+
+def lasted_at_least(opened, closed, seconds):
+    """Whether closed (ns) is at least seconds after opened (ns), exactly."""
+    return closed - opened >= seconds * NS
 
 
 def openssl_ts_verify(raw, data, trust, gen_time, what):
@@ -923,14 +987,20 @@ def listed_conditions(d):
 
 
 def check_evidence(d):
+    """FORMATS.md "Claims and their evidence": an unproved mathematical
+    condition <check>:<part> stands beside the operator_bound inference
+    record of its decomposition: check <check>, the same input."""
     recs = d["records"]
-    has_inference = any(r["proof_level"] == "operator_bound" and r.get("stage_type") == "bound_committed_inference"
-                        for r in recs)
+    inferences = {(r["check"], r["commitment_hash"]) for r in recs
+                  if r["proof_level"] == "operator_bound" and "bounded_inference" in r
+                  and r.get("stage_type") == "bound_committed_inference" and r.get("stage_part") == "inference"}
     for r in recs:
         if r["proof_level"] != "mathematical":
             continue
+        base, colon, part = r["check"].rpartition(":")
         ok = (r.get("stage_type") == "bound_committed_inference"
-              and r.get("stage_part") in ("pre_conditions", "post_conditions") and has_inference)
+              and r.get("stage_part") in ("pre_conditions", "post_conditions")
+              and colon and part and (base, r["commitment_hash"]) in inferences)
         # or a proof of a condition circuit (the zk_proofs check reports the proof)
         ok = ok or r.get("zk_proof", {}).get("circuit") in crypto_prims.CONDITION_CIRCUITS
         if not ok:
@@ -992,8 +1062,8 @@ def check_reviews(d, trust, use_openssl, times):
                 st[k] = v[k]
         if not crypto_prims.ed25519_verify(spki[12:], sjson.jcs(st), base64.b64decode(v["reviewer_signature"][8:])):
             raise Fail("REVIEW INVALID", "record %s: the reviewer signature does not verify" % seq)
-        if tc - to < int(v["min_duration_seconds"].raw):
-            raise Fail("REVIEW INVALID", "record %s: the review lasted %.3f s, minimum %s s"
+        if not lasted_at_least(to, tc, int(v["min_duration_seconds"].raw)):
+            raise Fail("REVIEW INVALID", "record %s: the review lasted %d ns, minimum %s s"
                        % (seq, tc - to, v["min_duration_seconds"].raw))
         n += 1
     return "pass", "%d review(s) and %d session(s) verified" % (n, len(recs))
@@ -1091,7 +1161,7 @@ def check_disclosures(d):
                 if not SHA_RE.match(x):
                     raise Fail("DISCLOSURE MALFORMED", "record %s: field digest %s is not a SHA-256 hash" % (seq, esc(x)))
             if len(set(fd)) != len(fd):
-                raise Fail("SALT REUSED", "record %s: the same digest twice in field_digests" % seq)
+                raise Fail("DISCLOSURE MALFORMED", "record %s: the same digest twice in field_digests" % seq)
             if [x.encode() for x in fd] != sorted(x.encode() for x in fd):
                 raise Fail("DISCLOSURE MALFORMED", "record %s: field_digests are not sorted" % seq)
             for x in fd:
@@ -1353,7 +1423,7 @@ def batch_job(job):
         trust = Trust(job["trust_root"])
     except (OSError, ValueError) as e:
         return {"file": job["file"], "verdict": "UNVERIFIED: %s" % e, "exit": 3, "checks": []}
-    data = open(job["file"], "rb").read()
+    data = read_input(job["file"])
     if job.get("kind") == "profile":
         try:
             verify_profile(data, trust)
@@ -1450,7 +1520,7 @@ def main(argv):
     except (OSError, ValueError) as e:
         print("UNVERIFIED: %s" % e, file=sys.stderr)
         return 3
-    data = open(pos[0], "rb").read()
+    data = read_input(pos[0])
     if cmd == "verify-profile":
         try:
             verify_profile(data, trust)

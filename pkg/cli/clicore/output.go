@@ -58,7 +58,7 @@ func (a *App) ReadInput(path, what string) ([]byte, error) {
 		if f, err = os.Open(path); err == nil {
 			if st, serr := f.Stat(); serr == nil && st.Mode().IsRegular() && st.Size() > document.MaxSize {
 				f.Close()
-				return nil, Errorf(ExitUsage, "a document is at most 256 MiB", "read %s: %s is %d bytes, larger than %d bytes (256 MiB)", what, Safe(path), st.Size(), document.MaxSize)
+				return nil, tooLarge(what, path, st.Size())
 			}
 			data, err = io.ReadAll(io.LimitReader(f, document.MaxSize+1))
 			f.Close()
@@ -68,9 +68,21 @@ func (a *App) ReadInput(path, what string) ([]byte, error) {
 		return nil, &Error{Code: ExitUsage, Err: fmt.Errorf("read %s: %w", what, err), Hint: "check the path; use - to read standard input"}
 	}
 	if len(data) > document.MaxSize {
-		return nil, Errorf(ExitUsage, "a document is at most 256 MiB", "read %s: %s is larger than %d bytes (256 MiB)", what, Safe(path), document.MaxSize)
+		return nil, tooLarge(what, path, -1)
 	}
 	return data, nil
+}
+
+// tooLarge is ReadInput's error for a document above document.MaxSize
+// (size -1: a stream, of which only MaxSize+1 bytes were read). It
+// matches document.ErrTooLarge, so that verify can report it as a
+// verdict (UNREADABLE — TOO LARGE) like any other unreadable input.
+func tooLarge(what, path string, size int64) error {
+	name := Safe(path)
+	if path == "-" {
+		name = "standard input"
+	}
+	return &Error{Code: ExitUsage, Err: fmt.Errorf("read %s: %s: %w", what, name, document.TooLarge(size)), Hint: "a document is at most 256 MiB"}
 }
 
 // Palette holds colour functions that are no-ops when color is off.

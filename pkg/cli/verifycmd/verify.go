@@ -109,12 +109,20 @@ func runVerify(a *clicore.App, o *verifyOptions, audit *Audit, path string) erro
 		return err
 	}
 	doc, err := a.ReadInput(path, "VPEC")
-	if err != nil {
+	// A document above 256 MiB is refused before it is read whole, and
+	// reported like any other unreadable input: a report whose verdict is
+	// UNREADABLE — TOO LARGE (exit 2), so --output json always gives one.
+	var tooLarge *document.SyntaxError
+	if err != nil && (!errors.As(err, &tooLarge) || !errors.Is(tooLarge, document.ErrTooLarge)) {
 		return err
 	}
 	trust, err := o.trust.Load()
 	if err != nil {
 		return err
+	}
+	if tooLarge != nil {
+		report, _ := vpec.VerifyUnreadable(tooLarge, vpec.Options{Trust: trust})
+		return writeVerdict(a, o, trust, report, clicore.ExitUsage)
 	}
 	set := profile.NewSet()
 	if o.profileDir == "" {
@@ -168,6 +176,11 @@ func runVerify(a *clicore.App, o *verifyOptions, audit *Audit, path string) erro
 		// Not a verdict: the audit's own error (flags, files).
 		return err
 	}
+	return writeVerdict(a, o, trust, report, code)
+}
+
+// writeVerdict prints the report (text or JSON) and exits with code.
+func writeVerdict(a *clicore.App, o *verifyOptions, trust *signing.Bundle, report *vpec.Report, code int) error {
 	report.TrustRoot = &vpec.TrustRoot{File: o.trust.TrustRoot, Source: o.trust.Source}
 	if o.output == clicore.OutputJSON {
 		if err := a.WriteJSON(report); err != nil {

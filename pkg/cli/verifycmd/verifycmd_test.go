@@ -2,11 +2,17 @@ package verifycmd_test
 
 import (
 	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/svc-gov/svc/pkg/cli/clicore"
 	"github.com/svc-gov/svc/pkg/cli/verifycmd"
+	"github.com/svc-gov/svc/pkg/document"
+	"github.com/svc-gov/svc/pkg/vpec"
 )
 
 func streams(out, errb *bytes.Buffer) *clicore.Streams {
@@ -44,5 +50,86 @@ func TestVerifyHelpIsSvcVerifys(t *testing.T) {
 	if code := verifycmd.Main([]string{"verify", "x.json", "--trace", "t.json"}, streams(&out, &errb)); code != clicore.ExitUsage ||
 		!strings.Contains(errb.String(), "unknown flag: --trace") {
 		t.Fatalf("--trace: exit %d, stderr %q", code, errb.String())
+	}
+}
+
+// spaces is a stream of n bytes, not held in memory.
+type spaces struct{ n int64 }
+
+func (s *spaces) Read(p []byte) (int, error) {
+	if s.n <= 0 {
+		return 0, io.EOF
+	}
+	k := min(int64(len(p)), s.n)
+	for i := range p[:k] {
+		p[i] = ' '
+	}
+	s.n -= k
+	return int(k), nil
+}
+
+// TestVerifyTooLarge: a VPEC above 256 MiB, in a file or on standard
+// input, gets the report FORMATS.md documents, as any unreadable input:
+// the schema check fails TOO LARGE, verdict UNREADABLE — TOO LARGE, exit 2
+// (and with --output json a report, never a bare {"error": ...}). Found:
+// the command printed an error object instead, for both.
+func TestVerifyTooLarge(t *testing.T) {
+	const bundle = "../../../testdata/vectors/keys/trust-bundle.pem"
+	big := filepath.Join(t.TempDir(), "big.json")
+	f, err := os.Create(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Sparse: the size is all the command looks at before refusing it.
+	if err := f.Truncate(document.MaxSize + 1); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	for _, tc := range []struct {
+		name, path string
+		in         io.Reader
+	}{
+		{"file", big, strings.NewReader("")},
+		{"standard input", "-", &spaces{document.MaxSize + 1}},
+	} {
+		for _, output := range []string{"json", "text"} {
+			t.Run(tc.name+" "+output, func(t *testing.T) {
+				if tc.path == "-" && testing.Short() {
+					t.Skip("reads 256 MiB from a stream")
+				}
+				var out, errb bytes.Buffer
+				s := streams(&out, &errb)
+				s.In = tc.in
+				if sp, ok := tc.in.(*spaces); ok {
+					sp.n = document.MaxSize + 1
+				}
+				code := verifycmd.Main([]string{"verify", tc.path, "--trust-root", bundle, "--output", output}, s)
+				if code != clicore.ExitUsage {
+					t.Fatalf("exit %d, want %d; stdout %q, stderr %q", code, clicore.ExitUsage, out.String(), errb.String())
+				}
+				if output == "text" {
+					if !strings.HasSuffix(out.String(), "UNREADABLE — TOO LARGE\n") || !strings.Contains(out.String(), "larger than the 268435456 byte (256 MiB) limit") {
+						t.Fatalf("text report:\n%s\nstderr %q", out.String(), errb.String())
+					}
+					return
+				}
+				var rep struct {
+					Verdict    string `json:"verdict"`
+					Valid      bool   `json:"valid"`
+					Unreadable bool   `json:"unreadable"`
+					Checks     []struct {
+						Name, Status, Code string
+					} `json:"checks"`
+					TrustRoot *struct{ File string } `json:"trust_root"`
+				}
+				if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+					t.Fatalf("--output json is not a report: %v\n%s\nstderr %q", err, out.String(), errb.String())
+				}
+				if rep.Verdict != "UNREADABLE — TOO LARGE" || rep.Valid || !rep.Unreadable || len(rep.Checks) != len(vpec.Checks()) ||
+					rep.Checks[0].Name != "schema" || rep.Checks[0].Code != "TOO LARGE" || rep.TrustRoot == nil {
+					t.Fatalf("report %+v", rep)
+				}
+			})
+		}
 	}
 }

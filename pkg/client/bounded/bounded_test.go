@@ -119,6 +119,7 @@ func TestBoundCommittedInference(t *testing.T) {
 	if rep := svc.verify(t, v.Raw); !rep.Valid {
 		t.Fatalf("fallback VPEC: %s", rep.Verdict)
 	}
+	levelsAsDocumented(t, v.VPEC.Records, "pii_detection", false)
 
 	// 2. Calibrate on real executions and publish.
 	prof, err := calibration.Calibrate(m, piiMeta, calibration.Options{Passes: 60})
@@ -183,6 +184,7 @@ func TestBoundCommittedInference(t *testing.T) {
 	if v.VPEC.TotalChecksRun != 18 || b["mathematical"] != vpec.Share(15, 18) || b["bounded_inference"] != vpec.Share(3, 18) {
 		t.Fatalf("%d records, breakdown %v", v.VPEC.TotalChecksRun, b)
 	}
+	levelsAsDocumented(t, v.VPEC.Records, "pii_detection", true)
 	parts := map[string]int{}
 	for _, r := range v.VPEC.Records {
 		parts[r.StagePart]++
@@ -438,4 +440,50 @@ func offlineRun(t *testing.T) (*client.Pipeline, *client.Run) {
 		t.Fatal(err)
 	}
 	return p, run
+}
+
+// levelsAsDocumented checks the proof level of each record of a check
+// against docs/BOUNDED.md's recording table (Level with a profile, Level
+// without a profile: its first word, for unproved records). Found: the
+// table gave the fallback's conditions the level mathematical, which the
+// client does not record there and the verifier refuses unproved.
+func levelsAsDocumented(t *testing.T, recs []vpec.Record, check string, withProfile bool) {
+	t.Helper()
+	doc, err := os.ReadFile("../../../docs/BOUNDED.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const header = "| Record | `stage_part` | Level with a profile | Level without a profile (`open_source_ml`) | Result |"
+	_, table, ok := strings.Cut(string(doc), header)
+	if !ok {
+		t.Fatalf("docs/BOUNDED.md has no recording table %q", header)
+	}
+	want := map[string]vpec.ProofLevel{}
+	for _, line := range strings.Split(table, "\n")[2:] {
+		cells := strings.Split(line, " | ")
+		if !strings.HasPrefix(line, "| `") || len(cells) < 4 {
+			break
+		}
+		name := strings.ReplaceAll(strings.Trim(cells[0], "| `"), "<check>", check)
+		level := cells[2]
+		if !withProfile {
+			level = cells[3]
+		}
+		want[name] = vpec.ProofLevel(strings.Trim(strings.Fields(level)[0], ";"))
+	}
+	if len(want) != 6 {
+		t.Fatalf("the recording table lists %d records, want 6: %v", len(want), want)
+	}
+	n := 0
+	for _, r := range recs {
+		if w, ok := want[r.Check]; ok && r.ZKProof == nil {
+			n++
+			if r.ProofLevel != w {
+				t.Errorf("record %s: level %s, docs/BOUNDED.md says %s (with a profile: %v)", r.Check, r.ProofLevel, w, withProfile)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatalf("no record of check %s", check)
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/svc-gov/svc/internal/fuzzedge"
 	"github.com/svc-gov/svc/pkg/canonical"
 	"github.com/svc-gov/svc/pkg/vpec"
 	"github.com/svc-gov/svc/pkg/zk/ceremony/transcript"
@@ -202,6 +203,9 @@ func FuzzCheck(f *testing.F) {
 	f.Add(good, vkBytes)
 	f.Add([]byte(`{"schema":"svc.zk-ceremony/v1"}`), []byte{})
 	f.Add([]byte(`[]`), []byte{1})
+	for _, d := range fuzzedge.Documents(good, 400) { // power, constraints, index, phase at their maxima and int64 edges
+		f.Add(d, vkBytes)
+	}
 	f.Fuzz(func(t *testing.T, doc, vk []byte) {
 		rep, err := transcript.Check(doc, vk, "")
 		if err != nil {
