@@ -49,6 +49,7 @@ const (
 	CodeUnsupportedMedia     = "unsupported_media"      // 415: body is not application/json
 	CodeInternal             = "internal"               // 500
 	CodeServiceNotReady      = "not_ready"              // 503 from /readyz
+	CodeServiceBusy          = "service_busy"           // 503 (with Retry-After): other large VPECs fill the service's byte budget
 	CodeTimestampFailed      = "timestamp_failed"       // 502: no RFC 3161 authority answered
 	CodeProfileUnverified    = "profile_unverified"     // 422: a profile to publish is not validly signed
 	CodeProfileMismatch      = "profile_mismatch"       // 422: a Bounded Inference record the named profile does not cover
