@@ -28,16 +28,16 @@ import (
 // counter) with one organisation holding a production key (live, live2)
 // and a sandbox key (sb), for the hostile-client tests.
 type hostile struct {
-	t          *testing.T
-	st         store.Store
-	mat        *server.Material
-	srv        *server.Server
-	ts         *httptest.Server
-	url        string
+	t           *testing.T
+	st          store.Store
+	mat         *server.Material
+	srv         *server.Server
+	ts          *httptest.Server
+	url         string
 	live, live2 string
-	sb         string
-	tsa        *countingTSA
-	logs       *syncBuffer
+	sb          string
+	tsa         *countingTSA
+	logs        *syncBuffer
 }
 
 // countingTSA counts timestamp requests and, while gate is set, holds each

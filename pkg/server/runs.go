@@ -456,4 +456,3 @@ func gpuClassOf(rec *vpec.Record) string {
 	g, _ := rec.Details[vpec.DetailGPUClass].(string)
 	return g
 }
-
