@@ -137,16 +137,106 @@ func SealAttestation(ctx context.Context, doc []byte, signer *signing.Signer, ts
 // statementPayload is the DSSE payload: the in-toto statement of doc, in
 // the encoding/json encoding of statement (the predicate compacted).
 func statementPayload(doc []byte, seal *AttestationSeal) ([]byte, error) {
-	payload, err := json.Marshal(statement{
+	var buf bytes.Buffer
+	buf.Grow(len(doc) + 512)
+	if err := writeStatement(&buf, doc, seal); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// writeStatement writes the DSSE payload to w without holding it: the
+// bytes json.Marshal gives for statement, its predicate (doc, valid JSON)
+// compacted as Marshal compacts a json.RawMessage (compactHTML).
+func writeStatement(w io.Writer, doc []byte, seal *AttestationSeal) error {
+	frame, err := json.Marshal(statement{
 		Type:          StatementType,
 		Subject:       []subject{{Name: seal.VPECID, Digest: map[string]string{"sha256": hex.EncodeToString(seal.SubjectDigest[:])}}},
 		PredicateType: PredicateTypeVPEC,
-		Predicate:     json.RawMessage(doc),
+		Predicate:     json.RawMessage("0"),
 	})
 	if err != nil {
-		return nil, fmt.Errorf("attest: encode statement: %w", err)
+		return fmt.Errorf("attest: encode statement: %w", err)
 	}
-	return payload, nil
+	head, ok := bytes.CutSuffix(frame, []byte("0}"))
+	if !ok {
+		return fmt.Errorf("attest: encode statement: the predicate is not last")
+	}
+	if _, err := w.Write(head); err != nil {
+		return err
+	}
+	if err := compactHTML(w, doc); err != nil {
+		return err
+	}
+	_, err = w.Write([]byte("}"))
+	return err
+}
+
+// compactHTML writes the JSON text doc as encoding/json writes a
+// json.RawMessage: without the whitespace between tokens, with <, > and &
+// written \u003c, \u003e, \u0026 and U+2028, U+2029 written \u2028,
+// \u2029 (HTML-safe). doc must be valid JSON (it is not checked: the VPEC
+// passed the schema check when its attestation was sealed); it is written
+// in runs, never copied whole.
+func compactHTML(w io.Writer, doc []byte) error {
+	var inString, escaped bool
+	start := 0
+	flush := func(i int, with string) error {
+		if start < i {
+			if _, err := w.Write(doc[start:i]); err != nil {
+				return err
+			}
+		}
+		if with != "" {
+			if _, err := io.WriteString(w, with); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for i := 0; i < len(doc); i++ {
+		c := doc[i]
+		var with string
+		switch {
+		case c == '<':
+			with = `\u003c`
+		case c == '>':
+			with = `\u003e`
+		case c == '&':
+			with = `\u0026`
+		case c == 0xE2 && i+2 < len(doc) && doc[i+1] == 0x80 && doc[i+2]&^1 == 0xA8:
+			with = `\u202` + string(rune('8'+doc[i+2]&1))
+			if err := flush(i, with); err != nil {
+				return err
+			}
+			i += 2
+			start = i + 1
+			escaped = false
+			continue
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		case c == '"':
+			inString = true
+			continue
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+		default:
+			continue
+		}
+		if err := flush(i, with); err != nil {
+			return err
+		}
+		start = i + 1
+		escaped = false
+	}
+	return flush(len(doc), "")
 }
 
 // payloadMark stands for the payload in the bundle encoded without it:
@@ -156,8 +246,8 @@ const payloadMark = "!payload!"
 
 // WriteAttestation writes the attestation of doc sealed by seal, the bytes
 // Attest returns, without signing or time-stamping: the statement is
-// encoded again (one copy of doc's size) and its base64 streamed to w, so
-// a large VPEC costs about twice its size in memory. seal must be doc's
+// encoded again as it is streamed to w in base64, so the attestation of a
+// large VPEC costs little memory beyond the VPEC itself. seal must be doc's
 // (SealAttestation of the same bytes); it is not checked again.
 func WriteAttestation(w io.Writer, doc []byte, seal *AttestationSeal) error {
 	b := dsseBundle{
@@ -185,14 +275,12 @@ func WriteAttestation(w io.Writer, doc []byte, seal *AttestationSeal) error {
 	if !ok {
 		return fmt.Errorf("attest: encode bundle: no payload member")
 	}
-	payload, err := statementPayload(doc, seal)
-	if err != nil {
-		return err
-	}
 	bw := bufio.NewWriterSize(w, 64<<10)
 	bw.Write(head)
 	enc := base64.NewEncoder(base64.StdEncoding, bw)
-	enc.Write(payload)
+	if err := writeStatement(enc, doc, seal); err != nil {
+		return fmt.Errorf("attest: write: %w", err)
+	}
 	enc.Close()
 	bw.Write(tail)
 	bw.WriteByte('\n')

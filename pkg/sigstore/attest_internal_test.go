@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/ed25519"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -44,9 +45,17 @@ func TestWriteAttestationEncoding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	payload, err := statementPayload(doc, seal)
+	payload, err := json.Marshal(statement{
+		Type:          StatementType,
+		Subject:       []subject{{Name: seal.VPECID, Digest: map[string]string{"sha256": hex.EncodeToString(seal.SubjectDigest[:])}}},
+		PredicateType: PredicateTypeVPEC,
+		Predicate:     json.RawMessage(doc),
+	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if streamed, err := statementPayload(doc, seal); err != nil || !bytes.Equal(streamed, payload) {
+		t.Fatalf("the streamed statement differs from json.Marshal's (%v)", err)
 	}
 	want, err := json.MarshalIndent(dsseBundle{
 		MediaType: BundleMediaType,
@@ -90,4 +99,34 @@ type countingTSA struct {
 func (c *countingTSA) Timestamp(ctx context.Context, d []byte) ([]byte, error) {
 	c.n++
 	return c.next.Timestamp(ctx, d)
+}
+
+// FuzzCompactHTML: compactHTML writes valid JSON exactly as json.Marshal
+// writes it as a json.RawMessage (compacted, HTML-escaped), whatever the
+// whitespace, strings, escapes and characters; for invalid input it need
+// only not panic.
+func FuzzCompactHTML(f *testing.F) {
+	for _, s := range []string{
+		`{}`, ` [ 1 , 2 ]
+`, `{"a" : "<b> & </b>", "c": [true, null, -1.5e3]}`, "\"\u2028 \xe2\x80\xa8 \xe2\x80\xa9 \xe2\x80\"", `"\"\\ \t"`,
+		`{"k": "v\\", "l" : "\\\" <"}`, "{\n  \"records\": [\n    {\"x\":\"a b\"}\n  ]\n}",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		var got bytes.Buffer
+		if err := compactHTML(&got, doc); err != nil {
+			t.Fatal(err)
+		}
+		if !json.Valid(doc) {
+			return
+		}
+		want, err := json.Marshal(json.RawMessage(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got.Bytes(), want) {
+			t.Fatalf("compactHTML(%q) = %q, json.Marshal gives %q", doc, got.Bytes(), want)
+		}
+	})
 }
