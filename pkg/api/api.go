@@ -90,7 +90,11 @@ type Run struct {
 	OpenedAt           string           `json:"opened_at"`
 	ClosedAt           string           `json:"closed_at,omitempty"`
 	RecordCount        int64            `json:"record_count"`
-	LastSequence       int64            `json:"last_sequence"`
+	// RecordBytes is the size of the run's records as stored: what its
+	// close reads and its VPEC holds (a client scales its close timeout
+	// with it).
+	RecordBytes  int64 `json:"record_bytes"`
+	LastSequence int64 `json:"last_sequence"`
 	LastChainHash      string           `json:"last_chain_hash"`
 	VPECID             string           `json:"vpec_id,omitempty"`
 }

@@ -97,7 +97,7 @@ func (s *Server) runView(r *http.Request, run store.Run) api.Run {
 	// The run's metadata, kept by every append in its transaction: a run
 	// read never reads the records, and there is no second read to fail.
 	if run.RecordCount > 0 {
-		out.RecordCount, out.LastSequence, out.LastChainHash = run.RecordCount, run.LastSequence, run.LastChainHash
+		out.RecordCount, out.LastSequence, out.LastChainHash, out.RecordBytes = run.RecordCount, run.LastSequence, run.LastChainHash, run.RecordBytes
 	}
 	return out
 }
