@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/svc-gov/svc/pkg/api"
 	"github.com/svc-gov/svc/pkg/canonical"
@@ -54,11 +55,16 @@ func (s *Server) openRun(w http.ResponseWriter, r *http.Request) {
 		}
 		id = req.RunID
 	}
+	openedAt, err := s.openedAt(req.OpenedAt)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	run := store.Run{
 		ID: id, OrgID: key.OrgID, WorkflowID: req.WorkflowID, SurfaceID: req.SurfaceID,
 		PolicyPackID: req.PolicyPackID, PolicySnapshotHash: commitment.String(snapshot),
 		ProcessContextHash: req.ProcessContextHash, Environment: key.Environment, APIKeyID: key.ID,
-		OpenedAt: s.cfg.Now().UTC(),
+		OpenedAt: openedAt,
 	}
 	if err := s.cfg.Store.CreateRun(r.Context(), run); err != nil {
 		// A retried open of a proposed id (the client queued it while the
@@ -80,6 +86,31 @@ func (s *Server) openRun(w http.ResponseWriter, r *http.Request) {
 	}
 	s.log.Info("run opened", "run_id", run.ID, "org_id", run.OrgID, "workflow_id", run.WorkflowID)
 	writeJSON(w, http.StatusCreated, s.runView(r, run))
+}
+
+// openedAt is a new run's opened_at: the service clock, or the client's
+// opened_at when it is earlier (a run opened while the service was
+// unreachable), but not more than api.MaxOpenedAtAge earlier; a claim
+// more than MaxRecordAhead ahead of the service clock is refused (400).
+func (s *Server) openedAt(claim string) (time.Time, error) {
+	now := s.cfg.Now().UTC()
+	if claim == "" {
+		return now, nil
+	}
+	t, err := vpec.ParseTime(claim)
+	if err != nil {
+		return time.Time{}, badRequest("opened_at", "opened_at %q is not an RFC 3339 UTC time", claim)
+	}
+	switch {
+	case t.After(now.Add(MaxRecordAhead)):
+		return time.Time{}, badRequest("opened_at", "opened_at %s is %s ahead of the service clock (%s); at most %s ahead is accepted: check the client's clock",
+			claim, t.Sub(now).Round(time.Second), vpec.FormatTime(now), MaxRecordAhead)
+	case t.After(now):
+		return now, nil
+	case t.Before(now.Add(-api.MaxOpenedAtAge)):
+		return now.Add(-api.MaxOpenedAtAge), nil
+	}
+	return t.UTC(), nil
 }
 
 // runView is the API form of a stored run, with its chain position.
@@ -185,7 +216,7 @@ func (s *Server) checkRecord(r *http.Request, run store.Run, rec *vpec.Record, t
 	// The server's own checks first (limits, time, claims: decision D6
 	// names proof_level when a level lacks its evidence block), then the
 	// v1 rules.
-	if err := s.validateRecord(rec, tree); err != nil {
+	if err := s.validateRecord(rec, tree, run.OpenedAt); err != nil {
 		return err
 	}
 	if err := rec.Validate(); err != nil {

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -10,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/svc-gov/svc/pkg/api"
 	"github.com/svc-gov/svc/pkg/server"
+	"github.com/svc-gov/svc/pkg/vpec"
 )
 
 // TestIdempotencyKeyBoundToAPIKey: a close's Idempotency-Key belongs to the
@@ -170,4 +173,87 @@ func keyID(t *testing.T, h *hostile, key string) string {
 		t.Fatal(err)
 	}
 	return k.ID
+}
+
+// TestRecordedAtBeforeOpen: a record dated more than vpec.MaxClockSkew
+// before its run was opened is refused naming recorded_at (found:
+// 0001-01-01 was accepted and the VPEC verified VALID); a run opened with
+// the client's earlier opened_at (a queued open) takes records from then
+// on, within api.MaxOpenedAtAge; and the VPEC carries the run's opened_at,
+// which the verifier checks.
+func TestRecordedAtBeforeOpen(t *testing.T) {
+	h := newHostile(t, nil, nil)
+	now := time.Now().UTC()
+	post := func(run api.Run, at time.Time) (int, []byte) {
+		recs := chain(run.RunID, 1)
+		recs[0].RecordedAt = vpec.FormatTime(at)
+		vpec.Chain(vpec.Genesis(run.RunID), recs)
+		resp, body := h.do("POST", "/api/v1/runs/"+run.RunID+"/records", h.live, recs[0], nil)
+		return resp.StatusCode, body
+	}
+	openAt := func(claim string) api.Run {
+		var run api.Run
+		resp, body := h.do("POST", "/api/v1/runs", h.live, api.OpenRunRequest{WorkflowID: "hostile", OpenedAt: claim}, nil)
+		if resp.StatusCode != 201 || json.Unmarshal(body, &run) != nil {
+			t.Fatalf("open with opened_at %q: %s %s", claim, resp.Status, body)
+		}
+		return run
+	}
+	for _, c := range []struct {
+		name   string
+		claim  string
+		at     time.Time
+		status int
+	}{
+		{"year 1", "", time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC), 400},
+		{"a day before an open now", "", now.Add(-24 * time.Hour), 400},
+		{"6 min before an open now", "", now.Add(-6 * time.Minute), 400},
+		{"4 min before an open now", "", now.Add(-4 * time.Minute), 201},
+		{"a day old, run opened (queued) two days ago", vpec.FormatTime(now.Add(-48 * time.Hour)), now.Add(-24 * time.Hour), 201},
+		{"three days old, run opened two days ago", vpec.FormatTime(now.Add(-48 * time.Hour)), now.Add(-72 * time.Hour), 400},
+		{"40 days old, run claimed opened a year ago", vpec.FormatTime(now.Add(-365 * 24 * time.Hour)), now.Add(-40 * 24 * time.Hour), 400},
+		{"29 days old, run claimed opened a year ago", vpec.FormatTime(now.Add(-365 * 24 * time.Hour)), now.Add(-29 * 24 * time.Hour), 201},
+	} {
+		run := openAt(c.claim)
+		code, body := post(run, c.at)
+		if code != c.status || (code == 400 && errCode(body) != "bad_request") {
+			t.Errorf("%s: %d %.300s, want %d", c.name, code, body, c.status)
+		}
+	}
+	if resp, body := h.do("POST", "/api/v1/runs", h.live, api.OpenRunRequest{OpenedAt: vpec.FormatTime(now.Add(time.Hour))}, nil); resp.StatusCode != 400 || !strings.Contains(string(body), `"field":"opened_at"`) {
+		t.Errorf("opened_at an hour ahead: %s %s, want 400 naming opened_at", resp.Status, body)
+	}
+	run := openAt(vpec.FormatTime(now.Add(-time.Hour)))
+	if code, body := post(run, now.Add(-50*time.Minute)); code != 201 {
+		t.Fatalf("record: %d %s", code, body)
+	}
+	doc, _ := h.closeRun(h.live, run.RunID)
+	var v vpec.VPEC
+	if err := json.Unmarshal(doc, &v); err != nil || v.OpenedAt != vpec.FormatTime(now.Add(-time.Hour)) {
+		t.Errorf("the VPEC's opened_at %q, want the run's %s (%v)", v.OpenedAt, vpec.FormatTime(now.Add(-time.Hour)), err)
+	}
+	if r, _ := vpec.Verify(doc, vpec.Options{Trust: h.mat.Trust}); r == nil || !r.Valid {
+		t.Errorf("the VPEC with opened_at does not verify: %+v", r)
+	}
+}
+
+// TestRecordIDLength: the service takes a record_id of 128 bytes in all
+// (rec_ included) and refuses 129 and more naming record_id, the rule the
+// verifier applies (docs/FORMATS.md, prefixed id).
+func TestRecordIDLength(t *testing.T) {
+	h := newHostile(t, nil, nil)
+	for _, n := range []int{128, 129, 131, 132, 133} {
+		run := h.open(h.live)
+		recs := chain(run.RunID, 1)
+		recs[0].RecordID = "rec_" + strings.Repeat("7", n-4)
+		vpec.Chain(vpec.Genesis(run.RunID), recs)
+		resp, body := h.do("POST", "/api/v1/runs/"+run.RunID+"/records", h.live, recs[0], nil)
+		want := 400
+		if n <= vpec.MaxIDBytes {
+			want = 201
+		}
+		if resp.StatusCode != want || (want == 400 && !strings.Contains(string(body), `"field":"record_id"`)) {
+			t.Errorf("record_id of %d bytes: %s %.200s, want %d", n, resp.Status, body, want)
+		}
+	}
 }
