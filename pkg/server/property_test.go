@@ -60,12 +60,12 @@ func chainRaw(t *testing.T, runID string, prev *[32]byte, m map[string]any) []by
 // several forms, optional members absent, empty or set, nulls in details at
 // every depth, every check result and proof level.
 type gen struct {
-	rng  *rand.Rand
-	now  time.Time
+	rng *rand.Rand
+	now time.Time
 	// opened is the runs' opened_at: records before it, less the skew,
 	// are refused.
 	opened time.Time
-	tags []string // what the current record holds, for the failure summary
+	tags   []string // what the current record holds, for the failure summary
 	// profileID and model are a published profile and a model it covers
 	// (on cpu, 100 operators in full mode), for operator_bound records.
 	profileID, model string
