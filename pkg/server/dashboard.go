@@ -32,8 +32,9 @@ type DashboardConfig struct {
 	// ScanBytes bounds the store bytes one registry or runs page view
 	// reads (default dashboard.DefaultScanBytes).
 	ScanBytes int64
-	// VerifyBytes bounds the VPEC bytes the dashboard verifies or
-	// re-encodes at once (default dashboard.DefaultVerifyBytes).
+	// VerifyBytes is the default of Config.LoadBytes, the budget the
+	// dashboard's VPEC pages and downloads share with the API's VPEC
+	// reads (default dashboard.DefaultVerifyBytes).
 	VerifyBytes int64
 }
 
