@@ -71,6 +71,7 @@ fi
 # Step 2: the v1 schema: exact field sets, types, enums and patterns.
 SCHEMA_JQ='
 def id: type == "string" and test("\\A[A-Za-z0-9][A-Za-z0-9._:-]{0,127}\\z");
+def pid($p): id and startswith($p) and (.[($p | length):] | test("\\A[A-Za-z0-9]"));
 def sha256: type == "string" and test("\\Asha256:[0-9a-f]{64}\\z");
 def commitment: type == "string" and test("\\A(sha256:[0-9a-f]{64}|poseidon2:[0-9a-f]{64})\\z");
 def time: type == "string" and
@@ -96,7 +97,7 @@ def record($i):
   "records[\($i)]" as $r
   | fields($r; record_fields; ["output_commitment", "onnx_model_hash", "stage_type", "stage_part", "details", "review", "check_session", "bounded_inference",
       "disclosed_input", "disclosed_output", "field_digests", "disclosures", "manifest", "zk_proof"]),
-    check("\($r).record_id"; .record_id | id and startswith("rec_")),
+    check("\($r).record_id"; .record_id | pid("rec_")),
     check("\($r).sequence"; .sequence | int(1; 9007199254740991)),
     check("\($r).check (1-256 bytes, no control characters)"; .check | name and length > 0 and utf8bytelength <= 256),
     check("\($r).manifest_id (1-256 bytes, no control characters)"; .manifest_id | name and length > 0 and utf8bytelength <= 256),
@@ -183,13 +184,14 @@ if type != "object" then "the document is not a JSON object" else
     "api_key_id", "proof_level_floor", "proof_level_breakdown", "provable_surface",
     "provable_surface_breakdown", "total_checks_run", "checks_passed", "checks_failed", "gaps",
     "chain_intact", "is_clean", "merkle_root", "records", "signing_key_id", "signature",
-    "timestamp_rfc3161"]; []),
+    "timestamp_rfc3161"]; ["opened_at"]),
   check("schema (must be svc.vpec/v1)"; .schema == "svc.vpec/v1"),
-  check("vpec_id"; .vpec_id | id and startswith("vpec_")),
-  check("run_id"; .run_id | id and startswith("run_")),
+  check("vpec_id"; .vpec_id | pid("vpec_")),
+  check("run_id"; .run_id | pid("run_")),
   check("workflow_id"; .workflow_id | id),
   check("org_id"; .org_id | id),
   check("issued_at"; .issued_at | time),
+  check("opened_at"; (has("opened_at") | not) or (.opened_at | time)),
   check("environment"; .environment | oneof(["sandbox", "production"])),
   check("api_key_id"; .api_key_id | id and (startswith("pk_sb_") or startswith("pk_live_"))),
   check("proof_level_floor"; .proof_level_floor | oneof(levels)),
@@ -407,9 +409,11 @@ jq -n -e --argjson t "$tst_time" --argjson i "$issued" "$TIME_JQ"' $t <= ($i | p
   fail 1 "timestamp: genTime is more than 15 minutes away from issued_at $(field .issued_at)"
 ok "timestamp: authentic (RFC 3161, $(sed -n 's/^Time stamp: //p' "$work/timestamp.txt"), within 15 min of issued_at)"
 
-# Step 9b: the time rules: no recorded_at or gap timestamp after the
-# timestamp's genTime + 300 s, no gap before the run (its earliest
-# recorded_at or issued_at, less 300 s). Session genTimes: step 12.
+# Step 9b: the time rules: no recorded_at, gap timestamp or opened_at
+# after the timestamp's genTime + 300 s, no gap before the run (its
+# earliest recorded_at or issued_at, less 300 s), and, when the VPEC has
+# opened_at, no recorded_at more than 300 s before it. Session genTimes:
+# step 12.
 vpec_time=$tst_time
 TIMES_JQ="$TIME_JQ"'
   ([(.records[].recorded_at, .issued_at) | rfc3339_epoch] | min | plus(-300)) as $floor
@@ -418,10 +422,16 @@ TIMES_JQ="$TIME_JQ"'
     (.gaps[] | select((.timestamp | rfc3339_epoch) > ($t | plus(300)))
       | "gap \(.gap_id): timestamp \(.timestamp) is after the VPEC timestamp (+5 min)"),
     (.gaps[] | select((.timestamp | rfc3339_epoch) < $floor)
-      | "gap \(.gap_id): timestamp \(.timestamp) is before the run")'
+      | "gap \(.gap_id): timestamp \(.timestamp) is before the run"),
+    (select(has("opened_at")) | (.opened_at | rfc3339_epoch) as $o
+      | (select($o > $t + 300) | "opened_at \(.opened_at) is after the VPEC timestamp (+5 min)"),
+        (.records[] | select((.recorded_at | rfc3339_epoch) < $o - 300)
+          | "record \(.sequence): recorded_at \(.recorded_at) is before the run was opened (opened_at, -5 min)"))'
 problems=$(jq -r --argjson t "$vpec_time" "$TIMES_JQ" "$VPEC")
 [ -z "$problems" ] || fail 1 "time: $(printf '%s\n' "$problems" | head -n 1)"
-ok "time: nothing dated after the timestamp (+5 min), no gap before the run"
+opened=""
+jq -e 'has("opened_at")' "$VPEC" >/dev/null && opened=", no record before opened_at (-5 min)"
+ok "time: nothing dated after the timestamp (+5 min), no gap before the run$opened"
 
 # Step 10: governance gaps: listed, not a failure, but the chain, sequence
 # and empty-run gaps must be exactly those the records show.

@@ -4,6 +4,8 @@
 package api
 
 import (
+	"time"
+
 	"github.com/svc-gov/svc/pkg/disclosure"
 	"github.com/svc-gov/svc/pkg/profile"
 	"github.com/svc-gov/svc/pkg/vpec"
@@ -49,6 +51,7 @@ const (
 	CodeUnsupportedMedia     = "unsupported_media"      // 415: body is not application/json
 	CodeInternal             = "internal"               // 500
 	CodeServiceNotReady      = "not_ready"              // 503 from /readyz
+	CodeServiceBusy          = "service_busy"           // 503 (with Retry-After): other large VPECs fill the service's byte budget
 	CodeTimestampFailed      = "timestamp_failed"       // 502: no RFC 3161 authority answered
 	CodeProfileUnverified    = "profile_unverified"     // 422: a profile to publish is not validly signed
 	CodeProfileMismatch      = "profile_mismatch"       // 422: a Bounded Inference record the named profile does not cover
@@ -73,7 +76,21 @@ type OpenRunRequest struct {
 	Policy             []string `json:"policy,omitempty"`
 	ProcessContextHash string   `json:"process_context_hash,omitempty"`
 	PolicyPackID       string   `json:"policy_pack_id,omitempty"`
+	// OpenedAt optionally gives when the client opened the run, by its
+	// clock (RFC 3339 UTC): the service takes it as the run's opened_at
+	// when it is earlier than its own clock, so that records made while
+	// it was unreachable (queued, delivered after the open) are not dated
+	// before the run. It may be at most MaxOpenedAtAge earlier (an
+	// earlier time is taken as that bound) and not more than the record
+	// skew later.
+	OpenedAt string `json:"opened_at,omitempty"`
 }
+
+// MaxOpenedAtAge is how long before the service receives an open the
+// client's opened_at may be: the longest a client's queue may hold a run
+// opened while the service was unreachable without its records being
+// refused as older than the run.
+const MaxOpenedAtAge = 30 * 24 * time.Hour
 
 // Run is a run as the API returns it.
 type Run struct {
@@ -89,9 +106,13 @@ type Run struct {
 	OpenedAt           string           `json:"opened_at"`
 	ClosedAt           string           `json:"closed_at,omitempty"`
 	RecordCount        int64            `json:"record_count"`
-	LastSequence       int64            `json:"last_sequence"`
-	LastChainHash      string           `json:"last_chain_hash"`
-	VPECID             string           `json:"vpec_id,omitempty"`
+	// RecordBytes is the size of the run's records as stored: what its
+	// close reads and its VPEC holds (a client scales its close timeout
+	// with it).
+	RecordBytes   int64  `json:"record_bytes"`
+	LastSequence  int64  `json:"last_sequence"`
+	LastChainHash string `json:"last_chain_hash"`
+	VPECID        string `json:"vpec_id,omitempty"`
 }
 
 // Run statuses.

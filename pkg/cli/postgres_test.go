@@ -43,7 +43,10 @@ func TestTwoServersOnePostgres(t *testing.T) {
 	hc := &http.Client{Timeout: 10 * time.Second}
 	post := func(url, path string, body, out any) int {
 		t.Helper()
-		b, _ := json.Marshal(body)
+		var b []byte // no body for nil: a close takes none
+		if body != nil {
+			b, _ = json.Marshal(body)
+		}
 		req, _ := http.NewRequest("POST", url+path, bytesReader(b))
 		req.Header.Set("Authorization", "Bearer "+key.APIKey)
 		req.Header.Set("Content-Type", "application/json")

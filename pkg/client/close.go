@@ -42,6 +42,7 @@ func (r *Run) Close(ctx context.Context) (*VPECResult, error) {
 		return nil, err
 	}
 	defer p.exit()
+	parent := ctx
 	ctx, cancel := p.callCtx(ctx)
 	defer cancel()
 	r.mu.Lock()
@@ -53,7 +54,7 @@ func (r *Run) Close(ctx context.Context) (*VPECResult, error) {
 		err := p.flushFor(ctx, r.id)
 		if err == nil {
 			var data []byte
-			data, err = r.closeOnline(ctx)
+			data, err = r.closeOnline(ctx, parent)
 			if err == nil {
 				res := &VPECResult{Raw: data}
 				if err := json.Unmarshal(data, &res.VPEC); err != nil {
@@ -83,6 +84,14 @@ func (r *Run) Close(ctx context.Context) (*VPECResult, error) {
 	return res, nil
 }
 
+// CloseBytesPerSecond is the slowest rate at which the client expects the
+// service to close a run (read, sign, time-stamp and send its records):
+// once a close's first Options.Timeout has passed without an answer while
+// the service still answers, the client waits up to Options.Timeout plus
+// the run's record bytes at this rate for the VPEC (a 100 MB run: 5 s +
+// 100 s) before it falls back to an offline VPEC.
+const CloseBytesPerSecond = 1 << 20
+
 // closeOnline sends the close with a fresh Idempotency-Key. If no answer
 // comes (the close may have been issued and its response lost), it sends
 // the close again with the same key, which the service answers with the
@@ -90,7 +99,48 @@ func (r *Run) Close(ctx context.Context) (*VPECResult, error) {
 // 409 run_sealed (a service without idempotent closes), the VPEC is
 // fetched through the run (GET run, then GET vpec). A 409 to the first
 // attempt is returned as is: the run was closed by someone else.
-func (r *Run) closeOnline(ctx context.Context) ([]byte, error) {
+//
+// ctx bounds the close by Options.Timeout. When it ends without an
+// answer, closeOnline asks the service for the run (GET run, within
+// Options.Timeout of parent): if it answers, the service is up and
+// working on a close that takes longer than Options.Timeout (a large
+// run), so the close is sent again with its key, bounded by parent and by
+// Options.Timeout plus the run's record_bytes at CloseBytesPerSecond
+// (closeWait), instead of falling back to an offline VPEC while the
+// service is still working.
+func (r *Run) closeOnline(ctx, parent context.Context) ([]byte, error) {
+	data, err := r.closeWithKey(ctx)
+	if err == nil || !unreachable(err) || parent.Err() != nil {
+		return data, err
+	}
+	wait, ok := r.closeWait(parent)
+	if !ok {
+		return nil, err
+	}
+	long, cancel := context.WithTimeout(parent, wait)
+	defer cancel()
+	return r.closeWithKey(long)
+}
+
+// closeWait is how long to wait for the VPEC of a close the service has
+// not answered within Options.Timeout: Options.Timeout plus the run's
+// record bytes at CloseBytesPerSecond, if the service answers GET run
+// (within Options.Timeout); ok is false when it does not (it is
+// unreachable: the caller falls back to an offline VPEC).
+func (r *Run) closeWait(parent context.Context) (time.Duration, bool) {
+	ctx, cancel := r.p.callCtx(parent)
+	defer cancel()
+	data, _, err := r.p.call(ctx, http.MethodGet, "/api/v1/runs/"+url.PathEscape(r.id), nil)
+	var ar api.Run
+	if err != nil || json.Unmarshal(data, &ar) != nil {
+		return 0, false
+	}
+	return r.p.timeout + time.Duration(ar.RecordBytes)*time.Second/CloseBytesPerSecond, true
+}
+
+// closeWithKey sends the close with the Run's key until it is answered,
+// retrying with the same key (see closeOnline) until ctx ends.
+func (r *Run) closeWithKey(ctx context.Context) ([]byte, error) {
 	p := r.p
 	path := "/api/v1/runs/" + url.PathEscape(r.id) + "/close"
 	hdr := map[string]string{"Idempotency-Key": r.idempotencyKey()}
@@ -116,7 +166,7 @@ func (r *Run) closeOnline(ctx context.Context) ([]byte, error) {
 		}
 		select {
 		case <-ctx.Done():
-			return nil, err // still no answer: the caller queues the close
+			return nil, err // still no answer
 		case <-time.After(wait):
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/svc-gov/svc/pkg/api"
 	"github.com/svc-gov/svc/pkg/canonical"
@@ -92,8 +93,10 @@ func (p *Pipeline) Open(ctx context.Context, policyPackID string) (*Run, error) 
 	ctx, cancel := p.callCtx(ctx)
 	defer cancel()
 	runID := vpec.NewID("run_")
+	// opened_at: this clock's, so that records made before a queued open
+	// is delivered are not dated before the run (docs/API.md).
 	req := api.OpenRunRequest{RunID: runID, WorkflowID: p.workflowID, SurfaceID: p.surfaceID, Policy: p.policy,
-		ProcessContextHash: p.pch, PolicyPackID: policyPackID}
+		ProcessContextHash: p.pch, PolicyPackID: policyPackID, OpenedAt: vpec.FormatTime(time.Now())}
 	body, err := document.Marshal(req)
 	if err != nil {
 		return nil, fmt.Errorf("svc client: open run: %w", err)

@@ -7,11 +7,15 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/svc-gov/svc/pkg/store"
+	"github.com/svc-gov/svc/pkg/vpec"
 )
 
 // Cookie names. The session cookie holds a random 256-bit token; the
@@ -112,7 +116,8 @@ func (d *Dashboard) currentSession(r *http.Request) (sess, error) {
 
 // session wraps a page that needs a signed-in user: without a valid
 // session, GETs go to the sign-in page and posts are refused; posts must
-// carry the session's CSRF token.
+// carry the session's CSRF token; a sandbox session's requests are
+// rate-limited (Config.Limit).
 func (d *Dashboard) session(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		s, err := d.currentSession(r)
@@ -128,6 +133,14 @@ func (d *Dashboard) session(next http.HandlerFunc) http.HandlerFunc {
 			}
 			d.errorPage(w, r, http.StatusUnauthorized, "You are not signed in (or your session expired): sign in again.")
 			return
+		}
+		if s.Environment == string(vpec.Sandbox) && d.cfg.Limit != nil {
+			if ok, wait := d.cfg.Limit(s.APIKeyID); !ok {
+				secs := int(wait/time.Second) + 1
+				w.Header().Set("Retry-After", strconv.Itoa(secs))
+				d.errorPage(w, r, http.StatusTooManyRequests, fmt.Sprintf("Sandbox keys are rate-limited (API calls and dashboard pages together): try again in %d s, or sign in with a production key.", secs))
+				return
+			}
 		}
 		if r.Method == http.MethodPost {
 			r.Body = http.MaxBytesReader(w, r.Body, 64<<10)

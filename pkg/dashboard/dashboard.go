@@ -9,18 +9,27 @@
 package dashboard
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
+	"crypto/sha256"
 	"embed"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"html/template"
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"strconv"
+	"strings"
+	"sync"
 	"time"
 
+	"github.com/svc-gov/svc/internal/httpbody"
 	"github.com/svc-gov/svc/pkg/api"
 	"github.com/svc-gov/svc/pkg/signing"
+	"github.com/svc-gov/svc/pkg/sigstore"
 	"github.com/svc-gov/svc/pkg/store"
 	"github.com/svc-gov/svc/pkg/vpec"
 )
@@ -82,6 +91,24 @@ type Config struct {
 	// DefaultVerifyBytes); past it a request is answered 503 with
 	// Retry-After (one request is always served when none runs).
 	VerifyBytes int64
+	// Budget, when set, is the byte budget VPEC pages and downloads take
+	// from instead of one of VerifyBytes of their own (svc serve shares
+	// one with the API's VPEC downloads and attestations).
+	Budget *Budget
+	// Limit, when set, rate-limits the pages of sandbox sessions: it is
+	// called with the session's API key id and reports whether the
+	// request may go on, or how long to wait (answered 429 with
+	// Retry-After). svc serve passes its sandbox rate limiter, so a
+	// sandbox key's API calls and dashboard pages share one bucket.
+	Limit func(keyID string) (ok bool, wait time.Duration)
+	// Attestation, when set, returns the attestation seal of an issued
+	// VPEC (svc serve makes one per VPEC and shares it with
+	// GET /api/v1/vpecs/{id}/attestation); without it every attestation
+	// download is sealed anew with Signer and Timestamper.
+	Attestation func(ctx context.Context, v store.VPEC) (*sigstore.AttestationSeal, error)
+	// WriteStall is how long a client may take to accept each chunk of a
+	// large response before it is cut (default httpbody.DefaultStall).
+	WriteStall time.Duration
 	// VerifyPage overrides the page served at /verify (default: the
 	// embedded verifypage/verify.html, or a page saying how to build it).
 	VerifyPage []byte
@@ -102,8 +129,14 @@ type Dashboard struct {
 	// VerifyBuilt reports whether /verify serves the real verifier page
 	// (false: the fallback saying how to build it).
 	verifyBuilt bool
-	// busy admits VPEC verifications and exports (Config.VerifyBytes).
-	busy *inflight
+	// verifyTag is the ETag of the /verify page; verifyGz its gzip
+	// encoding, made at the first request that accepts it.
+	verifyTag  string
+	verifyOnce sync.Once
+	verifyGz   []byte
+	// busy admits VPEC verifications and exports (Config.VerifyBytes or
+	// Config.Budget).
+	busy *Budget
 }
 
 // ErrInput is matched (errors.Is) by the errors of Config.RequestCalibration
@@ -139,7 +172,10 @@ func New(cfg Config) (*Dashboard, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	d := &Dashboard{cfg: cfg, log: cfg.Logger, pages: map[string]*template.Template{}, busy: &inflight{max: cfg.VerifyBytes}}
+	d := &Dashboard{cfg: cfg, log: cfg.Logger, pages: map[string]*template.Template{}, busy: cfg.Budget}
+	if d.busy == nil {
+		d.busy = NewBudget(cfg.VerifyBytes)
+	}
 	if d.log == nil {
 		d.log = slog.New(slog.DiscardHandler)
 	}
@@ -163,6 +199,8 @@ func New(cfg Config) (*Dashboard, error) {
 			return nil, fmt.Errorf("dashboard: %w", err)
 		}
 	}
+	sum := sha256.Sum256(d.verify)
+	d.verifyTag = `"` + hex.EncodeToString(sum[:16]) + `"`
 	return d, nil
 }
 
@@ -227,13 +265,91 @@ func (d *Dashboard) serveCSS(w http.ResponseWriter, r *http.Request) {
 // script and WebAssembly, and no connection anywhere.
 const verifyCSP = "default-src 'none'; script-src 'unsafe-inline' 'wasm-unsafe-eval'; style-src 'unsafe-inline'; img-src data:; connect-src 'none'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'"
 
+// VerifyMaxAge is how long a browser may reuse the /verify page before it
+// asks again (with If-None-Match: the page is the same for one version of
+// the binary, so the answer is a 304 until the service is upgraded).
+const VerifyMaxAge = 5 * time.Minute
+
+// serveVerify serves the offline verifier page: cacheable (an ETag of its
+// bytes, Cache-Control max-age VerifyMaxAge, 304 to a matching
+// If-None-Match) and gzip-compressed for clients that accept it (about a
+// quarter of its 11 MB).
 func (d *Dashboard) serveVerify(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Security-Policy", verifyCSP)
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	h := w.Header()
+	h.Set("Content-Security-Policy", verifyCSP)
 	if !d.verifyBuilt {
+		h.Set("Content-Type", "text/html; charset=utf-8")
 		w.WriteHeader(http.StatusNotFound)
+		w.Write(d.verify)
+		return
 	}
-	w.Write(d.verify)
+	body, tag := d.verify, d.verifyTag
+	if acceptsGzip(r.Header.Values("Accept-Encoding")) {
+		d.verifyOnce.Do(func() {
+			var buf bytes.Buffer
+			zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression) // a valid level: no error
+			zw.Write(d.verify)
+			zw.Close()
+			d.verifyGz = buf.Bytes()
+		})
+		body, tag = d.verifyGz, strings.TrimSuffix(d.verifyTag, `"`)+`-gzip"`
+		h.Set("Content-Encoding", "gzip")
+	}
+	h.Set("Vary", "Accept-Encoding")
+	h.Set("ETag", tag)
+	h.Set("Cache-Control", fmt.Sprintf("public, max-age=%d", int(VerifyMaxAge.Seconds())))
+	if etagMatch(r.Header.Values("If-None-Match"), tag) {
+		h.Del("Content-Encoding")
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	if r.Method == http.MethodHead {
+		h.Set("Content-Type", "text/html; charset=utf-8")
+		h.Set("Content-Length", fmt.Sprint(len(body)))
+		return
+	}
+	if err := httpbody.Write(w, http.StatusOK, "text/html; charset=utf-8", body, d.cfg.WriteStall); err != nil {
+		d.log.Warn("dashboard: /verify cut", "error", err.Error())
+	}
+}
+
+// acceptsGzip reports whether Accept-Encoding values accept gzip: a gzip
+// (or x-gzip, or *) coding without q=0.
+func acceptsGzip(values []string) bool {
+	for _, v := range values {
+		for _, part := range strings.Split(v, ",") {
+			coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+			coding = strings.ToLower(strings.TrimSpace(coding))
+			if coding != "gzip" && coding != "x-gzip" && coding != "*" {
+				continue
+			}
+			q := 1.0
+			for _, p := range strings.Split(params, ";") {
+				if k, val, ok := strings.Cut(strings.TrimSpace(p), "="); ok && strings.EqualFold(strings.TrimSpace(k), "q") {
+					if f, err := strconv.ParseFloat(strings.TrimSpace(val), 64); err == nil {
+						q = f
+					}
+				}
+			}
+			if q > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// etagMatch reports whether If-None-Match values name tag (or are *).
+func etagMatch(values []string, tag string) bool {
+	for _, v := range values {
+		for _, t := range strings.Split(v, ",") {
+			t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
+			if t == tag || t == "*" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (d *Dashboard) index(w http.ResponseWriter, r *http.Request) {

@@ -8,9 +8,11 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/svc-gov/svc/internal/httpbody"
 	"github.com/svc-gov/svc/pkg/api"
 	"github.com/svc-gov/svc/pkg/profile"
 	"github.com/svc-gov/svc/pkg/sigstore"
@@ -110,7 +112,7 @@ func (d *Dashboard) registry(w http.ResponseWriter, r *http.Request) {
 // a problem of the calibration request form.
 func (d *Dashboard) registryPage(w http.ResponseWriter, r *http.Request, status int, requested, problem string) {
 	s := current(r)
-	models, scan, err := Models(r.Context(), d.cfg.Store, d.cfg.Web, s.OrgID, d.cfg.ScanBytes)
+	models, scan, err := Models(r.Context(), d.cfg.Store, d.cfg.Web, s.OrgID, s.Environment, d.cfg.ScanBytes)
 	if err != nil {
 		d.serverError(w, r, err)
 		return
@@ -209,7 +211,7 @@ type RunRow struct {
 func (d *Dashboard) runs(w http.ResponseWriter, r *http.Request) {
 	s := current(r)
 	q := r.URL.Query()
-	f := store.RunFilter{WorkflowID: strings.TrimSpace(q.Get("workflow")), State: q.Get("state"), Limit: 100}
+	f := store.RunFilter{WorkflowID: strings.TrimSpace(q.Get("workflow")), State: q.Get("state"), Environment: s.Environment, Limit: 100}
 	if f.State != "open" && f.State != "sealed" {
 		f.State = ""
 	}
@@ -265,19 +267,11 @@ func (p storeProfiles) Profile(id string) ([]byte, error) {
 }
 
 func (d *Dashboard) vpecPage(w http.ResponseWriter, r *http.Request) {
-	sv, err := d.cfg.Store.VPEC(r.Context(), current(r).OrgID, r.PathValue("vpec_id"))
-	if errors.Is(err, store.ErrNotFound) {
-		d.notFound(w, r, "VPEC")
+	sv, release, ok := d.loadVPEC(w, r)
+	if !ok {
 		return
 	}
-	if err != nil {
-		d.serverError(w, r, err)
-		return
-	}
-	if !d.admit(w, r, len(sv.Body)) {
-		return
-	}
-	defer d.busy.release(int64(len(sv.Body)))
+	defer release()
 	report, err := vpec.Verify(sv.Body, vpec.Options{Trust: d.cfg.Trust, Profiles: storeProfiles{d, r}})
 	if report == nil {
 		d.serverError(w, r, err)
@@ -291,15 +285,41 @@ func (d *Dashboard) vpecPage(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// admit takes n bytes of Config.VerifyBytes for a VPEC page or download,
-// or answers 503 with Retry-After and reports false.
-func (d *Dashboard) admit(w http.ResponseWriter, r *http.Request, n int) bool {
-	if d.busy.try(int64(n)) {
-		return true
+// loadVPEC loads the VPEC named in the path for its page or a download:
+// one of the session's organisation (404 otherwise) and environment (403
+// otherwise: a sandbox session sees no production VPEC, and the other way
+// round), admitted by its size within the byte budget before it is read
+// (503 with Retry-After past it). On success the caller must call
+// release once done with the VPEC.
+func (d *Dashboard) loadVPEC(w http.ResponseWriter, r *http.Request) (sv store.VPEC, release func(), ok bool) {
+	s := current(r)
+	info, err := d.cfg.Store.VPECInfo(r.Context(), s.OrgID, r.PathValue("vpec_id"))
+	if errors.Is(err, store.ErrNotFound) {
+		d.notFound(w, r, "VPEC")
+		return sv, nil, false
 	}
-	w.Header().Set("Retry-After", "5")
-	d.errorPage(w, r, http.StatusServiceUnavailable, fmt.Sprintf("The service is verifying other large VPECs (this one is %d bytes): try again in a few seconds, or download it and run svc verify.", n))
-	return false
+	if err != nil {
+		d.serverError(w, r, err)
+		return sv, nil, false
+	}
+	if info.Environment != s.Environment {
+		d.errorPage(w, r, http.StatusForbidden, fmt.Sprintf("VPEC %s belongs to a %s run and you are signed in with a %s key: a session sees only its own environment's runs; sign in with a %s key.",
+			info.ID, info.Environment, s.Environment, info.Environment))
+		return sv, nil, false
+	}
+	sandbox := s.Environment == string(vpec.Sandbox)
+	if !d.busy.Take(info.Size, sandbox) {
+		w.Header().Set("Retry-After", "5")
+		d.errorPage(w, r, http.StatusServiceUnavailable, fmt.Sprintf("The service is verifying other large VPECs (this one is %d bytes): try again in a few seconds, or download it and run svc verify.", info.Size))
+		return sv, nil, false
+	}
+	release = func() { d.busy.Release(info.Size, sandbox) }
+	if sv, err = d.cfg.Store.VPEC(r.Context(), s.OrgID, info.ID); err != nil {
+		release()
+		d.serverError(w, r, err)
+		return sv, nil, false
+	}
+	return sv, release, true
 }
 
 // download is one file offered on a VPEC page.
@@ -315,21 +335,18 @@ var downloads = []download{
 }
 
 func (d *Dashboard) download(w http.ResponseWriter, r *http.Request) {
-	sv, err := d.cfg.Store.VPEC(r.Context(), current(r).OrgID, r.PathValue("vpec_id"))
-	if errors.Is(err, store.ErrNotFound) {
-		d.notFound(w, r, "VPEC")
-		return
-	}
-	if err != nil {
-		d.serverError(w, r, err)
-		return
-	}
 	file := r.PathValue("file")
-	if !d.admit(w, r, len(sv.Body)) {
+	if !slices.ContainsFunc(downloads, func(dl download) bool { return dl.File == file }) {
+		d.notFound(w, r, "Download "+file)
 		return
 	}
-	defer d.busy.release(int64(len(sv.Body)))
+	sv, release, ok := d.loadVPEC(w, r)
+	if !ok {
+		return
+	}
+	defer release()
 	var body []byte
+	var err error
 	ctype := "application/json"
 	switch file {
 	case "vpec.json":
@@ -352,18 +369,31 @@ func (d *Dashboard) download(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	case "attestation.sigstore.json":
-		if body, err = sigstore.Attest(r.Context(), sv.Body, d.cfg.Signer, d.cfg.Timestamper); err != nil {
+		seal, err := d.attestationSeal(r, sv)
+		if err != nil {
 			d.errorPage(w, r, http.StatusUnprocessableEntity, "No attestation for this VPEC: "+err.Error())
 			return
 		}
-		ctype = sigstore.BundleMediaType
-	default:
-		d.notFound(w, r, "Download "+file)
+		w.Header().Set("Content-Type", sigstore.BundleMediaType)
+		w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s-%s"`, sv.ID, file))
+		if err := sigstore.WriteAttestation(httpbody.NewWriter(w, d.cfg.WriteStall), sv.Body, seal); err != nil {
+			d.log.Warn("dashboard: download cut", "path", r.URL.Path, "error", err.Error())
+		}
 		return
 	}
-	w.Header().Set("Content-Type", ctype)
 	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s-%s"`, sv.ID, file))
-	w.Write(body)
+	if err := httpbody.Write(w, http.StatusOK, ctype, body, d.cfg.WriteStall); err != nil {
+		d.log.Warn("dashboard: download cut", "path", r.URL.Path, "error", err.Error())
+	}
+}
+
+// attestationSeal is the seal of sv's attestation: Config.Attestation's
+// (shared with the API), or a fresh one.
+func (d *Dashboard) attestationSeal(r *http.Request, sv store.VPEC) (*sigstore.AttestationSeal, error) {
+	if d.cfg.Attestation != nil {
+		return d.cfg.Attestation(r.Context(), sv)
+	}
+	return sigstore.SealAttestation(r.Context(), sv.Body, d.cfg.Signer, d.cfg.Timestamper)
 }
 
 // presentClasses lists the operator classes the profile has bounds for, in

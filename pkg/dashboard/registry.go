@@ -33,8 +33,8 @@ const (
 var errScanDone = errors.New("scan bound reached")
 
 // openRunModels counts, per model, the open runs whose records name it.
-func openRunModels(ctx context.Context, st store.Store, web store.WebStore, orgID string, budget *scanBudget) (map[string]int, error) {
-	runs, err := web.RunsOfOrg(ctx, orgID, store.RunFilter{State: "open", Limit: RegistryOpenRunScan})
+func openRunModels(ctx context.Context, st store.Store, web store.WebStore, orgID, env string, budget *scanBudget) (map[string]int, error) {
+	runs, err := web.RunsOfOrg(ctx, orgID, store.RunFilter{State: "open", Environment: env, Limit: RegistryOpenRunScan})
 	if err != nil {
 		return nil, err
 	}
@@ -124,9 +124,11 @@ func estimate(c store.CalibrationRequest) time.Time {
 	return time.Time{}
 }
 
-// Models lists the models of an organisation with their status, sorted
-// missing first (most gaps first), then requested, then published, then
-// by hash. It reads the organisation's manifests (stages' optional
+// Models lists the models of an organisation with their status, as seen
+// from one environment (env: the runs and VPECs read are that
+// environment's; manifests and calibration requests are the
+// organisation's), sorted missing first (most gaps first), then
+// requested, then published, then by hash. It reads the organisation's manifests (stages' optional
 // onnx_model_hash), its RegistryVPECScan most recent VPECs (records'
 // onnx_model_hash and bounded_inference.onnx_model_hash; the
 // model_profile_missing gaps by their sequence), the records of its most
@@ -135,13 +137,13 @@ func estimate(c store.CalibrationRequest) time.Time {
 //
 // It reads at most scanBytes bytes of VPECs and records (see
 // Config.ScanBytes); Scan says what it skipped.
-func Models(ctx context.Context, st store.Store, web store.WebStore, orgID string, scanBytes int64) ([]Model, *Scan, error) {
+func Models(ctx context.Context, st store.Store, web store.WebStore, orgID, env string, scanBytes int64) ([]Model, *Scan, error) {
 	budget := newBudget(scanBytes)
-	models, err := models(ctx, st, web, orgID, budget)
+	models, err := models(ctx, st, web, orgID, env, budget)
 	return models, &budget.Scan, err
 }
 
-func models(ctx context.Context, st store.Store, web store.WebStore, orgID string, budget *scanBudget) ([]Model, error) {
+func models(ctx context.Context, st store.Store, web store.WebStore, orgID, env string, budget *scanBudget) ([]Model, error) {
 	byHash := map[string]*Model{}
 	get := func(h string) *Model {
 		m, ok := byHash[h]
@@ -167,7 +169,7 @@ func models(ctx context.Context, st store.Store, web store.WebStore, orgID strin
 			}
 		}
 	}
-	runs, err := web.RunsOfOrg(ctx, orgID, store.RunFilter{State: "sealed", Limit: RegistryVPECScan})
+	runs, err := web.RunsOfOrg(ctx, orgID, store.RunFilter{State: "sealed", Environment: env, Limit: RegistryVPECScan})
 	if err != nil {
 		return nil, err
 	}
@@ -208,7 +210,7 @@ func models(ctx context.Context, st store.Store, web store.WebStore, orgID strin
 	for h, n := range inVPECs {
 		get(h).Seen = append(get(h).Seen, fmt.Sprintf("records of %d VPEC(s)", n))
 	}
-	open, err := openRunModels(ctx, st, web, orgID, budget)
+	open, err := openRunModels(ctx, st, web, orgID, env, budget)
 	if err != nil {
 		return nil, err
 	}

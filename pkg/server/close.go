@@ -128,7 +128,7 @@ func (s *Server) issue(r *http.Request, run store.Run) (*vpec.VPEC, []byte, erro
 	stamp := vpec.FormatTime(s.cfg.Now().UTC())
 	v := &vpec.VPEC{
 		VPECID: vpec.NewID("vpec_"), RunID: run.ID, WorkflowID: run.WorkflowID, OrgID: run.OrgID,
-		Environment: vpec.Environment(run.Environment), APIKeyID: run.APIKeyID, IssuedAt: stamp,
+		Environment: vpec.Environment(run.Environment), APIKeyID: run.APIKeyID, IssuedAt: stamp, OpenedAt: vpec.FormatTime(run.OpenedAt),
 	}
 	recs := make([]vpec.Record, 0, run.RecordCount)
 	jcs := make([][]byte, 0, run.RecordCount)

@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/svc-gov/svc/pkg/api"
 	"github.com/svc-gov/svc/pkg/dashboard"
+	"github.com/svc-gov/svc/pkg/sigstore"
 	"github.com/svc-gov/svc/pkg/store"
 	"github.com/svc-gov/svc/pkg/vpec"
 )
@@ -29,8 +32,9 @@ type DashboardConfig struct {
 	// ScanBytes bounds the store bytes one registry or runs page view
 	// reads (default dashboard.DefaultScanBytes).
 	ScanBytes int64
-	// VerifyBytes bounds the VPEC bytes the dashboard verifies or
-	// re-encodes at once (default dashboard.DefaultVerifyBytes).
+	// VerifyBytes is the default of Config.LoadBytes, the budget the
+	// dashboard's VPEC pages and downloads share with the API's VPEC
+	// reads (default dashboard.DefaultVerifyBytes).
 	VerifyBytes int64
 }
 
@@ -48,11 +52,13 @@ func (s *Server) mountDashboard() error {
 	}
 	d, err := dashboard.New(dashboard.Config{
 		Store: s.cfg.Store, Web: web, Trust: s.cfg.Trust, Signer: s.cfg.Signer, Timestamper: s.cfg.Timestamper,
+		// Sign-in reads the key from the store, never from the key cache:
+		// a key revoked a moment ago creates no session.
 		AuthKey: func(ctx context.Context, key string) (store.APIKey, error) {
 			if _, ok := vpec.EnvironmentOf(key); !ok {
 				return store.APIKey{}, errors.New("API keys start with pk_sb_ (sandbox) or pk_live_ (production)")
 			}
-			return s.apiKey(ctx, HashKey(key))
+			return s.freshAPIKey(ctx, HashKey(key))
 		},
 		RequestCalibration: func(ctx context.Context, key store.APIKey, in api.CalibrationRequestInput) (api.CalibrationRequestView, error) {
 			v, err := s.createCalibrationRequest(ctx, key, in)
@@ -63,11 +69,51 @@ func (s *Server) mountDashboard() error {
 			return v, err
 		},
 		SessionTTL: dc.SessionTTL, SecureCookies: dc.SecureCookies, VerifyPage: dc.VerifyPage, ScanBytes: dc.ScanBytes, VerifyBytes: dc.VerifyBytes,
+		Budget: s.loads, Limit: s.sandbox.allow, WriteStall: s.cfg.WriteStall,
+		Attestation: func(ctx context.Context, v store.VPEC) (*sigstore.AttestationSeal, error) {
+			return s.attestationSeal(ctx, v)
+		},
 		Version: s.cfg.Version, Now: s.cfg.Now, Logger: s.log,
 	})
 	if err != nil {
 		return fmt.Errorf("server: %w", err)
 	}
 	d.Register(func(pattern string, h http.Handler) { s.mux.Handle(pattern, h) })
+	s.mux.HandleFunc("GET /{$}", root)
 	return nil
+}
+
+// root answers GET /: a browser (Accept: text/html) is sent to the
+// dashboard (303 to /dashboard/); any other client gets the JSON 404
+// no_endpoint it got before, so API clients see no change.
+func root(w http.ResponseWriter, r *http.Request) {
+	if acceptsHTML(r.Header.Values("Accept")) {
+		http.Redirect(w, r, dashboard.Prefix, http.StatusSeeOther)
+		return
+	}
+	noEndpoint(w, r)
+}
+
+// acceptsHTML reports whether Accept values name text/html (what browsers
+// send for a page), not merely */*.
+func acceptsHTML(values []string) bool {
+	for _, v := range values {
+		for _, part := range strings.Split(v, ",") {
+			mt, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+			if !strings.EqualFold(strings.TrimSpace(mt), "text/html") {
+				continue
+			}
+			refused := false
+			for _, p := range strings.Split(params, ";") {
+				if k, val, ok := strings.Cut(strings.TrimSpace(p), "="); ok && strings.EqualFold(strings.TrimSpace(k), "q") {
+					q, err := strconv.ParseFloat(strings.TrimSpace(val), 64)
+					refused = err == nil && q <= 0
+				}
+			}
+			if !refused {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -18,10 +18,18 @@ import (
 // unknown or revoked key is a 401 naming why; a store failure is returned
 // as is (a 5xx).
 func (s *Server) apiKey(ctx context.Context, hash []byte) (store.APIKey, error) {
-	now := s.cfg.Now()
-	if k, ok := s.keys.get(hash, now); ok {
+	if k, ok := s.keys.get(hash, s.cfg.Now()); ok {
 		return k, nil
 	}
+	return s.freshAPIKey(ctx, hash)
+}
+
+// freshAPIKey is apiKey reading the store, never the key cache (which it
+// refreshes): for the dashboard's sign-in, where a key revoked within
+// keyCacheTTL must not create a session that outlives the revocation's
+// reach into the cache.
+func (s *Server) freshAPIKey(ctx context.Context, hash []byte) (store.APIKey, error) {
+	now := s.cfg.Now()
 	k, err := s.cfg.Store.APIKeyByHash(ctx, hash)
 	switch {
 	case errors.Is(err, store.ErrRevoked):

@@ -60,9 +60,12 @@ func chainRaw(t *testing.T, runID string, prev *[32]byte, m map[string]any) []by
 // several forms, optional members absent, empty or set, nulls in details at
 // every depth, every check result and proof level.
 type gen struct {
-	rng  *rand.Rand
-	now  time.Time
-	tags []string // what the current record holds, for the failure summary
+	rng *rand.Rand
+	now time.Time
+	// opened is the runs' opened_at: records before it, less the skew,
+	// are refused.
+	opened time.Time
+	tags   []string // what the current record holds, for the failure summary
 	// profileID and model are a published profile and a model it covers
 	// (on cpu, 100 operators in full mode), for operator_bound records.
 	profileID, model string
@@ -254,6 +257,9 @@ func (g *gen) record(seq int64) []member {
 	case 1:
 		stamp = g.now.Add(time.Hour).UTC().Format("2006-01-02T15:04:05.000Z")
 		g.tag("recorded_at future")
+	case 2:
+		stamp = vpec.FormatTime(g.opened.Add(-vpec.MaxClockSkew - time.Minute))
+		g.tag("recorded_at before the run")
 	}
 	g.tag("%s/%s", level, result)
 	ms := []member{
@@ -419,14 +425,20 @@ func TestPropertyAcceptedVerifies(t *testing.T) {
 	if code, body := e.do("POST", "/api/v1/reviewers", e.keyB, api.ReviewerKeyRequest{PublicKey: string(pubPEM), Name: "Property Reviewer"}, nil); code != 201 {
 		t.Fatalf("register reviewer: %d %s", code, body)
 	}
-	g := &gen{rng: rand.New(rand.NewPCG(seed, 0x5eed)), now: time.Now(), profileID: p.ProfileID, model: model}
+	now := time.Now()
+	g := &gen{rng: rand.New(rand.NewPCG(seed, 0x5eed)), now: now, opened: now.Add(-48 * time.Hour), profileID: p.ProfileID, model: model}
 	sealed, math, bounded, witnessed, checkSessions := 0, 0, 0, 0, 0
 	var accepted, refused, invalid int
 	refusedBy, unsealed := map[string]int{}, map[string]int{}
 	failures := map[string]int{}
 	var examples []string
 	for c := range cases {
-		run := e.open(e.keyB)
+		// Opened (by the client's clock) two days ago: the generator's
+		// records are dated within the last 48 hours, some before that.
+		var run api.Run
+		if code, body := e.do("POST", "/api/v1/runs", e.keyB, api.OpenRunRequest{WorkflowID: "property", OpenedAt: vpec.FormatTime(g.opened)}, &run); code != 201 {
+			t.Fatalf("open: %d %s", code, body)
+		}
 		prev := vpec.Genesis(run.RunID)
 		var sent []string
 		var tags []string

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/svc-gov/svc/pkg/api"
 	"github.com/svc-gov/svc/pkg/canonical"
@@ -54,11 +55,16 @@ func (s *Server) openRun(w http.ResponseWriter, r *http.Request) {
 		}
 		id = req.RunID
 	}
+	openedAt, err := s.openedAt(req.OpenedAt)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	run := store.Run{
 		ID: id, OrgID: key.OrgID, WorkflowID: req.WorkflowID, SurfaceID: req.SurfaceID,
 		PolicyPackID: req.PolicyPackID, PolicySnapshotHash: commitment.String(snapshot),
 		ProcessContextHash: req.ProcessContextHash, Environment: key.Environment, APIKeyID: key.ID,
-		OpenedAt: s.cfg.Now().UTC(),
+		OpenedAt: openedAt,
 	}
 	if err := s.cfg.Store.CreateRun(r.Context(), run); err != nil {
 		// A retried open of a proposed id (the client queued it while the
@@ -82,6 +88,31 @@ func (s *Server) openRun(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, s.runView(r, run))
 }
 
+// openedAt is a new run's opened_at: the service clock, or the client's
+// opened_at when it is earlier (a run opened while the service was
+// unreachable), but not more than api.MaxOpenedAtAge earlier; a claim
+// more than MaxRecordAhead ahead of the service clock is refused (400).
+func (s *Server) openedAt(claim string) (time.Time, error) {
+	now := s.cfg.Now().UTC()
+	if claim == "" {
+		return now, nil
+	}
+	t, err := vpec.ParseTime(claim)
+	if err != nil {
+		return time.Time{}, badRequest("opened_at", "opened_at %q is not an RFC 3339 UTC time", claim)
+	}
+	switch {
+	case t.After(now.Add(MaxRecordAhead)):
+		return time.Time{}, badRequest("opened_at", "opened_at %s is %s ahead of the service clock (%s); at most %s ahead is accepted: check the client's clock",
+			claim, t.Sub(now).Round(time.Second), vpec.FormatTime(now), MaxRecordAhead)
+	case t.After(now):
+		return now, nil
+	case t.Before(now.Add(-api.MaxOpenedAtAge)):
+		return now.Add(-api.MaxOpenedAtAge), nil
+	}
+	return t.UTC(), nil
+}
+
 // runView is the API form of a stored run, with its chain position.
 func (s *Server) runView(r *http.Request, run store.Run) api.Run {
 	out := api.Run{
@@ -97,7 +128,7 @@ func (s *Server) runView(r *http.Request, run store.Run) api.Run {
 	// The run's metadata, kept by every append in its transaction: a run
 	// read never reads the records, and there is no second read to fail.
 	if run.RecordCount > 0 {
-		out.RecordCount, out.LastSequence, out.LastChainHash = run.RecordCount, run.LastSequence, run.LastChainHash
+		out.RecordCount, out.LastSequence, out.LastChainHash, out.RecordBytes = run.RecordCount, run.LastSequence, run.LastChainHash, run.RecordBytes
 	}
 	return out
 }
@@ -185,7 +216,7 @@ func (s *Server) checkRecord(r *http.Request, run store.Run, rec *vpec.Record, t
 	// The server's own checks first (limits, time, claims: decision D6
 	// names proof_level when a level lacks its evidence block), then the
 	// v1 rules.
-	if err := s.validateRecord(rec, tree); err != nil {
+	if err := s.validateRecord(rec, tree, run.OpenedAt); err != nil {
 		return err
 	}
 	if err := rec.Validate(); err != nil {
@@ -280,42 +311,96 @@ func (s *Server) checkChainLink(r *http.Request, run store.Run, rec *vpec.Record
 	return nil
 }
 
+// closeRun serves POST /api/v1/runs/{run_id}/close. Only the request
+// holding the run's close flight (closeFlights) seals and issues; a close
+// with the same bound Idempotency-Key waits for it and gets the same
+// answer, any other gets 409 once that request is the run's issuer.
 func (s *Server) closeRun(w http.ResponseWriter, r *http.Request) {
 	key := caller(r)
+	if err := refuseBody(r); err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	idem, err := idempotencyKey(r)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	// Phase 1: seal the record set. From this commit on no record is added
-	// to the run (in any process): the records read below are exactly
-	// the ones ever acknowledged.
-	run, sealedNow, err := s.cfg.Store.SealRecords(r.Context(), key.OrgID, r.PathValue("run_id"), idem, s.cfg.Now().UTC())
+	closeKey := boundCloseKey(key.ID, idem)
+	runID := r.PathValue("run_id")
+	flight := key.OrgID + "/" + runID
+	var f *closeFlight
+	for {
+		var owner bool
+		if f, owner = s.closes.enter(flight, closeKey); owner {
+			break
+		}
+		if closeKey != "" && f.key == closeKey {
+			body, err := f.wait(r.Context())
+			s.answerClose(w, r, body, err)
+			return
+		}
+		issuing, err := f.await(r.Context())
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		if issuing {
+			s.fail(w, r, closingError(runID))
+			return
+		}
+	}
+	ctx := f.start(r.Context())
+	body, release, err := func() (body []byte, release func(), err error) {
+		err = errors.New("the close in progress failed; the service log has the details") // what waiters get if it panics
+		defer func() { s.closes.finish(flight, f, body, err) }()
+		return s.close(r.WithContext(ctx), f, key.OrgID, runID, closeKey)
+	}()
+	s.answerClose(w, r, body, err)
+	if release != nil {
+		release()
+	}
+}
+
+// answerClose writes a close's answer: its VPEC, or its error.
+func (s *Server) answerClose(w http.ResponseWriter, r *http.Request, body []byte, err error) {
 	if err != nil {
 		s.fail(w, r, err)
 		return
+	}
+	s.writeBody(w, http.StatusOK, "application/json", body)
+}
+
+// close seals run runID of orgID and issues its VPEC, or finds the VPEC a
+// close with closeKey (bound, "" for none) issued. It returns the VPEC's
+// bytes; release, when not nil, gives back the LoadBytes of a stored VPEC
+// once the answer is written.
+func (s *Server) close(r *http.Request, f *closeFlight, orgID, runID, closeKey string) (body []byte, release func(), err error) {
+	// Phase 1: seal the record set. From this commit on no record is added
+	// to the run (in any process): the records read below are exactly
+	// the ones ever acknowledged.
+	run, sealedNow, err := s.cfg.Store.SealRecords(r.Context(), orgID, runID, closeKey, s.cfg.Now().UTC())
+	if err != nil {
+		return nil, nil, err
 	}
 	s.runs.del(run.ID)
 	s.tips.del(run.ID)
 	if !sealedNow {
 		switch {
-		case run.VPECID != "" && idem != "" && idem == run.CloseKey:
+		case run.VPECID != "" && closeKey != "" && closeKey == run.CloseKey:
 			// A retry of the close that issued the VPEC (its response was
 			// lost): the same bytes again.
-			s.writeStoredVPEC(w, r, run.VPECID)
-			return
-		case run.VPECID != "":
-			s.fail(w, r, sealedError(run))
-			return
-		case idem != run.CloseKey:
-			s.fail(w, r, sealedError(run))
-			return
+			return s.storedVPEC(r, run.VPECID)
+		case run.VPECID != "", closeKey != run.CloseKey:
+			return nil, nil, sealedError(run)
 		}
 		// The close that sealed the records (same key, or both without
-		// one) did not store a VPEC: it is under way, crashed, or its
-		// timestamp authority failed. Complete it; if it completes first,
-		// StoreVPEC says so below.
+		// one) did not store a VPEC, and no request of this process is
+		// making it (closeFlights): it crashed, its client went away, its
+		// timestamp authority failed, or another process is on it.
+		// Complete it; if another completes first, StoreVPEC says so below.
 	}
+	f.issue()
 	// Phase 2: issue the VPEC of the sealed record set and store it.
 	v, body, err := s.issue(r, run)
 	var refused *refusedClose
@@ -323,49 +408,42 @@ func (s *Server) closeRun(w http.ResponseWriter, r *http.Request) {
 		// Nothing was issued and the run cannot be sealed as it is: open
 		// it again (records refused meanwhile got 409 and were not
 		// acknowledged), so the client can complete it and close again.
-		if uerr := s.cfg.Store.UnsealRecords(r.Context(), key.OrgID, run.ID, idem); uerr != nil && !errors.Is(uerr, store.ErrSealed) && !errors.Is(uerr, store.ErrNotSealed) {
+		if uerr := s.cfg.Store.UnsealRecords(r.Context(), orgID, run.ID, closeKey); uerr != nil && !errors.Is(uerr, store.ErrSealed) && !errors.Is(uerr, store.ErrNotSealed) {
 			err = errors.Join(err, uerr)
 		}
 		s.runs.del(run.ID)
 	}
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return nil, nil, err
 	}
-	err = s.cfg.Store.StoreVPEC(r.Context(), key.OrgID, run.ID, store.VPEC{ID: v.VPECID, RunID: run.ID, OrgID: key.OrgID, IssuedAt: s.cfg.Now().UTC(), Body: body})
+	err = s.cfg.Store.StoreVPEC(r.Context(), orgID, run.ID, store.VPEC{ID: v.VPECID, RunID: run.ID, OrgID: orgID, IssuedAt: s.cfg.Now().UTC(), Body: body})
 	if errors.Is(err, store.ErrSealed) {
-		// Another close of the same seal stored its VPEC first.
-		cur, gerr := s.cfg.Store.Run(r.Context(), key.OrgID, run.ID)
+		// Another close of the same seal (another process) stored its VPEC first.
+		cur, gerr := s.cfg.Store.Run(r.Context(), orgID, run.ID)
 		switch {
 		case gerr != nil:
-			s.fail(w, r, gerr)
-		case idem != "" && cur.CloseKey == idem && cur.VPECID != "":
-			s.writeStoredVPEC(w, r, cur.VPECID)
+			return nil, nil, gerr
+		case closeKey != "" && cur.CloseKey == closeKey && cur.VPECID != "":
+			return s.storedVPEC(r, cur.VPECID)
 		default:
-			s.fail(w, r, sealedError(cur))
+			return nil, nil, sealedError(cur)
 		}
-		return
 	}
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return nil, nil, err
 	}
 	s.log.Info("run closed", "run_id", run.ID, "vpec_id", v.VPECID, "records", v.TotalChecksRun, "gaps", len(v.Gaps), "chain_intact", v.ChainIntact, "bytes", len(body))
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
-	w.Write(body)
+	return body, nil, nil
 }
 
-// writeStoredVPEC answers 200 with the VPEC as stored.
-func (s *Server) writeStoredVPEC(w http.ResponseWriter, r *http.Request, vpecID string) {
-	v, err := s.cfg.Store.VPEC(r.Context(), caller(r).OrgID, vpecID)
+// storedVPEC loads a stored VPEC of the caller's organisation for a close's
+// answer, within LoadBytes.
+func (s *Server) storedVPEC(r *http.Request, vpecID string) ([]byte, func(), error) {
+	v, release, err := s.loadVPEC(r, vpecID, 1)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return nil, nil, err
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
-	w.Write(v.Body)
+	return v.Body, release, nil
 }
 
 // checkBounded refuses a Bounded Inference record that the registry's
@@ -408,14 +486,4 @@ func (s *Server) checkBounded(r *http.Request, bi *vpec.BoundedInference) error 
 func gpuClassOf(rec *vpec.Record) string {
 	g, _ := rec.Details[vpec.DetailGPUClass].(string)
 	return g
-}
-
-func (s *Server) getVPEC(w http.ResponseWriter, r *http.Request) {
-	v, err := s.cfg.Store.VPEC(r.Context(), caller(r).OrgID, r.PathValue("vpec_id"))
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Write(v.Body)
 }

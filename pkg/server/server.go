@@ -14,12 +14,14 @@ import (
 	"mime"
 	"net/http"
 	"path"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/svc-gov/svc/pkg/api"
 	"github.com/svc-gov/svc/pkg/canonical"
+	"github.com/svc-gov/svc/pkg/dashboard"
 	"github.com/svc-gov/svc/pkg/document"
 	"github.com/svc-gov/svc/pkg/profile"
 	"github.com/svc-gov/svc/pkg/signing"
@@ -62,6 +64,19 @@ type Config struct {
 	RunLimits RunLimits
 	// Dashboard configures the web dashboard and the /verify page.
 	Dashboard DashboardConfig
+	// LoadBytes bounds the bytes of the VPECs that requests hold in
+	// memory at once: GET /api/v1/vpecs/{id}, its attestation, a close
+	// answering with a stored VPEC, and the dashboard's VPEC pages and
+	// downloads (one budget, dashboard.Budget); past it a request gets
+	// 503 service_busy with Retry-After. Default Dashboard.VerifyBytes,
+	// else dashboard.DefaultVerifyBytes.
+	LoadBytes int64
+	// WriteStall is how long a client may take to accept each 256 KiB of
+	// a large response (a VPEC, an attestation, /verify) before it is cut
+	// (default httpbody.DefaultStall, 30 s): large bodies are written
+	// with progress deadlines, so a slow client that keeps reading gets
+	// them whole whatever the HTTP server's write timeout.
+	WriteStall time.Duration
 }
 
 // Server serves the API. Create it with New.
@@ -84,6 +99,12 @@ type Server struct {
 	// scopes caches each run's organisation and environment (immutable)
 	// for the environment check of run-scoped routes.
 	scopes boundedMap[runScope]
+	// loads is the LoadBytes budget, shared with the dashboard.
+	loads *dashboard.Budget
+	// closes are the closes in progress in this process, one per run.
+	closes closeFlights
+	// attests are the attestation seals made by this process, one per VPEC.
+	attests attestations
 }
 
 // keyCache remembers valid API keys found by hash for keyCacheTTL, sparing
@@ -153,9 +174,13 @@ func New(cfg Config) (*Server, error) {
 		cfg.LineageTTL = 24 * time.Hour
 	}
 	cfg.RunLimits = cfg.RunLimits.withDefaults()
-	s := &Server{cfg: cfg, log: log, mux: http.NewServeMux(), sandbox: newLimiter(cfg.SandboxLimit, cfg.Now)}
+	if cfg.LoadBytes <= 0 {
+		cfg.LoadBytes = cfg.Dashboard.VerifyBytes
+	}
+	s := &Server{cfg: cfg, log: log, mux: http.NewServeMux(), sandbox: newLimiter(cfg.SandboxLimit, cfg.Now), loads: dashboard.NewBudget(cfg.LoadBytes)}
 	s.runs.max, s.tips.max, s.profileCache.max = 50000, 50000, 1000
 	s.scopes.max = 50000
+	s.attests.max = maxAttestations
 	s.routes()
 	if err := s.mountDashboard(); err != nil {
 		return nil, err
@@ -198,10 +223,15 @@ func (s *Server) routes() {
 	s.handle("GET /api/v1/registry/calibration-requests/{request_id}", s.auth(s.getCalibrationRequest))
 }
 
-// ServeHTTP logs each request and dispatches it.
+// ServeHTTP logs each request and dispatches it. Every response carries
+// X-Content-Type-Options: nosniff. A response whose body could not be
+// written whole (the client went away, or took no chunk within
+// WriteStall) is logged as "response cut" at warning level, with the
+// status that was sent and the bytes that were, never as a "request" line.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := s.cfg.Now()
 	rw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+	rw.Header().Set("X-Content-Type-Options", "nosniff")
 	defer func() {
 		if v := recover(); v != nil {
 			s.log.Error("panic serving request", "method", r.Method, "path", r.URL.Path, "panic", fmt.Sprint(v))
@@ -209,7 +239,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				writeError(rw, http.StatusInternalServerError, api.CodeInternal, "internal error", "")
 			}
 		}
-		s.log.Info("request", "method", r.Method, "path", r.URL.Path, "status", rw.status, "duration_ms", float64(s.cfg.Now().Sub(start).Microseconds())/1000)
+		ms := float64(s.cfg.Now().Sub(start).Microseconds()) / 1000
+		if rw.err != nil {
+			s.log.Warn("response cut", "method", r.Method, "path", r.URL.Path, "status_sent", rw.status, "bytes_sent", rw.n,
+				"content_length", rw.Header().Get("Content-Length"), "error", rw.err.Error(), "duration_ms", ms)
+			return
+		}
+		s.log.Info("request", "method", r.Method, "path", r.URL.Path, "status", rw.status, "duration_ms", ms)
 	}()
 	// A path not in canonical form (//api/v1/..., /./, /../) is not an
 	// endpoint: the router would answer a redirect with an HTML body, and
@@ -219,10 +255,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if _, pattern := s.mux.Handler(r); pattern == "" {
-		writeError(rw, http.StatusNotFound, api.CodeNoEndpoint, fmt.Sprintf("no endpoint %s %s; see docs/API.md", r.Method, r.URL.Path), "")
+		noEndpoint(rw, r)
 		return
 	}
 	s.mux.ServeHTTP(rw, r)
+}
+
+// noEndpoint answers 404 no_endpoint.
+func noEndpoint(w http.ResponseWriter, r *http.Request) {
+	writeError(w, http.StatusNotFound, api.CodeNoEndpoint, fmt.Sprintf("no endpoint %s %s; see docs/API.md", r.Method, r.URL.Path), "")
 }
 
 // canonicalPath is p cleaned as the router cleans it: rooted, no empty,
@@ -238,21 +279,37 @@ func canonicalPath(p string) string {
 	return c
 }
 
+// statusWriter keeps what ServeHTTP logs of a response: its status, the
+// body bytes written, and the first write error (a cut response).
 type statusWriter struct {
 	http.ResponseWriter
 	status int
 	wrote  bool
+	n      int64
+	err    error
 }
 
 func (w *statusWriter) WriteHeader(code int) {
-	w.status, w.wrote = code, true
+	if !w.wrote {
+		w.status = code
+	}
+	w.wrote = true
 	w.ResponseWriter.WriteHeader(code)
 }
 
 func (w *statusWriter) Write(b []byte) (int, error) {
 	w.wrote = true
-	return w.ResponseWriter.Write(b)
+	n, err := w.ResponseWriter.Write(b)
+	w.n += int64(n)
+	if err != nil && w.err == nil {
+		w.err = err
+	}
+	return n, err
 }
+
+// Unwrap lets http.ResponseController reach the connection (write
+// deadlines, flushes).
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // --- responses -----------------------------------------------------------------
 
@@ -295,6 +352,9 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
 	case errors.As(err, &he):
 		writeError(w, he.status, he.code, he.msg, he.field)
+	case errors.As(err, new(*busyError)):
+		w.Header().Set("Retry-After", strconv.Itoa(busyRetryAfter))
+		writeError(w, http.StatusServiceUnavailable, api.CodeServiceBusy, err.Error(), "")
 	case errors.Is(err, store.ErrNotFound):
 		writeError(w, http.StatusNotFound, api.CodeNotFound, "not found", "")
 	case errors.Is(err, store.ErrSealed):

@@ -108,8 +108,10 @@ const MaxRecordAhead = vpec.MaxClockSkew - time.Minute
 
 // checkRecordTime refuses a record dated more than MaxRecordAhead after
 // the server clock (decision D7): the VPEC sealed later would carry a
-// record from the future, which the verifier rejects.
-func (s *Server) checkRecordTime(rec *vpec.Record) error {
+// record from the future, which the verifier rejects; and one dated more
+// than vpec.MaxClockSkew before its run was opened (the VPEC's opened_at:
+// the verifier rejects that too).
+func (s *Server) checkRecordTime(rec *vpec.Record, openedAt time.Time) error {
 	t, err := vpec.ParseTime(rec.RecordedAt)
 	if err != nil {
 		return badRequest("recorded_at", "recorded_at %q is not an RFC 3339 UTC time", rec.RecordedAt)
@@ -118,6 +120,10 @@ func (s *Server) checkRecordTime(rec *vpec.Record) error {
 	if t.After(now.Add(MaxRecordAhead)) {
 		return badRequest("recorded_at", "recorded_at %s is %s ahead of the service clock (%s); at most %s ahead is accepted: check the client's clock",
 			rec.RecordedAt, t.Sub(now).Round(time.Second), vpec.FormatTime(now), MaxRecordAhead)
+	}
+	if floor := openedAt.Add(-vpec.MaxClockSkew); !openedAt.IsZero() && t.Before(floor) {
+		return badRequest("recorded_at", "recorded_at %s is before the run was opened (%s); at most %s earlier is accepted: check the client's clock (a run opened while the service was unreachable gives its opened_at when it is delivered)",
+			rec.RecordedAt, vpec.FormatTime(openedAt), vpec.MaxClockSkew)
 	}
 	return nil
 }
@@ -197,11 +203,11 @@ func recordErrorField(msg string) string {
 
 // validateRecord runs the server's own record checks (limits, claims,
 // time) in the order checkRecord calls them.
-func (s *Server) validateRecord(rec *vpec.Record, tree *canonical.Value) error {
+func (s *Server) validateRecord(rec *vpec.Record, tree *canonical.Value, openedAt time.Time) error {
 	if err := checkRecordLimits(rec, tree); err != nil {
 		return err
 	}
-	if err := s.checkRecordTime(rec); err != nil {
+	if err := s.checkRecordTime(rec, openedAt); err != nil {
 		return err
 	}
 	return checkClaims(rec)

@@ -165,6 +165,21 @@ func (v VPEC) Belongs(orgID, runID string) error {
 	return nil
 }
 
+// VPECInfo is what a store knows of an issued VPEC without reading its
+// body: callers check the environment and budget the size before they
+// load it.
+type VPECInfo struct {
+	ID       string
+	RunID    string
+	OrgID    string
+	IssuedAt time.Time
+	// Size is the length of the VPEC's body in bytes.
+	Size int64
+	// Environment is the environment of the VPEC's run: "sandbox" or
+	// "production".
+	Environment string
+}
+
 // Manifest is a registered check manifest, content-addressed.
 type Manifest struct {
 	OrgID     string
@@ -307,6 +322,10 @@ type Store interface {
 	SealRun(ctx context.Context, orgID, runID string, v VPEC) error
 	// VPEC returns an issued VPEC of the organisation; ErrNotFound otherwise.
 	VPEC(ctx context.Context, orgID, vpecID string) (VPEC, error)
+	// VPECInfo returns what VPEC would return but the body, with the
+	// body's size and the run's environment, without reading the body;
+	// ErrNotFound as VPEC.
+	VPECInfo(ctx context.Context, orgID, vpecID string) (VPECInfo, error)
 
 	// PutManifest stores a manifest; created=false if the organisation
 	// already had that manifest id (idempotent).

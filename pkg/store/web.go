@@ -15,6 +15,10 @@ type WebSession struct {
 	APIKeyID  string
 	CreatedAt time.Time
 	ExpiresAt time.Time
+	// Environment is the environment of the session's API key ("sandbox"
+	// or "production"), read from the key by WebSession (not stored with
+	// the session): the dashboard shows a session only its environment.
+	Environment string
 }
 
 // RunFilter selects runs for RunsOfOrg. Zero fields select everything.
@@ -24,6 +28,9 @@ type RunFilter struct {
 	// State is "open" (records may still be added), "sealed" (closed,
 	// with or without a VPEC yet) or "" for both.
 	State string
+	// Environment keeps the runs of one environment ("sandbox" or
+	// "production").
+	Environment string
 	// Limit bounds the number of runs (most recent first); 0 means 100.
 	Limit int
 }
@@ -35,8 +42,8 @@ type WebStore interface {
 	// CreateWebSession stores a session; ErrExists if its hash is taken,
 	// ErrNotFound for an unknown organisation.
 	CreateWebSession(ctx context.Context, s WebSession) error
-	// WebSession returns the session with the token hash idHash if it has
-	// not expired at now: ErrNotFound if absent or expired, an error
+	// WebSession returns the session with the token hash idHash, and its
+	// key's Environment, if it has not expired at now: ErrNotFound if absent or expired, an error
 	// matching ErrRevoked if its API key was revoked since sign-in.
 	WebSession(ctx context.Context, idHash []byte, now time.Time) (WebSession, error)
 	// DeleteWebSession ends a session (sign-out); deleting an absent one

@@ -2,7 +2,6 @@ package vpec
 
 import (
 	"fmt"
-	"strings"
 )
 
 // OfflineSchema is the schema of an unsigned offline VPEC: the local copy a
@@ -20,7 +19,7 @@ const CodeUnsignedOffline = "UNSIGNED OFFLINE VPEC"
 // FetchHint is the command that fetches the signed VPEC of run runID (or
 // of RUN_ID when runID is not a run id).
 func FetchHint(runID string) string {
-	if !strings.HasPrefix(runID, "run_") || !validID(runID) {
+	if !ValidPrefixedID(runID, "run_") {
 		runID = "RUN_ID"
 	}
 	return "svc vpec get " + runID

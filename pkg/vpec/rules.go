@@ -112,7 +112,9 @@ func checkEvidence(p parsed) Check {
 // checkTime applies the time rules (decision D7) against the VPEC
 // timestamp's verified genTime T:
 //   - every record's recorded_at, every gap's timestamp and every session
-//     token's genTime is at most T + MaxClockSkew;
+//     token's genTime is at most T + MaxClockSkew, and so is opened_at;
+//   - when the VPEC carries opened_at (the run's open time), no record's
+//     recorded_at is more than MaxClockSkew before it;
 //   - no gap is dated more than MaxClockSkew before the run: before the
 //     earliest recorded_at, or before issued_at when that is earlier (an
 //     empty run);
@@ -134,11 +136,21 @@ func checkTime(p parsed, r *Report, sessions []sessionTimes) Check {
 		c.Details = append(c.Details, fmt.Sprintf("%s %s is after the VPEC timestamp %s (at most %s later allowed)", what, FormatTime(t), r.TimestampedAt, MaxClockSkew))
 	}
 	floor := parse(p.v.IssuedAt)
+	var opened time.Time
+	if p.v.OpenedAt != "" {
+		if opened = parse(p.v.OpenedAt); opened.After(limit) {
+			late(opened, "opened_at")
+		}
+	}
 	for i := range p.v.Records {
 		rec := &p.v.Records[i]
 		at := parse(rec.RecordedAt)
 		if at.After(limit) {
 			late(at, fmt.Sprintf("records[%d] (sequence %d).recorded_at", i, rec.Sequence))
+		}
+		if !opened.IsZero() && at.Before(opened.Add(-MaxClockSkew)) {
+			c.Details = append(c.Details, fmt.Sprintf("records[%d] (sequence %d).recorded_at %s is before the run was opened (opened_at %s, at most %s earlier allowed)",
+				i, rec.Sequence, FormatTime(at), p.v.OpenedAt, MaxClockSkew))
 		}
 		if at.Before(floor) {
 			floor = at
@@ -173,5 +185,9 @@ func checkTime(p parsed, r *Report, sessions []sessionTimes) Check {
 	}
 	c.Status = Pass
 	c.Message = fmt.Sprintf("times consistent (none after the timestamp %s + %s; gaps not before the run; sessions open before they close)", r.TimestampedAt, MaxClockSkew)
+	if !opened.IsZero() {
+		c.Message = fmt.Sprintf("times consistent (none after the timestamp %s + %s; no record before opened_at %s - %s; gaps not before the run; sessions open before they close)",
+			r.TimestampedAt, MaxClockSkew, p.v.OpenedAt, MaxClockSkew)
+	}
 	return c
 }

@@ -173,6 +173,7 @@ type VPEC struct {
 	WorkflowID               string             `json:"workflow_id"`
 	OrgID                    string             `json:"org_id"`
 	IssuedAt                 string             `json:"issued_at"`
+	OpenedAt                 string             `json:"opened_at,omitempty"` // the run's open time (older VPECs lack it); see checkTime
 	Environment              Environment        `json:"environment"`
 	APIKeyID                 string             `json:"api_key_id"`
 	ProofLevelFloor          ProofLevel         `json:"proof_level_floor"`

@@ -330,7 +330,7 @@ func checkTokenEncoding(f, open, closed string, bad func(string, ...any)) {
 // validID reports whether s is 1-128 characters of letters, digits and
 // ._:- starting with a letter or digit (the rule for every id in a VPEC).
 func validID(s string) bool {
-	if len(s) == 0 || len(s) > 128 {
+	if len(s) == 0 || len(s) > MaxIDBytes {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
@@ -341,6 +341,20 @@ func validID(s string) bool {
 		}
 	}
 	return true
+}
+
+// MaxIDBytes is the longest id in a VPEC, a prefixed id (rec_, run_,
+// vpec_) prefix included.
+const MaxIDBytes = 128
+
+// ValidPrefixedID reports whether s is prefix followed by an id, the rule
+// of record_id (rec_), run_id (run_) and vpec_id (vpec_): the part after
+// the prefix starts with a letter or digit, and the whole value is an id,
+// at most MaxIDBytes bytes in all (rec_ and up to 124 more). The server
+// and the verifier apply this one rule.
+func ValidPrefixedID(s, prefix string) bool {
+	tail, ok := strings.CutPrefix(s, prefix)
+	return ok && tail != "" && validID(tail) && validID(s)
 }
 
 // parse reads a document that passed document.CheckInput (schemaReport
@@ -358,8 +372,8 @@ func parse(doc []byte) (p parsed) {
 		bad("schema is %q, want %q (this verifier reads v1 VPECs)", v.Schema, Schema)
 	}
 	prefixed := func(field, val, prefix string) {
-		if !strings.HasPrefix(val, prefix) || !validID(val) {
-			bad("%s %q must be %s followed by an id", field, val, prefix)
+		if !ValidPrefixedID(val, prefix) {
+			bad("%s %q must be %s followed by an id, %d bytes at most in all", field, val, prefix, MaxIDBytes)
 		}
 	}
 	prefixed("vpec_id", v.VPECID, "vpec_")
@@ -376,6 +390,9 @@ func parse(doc []byte) (p parsed) {
 		}
 	}
 	timeField("issued_at", v.IssuedAt)
+	if v.OpenedAt != "" {
+		timeField("opened_at", v.OpenedAt)
+	}
 	if v.Environment != Sandbox && v.Environment != Production {
 		bad("environment %q must be sandbox or production", v.Environment)
 	}
@@ -520,8 +537,8 @@ const (
 var ErrReviewTooShort = errors.New("review too short")
 
 func checkRecord(r *Record, f string, bad func(string, ...any)) {
-	if !strings.HasPrefix(r.RecordID, "rec_") || !validID(r.RecordID) {
-		bad("%s.record_id %q must be rec_ followed by an id", f, r.RecordID)
+	if !ValidPrefixedID(r.RecordID, "rec_") {
+		bad("%s.record_id %q must be rec_ followed by an id, %d bytes at most in all", f, r.RecordID, MaxIDBytes)
 	}
 	if r.Sequence < 1 {
 		bad("%s.sequence %d must be at least 1", f, r.Sequence)

@@ -275,7 +275,10 @@ def want_name(v, path, lo=1, hi=256):
 
 def want_id(v, path, prefix=""):
     want_str(v, path)
-    want(v.startswith(prefix) and ID_RE.match(v[len(prefix):]), "%s: %r is not %sid" % (path, v, prefix + " + " if prefix else "an "))
+    # A prefixed id is the prefix and an id, 128 bytes at most in all
+    # (FORMATS.md, "id").
+    want(v.startswith(prefix) and ID_RE.match(v[len(prefix):]) and len(v) <= 128,
+         "%s: %r is not %sid (128 bytes at most in all)" % (path, v, prefix + " + " if prefix else "an "))
 
 
 def want_sha(v, path):
@@ -314,6 +317,7 @@ TOP = ["schema", "vpec_id", "run_id", "workflow_id", "org_id", "issued_at", "env
        "proof_level_floor", "proof_level_breakdown", "provable_surface", "provable_surface_breakdown",
        "total_checks_run", "checks_passed", "checks_failed", "gaps", "chain_intact", "is_clean", "merkle_root",
        "records", "signing_key_id", "signature", "timestamp_rfc3161"]
+TOP_OPT = ["opened_at"]
 REC_REQ = ["record_id", "sequence", "check", "manifest_id", "check_result", "proof_level", "commitment_algorithm",
            "commitment_hash", "visibility", "recorded_at", "chain_hash"]
 GAP_REQ = ["gap_id", "gap_type", "severity", "check", "sequence", "timestamp"]
@@ -333,7 +337,7 @@ def shape_scan(d):
     """FORMATS.md's pre-parse shape check: shapes that cannot be a v1 VPEC."""
     want(isinstance(d, dict), "not a VPEC: the top level is not a JSON object")
     for k in d:
-        want(k in TOP, "not a VPEC: unknown member %s" % k)
+        want(k in TOP or k in TOP_OPT, "not a VPEC: unknown member %s" % k)
     for name, req, opt in (("records", REC_REQ, REC_OPT), ("gaps", GAP_REQ, ["sequence_end"])):
         if name not in d:
             continue
@@ -360,13 +364,15 @@ def shape_scan(d):
 def schema_vpec(d):
     want(isinstance(d, dict), "the document is not a JSON object")
     no_escaped_names(d, "VPEC")
-    want_members(d, "VPEC", TOP, [])
+    want_members(d, "VPEC", TOP, TOP_OPT)
     want(d["schema"] == "svc.vpec/v1", "schema: %r is not svc.vpec/v1" % (d["schema"],))
     want_id(d["vpec_id"], "vpec_id", "vpec_")
     want_id(d["run_id"], "run_id", "run_")
     want_id(d["workflow_id"], "workflow_id")
     want_id(d["org_id"], "org_id")
     parse_time(d["issued_at"], "issued_at")
+    if "opened_at" in d:
+        parse_time(d["opened_at"], "opened_at")
     want_enum(d["environment"], "environment", ["sandbox", "production"])
     want_id(d["api_key_id"], "api_key_id")
     want(d["api_key_id"].startswith(("pk_sb_", "pk_live_")), "api_key_id: starts neither pk_sb_ nor pk_live_")
@@ -1012,10 +1018,18 @@ def check_time(d, t):
     lim = t + SKEW
     recs = d["records"]
     floor = min([parse_time(r["recorded_at"], "") for r in recs] + [parse_time(d["issued_at"], "")]) - SKEW
+    # opened_at (optional): no record more than the skew before the run
+    # was opened; opened_at itself not after the timestamp (+5 min).
+    opened = parse_time(d["opened_at"], "") if "opened_at" in d else None
+    if opened is not None and opened > lim:
+        raise Fail("TIME VIOLATION", "opened_at %s is after the VPEC timestamp (+5 min)" % d["opened_at"])
     for r in recs:
         if parse_time(r["recorded_at"], "") > lim:
             raise Fail("TIME VIOLATION", "record %s: recorded_at %s is after the VPEC timestamp (+5 min)"
                        % (r["sequence"].raw, r["recorded_at"]))
+        if opened is not None and parse_time(r["recorded_at"], "") < opened - SKEW:
+            raise Fail("TIME VIOLATION", "record %s: recorded_at %s is before the run was opened (opened_at %s, -5 min)"
+                       % (r["sequence"].raw, r["recorded_at"], d["opened_at"]))
     for g in d["gaps"]:
         gt = parse_time(g["timestamp"], "")
         if gt > lim or gt < floor:

@@ -77,7 +77,10 @@ type HTTP struct {
 // requests in flight finish within o.ShutdownTimeout, after which their
 // connections are closed. A listen failure matches ErrListen. The server
 // bounds slow clients: 10 s to send headers, a minute to send a request,
-// two minutes to take a response, two minutes idle.
+// two minutes to take a response, two minutes idle; large responses (VPECs,
+// attestations, /verify) are written with progress deadlines instead
+// (server.Config.WriteStall per 256 KiB), so a slow client that keeps
+// reading gets them whole.
 func Serve(ctx context.Context, h http.Handler, o HTTP, log *slog.Logger) error {
 	ln, err := net.Listen("tcp", o.Addr)
 	if err != nil {

@@ -626,6 +626,20 @@ func (db *DB) VPEC(ctx context.Context, orgID, vpecID string) (store.VPEC, error
 	return v, nil
 }
 
+// VPECInfo implements store.Store. octet_length of a TOASTed bytea reads
+// its TOAST pointer (which holds the raw size), never the body.
+func (db *DB) VPECInfo(ctx context.Context, orgID, vpecID string) (store.VPECInfo, error) {
+	var v store.VPECInfo
+	err := db.pool.QueryRow(ctx, `SELECT v.id, v.run_id, v.org_id, v.issued_at, octet_length(v.body), r.environment
+		FROM vpecs v JOIN runs r ON r.id = v.run_id WHERE v.id = $1 AND v.org_id = $2`, vpecID, orgID).
+		Scan(&v.ID, &v.RunID, &v.OrgID, &v.IssuedAt, &v.Size, &v.Environment)
+	if err != nil {
+		return store.VPECInfo{}, fmt.Errorf("postgres: vpec %s of org %s: %w", vpecID, orgID, mapErr(err))
+	}
+	v.IssuedAt = v.IssuedAt.UTC()
+	return v, nil
+}
+
 // PutManifest implements store.Store. A manifest of an unknown
 // organisation gives store.ErrNotFound.
 func (db *DB) PutManifest(ctx context.Context, m store.Manifest) (created bool, err error) {

@@ -26,9 +26,9 @@ func (db *DB) CreateWebSession(ctx context.Context, s store.WebSession) error {
 func (db *DB) WebSession(ctx context.Context, idHash []byte, now time.Time) (store.WebSession, error) {
 	var s store.WebSession
 	var revoked *time.Time
-	err := db.pool.QueryRow(ctx, `SELECT w.id_hash, w.org_id, w.api_key_id, w.created_at, w.expires_at, k.revoked_at
+	err := db.pool.QueryRow(ctx, `SELECT w.id_hash, w.org_id, w.api_key_id, w.created_at, w.expires_at, k.revoked_at, k.environment
 		FROM web_sessions w JOIN api_keys k ON k.id = w.api_key_id WHERE w.id_hash = $1 AND w.expires_at > $2`,
-		nonNil(idHash), now).Scan(&s.IDHash, &s.OrgID, &s.APIKeyID, &s.CreatedAt, &s.ExpiresAt, &revoked)
+		nonNil(idHash), now).Scan(&s.IDHash, &s.OrgID, &s.APIKeyID, &s.CreatedAt, &s.ExpiresAt, &revoked, &s.Environment)
 	if err != nil {
 		return store.WebSession{}, fmt.Errorf("postgres: web session: %w", mapErr(err))
 	}
@@ -61,8 +61,9 @@ func (db *DB) RunsOfOrg(ctx context.Context, orgID string, f store.RunFilter) ([
 	rows, err := db.pool.Query(ctx, "SELECT "+runCols+` FROM runs WHERE org_id = $1
 		AND ($2 = '' OR workflow_id = $2)
 		AND ($3 = '' OR ($3 = 'open' AND NOT sealed) OR ($3 = 'sealed' AND sealed))
+		AND ($5 = '' OR environment = $5)
 		ORDER BY opened_at DESC, id COLLATE "C" DESC LIMIT $4`,
-		orgID, f.WorkflowID, f.State, store.ListLimit(f.Limit))
+		orgID, f.WorkflowID, f.State, store.ListLimit(f.Limit), f.Environment)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: runs of org %s: %w", orgID, err)
 	}

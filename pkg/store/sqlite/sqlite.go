@@ -779,6 +779,23 @@ func (db *DB) VPEC(ctx context.Context, orgID, vpecID string) (store.VPEC, error
 	return v, nil
 }
 
+// VPECInfo implements store.Store. length() of a BLOB reads the record
+// header only, never the body's pages.
+func (db *DB) VPECInfo(ctx context.Context, orgID, vpecID string) (store.VPECInfo, error) {
+	var v store.VPECInfo
+	var issued string
+	err := db.queryRow(ctx, `SELECT v.id, v.run_id, v.org_id, v.issued_at, length(v.body), r.environment
+		FROM vpecs v JOIN runs r ON r.id = v.run_id WHERE v.id = ? AND v.org_id = ?`, vpecID, orgID).
+		Scan(&v.ID, &v.RunID, &v.OrgID, &issued, &v.Size, &v.Environment)
+	if err == nil {
+		v.IssuedAt, err = parseTime(issued)
+	}
+	if err != nil {
+		return store.VPECInfo{}, fmt.Errorf("sqlite: vpec %s of org %s: %w", vpecID, orgID, mapErr(err))
+	}
+	return v, nil
+}
+
 // PutManifest implements store.Store. A manifest of an unknown
 // organisation gives store.ErrNotFound.
 func (db *DB) PutManifest(ctx context.Context, m store.Manifest) (created bool, err error) {

@@ -29,9 +29,9 @@ func (db *DB) WebSession(ctx context.Context, idHash []byte, now time.Time) (sto
 	var s store.WebSession
 	var created, expires string
 	var revoked sql.NullString
-	err := db.queryRow(ctx, `SELECT w.id_hash, w.org_id, w.api_key_id, w.created_at, w.expires_at, k.revoked_at
+	err := db.queryRow(ctx, `SELECT w.id_hash, w.org_id, w.api_key_id, w.created_at, w.expires_at, k.revoked_at, k.environment
 		FROM web_sessions w JOIN api_keys k ON k.id = w.api_key_id WHERE w.id_hash = ? AND w.expires_at > ?`,
-		nonNil(idHash), fmtTime(now)).Scan(&s.IDHash, &s.OrgID, &s.APIKeyID, &created, &expires, &revoked)
+		nonNil(idHash), fmtTime(now)).Scan(&s.IDHash, &s.OrgID, &s.APIKeyID, &created, &expires, &revoked, &s.Environment)
 	if err == nil {
 		s.CreatedAt, err = parseTime(created)
 	}
@@ -80,8 +80,9 @@ func (db *DB) RunsOfOrg(ctx context.Context, orgID string, f store.RunFilter) ([
 	rows, err := db.query(ctx, "SELECT "+runCols+` FROM runs WHERE org_id = ?
 		AND (? = '' OR workflow_id = ?)
 		AND (? = '' OR (? = 'open' AND sealed = 0) OR (? = 'sealed' AND sealed = 1))
+		AND (? = '' OR environment = ?)
 		ORDER BY opened_at DESC, id DESC LIMIT ?`,
-		orgID, f.WorkflowID, f.WorkflowID, f.State, f.State, f.State, store.ListLimit(f.Limit))
+		orgID, f.WorkflowID, f.WorkflowID, f.State, f.State, f.State, f.Environment, f.Environment, store.ListLimit(f.Limit))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: runs of org %s: %w", orgID, err)
 	}

@@ -84,6 +84,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"OrgIsolationSessions", testOrgIsolationSessions},
 		{"RevokeAPIKey", testRevokeAPIKey},
 		{"ClaimSession", testClaimSession},
+		{"VPECInfo", testVPECInfo},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -22,6 +22,7 @@ func RunWeb(t *testing.T, open func(t *testing.T) store.Store) {
 		{"WebSessionRevokedKey", testWebSessionRevokedKey},
 		{"RunsOfOrg", testRunsOfOrg},
 		{"WebListingsOrgIsolation", testWebListingsIsolation},
+		{"WebEnvironment", testWebEnvironment},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
