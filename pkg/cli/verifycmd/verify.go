@@ -14,7 +14,6 @@ import (
 	"github.com/svc-gov/svc/pkg/profile"
 	"github.com/svc-gov/svc/pkg/signing"
 	"github.com/svc-gov/svc/pkg/vpec"
-	"github.com/svc-gov/svc/pkg/zk"
 )
 
 // Audit is an extra check svc adds to verify: the replay audit of a
@@ -140,7 +139,7 @@ func runVerify(a *clicore.App, o *verifyOptions, audit *Audit, path string) erro
 	if err != nil {
 		return err
 	}
-	opts := vpec.Options{Trust: trust, Profiles: set, RequireClean: o.requireClean, Proofs: &zk.Verifier{Trust: trust, Circuits: circuits}}
+	opts := vpec.Options{Trust: trust, Profiles: set, RequireClean: o.requireClean, Proofs: verifier(trust, circuits), CircuitAdvice: circuitAdvice}
 	if audit != nil && audit.Run != nil {
 		opts.Extra = append(opts.Extra, func(doc []byte) (vpec.Check, bool, error) { return audit.Run(doc, trust, set) })
 	}
