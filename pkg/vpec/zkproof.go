@@ -74,7 +74,7 @@ type ProofVerifier interface {
 
 // DefaultCircuitAdvice is the advice of a CIRCUIT NOT AVAILABLE message
 // when Options.CircuitAdvice is empty: it names no surface's controls.
-const DefaultCircuitAdvice = "supply the signed circuit entry of that circuit id (the issuing service's circuit registry has it: svc registry get-circuit)"
+const DefaultCircuitAdvice = "supply the signed circuit entry of each proof's circuit id (the issuing service's circuit registry has them: svc registry get-circuit)"
 
 // ErrCircuitNotFound reports a circuit id that no available circuit entry
 // has.
