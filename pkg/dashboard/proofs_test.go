@@ -326,6 +326,7 @@ func TestBrowserProofs(t *testing.T) {
 		if st, msg := zkCheck(res); res.ExitCode != webverify.ExitValid || b.Text("#verdict") != "VALID" || st != vpec.Pass || !strings.HasPrefix(msg, valid) {
 			t.Errorf("entries as files: exit %d %q, zk_proofs %s %q", res.ExitCode, b.Text("#verdict"), st, msg)
 		}
+		t.Logf("the quickstart VPEC with its %d proofs, verified in the page in %s ms", q.proofs, browsertest.Eval[string](b, `document.getElementById("result").dataset.ms`))
 		doc, _ := os.ReadFile(vp)
 		want := webverify.Verify(q.input(t, doc, q.entries))
 		if st, msg := zkCheck(res); want.Report.Verdict != res.Report.Verdict || want.Report.Check(vpec.CheckZK).Message != msg || st != want.Report.Check(vpec.CheckZK).Status {
