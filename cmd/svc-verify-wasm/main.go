@@ -4,17 +4,22 @@
 // (GOOS=js GOARCH=wasm) for the self-contained verify.html page that
 // internal/webbuild assembles. It exposes one JavaScript function,
 //
-//	svcVerify({vpec, trust, profiles, requireClean}) -> JSON string
+//	svcVerify({vpec, trust, profiles, circuits, circuitFolder, requireClean}) -> JSON string
 //
-// where vpec and trust are {name, data: Uint8Array} and profiles a list of
-// them; the string is a pkg/webverify Result. It links only the
-// verification library (deps_test.go guards that): no network code.
+// where vpec and trust are {name, data: Uint8Array}, and profiles,
+// circuits (circuit entry files) and circuitFolder (the .json files of a
+// chosen folder of circuit entries) lists of them; the string is a
+// pkg/webverify Result. It also sets svcMaxCircuitEntryBytes, the size
+// past which a file cannot be a circuit entry (the page does not read a
+// larger file of a folder). It links only the verification library
+// (deps_test.go guards that): no network code.
 package main
 
 import (
 	"syscall/js"
 
 	"github.com/svc-gov/svc/pkg/webverify"
+	"github.com/svc-gov/svc/pkg/zk/zkverify"
 )
 
 // version is set by the page builder (-ldflags -X main.version=...).
@@ -32,23 +37,31 @@ func file(v js.Value) webverify.File {
 	return f
 }
 
+func files(v js.Value) []webverify.File {
+	if v.IsUndefined() || v.IsNull() {
+		return nil
+	}
+	out := make([]webverify.File, v.Length())
+	for i := range out {
+		out[i] = file(v.Index(i))
+	}
+	return out
+}
+
 func verify(this js.Value, args []js.Value) any {
 	if len(args) != 1 || args[0].Type() != js.TypeObject {
-		return string(webverify.Result{Error: "svcVerify takes one object {vpec, trust, profiles, requireClean}", ExitCode: webverify.ExitUsage}.JSON())
+		return string(webverify.Result{Error: "svcVerify takes one object {vpec, trust, profiles, circuits, circuitFolder, requireClean}", ExitCode: webverify.ExitUsage}.JSON())
 	}
 	a := args[0]
-	in := webverify.Input{VPEC: file(a.Get("vpec")), Trust: file(a.Get("trust")), RequireClean: a.Get("requireClean").Truthy()}
-	if ps := a.Get("profiles"); !ps.IsUndefined() && !ps.IsNull() {
-		for i := 0; i < ps.Length(); i++ {
-			in.Profiles = append(in.Profiles, file(ps.Index(i)))
-		}
-	}
+	in := webverify.Input{VPEC: file(a.Get("vpec")), Trust: file(a.Get("trust")), RequireClean: a.Get("requireClean").Truthy(),
+		Profiles: files(a.Get("profiles")), Circuits: files(a.Get("circuits")), CircuitFolder: files(a.Get("circuitFolder"))}
 	return string(webverify.Verify(in).JSON())
 }
 
 func main() {
 	js.Global().Set("svcVerify", js.FuncOf(verify))
 	js.Global().Set("svcVerifierVersion", version)
+	js.Global().Set("svcMaxCircuitEntryBytes", zkverify.MaxEntryBytes)
 	if ready := js.Global().Get("svcVerifierReady"); ready.Type() == js.TypeFunction {
 		ready.Invoke(version)
 	}

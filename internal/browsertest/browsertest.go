@@ -44,9 +44,22 @@ type Browser struct {
 	Ctx context.Context
 	t   testing.TB
 	dir string
+	log *requestLog
+}
 
-	mu       sync.Mutex
-	requests []string // URLs of every request the tab sent, in order
+// requestLog holds the URLs of every request the tab sent, in order.
+type requestLog struct {
+	mu   sync.Mutex
+	urls []string
+}
+
+// For returns b working for t, a subtest of the test that started it: the
+// same browser and tab, with failures and screenshots reported to t (a
+// subtest must not fail its parent). Use it from t's goroutine only.
+func (b *Browser) For(t testing.TB) *Browser {
+	c := *b
+	c.t, c.dir = t, ""
+	return &c
 }
 
 // New starts Chromium for t (stopped at cleanup) or skips t when there is
@@ -77,12 +90,12 @@ func New(t testing.TB) *Browser {
 	// No timeout on the browser's own context: cancelling it stops the browser.
 	ctx, cancel := chromedp.NewContext(actx)
 	t.Cleanup(func() { cancel(); cancelAlloc() })
-	b := &Browser{Ctx: ctx, t: t}
+	b := &Browser{Ctx: ctx, t: t, log: &requestLog{}}
 	if err := chromedp.Listen(ctx, func(ev any) {
 		if e, ok := ev.(*network.EventRequestWillBeSent); ok {
-			b.mu.Lock()
-			b.requests = append(b.requests, e.Request.URL)
-			b.mu.Unlock()
+			b.log.mu.Lock()
+			b.log.urls = append(b.log.urls, e.Request.URL)
+			b.log.mu.Unlock()
 		}
 	}); err != nil {
 		t.Fatalf("start Chromium (%s): %v", path, err)
@@ -95,9 +108,9 @@ func New(t testing.TB) *Browser {
 
 // Requests returns the URLs of every request the tab has sent so far.
 func (b *Browser) Requests() []string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return append([]string(nil), b.requests...)
+	b.log.mu.Lock()
+	defer b.log.mu.Unlock()
+	return append([]string(nil), b.log.urls...)
 }
 
 // Offline cuts the tab off the network (every request fails) from now on.

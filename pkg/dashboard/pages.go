@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +19,7 @@ import (
 	"github.com/svc-gov/svc/pkg/sigstore"
 	"github.com/svc-gov/svc/pkg/store"
 	"github.com/svc-gov/svc/pkg/vpec"
+	"github.com/svc-gov/svc/pkg/zk/zkverify"
 )
 
 var funcs = template.FuncMap{
@@ -272,17 +274,66 @@ func (d *Dashboard) vpecPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
-	report, err := vpec.Verify(sv.Body, vpec.Options{Trust: d.cfg.Trust, Profiles: storeProfiles{d, r}})
+	// The tables below the report read the document with encoding/json; a
+	// body it cannot decode is said so, not shown as a VPEC without gaps
+	// or records (the report says what verification found).
+	var v vpec.VPEC
+	var decodeErr string
+	if err := json.Unmarshal(sv.Body, &v); err != nil {
+		v, decodeErr = vpec.VPEC{}, err.Error()
+	}
+	circuits, err := d.publishedCircuits(r.Context(), &v)
+	if err != nil {
+		d.serverError(w, r, err)
+		return
+	}
+	report, err := vpec.Verify(sv.Body, vpec.Options{Trust: d.cfg.Trust, Profiles: storeProfiles{d, r},
+		Proofs: &zkverify.Verifier{Trust: d.cfg.Trust, Circuits: circuits, Given: "published circuit entry"}, CircuitAdvice: CircuitAdvice})
 	if report == nil {
 		d.serverError(w, r, err)
 		return
 	}
 	report.TrustRoot = &vpec.TrustRoot{File: "this service's trust bundle", Source: "svc serve"}
-	var v vpec.VPEC
-	_ = json.Unmarshal(sv.Body, &v)
 	d.render(w, r, http.StatusOK, "vpec", map[string]any{
-		"Title": "VPEC " + sv.ID, "Report": report, "V": &v, "Stored": sv, "Downloads": downloads, "MaxRecords": 200,
+		"Title": "VPEC " + sv.ID, "Report": report, "V": &v, "DecodeError": decodeErr, "Stored": sv, "Downloads": downloads, "MaxRecords": 200,
 	})
+}
+
+// CircuitAdvice is what a VPEC page tells a user whose VPEC has a proof
+// whose circuit entry this service has not published
+// (vpec.Options.CircuitAdvice).
+const CircuitAdvice = "this service has not published that circuit entry: an operator publishes it with svc registry publish-circuit, or check the proof offline with the entry (svc verify --circuit)"
+
+// publishedCircuits returns this service's published circuit entries
+// (the registry svc registry get-circuit reads, store.CircuitStore) of
+// the circuit ids v's records prove with. Each is added as given
+// explicitly, so one that is corrupt fails the zk_proofs check instead
+// of reading as missing.
+func (d *Dashboard) publishedCircuits(ctx context.Context, v *vpec.VPEC) (*zkverify.Set, error) {
+	set := zkverify.NewSet()
+	cs, ok := d.cfg.Store.(store.CircuitStore)
+	if !ok {
+		return set, nil // no registry: every proof's entry is missing, and the page says so
+	}
+	seen := map[string]bool{}
+	for i := range v.Records {
+		z := v.Records[i].ZKProof
+		if z == nil || seen[z.CircuitID] {
+			continue
+		}
+		seen[z.CircuitID] = true
+		c, err := cs.CircuitByID(ctx, z.CircuitID)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("circuit entry %s: %w", z.CircuitID, err)
+		}
+		if err := set.AddExplicitDoc(z.CircuitID, c.Body); err != nil {
+			return nil, fmt.Errorf("published circuit entry %s: %w", z.CircuitID, err)
+		}
+	}
+	return set, nil
 }
 
 // loadVPEC loads the VPEC named in the path for its page or a download:

@@ -63,6 +63,21 @@ func (s *Set) AddFile(path string) (string, error) {
 	return id, nil
 }
 
+// AddNamed adds a document read elsewhere (a file of a folder chosen in
+// the offline verifier page) as AddFile adds one read from disk: bounded
+// by the set's size limit (an error matching ErrTooLarge), errors naming
+// it.
+func (s *Set) AddNamed(name string, doc []byte) (string, error) {
+	if len(doc) > s.maxSize {
+		return "", fmt.Errorf("%w: %s is %d bytes, larger than %d", ErrTooLarge, name, len(doc), s.maxSize)
+	}
+	id, err := s.Add(doc)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", name, err)
+	}
+	return id, nil
+}
+
 // AddExplicit reads the file at path, given explicitly, and adds it,
 // winning over a cached document of the same id. A file that cannot be
 // read is an error; one that is not a valid document is kept with its

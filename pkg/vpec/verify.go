@@ -45,6 +45,12 @@ type Options struct {
 	// a record with a proof then fails as not checked (trust material
 	// missing).
 	Proofs ProofVerifier
+	// CircuitAdvice tells the user, in the words of the surface that
+	// verifies, how to supply a circuit entry that is missing: the "ZK
+	// proofs" check appends it to its CIRCUIT NOT AVAILABLE message (svc
+	// verify names its --circuit flag, the offline page its circuit entry
+	// control, the dashboard the registry). Empty: DefaultCircuitAdvice.
+	CircuitAdvice string
 	// RequireClean makes a valid VPEC that is not clean (governance gaps,
 	// declared chain breaks) INVALID — NOT CLEAN, matching ErrNotClean.
 	RequireClean bool

@@ -72,6 +72,10 @@ type ProofVerifier interface {
 	VerifyProof(runID string, r *Record) (ProofInfo, error)
 }
 
+// DefaultCircuitAdvice is the advice of a CIRCUIT NOT AVAILABLE message
+// when Options.CircuitAdvice is empty: it names no surface's controls.
+const DefaultCircuitAdvice = "supply the signed circuit entry of each proof's circuit id (the issuing service's circuit registry has them: svc registry get-circuit)"
+
 // ErrCircuitNotFound reports a circuit id that no available circuit entry
 // has.
 var ErrCircuitNotFound = errors.New("circuit entry not found")
@@ -225,7 +229,11 @@ func checkZKProofs(p parsed, opts Options) Check {
 		return fail(c, "ZK PROOF INVALID", "ZK proofs invalid: "+c.Details[0], false)
 	}
 	if missing > 0 {
-		return fail(c, "CIRCUIT NOT AVAILABLE", "ZK proofs not checked: "+c.Details[0]+"; pass the signed circuit entry with --circuit or put it in the circuit directory", true)
+		advice := opts.CircuitAdvice
+		if advice == "" {
+			advice = DefaultCircuitAdvice
+		}
+		return fail(c, "CIRCUIT NOT AVAILABLE", "ZK proofs not checked: "+c.Details[0]+"; "+advice, true)
 	}
 	if n == 0 {
 		c.Status, c.Message = NotApplicable, "ZK proofs: none present"

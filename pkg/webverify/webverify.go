@@ -1,8 +1,9 @@
 // Package webverify is the verification the offline verifier page
 // (verify.html, cmd/svc-verify-wasm) runs inside the browser: the same
-// pkg/vpec verification as svc verify, over documents the user chose
-// instead of files named on a command line. It reads no files, uses no
-// network and imports nothing that does (cmd/svc-verify-wasm's
+// pkg/vpec verification as svc verify, with the same proof verifier over
+// the same circuit entry loading (pkg/zk/zkverify), over documents the
+// user chose instead of files named on a command line. It reads no files,
+// uses no network and imports nothing that does (cmd/svc-verify-wasm's
 // deps_test.go guards that), so it compiles to WebAssembly.
 package webverify
 
@@ -14,6 +15,7 @@ import (
 	"github.com/svc-gov/svc/pkg/profile"
 	"github.com/svc-gov/svc/pkg/signing"
 	"github.com/svc-gov/svc/pkg/vpec"
+	"github.com/svc-gov/svc/pkg/zk/zkverify"
 )
 
 // Exit codes, the same numbers svc verify and svc-verify exit with
@@ -37,23 +39,44 @@ type File struct {
 	Data []byte `json:"-"`
 }
 
-// Input is what the page verifies: the VPEC, the trust bundle (PEM) and
-// any signed model profiles, each checked as svc verify --profile checks
-// its files.
+// Input is what the page verifies: the VPEC, the trust bundle (PEM), any
+// signed model profiles, each checked as svc verify --profile checks its
+// files, and any signed circuit entries, loaded as svc verify loads its
+// --circuit files and --circuit-dir (zkverify.Load) and checked by the
+// same proof verifier.
 type Input struct {
-	VPEC         File
-	Trust        File
-	Profiles     []File
-	RequireClean bool
+	VPEC     File
+	Trust    File
+	Profiles []File
+	// Circuits are circuit entries chosen as files: each one is checked
+	// against the trust bundle, whether or not a record needs it (a
+	// corrupt or forged one fails zk_proofs), as svc verify --circuit.
+	Circuits []File
+	// CircuitFolder are the files of a chosen folder (such as the
+	// quickstart's circuits): its .json files that are not circuit
+	// entries are skipped with a warning, as svc verify --circuit-dir.
+	CircuitFolder []File
+	RequireClean  bool
 }
+
+// CircuitAdvice is what the page tells a user whose VPEC has a proof
+// without its circuit entry (vpec.Options.CircuitAdvice).
+const CircuitAdvice = "add its signed circuit entry under Circuit entries (a .json file: svc registry get-circuit writes one, the quickstart keeps them in its circuits folder)"
+
+// CircuitGiven names a chosen circuit entry file in a problem with it
+// (zkverify.Verifier.Given).
+const CircuitGiven = "circuit entry file"
 
 // Result is the outcome of Verify: a report with the exit code svc verify
 // would give, or, when the inputs cannot be verified at all, Error with
 // ExitUsage or ExitTrust and no report.
 type Result struct {
-	Report   *vpec.Report `json:"report,omitempty"`
-	Error    string       `json:"error,omitempty"`
-	ExitCode int          `json:"exit_code"`
+	Report *vpec.Report `json:"report,omitempty"`
+	Error  string       `json:"error,omitempty"`
+	// Warnings name the files of a chosen circuit folder that were
+	// skipped (svc verify prints them on standard error).
+	Warnings []string `json:"warnings,omitempty"`
+	ExitCode int      `json:"exit_code"`
 }
 
 // JSON is the result as the page receives it.
@@ -65,8 +88,9 @@ func (r Result) JSON() []byte {
 	return b
 }
 
-// Verify verifies in.VPEC against in.Trust and in.Profiles exactly as
-// svc verify does (no cached profile directory: the page has none).
+// Verify verifies in.VPEC against in.Trust, in.Profiles and the circuit
+// entries exactly as svc verify does (no cached profile or circuit
+// directory: the page has none but the folder the user chose).
 func Verify(in Input) Result {
 	if len(in.VPEC.Data) == 0 {
 		return Result{Error: "choose a VPEC JSON file (it is empty or was not chosen)", ExitCode: ExitUsage}
@@ -87,7 +111,20 @@ func Verify(in Input) Result {
 			return Result{Error: fmt.Sprintf("profile %s: %v", p.Name, err), ExitCode: ExitUsage}
 		}
 	}
-	report, err := vpec.Verify(in.VPEC.Data, vpec.Options{Trust: trust, Profiles: set, RequireClean: in.RequireClean})
+	circuits, warnings, err := zkverify.Load(zkverify.Sources{Folder: docs(in.CircuitFolder), Docs: docs(in.Circuits)})
+	var skipped []string
+	for _, w := range warnings {
+		skipped = append(skipped, "skipping a file of the circuit folder: "+w.Error())
+	}
+	if err != nil {
+		msg := fmt.Sprintf("circuit entries: %v: choose signed circuit entry JSON files (svc registry get-circuit writes one)", err)
+		if errors.Is(err, zkverify.ErrAmbiguous) {
+			msg = fmt.Sprintf("circuit entries: %v: choose each circuit entry once: which of the two is meant cannot be decided for you", err)
+		}
+		return Result{Error: msg, Warnings: skipped, ExitCode: ExitUsage}
+	}
+	report, err := vpec.Verify(in.VPEC.Data, vpec.Options{Trust: trust, Profiles: set, RequireClean: in.RequireClean,
+		Proofs: &zkverify.Verifier{Trust: trust, Circuits: circuits, Given: CircuitGiven}, CircuitAdvice: CircuitAdvice})
 	code := ExitValid
 	switch {
 	case err == nil:
@@ -98,8 +135,16 @@ func Verify(in Input) Result {
 	case errors.Is(err, vpec.ErrInvalid):
 		code = ExitInvalid
 	default:
-		return Result{Error: err.Error(), ExitCode: ExitUsage}
+		return Result{Error: err.Error(), Warnings: skipped, ExitCode: ExitUsage}
 	}
 	report.TrustRoot = &vpec.TrustRoot{File: in.Trust.Name, Source: TrustSource}
-	return Result{Report: report, ExitCode: code}
+	return Result{Report: report, Warnings: skipped, ExitCode: code}
+}
+
+func docs(files []File) []zkverify.Doc {
+	out := make([]zkverify.Doc, len(files))
+	for i, f := range files {
+		out[i] = zkverify.Doc{Name: f.Name, Data: f.Data}
+	}
+	return out
 }

@@ -1,8 +1,10 @@
-// Package zk ties svc's zero-knowledge proofs to its documents: the byte
-// encodings of Groth16 proofs and verifying keys, circuit ids, signed
-// circuit entries (the circuit registry) and the verification of the
-// proof a VPEC record carries (docs/FORMATS.md, "Proofs in records" and
-// "Circuit entries"; docs/PROOFS.md).
+// Package zk ties svc's zero-knowledge proofs to its documents: keys,
+// proving, publishing circuit entries, and (re-exported from
+// pkg/zk/zkverify, the verification half that links no circuit or
+// prover) the byte encodings of Groth16 proofs and verifying keys,
+// circuit ids, signed circuit entries (the circuit registry) and the
+// verification of the proof a VPEC record carries (docs/FORMATS.md,
+// "Proofs in records" and "Circuit entries"; docs/PROOFS.md).
 //
 // The circuits live in subpackages: pkg/zk/head (mlp_head: the
 // verifiable_inference level) and pkg/zk/conditions (threshold_check,
@@ -10,152 +12,132 @@
 package zk
 
 import (
-	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
-	"errors"
-	"fmt"
 	"io"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	groth16bn254 "github.com/consensys/gnark/backend/groth16/bn254"
 
-	"github.com/svc-gov/svc/pkg/zk/head"
+	"github.com/svc-gov/svc/pkg/signing"
+	"github.com/svc-gov/svc/pkg/vpec"
+	"github.com/svc-gov/svc/pkg/zk/zkverify"
 )
 
 // System is the only proof system of v1: Groth16 over BN254.
-const System = "groth16-bn254"
+const System = zkverify.System
 
-// Size limits of the encoded objects (bytes, before base64). A BN254
-// Groth16 proof is 128 bytes compressed, 196 with gnark's commitment
-// extension (one commitment); a verifying key with a handful of public
-// inputs is under 1 KB.
+// Size limits of the encoded objects (zkverify's).
 const (
-	MaxProofBytes        = 1024
-	MaxVerifyingKeyBytes = 64 << 10
+	MaxProofBytes        = zkverify.MaxProofBytes
+	MaxVerifyingKeyBytes = zkverify.MaxVerifyingKeyBytes
 )
 
-// Errors, matchable with errors.Is.
+// Entry limits and schema (zkverify's).
+const (
+	EntrySchema         = zkverify.EntrySchema
+	MaxContributors     = zkverify.MaxContributors
+	MaxContributorBytes = zkverify.MaxContributorBytes
+)
+
+// Errors, matchable with errors.Is: the same values as zkverify's.
 var (
 	// ErrEncoding reports proof or key bytes that do not decode to exactly
 	// one canonical object.
-	ErrEncoding = errors.New("zk: malformed encoding")
+	ErrEncoding = zkverify.ErrEncoding
 	// ErrProofInvalid reports a proof that does not verify against the key
 	// and the public inputs reconstructed from the record.
-	ErrProofInvalid = errors.New("zk: proof does not verify")
+	ErrProofInvalid = zkverify.ErrProofInvalid
+	// ErrEntryInvalid reports an entry whose fields break the v1 rules.
+	ErrEntryInvalid = zkverify.ErrEntryInvalid
+	// ErrEntryUnsigned reports an entry without a signature.
+	ErrEntryUnsigned = zkverify.ErrEntryUnsigned
+	// ErrAmbiguous reports two explicitly given entry files that hold the
+	// same circuit_id with different bytes.
+	ErrAmbiguous = zkverify.ErrAmbiguous
+	// ErrCircuitMismatch: the entry for the proof's circuit id is for
+	// another circuit than the record names.
+	ErrCircuitMismatch = zkverify.ErrCircuitMismatch
+	// ErrModelMismatch: the entry's onnx_model_hash is not the record's.
+	ErrModelMismatch = zkverify.ErrModelMismatch
+	// ErrStatement: the public inputs cannot be rebuilt from the record.
+	ErrStatement = zkverify.ErrStatement
 )
+
+// Entry is a signed circuit entry (zkverify.Entry).
+type Entry = zkverify.Entry
+
+// Ceremony names the setup that made a circuit's keys (zkverify.Ceremony).
+type Ceremony = zkverify.Ceremony
+
+// Set holds circuit entry documents by circuit id (zkverify.Set).
+type Set = zkverify.Set
+
+// EntryFile is a circuit entry given explicitly (zkverify.EntryFile).
+type EntryFile = zkverify.EntryFile
+
+// Verifier checks the zk_proof of VPEC records against signed circuit
+// entries (zkverify.Verifier); it implements vpec.ProofVerifier.
+type Verifier = zkverify.Verifier
+
+// NewSet returns an empty set of circuit entries.
+func NewSet() *Set { return zkverify.NewSet() }
 
 // CircuitID returns the circuit id of a verifying key: "sha256:" and the
 // lowercase hex SHA-256 of its canonical bytes (MarshalVerifyingKey).
-func CircuitID(vk []byte) string {
-	sum := sha256.Sum256(vk)
-	return "sha256:" + hex.EncodeToString(sum[:])
-}
+func CircuitID(vk []byte) string { return zkverify.CircuitID(vk) }
 
 // MarshalVerifyingKey returns the canonical bytes of a verifying key:
 // gnark's compressed encoding (VerifyingKey.WriteTo).
-func MarshalVerifyingKey(vk io.WriterTo) ([]byte, error) {
-	var b bytes.Buffer
-	if _, err := vk.WriteTo(&b); err != nil {
-		return nil, fmt.Errorf("zk: encode verifying key: %w", err)
-	}
-	return b.Bytes(), nil
-}
+func MarshalVerifyingKey(vk io.WriterTo) ([]byte, error) { return zkverify.MarshalVerifyingKey(vk) }
 
-// ParseVerifyingKey decodes canonical verifying-key bytes, checking that
-// every point is on the curve and in its subgroup and that the input is
-// exactly one key in canonical form (re-encoding gives the same bytes).
+// ParseVerifyingKey decodes canonical verifying-key bytes
+// (zkverify.ParseVerifyingKey).
 func ParseVerifyingKey(b []byte) (*groth16bn254.VerifyingKey, error) {
-	if len(b) == 0 || len(b) > MaxVerifyingKeyBytes {
-		return nil, fmt.Errorf("%w: verifying key is %d bytes, want 1-%d", ErrEncoding, len(b), MaxVerifyingKeyBytes)
-	}
-	if err := head.CheckVKLayout(b, maxPublic); err != nil {
-		return nil, fmt.Errorf("%w: verifying key: %v", ErrEncoding, err)
-	}
-	vk := new(groth16bn254.VerifyingKey)
-	n, err := readFrom(vk, b)
-	if err != nil {
-		return nil, fmt.Errorf("%w: verifying key: %v", ErrEncoding, err)
-	}
-	if n != int64(len(b)) {
-		return nil, fmt.Errorf("%w: verifying key: %d trailing bytes", ErrEncoding, int64(len(b))-n)
-	}
-	again, err := MarshalVerifyingKey(vk)
-	if err != nil || !bytes.Equal(again, b) {
-		return nil, fmt.Errorf("%w: verifying key is not in canonical (compressed) form", ErrEncoding)
-	}
-	return vk, nil
+	return zkverify.ParseVerifyingKey(b)
 }
 
 // MarshalProof returns the canonical bytes of a proof: gnark's compressed
 // encoding (Proof.WriteTo).
-func MarshalProof(p io.WriterTo) ([]byte, error) {
-	var b bytes.Buffer
-	if _, err := p.WriteTo(&b); err != nil {
-		return nil, fmt.Errorf("zk: encode proof: %w", err)
-	}
-	return b.Bytes(), nil
+func MarshalProof(p io.WriterTo) ([]byte, error) { return zkverify.MarshalProof(p) }
+
+// ParseProof decodes canonical proof bytes (zkverify.ParseProof).
+func ParseProof(b []byte) (*groth16bn254.Proof, error) { return zkverify.ParseProof(b) }
+
+// Verify checks a Groth16 proof (canonical bytes) against a verifying key
+// (canonical bytes) and the public inputs (zkverify.Verify).
+func Verify(vkBytes, proofBytes []byte, public fr.Vector) error {
+	return zkverify.Verify(vkBytes, proofBytes, public)
 }
 
-// ParseProof decodes canonical proof bytes (see ParseVerifyingKey).
-func ParseProof(b []byte) (*groth16bn254.Proof, error) {
-	if len(b) == 0 || len(b) > MaxProofBytes {
-		return nil, fmt.Errorf("%w: proof is %d bytes, want 1-%d", ErrEncoding, len(b), MaxProofBytes)
-	}
-	// The layout checks (commitment count bounded before anything is
-	// allocated, exact length, canonical re-encoding) are head's: one
-	// proof encoding for every circuit.
-	p, err := head.DecodeProof(b)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrEncoding, err)
-	}
-	return p, nil
+// ParseEntry decodes and validates an entry without checking its
+// signature (zkverify.ParseEntry).
+func ParseEntry(doc []byte) (*Entry, error) { return zkverify.ParseEntry(doc) }
+
+// VerifyEntry parses doc and checks its signature against the trust
+// bundle (zkverify.VerifyEntry).
+func VerifyEntry(doc []byte, trust *signing.Bundle) (*Entry, error) {
+	return zkverify.VerifyEntry(doc, trust)
 }
 
-// maxPublic bounds the public inputs of any circuit's verifying key
-// (head.CheckVKLayout checks the layout before decoding).
-const maxPublic = 4096 + 3
+// Sign validates e, then signs it with signer (zkverify.Sign).
+func Sign(e *Entry, signer *signing.Signer, signedBy string) error {
+	return zkverify.Sign(e, signer, signedBy)
+}
+
+// PublicWitness rebuilds the public inputs of a condition proof from the
+// record's own fields (zkverify.PublicWitness).
+func PublicWitness(r *vpec.Record) (fr.Vector, error) { return zkverify.PublicWitness(r) }
+
+// HeadPublic rebuilds the public values of an mlp_head proof from the
+// record (zkverify.RecordHeadPublic).
+func HeadPublic(r *vpec.Record) (zkverify.HeadPublic, error) { return zkverify.RecordHeadPublic(r) }
 
 // readFrom decodes with gnark's reader, turning a panic on hostile input
 // into an error.
-func readFrom(r io.ReaderFrom, b []byte) (n int64, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("decoder panicked: %v", p)
-		}
-	}()
-	return r.ReadFrom(bytes.NewReader(b))
-}
+func readFrom(r io.ReaderFrom, b []byte) (int64, error) { return zkverify.ReadFrom(r, b) }
 
-// Verify checks a Groth16 proof (canonical bytes) against a verifying key
-// (canonical bytes) and the public inputs (PublicWitness): nil, or an
-// error matching ErrEncoding or ErrProofInvalid. It uses BN254's concrete
-// verifier only, so a binary that verifies links no other curve.
-func Verify(vkBytes, proofBytes []byte, public fr.Vector) error {
-	vk, err := ParseVerifyingKey(vkBytes)
-	if err != nil {
-		return err
+func shortID(s string) string {
+	if len(s) > 19 {
+		return s[:19] + "…"
 	}
-	return verifyWith(vk, proofBytes, public)
-}
-
-// verifyWith checks proof bytes with a decoded key.
-func verifyWith(vk *groth16bn254.VerifyingKey, proofBytes []byte, public fr.Vector) error {
-	proof, err := ParseProof(proofBytes)
-	if err != nil {
-		return err
-	}
-	if err := verify(proof, vk, public); err != nil {
-		return fmt.Errorf("%w: %v", ErrProofInvalid, err)
-	}
-	return nil
-}
-
-func verify(proof *groth16bn254.Proof, vk *groth16bn254.VerifyingKey, public fr.Vector) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("verifier panicked: %v", p)
-		}
-	}()
-	return groth16bn254.Verify(proof, vk, public)
+	return s
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/svc-gov/svc/pkg/signing"
 	"github.com/svc-gov/svc/pkg/vpec"
 	"github.com/svc-gov/svc/pkg/zk"
+	"github.com/svc-gov/svc/pkg/zk/zkverify"
 )
 
 // circuitOptions are verify's flags for signed circuit entries.
@@ -36,9 +37,9 @@ func (o *circuitOptions) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&o.dir, "circuit-dir", "", "directory of cached signed circuit entries (default: svc/circuits in the user cache directory; env SVC_CIRCUIT_DIR)")
 }
 
-// load reads the cache directory, then the explicit files (which win).
+// load reads the cache directory, then the explicit files (which win),
+// as every verifier surface does (zkverify.Load).
 func (o *circuitOptions) load(a *clicore.App) (*zk.Set, error) {
-	set := zk.NewSet()
 	dir := o.dir
 	if dir == "" {
 		dir = a.Streams.Getenv("SVC_CIRCUIT_DIR")
@@ -46,10 +47,12 @@ func (o *circuitOptions) load(a *clicore.App) (*zk.Set, error) {
 	if dir == "" {
 		dir = DefaultCircuitDir()
 	}
-	if dir != "" {
-		for _, err := range set.AddDir(dir) {
-			fmt.Fprintf(a.Streams.Err, "%s: warning: skipping cached circuit entry: %s\n", a.Name, clicore.Safe(err.Error()))
-		}
+	set, warnings, err := zkverify.Load(zkverify.Sources{Dir: dir})
+	for _, w := range warnings {
+		fmt.Fprintf(a.Streams.Err, "%s: warning: skipping cached circuit entry: %s\n", a.Name, clicore.Safe(w.Error()))
+	}
+	if err != nil {
+		return nil, &clicore.Error{Code: clicore.ExitUsage, Err: err, Hint: "--circuit-dir takes a directory of signed circuit entry JSON files"}
 	}
 	for _, p := range o.files {
 		if err := set.AddExplicit(p); err != nil {
@@ -65,6 +68,16 @@ func (o *circuitOptions) load(a *clicore.App) (*zk.Set, error) {
 	}
 	return set, nil
 }
+
+// verifier is the proof verifier of svc verify: the entries load gave,
+// a problem with one named by its --circuit flag.
+func verifier(trust *signing.Bundle, set *zk.Set) *zkverify.Verifier {
+	return &zkverify.Verifier{Trust: trust, Circuits: set, Given: "--circuit"}
+}
+
+// circuitAdvice is what svc verify tells a user whose VPEC has a proof
+// without its circuit entry.
+const circuitAdvice = "pass the signed circuit entry with --circuit or put it in the circuit directory"
 
 type verifyCircuitOptions struct {
 	trust      clicore.TrustOptions

@@ -15,7 +15,7 @@ import (
 	"github.com/svc-gov/svc/pkg/profile"
 	"github.com/svc-gov/svc/pkg/signing"
 	"github.com/svc-gov/svc/pkg/vpec"
-	"github.com/svc-gov/svc/pkg/zk"
+	"github.com/svc-gov/svc/pkg/zk/zkverify"
 )
 
 // Audit is an extra check svc adds to verify: the replay audit of a
@@ -158,7 +158,7 @@ func runVerify(a *clicore.App, o *verifyOptions, audit *Audit, path string) erro
 	if err != nil {
 		return err
 	}
-	opts := vpec.Options{Trust: trust, Profiles: set, RequireClean: o.requireClean, RequirePassed: o.requirePassed, Proofs: &zk.Verifier{Trust: trust, Circuits: circuits}}
+	opts := vpec.Options{Trust: trust, Profiles: set, RequireClean: o.requireClean, RequirePassed: o.requirePassed, Proofs: verifier(trust, circuits), CircuitAdvice: circuitAdvice}
 	if audit != nil && audit.Run != nil {
 		opts.Extra = append(opts.Extra, func(doc []byte) (vpec.Check, bool, error) { return audit.Run(doc, trust, set) })
 	}
@@ -292,7 +292,7 @@ func wrongKind(files []document.SetFile, flag, path string) error {
 	}
 	switch flag {
 	case "--profile":
-		if _, err := zk.ParseEntry(doc); err == nil {
+		if _, err := zkverify.ParseEntry(doc); err == nil {
 			return &clicore.Error{Code: clicore.ExitUsage, Err: fmt.Errorf("%s is a signed circuit entry, not a model profile", clicore.Safe(path)), Hint: "pass it with --circuit " + clicore.Safe(path)}
 		}
 	case "--circuit":

@@ -1,16 +1,11 @@
 package head
 
 import (
-	"bytes"
-	"crypto/sha256"
-	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"math/big"
 
 	"github.com/consensys/gnark-crypto/ecc"
-	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	"github.com/consensys/gnark/backend/groth16"
 	groth16bn254 "github.com/consensys/gnark/backend/groth16/bn254"
 	"github.com/consensys/gnark/constraint"
@@ -19,25 +14,27 @@ import (
 	"github.com/consensys/gnark/logger"
 
 	"github.com/svc-gov/svc/pkg/commitment"
+	"github.com/svc-gov/svc/pkg/zk/zkverify"
 )
 
 // Errors of proving and verifying. Every verification failure wraps
-// exactly one of them, so a caller can name the failed check.
+// exactly one of them, so a caller can name the failed check. The
+// verification errors are pkg/zk/zkverify's (the same values).
 var (
 	// ErrKeyEncoding reports verifying-key bytes that are not the canonical
 	// encoding of a BN254 Groth16 verifying key.
-	ErrKeyEncoding = errors.New("head: malformed verifying key")
+	ErrKeyEncoding = zkverify.ErrHeadKeyEncoding
 	// ErrProofEncoding reports proof bytes that are not the canonical
 	// encoding of a BN254 Groth16 proof.
-	ErrProofEncoding = errors.New("head: malformed proof")
+	ErrProofEncoding = zkverify.ErrHeadProofEncoding
 	// ErrPublicInputs reports public values that cannot belong to the key:
 	// a commitment that is not poseidon2, a class out of range, or a
 	// number of logits the key does not take.
-	ErrPublicInputs = errors.New("head: public inputs do not fit the verifying key")
+	ErrPublicInputs = zkverify.ErrHeadPublicInputs
 	// ErrInvalidProof reports a well-formed proof that does not verify
 	// against the key and the public values: another input, another
 	// class or logits, or another model's key.
-	ErrInvalidProof = errors.New("head: proof does not verify")
+	ErrInvalidProof = zkverify.ErrHeadInvalidProof
 	// ErrInput reports an input the head cannot prove (wrong length).
 	ErrInput = errors.New("head: bad input")
 )
@@ -80,37 +77,9 @@ func Setup(c *Compiled) (*groth16bn254.ProvingKey, *groth16bn254.VerifyingKey, e
 	return pk.(*groth16bn254.ProvingKey), vk.(*groth16bn254.VerifyingKey), nil
 }
 
-// Public are a proof's public values.
-type Public struct {
-	// Commitment is the poseidon2 commitment of the int8 input
-	// (commitment.SumPoseidon2Int8).
-	Commitment commitment.Hash
-	// Class is the argmax of Logits, the smallest index on ties.
-	Class int
-	// Logits are the head's integer logits (multiply by the last layer's
-	// OutScale for float logits).
-	Logits []int64
-}
-
-// Vector returns the public witness: commitment, class, logits as BN254
-// scalars (a negative value v as r - |v|).
-func (p Public) Vector() (fr.Vector, error) {
-	if p.Commitment.Algorithm != commitment.Poseidon2 || len(p.Commitment.Digest) != commitment.Poseidon2DigestBytes {
-		return nil, fmt.Errorf("%w: the input commitment must be a poseidon2 commitment, got %q", ErrPublicInputs, p.Commitment.Algorithm)
-	}
-	v := make(fr.Vector, 2+len(p.Logits))
-	if err := v[0].SetBytesCanonical(p.Commitment.Digest); err != nil {
-		return nil, fmt.Errorf("%w: commitment: %v", ErrPublicInputs, err)
-	}
-	if p.Class < 0 || p.Class >= len(p.Logits) {
-		return nil, fmt.Errorf("%w: class %d with %d logits", ErrPublicInputs, p.Class, len(p.Logits))
-	}
-	v[1].SetUint64(uint64(p.Class))
-	for i, l := range p.Logits {
-		v[2+i].SetInt64(l)
-	}
-	return v, nil
-}
+// Public are a proof's public values: commitment, class and logits
+// (zkverify.HeadPublic, whose Vector is the public witness).
+type Public = zkverify.HeadPublic
 
 // Prove runs the head on the int8 input x and proves the run. It returns
 // the canonical proof bytes ([EncodeProof]) and the public values.
@@ -162,77 +131,33 @@ func Verify(vkBytes, proofBytes []byte, pub Public) error {
 	return VerifyWithKey(vk, proofBytes, pub)
 }
 
-// VerifyWithKey is [Verify] with a decoded key (decode once, verify many).
+// VerifyWithKey is [Verify] with a decoded key (decode once, verify many):
+// zkverify.VerifyHead.
 func VerifyWithKey(vk *groth16bn254.VerifyingKey, proofBytes []byte, pub Public) error {
-	proof, err := DecodeProof(proofBytes)
-	if err != nil {
-		return err
-	}
-	v, err := pub.Vector()
-	if err != nil {
-		return err
-	}
-	if want := nbPublic(vk); len(v) != want {
-		return fmt.Errorf("%w: the key takes %d public values (%d logits), got %d logits", ErrPublicInputs, want, want-2, len(pub.Logits))
-	}
-	if err := groth16bn254.Verify(proof, vk, v); err != nil {
-		return fmt.Errorf("%w: %v", ErrInvalidProof, err)
-	}
-	return nil
+	return zkverify.VerifyHead(vk, proofBytes, pub)
 }
-
-// nbPublic is the number of public inputs a key takes (without the
-// constant-one wire and the commitment wires).
-func nbPublic(vk *groth16bn254.VerifyingKey) int {
-	return len(vk.G1.K) - len(vk.PublicAndCommitmentCommitted) - 1
-}
-
-// Size bounds of the canonical encodings.
-const (
-	g1Bytes = 32 // compressed G1 point
-	g2Bytes = 64 // compressed G2 point
-	// maxCommitments bounds the Pedersen commitments (gnark's commitment
-	// extension; a head circuit has one, for its range checks).
-	maxCommitments = 4
-	// maxPublic bounds the public inputs of a verifying key.
-	maxPublic = 2 + MaxWidth + 1
-)
 
 // EncodeProof returns the canonical bytes of a proof: gnark's
-// compressed encoding (Proof.WriteTo): Ar (G1, 32) | Bs (G2, 64) | Krs
-// (G1, 32) | uint32 big-endian count n | n Pedersen commitments (G1, 32
-// each) | commitment proof of knowledge (G1, 32). 196 bytes for n = 1.
+// compressed encoding (zkverify.MarshalProof): Ar (G1, 32) | Bs (G2, 64)
+// | Krs (G1, 32) | uint32 big-endian count n | n Pedersen commitments
+// (G1, 32 each) | commitment proof of knowledge (G1, 32). 196 bytes for
+// n = 1.
 func EncodeProof(p *groth16bn254.Proof) ([]byte, error) {
-	var buf bytes.Buffer
-	if _, err := p.WriteTo(&buf); err != nil {
+	b, err := zkverify.MarshalProof(p)
+	if err != nil {
 		return nil, fmt.Errorf("head: encode proof: %w", err)
 	}
-	return buf.Bytes(), nil
+	return b, nil
 }
 
-// DecodeProof decodes canonical proof bytes: the exact layout of
-// [EncodeProof], every point on the curve and in its subgroup, no
-// trailing bytes, and re-encoding gives the same bytes. Errors wrap
-// [ErrProofEncoding].
+// DecodeProof decodes canonical proof bytes (zkverify.ParseProof: the
+// exact layout of [EncodeProof], every point on the curve and in its
+// subgroup, no trailing bytes, re-encoding gives the same bytes). Errors
+// wrap [ErrProofEncoding].
 func DecodeProof(b []byte) (*groth16bn254.Proof, error) {
-	const head = 2*g1Bytes + g2Bytes
-	if len(b) < head+4+g1Bytes {
-		return nil, fmt.Errorf("%w: %d bytes, at least %d needed", ErrProofEncoding, len(b), head+4+g1Bytes)
-	}
-	n := binary.BigEndian.Uint32(b[head:])
-	if n > maxCommitments {
-		return nil, fmt.Errorf("%w: %d commitments (at most %d)", ErrProofEncoding, n, maxCommitments)
-	}
-	if want := head + 4 + int(n)*g1Bytes + g1Bytes; len(b) != want {
-		return nil, fmt.Errorf("%w: %d bytes, want %d for %d commitments", ErrProofEncoding, len(b), want, n)
-	}
-	p := new(groth16bn254.Proof)
-	if _, err := p.ReadFrom(bytes.NewReader(b)); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrProofEncoding, err)
-	}
-	again, err := EncodeProof(p)
-	if err != nil || !bytes.Equal(again, b) {
-		return nil, fmt.Errorf("%w: not in canonical (compressed) form", ErrProofEncoding)
+	p, err := zkverify.ParseProof(b)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrProofEncoding, err)
 	}
 	return p, nil
 }
@@ -241,87 +166,26 @@ func DecodeProof(b []byte) (*groth16bn254.Proof, error) {
 // gnark's compressed encoding (VerifyingKey.WriteTo), see
 // docs/FORMATS.md "Groth16 proofs". [CircuitID] hashes these bytes.
 func EncodeVerifyingKey(vk *groth16bn254.VerifyingKey) ([]byte, error) {
-	var buf bytes.Buffer
-	if _, err := vk.WriteTo(&buf); err != nil {
+	b, err := zkverify.MarshalVerifyingKey(vk)
+	if err != nil {
 		return nil, fmt.Errorf("head: encode verifying key: %w", err)
 	}
-	return buf.Bytes(), nil
+	return b, nil
 }
 
-// DecodeVerifyingKey decodes canonical verifying-key bytes: the layout of
-// [EncodeVerifyingKey] with every length prefix bounded before anything
-// is allocated, points on the curve and in their subgroups, no trailing
-// bytes, and re-encoding gives the same bytes. Errors wrap
+// DecodeVerifyingKey decodes the canonical verifying-key bytes of a head
+// (zkverify.ParseHeadKey: every length prefix bounded before anything is
+// allocated, points on the curve and in their subgroups, no trailing
+// bytes, canonical, at least four public values). Errors wrap
 // [ErrKeyEncoding].
 func DecodeVerifyingKey(b []byte) (*groth16bn254.VerifyingKey, error) {
-	if err := CheckVKLayout(b, maxPublic); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrKeyEncoding, err)
-	}
-	vk := new(groth16bn254.VerifyingKey)
-	if _, err := vk.ReadFrom(bytes.NewReader(b)); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrKeyEncoding, err)
-	}
-	again, err := EncodeVerifyingKey(vk)
-	if err != nil || !bytes.Equal(again, b) {
-		return nil, fmt.Errorf("%w: not in canonical (compressed) form", ErrKeyEncoding)
-	}
-	if len(vk.PublicAndCommitmentCommitted) != len(vk.CommitmentKeys) {
-		return nil, fmt.Errorf("%w: %d commitment keys for %d commitments", ErrKeyEncoding, len(vk.CommitmentKeys), len(vk.PublicAndCommitmentCommitted))
-	}
-	if nbPublic(vk) < 4 {
-		return nil, fmt.Errorf("%w: %d public inputs, a head has at least 4 (commitment, class, 2 logits)", ErrKeyEncoding, nbPublic(vk))
-	}
-	return vk, nil
+	return zkverify.ParseHeadKey(b)
 }
 
 // CheckVKLayout walks a BN254 Groth16 verifying key's compressed layout
-// α1 β1 β2 γ2 δ1 δ2 | uint32 nK, nK G1 | uint32 m, m × (uint32 c, c
-// uint64) | uint32 nc, nc × (G2, G2) before gnark's decoder allocates
-// anything: every count is bounded (at most maxPublic public inputs), and
-// the length must be exact.
-func CheckVKLayout(b []byte, maxPublic int) error {
-	off := 3*g1Bytes + 3*g2Bytes
-	u32 := func(what string, bound int) (int, error) {
-		if len(b) < off+4 {
-			return 0, fmt.Errorf("truncated at %s (byte %d of %d)", what, off, len(b))
-		}
-		v := binary.BigEndian.Uint32(b[off:])
-		off += 4
-		if int64(v) > int64(bound) {
-			return 0, fmt.Errorf("%s %d exceeds %d", what, v, bound)
-		}
-		return int(v), nil
-	}
-	nK, err := u32("public key count", maxPublic+maxCommitments)
-	if err != nil {
-		return err
-	}
-	off += nK * g1Bytes
-	m, err := u32("commitment count", maxCommitments)
-	if err != nil {
-		return err
-	}
-	for i := 0; i < m; i++ {
-		c, err := u32("committed public count", nK)
-		if err != nil {
-			return err
-		}
-		off += 8 * c
-	}
-	nc, err := u32("commitment key count", maxCommitments)
-	if err != nil {
-		return err
-	}
-	off += nc * 2 * g2Bytes
-	if off != len(b) {
-		return fmt.Errorf("%d bytes, the layout gives %d", len(b), off)
-	}
-	return nil
-}
+// before gnark's decoder allocates anything (zkverify.CheckVKLayout).
+func CheckVKLayout(b []byte, maxPublic int) error { return zkverify.CheckVKLayout(b, maxPublic) }
 
 // CircuitID returns the circuit id of a verifying key: "sha256:" and the
 // SHA-256 of its canonical bytes ([EncodeVerifyingKey]) in lowercase hex.
-func CircuitID(vkBytes []byte) string {
-	d := sha256.Sum256(vkBytes)
-	return "sha256:" + hex.EncodeToString(d[:])
-}
+func CircuitID(vkBytes []byte) string { return zkverify.CircuitID(vkBytes) }

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/svc-gov/svc/internal/pbwire"
+	"github.com/svc-gov/svc/pkg/zk/zkverify"
 )
 
 // ErrModel reports an ONNX file that is not a supported MLP head: not
@@ -22,7 +23,7 @@ const (
 	// MaxParams is the largest number of weights and biases of a head.
 	MaxParams = 263_000
 	// MaxWidth is the largest layer width (input, hidden or output).
-	MaxWidth = 4096
+	MaxWidth = zkverify.MaxHeadWidth
 	// MaxLayers is the largest number of dense layers.
 	MaxLayers = 8
 )

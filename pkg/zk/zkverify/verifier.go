@@ -1,4 +1,4 @@
-package zk
+package zkverify
 
 import (
 	"errors"
@@ -10,7 +10,6 @@ import (
 	"github.com/svc-gov/svc/pkg/commitment"
 	"github.com/svc-gov/svc/pkg/signing"
 	"github.com/svc-gov/svc/pkg/vpec"
-	"github.com/svc-gov/svc/pkg/zk/head"
 )
 
 // Errors of record verification, each naming the check that failed;
@@ -34,6 +33,11 @@ type Verifier struct {
 	Trust *signing.Bundle
 	// Circuits resolves circuit ids to entry documents.
 	Circuits *Set
+	// Given names, in the words of the surface that verifies, how the
+	// explicitly given entries (Set.Explicit) reached it: a problem with
+	// one is reported as "<Given> <name>: ...". Empty: "circuit entry"
+	// (svc verify says "--circuit", the offline page "circuit entry file").
+	Given string
 
 	cache map[string]*verifiedEntry
 }
@@ -74,7 +78,7 @@ func (v *Verifier) entry(id string) (*verifiedEntry, error) {
 		return ve, err
 	}
 	if ve.e.Circuit == vpec.CircuitMLPHead {
-		ve.headVK, ve.headErr = head.DecodeVerifyingKey(raw)
+		ve.headVK, ve.headErr = ParseHeadKey(raw)
 	}
 	return ve, nil
 }
@@ -86,6 +90,10 @@ func (v *Verifier) Problems() []string {
 	if v.Circuits == nil {
 		return nil
 	}
+	given := v.Given
+	if given == "" {
+		given = "circuit entry"
+	}
 	var out []string
 	for _, f := range v.Circuits.Explicit() {
 		err := f.Err
@@ -93,7 +101,7 @@ func (v *Verifier) Problems() []string {
 			_, err = VerifyEntry(f.Doc, v.Trust)
 		}
 		if err != nil {
-			out = append(out, fmt.Sprintf("--circuit %s: circuit entry signature or schema: %v", f.Path, err))
+			out = append(out, fmt.Sprintf("%s %s: circuit entry signature or schema: %v", given, f.Path, err))
 		}
 	}
 	return out
@@ -127,15 +135,15 @@ func (v *Verifier) VerifyProof(_ string, r *vpec.Record) (vpec.ProofInfo, error)
 		return vpec.ProofInfo{}, fmt.Errorf("%w: proof: %v", ErrEncoding, err)
 	}
 	if e.Circuit == vpec.CircuitMLPHead {
-		pub, err := HeadPublic(r)
+		pub, err := RecordHeadPublic(r)
 		if err != nil {
 			return vpec.ProofInfo{}, err
 		}
 		if ve.headVK == nil {
 			return vpec.ProofInfo{}, fmt.Errorf("groth16 verify (circuit %s, %s): %w", shortID(e.CircuitID), e.Circuit, ve.headErr)
 		}
-		if err := head.VerifyWithKey(ve.headVK, proof, pub); err != nil {
-			if errors.Is(err, head.ErrInvalidProof) {
+		if err := VerifyHead(ve.headVK, proof, pub); err != nil {
+			if errors.Is(err, ErrHeadInvalidProof) {
 				err = fmt.Errorf("%w: %v", ErrProofInvalid, err)
 			}
 			return vpec.ProofInfo{}, fmt.Errorf("groth16 verify (circuit %s, %s): %w", shortID(e.CircuitID), e.Circuit, err)
@@ -146,7 +154,7 @@ func (v *Verifier) VerifyProof(_ string, r *vpec.Record) (vpec.ProofInfo, error)
 	if err != nil {
 		return vpec.ProofInfo{}, err
 	}
-	if err := verifyWith(ve.vk, proof, public); err != nil {
+	if err := VerifyWithKey(ve.vk, proof, public); err != nil {
 		return vpec.ProofInfo{}, fmt.Errorf("groth16 verify (circuit %s, %s): %w", shortID(e.CircuitID), e.Circuit, err)
 	}
 	return vpec.ProofInfo{CircuitID: e.CircuitID, Contributors: e.Ceremony.Contributors}, nil
@@ -157,7 +165,7 @@ func (v *Verifier) VerifyProof(_ string, r *vpec.Record) (vpec.ProofInfo, error)
 // commitment_hash, the bound from zk_proof.threshold (threshold_check,
 // below_threshold_check) or max_tokens (truncation_check), and
 // passed from check_result (pass 1, fail 0). (An mlp_head proof's are
-// HeadPublic.)
+// RecordHeadPublic.)
 func PublicWitness(r *vpec.Record) (fr.Vector, error) {
 	z := r.ZKProof
 	h, err := commitment.Parse(r.CommitmentHash)
@@ -184,23 +192,23 @@ func PublicWitness(r *vpec.Record) (fr.Vector, error) {
 		}
 		return v, nil
 	}
-	return nil, fmt.Errorf("%w: circuit %q has no condition public inputs (mlp_head: HeadPublic)", ErrStatement, z.Circuit)
+	return nil, fmt.Errorf("%w: circuit %q has no condition public inputs (mlp_head: RecordHeadPublic)", ErrStatement, z.Circuit)
 }
 
-// HeadPublic rebuilds the public values of an mlp_head proof from the
+// RecordHeadPublic rebuilds the public values of an mlp_head proof from the
 // record: the input commitment is the record's commitment_hash (the
 // poseidon2 commitment of the quantised input vector), the class and
 // logits are the record's zk_proof.class and zk_proof.logits.
-func HeadPublic(r *vpec.Record) (head.Public, error) {
+func RecordHeadPublic(r *vpec.Record) (HeadPublic, error) {
 	z := r.ZKProof
 	h, err := commitment.Parse(r.CommitmentHash)
 	if err != nil || h.Algorithm != commitment.Poseidon2 {
-		return head.Public{}, fmt.Errorf("%w: commitment_hash is not a poseidon2 commitment", ErrStatement)
+		return HeadPublic{}, fmt.Errorf("%w: commitment_hash is not a poseidon2 commitment", ErrStatement)
 	}
 	if z.Class == nil || len(z.Logits) < 2 || *z.Class < 0 || *z.Class >= int64(len(z.Logits)) {
-		return head.Public{}, fmt.Errorf("%w: an mlp_head proof needs class and logits", ErrStatement)
+		return HeadPublic{}, fmt.Errorf("%w: an mlp_head proof needs class and logits", ErrStatement)
 	}
-	return head.Public{Commitment: h, Class: int(*z.Class), Logits: z.Logits}, nil
+	return HeadPublic{Commitment: h, Class: int(*z.Class), Logits: z.Logits}, nil
 }
 
 func shortID(s string) string {
