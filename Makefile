@@ -8,10 +8,10 @@ FUZZTIME ?= 20000x
 # One version for the binaries and the offline verifier page they embed
 # (svc --version, the dashboard footer, /verify): git describe, as
 # goreleaser's {{.Version}} for releases. Without ldflags (go build, go
-# install) svc names its module's VCS revision instead (pkg/cli/clicore).
+# install) svc names its module's VCS revision instead (pkg/app/cli/clicore).
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
 COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
-LDFLAGS := -X github.com/svc-gov/svc/pkg/cli/clicore.version=$(VERSION) -X github.com/svc-gov/svc/pkg/cli/clicore.commit=$(COMMIT)
+LDFLAGS := -X github.com/svc-gov/svc/pkg/app/cli/clicore.version=$(VERSION) -X github.com/svc-gov/svc/pkg/app/cli/clicore.commit=$(COMMIT)
 
 .PHONY: help setup ort build web chromium demo test unit interop fuzz lint docs vectors bench bench-hash bench-ingest bench-web release-check clean
 
@@ -25,8 +25,8 @@ build: web ## build bin/svc and bin/svc-verify (svc embeds the offline verifier 
 	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN)/svc ./cmd/svc   # with cgo: the ONNX Runtime commands work
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN)/svc-verify ./cmd/svc-verify
 
-web: ## build the offline verifier page (WebAssembly inlined) into pkg/dashboard/verifypage/verify.html for svc serve to embed
-	$(GO) run ./internal/webbuild/genverify -o pkg/dashboard/verifypage/verify.html -version "$(VERSION)"
+web: ## build the offline verifier page (WebAssembly inlined) into pkg/service/dashboard/verifypage/verify.html for svc serve to embed
+	$(GO) run ./internal/webbuild/genverify -o pkg/service/dashboard/verifypage/verify.html -version "$(VERSION)"
 
 chromium: ## install Chromium for the browser tests if missing (prints its path)
 	@scripts/install-chromium.sh
@@ -55,7 +55,7 @@ unit: ## go test ./... with throwaway PostgreSQL and MariaDB servers, a loopback
 	echo "sigstore-go on svc export bundles (module internal/sigstoretest):"; \
 	(cd internal/sigstoretest && GOFLAGS=-mod=mod $(GO) vet ./... && GOFLAGS=-mod=mod $(GO) test -count=1 ./...); \
 	echo "race detector on the concurrent packages:"; \
-	SVC_TEST_POSTGRES_DSN="$$dsn" $(GO) test -race -count=1 ./pkg/server ./pkg/client ./pkg/store/... ./pkg/tlog/... ./pkg/inference ./pkg/trace ./pkg/client/bounded
+	SVC_TEST_POSTGRES_DSN="$$dsn" $(GO) test -race -count=1 ./pkg/service/server ./pkg/client ./pkg/service/store/... ./pkg/core/tlog/... ./pkg/ml/inference ./pkg/ml/trace ./pkg/client/bounded
 
 fuzz: ## run every fuzz target briefly (FUZZTIME=20000x executions each)
 	@FUZZTIME=$(FUZZTIME) scripts/fuzz.sh
@@ -64,14 +64,14 @@ lint: ## gofmt and go vet
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { gofmt -l . ; echo "gofmt: files above need formatting"; exit 1; }
 	$(GO) vet ./...
 	CGO_ENABLED=0 $(GO) build ./...   # svc-verify and cross-compiled svc build without cgo
-	GOOS=js GOARCH=wasm $(GO) vet ./cmd/svc-verify-wasm ./pkg/webverify   # the offline verifier page's WebAssembly
-	CGO_ENABLED=0 $(GO) test ./pkg/inference ./pkg/keys   # and say they have no ONNX Runtime or PKCS#11
+	GOOS=js GOARCH=wasm $(GO) vet ./cmd/svc-verify-wasm ./pkg/app/webverify   # the offline verifier page's WebAssembly
+	CGO_ENABLED=0 $(GO) test ./pkg/ml/inference ./pkg/service/keys   # and say they have no ONNX Runtime or PKCS#11
 
 interop: ## opt-in: cosign v2.6.5 (built once into the cache: ~4 min, 1.8 GB of modules cold) verifies svc export bundles and in-toto attestations
 	@set -e; \
 	cosign=$$(scripts/install-cosign.sh); \
 	PATH="$$(dirname "$$cosign"):$$PATH" bash -o pipefail -c 'cd internal/sigstoretest && GOFLAGS=-mod=mod $(GO) test -count=1 -v ./... | grep -E "^(---|ok|FAIL)"'; \
-	out=$$(PATH="$$(dirname "$$cosign"):$$PATH" $(GO) test -count=1 ./pkg/cli -run '^TestScripts$$/^export$$' -v) || { echo "$$out"; exit 1; }; \
+	out=$$(PATH="$$(dirname "$$cosign"):$$PATH" $(GO) test -count=1 ./pkg/app/cli -run '^TestScripts$$/^export$$' -v) || { echo "$$out"; exit 1; }; \
 	echo "$$out" | grep -q '> exec cosign verify-blob' || { echo "$$out"; echo "interop: cosign did not run"; exit 1; }; \
 	echo "$$out" | grep -E -- '--- PASS: TestScripts/export'
 
@@ -88,7 +88,7 @@ bench: ## Go benchmarks of the verifier, hashing, Merkle and timestamps
 	$(GO) test -run '^$$' -bench . -benchmem ./pkg/...
 
 bench-web: ## the offline verifier page in Chromium vs svc verify on a 10,000-record VPEC, and the WebAssembly size
-	SVC_WEB_BENCH=1 SVC_CHROMIUM=$$(scripts/install-chromium.sh) $(GO) test ./pkg/dashboard -run '^TestWebFigures$$' -count=1 -v -timeout 10m
+	SVC_WEB_BENCH=1 SVC_CHROMIUM=$$(scripts/install-chromium.sh) $(GO) test ./pkg/service/dashboard -run '^TestWebFigures$$' -count=1 -v -timeout 10m
 
 bench-hash: build ## svc-verify hash vs openssl dgst -sha256 on a 1 GiB file
 	SVC_VERIFY=$(BIN)/svc-verify scripts/bench-hash.sh

@@ -8,19 +8,19 @@ import (
 	"time"
 
 	"github.com/svc-gov/svc/internal/testvectors"
-	"github.com/svc-gov/svc/pkg/commitment"
-	"github.com/svc-gov/svc/pkg/disclosure"
-	"github.com/svc-gov/svc/pkg/server"
-	"github.com/svc-gov/svc/pkg/vpec"
+	"github.com/svc-gov/svc/pkg/core/commitment"
+	"github.com/svc-gov/svc/pkg/core/disclosure"
+	"github.com/svc-gov/svc/pkg/core/vpec"
+	"github.com/svc-gov/svc/pkg/service/server"
 )
 
 // TestVerifyByHandAgreesOnDisclosures: the by-hand recipe (a second
-// implementation of docs/FORMATS.md "Disclosures") and pkg/vpec give the
+// implementation of docs/FORMATS.md "Disclosures") and pkg/core/vpec give the
 // same verdict on signed VPECs whose one record discloses in every way the
 // format allows or forbids. Found: the recipe took a field disclosed twice,
 // a field_digests entry that is not a digest, a carried manifest with two
 // stages of one name, and disclose lists breaking their rules, all of which
-// pkg/vpec fails.
+// pkg/core/vpec fails.
 func TestVerifyByHandAgreesOnDisclosures(t *testing.T) {
 	requireTools(t)
 	dir := t.TempDir()
@@ -106,7 +106,7 @@ func TestVerifyByHandAgreesOnDisclosures(t *testing.T) {
 			}
 			rep, _ := vpec.Verify(doc, vpec.Options{Trust: mat.Trust})
 			if rep == nil || rep.Valid != tc.valid {
-				t.Fatalf("pkg/vpec: %v, want valid=%v", rep.Verdict, tc.valid)
+				t.Fatalf("pkg/core/vpec: %v, want valid=%v", rep.Verdict, tc.valid)
 			}
 			f := filepath.Join(t.TempDir(), "vpec.json")
 			if err := os.WriteFile(f, doc, 0o600); err != nil {
@@ -114,7 +114,7 @@ func TestVerifyByHandAgreesOnDisclosures(t *testing.T) {
 			}
 			out, code := runScript(t, f, bundleFile)
 			if (code == 0) != tc.valid {
-				t.Fatalf("by hand: exit %d, pkg/vpec says %s\n%s", code, rep.Verdict, out)
+				t.Fatalf("by hand: exit %d, pkg/core/vpec says %s\n%s", code, rep.Verdict, out)
 			}
 			if !tc.valid && code != 1 {
 				t.Errorf("by hand: exit %d, want 1 (INVALID)\n%s", code, out)

@@ -8,13 +8,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/svc-gov/svc/pkg/canonical"
-	"github.com/svc-gov/svc/pkg/commitment"
-	"github.com/svc-gov/svc/pkg/disclosure"
-	"github.com/svc-gov/svc/pkg/document"
-	"github.com/svc-gov/svc/pkg/signing"
-	"github.com/svc-gov/svc/pkg/timestamp"
-	"github.com/svc-gov/svc/pkg/vpec"
+	"github.com/svc-gov/svc/pkg/core/canonical"
+	"github.com/svc-gov/svc/pkg/core/commitment"
+	"github.com/svc-gov/svc/pkg/core/disclosure"
+	"github.com/svc-gov/svc/pkg/core/document"
+	"github.com/svc-gov/svc/pkg/core/signing"
+	"github.com/svc-gov/svc/pkg/core/timestamp"
+	"github.com/svc-gov/svc/pkg/core/vpec"
 )
 
 // TestVerifyByHandDisclosures: step 14 of the recipe accepts what the

@@ -8,16 +8,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/svc-gov/svc/pkg/document"
-	"github.com/svc-gov/svc/pkg/server"
-	"github.com/svc-gov/svc/pkg/vpec"
+	"github.com/svc-gov/svc/pkg/core/document"
+	"github.com/svc-gov/svc/pkg/core/vpec"
+	"github.com/svc-gov/svc/pkg/service/server"
 )
 
-// TestThreeVerifiersOnIDsAndOpenedAt: svc-verify (pkg/vpec), the Python
+// TestThreeVerifiersOnIDsAndOpenedAt: svc-verify (pkg/core/vpec), the Python
 // second implementation and the by-hand recipe give the same verdict on
 // signed VPECs at the edges of two rules of docs/FORMATS.md: a record_id
 // is a prefixed id of 128 bytes at most in all (found: FORMATS.md and the
-// Python verifier allowed rec_ and 128 more, 132 in all, pkg/vpec and the
+// Python verifier allowed rec_ and 128 more, 132 in all, pkg/core/vpec and the
 // recipe 128, and both took "rec_" alone); and no record is dated more
 // than 5 minutes before the VPEC's opened_at (found: recorded_at had no
 // lower bound: a record of year 1 verified VALID).

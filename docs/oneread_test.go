@@ -17,13 +17,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/svc-gov/svc/pkg/document"
-	"github.com/svc-gov/svc/pkg/vpec"
+	"github.com/svc-gov/svc/pkg/core/document"
+	"github.com/svc-gov/svc/pkg/core/vpec"
 )
 
 // TestTooLargeOneVerdict: a VPEC above 256 MiB is UNREADABLE — TOO LARGE
 // (exit 2) for the recipe and the Python verifier, as for svc-verify
-// (pkg/cli/verifycmd TestVerifyTooLarge), neither reading it whole.
+// (pkg/app/cli/verifycmd TestVerifyTooLarge), neither reading it whole.
 // Found: the recipe had no limit at all.
 func TestTooLargeOneVerdict(t *testing.T) {
 	big := filepath.Join(t.TempDir(), "big.json")
@@ -73,7 +73,7 @@ func TestFormatsCountsEveryCheck(t *testing.T) {
 }
 
 // TestGapSeveritiesOneTable: the recipe's and the Python verifier's tables
-// of fixed gap severities are pkg/vpec's. Found: both lacked
+// of fixed gap severities are pkg/core/vpec's. Found: both lacked
 // circuit_missing (Medium), so a circuit_missing gap at High passed by
 // hand and in Python while svc-verify refuses it (vector
 // circuit-missing-wrong-severity).
@@ -93,7 +93,7 @@ func TestGapSeveritiesOneTable(t *testing.T) {
 		recipe[kv[1]] = kv[2]
 	}
 	if !maps.Equal(recipe, want) {
-		t.Errorf("the recipe's fixed severities %v, pkg/vpec's %v", recipe, want)
+		t.Errorf("the recipe's fixed severities %v, pkg/core/vpec's %v", recipe, want)
 	}
 	py := python3(t)
 	out, err := exec.Command(py, "-c", `import json, sys; sys.path.insert(0, "../testdata/secondimpl"); import svcverify; print(json.dumps(svcverify.FIXED_SEVERITY))`).Output()
@@ -105,7 +105,7 @@ func TestGapSeveritiesOneTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !maps.Equal(python, want) {
-		t.Errorf("the Python verifier's fixed severities %v, pkg/vpec's %v", python, want)
+		t.Errorf("the Python verifier's fixed severities %v, pkg/core/vpec's %v", python, want)
 	}
 }
 

@@ -12,20 +12,20 @@ import (
 	"time"
 
 	"github.com/svc-gov/svc/internal/testvectors"
-	"github.com/svc-gov/svc/pkg/calibration"
-	"github.com/svc-gov/svc/pkg/commitment"
-	"github.com/svc-gov/svc/pkg/inference"
-	"github.com/svc-gov/svc/pkg/modelgen"
-	"github.com/svc-gov/svc/pkg/profile"
-	"github.com/svc-gov/svc/pkg/server"
-	"github.com/svc-gov/svc/pkg/signing"
-	"github.com/svc-gov/svc/pkg/store/sqlite"
-	"github.com/svc-gov/svc/pkg/trace"
-	"github.com/svc-gov/svc/pkg/vpec"
+	"github.com/svc-gov/svc/pkg/core/commitment"
+	"github.com/svc-gov/svc/pkg/core/profile"
+	"github.com/svc-gov/svc/pkg/core/signing"
+	"github.com/svc-gov/svc/pkg/core/vpec"
+	"github.com/svc-gov/svc/pkg/ml/calibration"
+	"github.com/svc-gov/svc/pkg/ml/inference"
+	"github.com/svc-gov/svc/pkg/ml/modelgen"
+	"github.com/svc-gov/svc/pkg/ml/trace"
+	"github.com/svc-gov/svc/pkg/service/server"
+	"github.com/svc-gov/svc/pkg/service/store/sqlite"
 )
 
 // verdicts runs the three verifiers on vpecFile with each profile: the
-// verdicts of pkg/vpec and of the Python verifier, and the recipe's exit
+// verdicts of pkg/core/vpec and of the Python verifier, and the recipe's exit
 // code.
 func verdicts(t *testing.T, trustFile, vpecFile string, profileID string, profiles [][]byte) (goV, pyV []string, byHand []int) {
 	t.Helper()

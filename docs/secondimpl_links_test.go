@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/svc-gov/svc/pkg/signing"
-	"github.com/svc-gov/svc/pkg/vpec"
+	"github.com/svc-gov/svc/pkg/core/signing"
+	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/zk"
 	"github.com/svc-gov/svc/pkg/zk/conditions"
 )

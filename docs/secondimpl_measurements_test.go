@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/svc-gov/svc/pkg/calibration"
-	"github.com/svc-gov/svc/pkg/inference"
-	"github.com/svc-gov/svc/pkg/modelgen"
+	"github.com/svc-gov/svc/pkg/ml/calibration"
+	"github.com/svc-gov/svc/pkg/ml/inference"
+	"github.com/svc-gov/svc/pkg/ml/modelgen"
 )
 
 // TestSecondImplMeasurements: the measurements file `svc calibrate run

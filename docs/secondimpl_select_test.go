@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/svc-gov/svc/pkg/modelgen"
-	"github.com/svc-gov/svc/pkg/trace"
+	"github.com/svc-gov/svc/pkg/ml/modelgen"
+	"github.com/svc-gov/svc/pkg/ml/trace"
 )
 
 const secondImplSelect = "../testdata/secondimpl/onnxsel.py"

@@ -10,8 +10,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/svc-gov/svc/pkg/onnxmodel"
-	"github.com/svc-gov/svc/pkg/trace"
+	"github.com/svc-gov/svc/pkg/ml/onnxmodel"
+	"github.com/svc-gov/svc/pkg/ml/trace"
 )
 
 // graphBuilder writes small hand-made graphs for the selection rules.

@@ -5,7 +5,7 @@ package docs_test
 // is a verifier written in Python from docs/ alone (docs/INTEROP.md), and it
 // must give every test vector the verdict vectors.json gives, reproduce every
 // worked example of FORMATS.md, agree with svc-verify on documents and
-// profiles mutated and re-signed here, write pkg/canonical's RFC 8785 bytes,
+// profiles mutated and re-signed here, write pkg/core/canonical's RFC 8785 bytes,
 // and accept the VPECs the real binaries issue.
 
 import (
@@ -31,12 +31,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/svc-gov/svc/pkg/canonical"
-	"github.com/svc-gov/svc/pkg/cli"
-	"github.com/svc-gov/svc/pkg/commitment"
-	"github.com/svc-gov/svc/pkg/signing"
-	"github.com/svc-gov/svc/pkg/timestamp"
-	"github.com/svc-gov/svc/pkg/vpec"
+	"github.com/svc-gov/svc/pkg/app/cli"
+	"github.com/svc-gov/svc/pkg/core/canonical"
+	"github.com/svc-gov/svc/pkg/core/commitment"
+	"github.com/svc-gov/svc/pkg/core/signing"
+	"github.com/svc-gov/svc/pkg/core/timestamp"
+	"github.com/svc-gov/svc/pkg/core/vpec"
 )
 
 const secondImpl = "../testdata/secondimpl/svcverify.py"
@@ -430,7 +430,7 @@ func b64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
 
 // TestSecondImplAgreesWithSvcVerify: documents mutated against one rule of
 // FORMATS.md at a time and re-signed, so that only that rule is broken; the
-// Python verifier and pkg/vpec must give the verdict the docs give.
+// Python verifier and pkg/core/vpec must give the verdict the docs give.
 func TestSecondImplAgreesWithSvcVerify(t *testing.T) {
 	python3(t)
 	trust, err := signing.LoadBundle(bundle)
@@ -1043,7 +1043,7 @@ stages:
 	}
 }
 
-// TestSecondImplJCS: the Python RFC 8785 writer and pkg/canonical give the
+// TestSecondImplJCS: the Python RFC 8785 writer and pkg/core/canonical give the
 // same bytes for thousands of numbers (every Share value, edge doubles,
 // random doubles and integers), strings (escapes, controls, non-BMP) and
 // nested documents, and refuse the same non-I-JSON texts.
@@ -1082,10 +1082,10 @@ func TestSecondImplJCS(t *testing.T) {
 		pyErr := strings.HasPrefix(lines[i], "error: ")
 		switch {
 		case (gerr != nil) != pyErr:
-			t.Errorf("%q: pkg/canonical error %v, Python %q", s, gerr, lines[i])
+			t.Errorf("%q: pkg/core/canonical error %v, Python %q", s, gerr, lines[i])
 			bad++
 		case gerr == nil && (perr != nil || !bytes.Equal(got, want)):
-			t.Errorf("%q: pkg/canonical %q, Python %q", s, want, got)
+			t.Errorf("%q: pkg/core/canonical %q, Python %q", s, want, got)
 			bad++
 		}
 		if bad > 20 {
@@ -1187,7 +1187,7 @@ func TestSecondImplProfiles(t *testing.T) {
 
 // TestSecondImplRealTokens: the pure-Python RFC 3161 verifier (tsa.py)
 // against the real authorities' tokens of testdata/timestamps, with the
-// outcomes pkg/timestamp's TestRealTokens gives (svc-verify's codes).
+// outcomes pkg/core/timestamp's TestRealTokens gives (svc-verify's codes).
 func TestSecondImplRealTokens(t *testing.T) {
 	py := python3(t)
 	const dir = "../testdata/timestamps"
@@ -1370,7 +1370,7 @@ func TestSecondImplByteMutations(t *testing.T) {
 }
 
 // TestSecondImplPoseidon2: the Python Poseidon2 (round constants derived as
-// FORMATS.md says) gives pkg/commitment's digest for payloads of every
+// FORMATS.md says) gives pkg/core/commitment's digest for payloads of every
 // length from 0 to 100 bytes (chunk boundaries at 31, 62, 93) and a few
 // larger ones, random bytes and all-0x00 / all-0xff.
 func TestSecondImplPoseidon2(t *testing.T) {
@@ -1399,7 +1399,7 @@ func TestSecondImplPoseidon2(t *testing.T) {
 	}
 	for i, p := range payloads {
 		if want := commitment.SumPoseidon2(p).String(); lines[i] != want {
-			t.Errorf("%d bytes %x: Python %s, pkg/commitment %s", len(p), p, lines[i], want)
+			t.Errorf("%d bytes %x: Python %s, pkg/core/commitment %s", len(p), p, lines[i], want)
 		}
 	}
 }

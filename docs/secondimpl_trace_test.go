@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/svc-gov/svc/pkg/inference"
-	"github.com/svc-gov/svc/pkg/modelgen"
-	"github.com/svc-gov/svc/pkg/trace"
+	"github.com/svc-gov/svc/pkg/ml/inference"
+	"github.com/svc-gov/svc/pkg/ml/modelgen"
+	"github.com/svc-gov/svc/pkg/ml/trace"
 )
 
 // TestSecondImplTraces: traces svc makes with ONNX Runtime, in every mode and

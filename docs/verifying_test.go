@@ -25,10 +25,10 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/svc-gov/svc/pkg/canonical"
-	"github.com/svc-gov/svc/pkg/commitment"
-	"github.com/svc-gov/svc/pkg/signing"
-	"github.com/svc-gov/svc/pkg/vpec"
+	"github.com/svc-gov/svc/pkg/core/canonical"
+	"github.com/svc-gov/svc/pkg/core/commitment"
+	"github.com/svc-gov/svc/pkg/core/signing"
+	"github.com/svc-gov/svc/pkg/core/vpec"
 )
 
 const (
@@ -142,7 +142,7 @@ func TestVerifyByHandValid(t *testing.T) {
 }
 
 // TestVerifyByHandDeclaredGap checks that the recipe follows a declared
-// sequence gap the way pkg/vpec.VerifyChain does: a warning, not a failure.
+// sequence gap the way pkg/core/vpec.VerifyChain does: a warning, not a failure.
 func TestVerifyByHandDeclaredGap(t *testing.T) {
 	requireTools(t)
 	out, code := runScript(t, filepath.Join(vectorsDir, "vpec/valid/with-gaps.json"), bundle)
@@ -380,7 +380,7 @@ func stringLiterals(r *rand.Rand) []string {
 
 // TestJqCanonicalPrecondition checks the claim VERIFYING.md and the script
 // rest on: when CANONICAL_JQ reports nothing, `jq -cS` writes exactly the
-// RFC 8785 bytes (pkg/canonical). It also checks that every share a VPEC
+// RFC 8785 bytes (pkg/core/canonical). It also checks that every share a VPEC
 // can hold passes the precondition.
 func TestJqCanonicalPrecondition(t *testing.T) {
 	if _, err := exec.LookPath("jq"); err != nil {
@@ -406,7 +406,7 @@ func TestJqCanonicalPrecondition(t *testing.T) {
 		want, err := canonical.Transform([]byte(d))
 		if err != nil {
 			if problems[i] == "0" && !strings.Contains(d, "1e400") {
-				t.Errorf("%s: pkg/canonical rejects it (%v) but the precondition passes", d, err)
+				t.Errorf("%s: pkg/core/canonical rejects it (%v) but the precondition passes", d, err)
 			}
 			continue
 		}
@@ -431,7 +431,7 @@ func TestJqCanonicalPrecondition(t *testing.T) {
 
 // TestJqJCSFilter checks the script's jq RFC 8785 serializer (JCS_JQ, used
 // for profiles, whose thresholds are floats like 2.9e-7) against
-// pkg/canonical and the RFC 8785 reference vectors.
+// pkg/core/canonical and the RFC 8785 reference vectors.
 func TestJqJCSFilter(t *testing.T) {
 	if _, err := exec.LookPath("jq"); err != nil {
 		t.Skip("jq not installed")
@@ -449,7 +449,7 @@ func TestJqJCSFilter(t *testing.T) {
 	for i, s := range strs {
 		docs = append(docs, `{`+s+`:`+strs[(i+3)%len(strs)]+`,`+strs[(i+1)%len(strs)]+`:[1.5e-7,{"`+strconv.Itoa(i)+`":null}]}`)
 	}
-	refs, _ := filepath.Glob("../pkg/canonical/testdata/input/*.json")
+	refs, _ := filepath.Glob("../pkg/core/canonical/testdata/input/*.json")
 	for _, f := range refs {
 		b, err := os.ReadFile(f)
 		if err != nil {
@@ -483,7 +483,7 @@ func TestJqJCSFilter(t *testing.T) {
 		}
 	}
 	if len(refs) == 0 {
-		t.Error("no RFC 8785 reference vectors found in pkg/canonical/testdata")
+		t.Error("no RFC 8785 reference vectors found in pkg/core/canonical/testdata")
 	}
 }
 
@@ -504,7 +504,7 @@ func rfc6962(leaves []string) [32]byte {
 }
 
 // TestMerkleByHand runs the script's bottom-up merkle_root function for
-// 0 to 33 leaves against the recursive RFC 6962 definition and pkg/vpec.
+// 0 to 33 leaves against the recursive RFC 6962 definition and pkg/core/vpec.
 func TestMerkleByHand(t *testing.T) {
 	requireTools(t)
 	data, err := os.ReadFile(script)
@@ -552,7 +552,7 @@ func TestMerkleByHand(t *testing.T) {
 			t.Errorf("n=%d: script gives %s, RFC 6962 gives %x", n, got, want)
 		}
 		if lib := vpec.MerkleRoot(records); lib != "sha256:"+hex.EncodeToString(want[:]) {
-			t.Errorf("n=%d: pkg/vpec gives %s, RFC 6962 gives %x", n, lib, want)
+			t.Errorf("n=%d: pkg/core/vpec gives %s, RFC 6962 gives %x", n, lib, want)
 		}
 	}
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # install-chromium.sh: make sure a headless-capable Chromium is installed
-# for the browser tests (pkg/dashboard, cmd/svc-verify-wasm) and print its
+# for the browser tests (pkg/service/dashboard, cmd/svc-verify-wasm) and print its
 # path. Idempotent: does nothing when one is found.
 #   SVC_CHROMIUM  use this browser binary instead (nothing is installed)
 # Chromium comes from Debian's `chromium` package (about a minute on a

@@ -3,7 +3,7 @@
 # official Node.js binding, with the native library built from the Rust
 # crate) into a cache directory, check the package's SHA-256, and print the
 # directory to require() from. Idempotent. The tokenizer oracle tests
-# (pkg/tokenizer, internal/gentables) run it through Node.js to compare svc's
+# (pkg/ml/tokenizer, internal/gentables) run it through Node.js to compare svc's
 # token ids with Hugging Face's; the version is pinned because tokenizers
 # versions can tokenize differently. Never commit the library.
 #   SVC_TOKENIZERS_DIR  install directory (default: $XDG_CACHE_HOME or ~/.cache, /svc/tokenizers/<version>)

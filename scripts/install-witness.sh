@@ -2,7 +2,7 @@
 # install-witness.sh: build the pinned omniwitness (transparency-dev/witness's
 # C2SP tlog-witness server) from the Go module proxy into a cache directory
 # and print the binary's path. Idempotent. The transparency log's tests
-# (pkg/tlog/...) run it on loopback as a real witness: explicit --listen and
+# (pkg/core/tlog/...) run it on loopback as a real witness: explicit --listen and
 # --metrics_listen addresses and an --additional_logs file, so it makes no
 # outbound calls.
 # The module proxy serves only pseudo-versions of the witness module; the

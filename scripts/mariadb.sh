@@ -17,7 +17,7 @@
 #
 # Typical use:
 #   eval "export $(scripts/mariadb.sh start)"
-#   go test ./pkg/tlog/...
+#   go test ./pkg/core/tlog/...
 #   scripts/mariadb.sh stop
 #
 # Environment:

@@ -14,7 +14,7 @@
 #
 # Typical use:
 #   eval "export $(scripts/postgres.sh start)"
-#   go test ./pkg/store/...
+#   go test ./pkg/service/store/...
 #   scripts/postgres.sh stop
 #
 # Environment:

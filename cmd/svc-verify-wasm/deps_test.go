@@ -20,13 +20,13 @@ var forbidden = []struct{ path, why string }{
 	{"database/sql/...", "the page reads no database"},
 	{"modernc.org/...", "the embedded SQLite engine belongs to svc serve"},
 	{"github.com/jackc/...", "the PostgreSQL driver belongs to svc serve"},
-	{"github.com/svc-gov/svc/pkg/server/...", "the service is not part of the verifier"},
-	{"github.com/svc-gov/svc/pkg/dashboard/...", "the dashboard is not part of the verifier"},
-	{"github.com/svc-gov/svc/pkg/store/...", "the stores are not part of the verifier"},
+	{"github.com/svc-gov/svc/pkg/service/server/...", "the service is not part of the verifier"},
+	{"github.com/svc-gov/svc/pkg/service/dashboard/...", "the dashboard is not part of the verifier"},
+	{"github.com/svc-gov/svc/pkg/service/store/...", "the stores are not part of the verifier"},
 	{"github.com/svc-gov/svc/pkg/client/...", "the service client is not part of the verifier"},
-	{"github.com/svc-gov/svc/pkg/notify/...", "e-mail is not part of the verifier"},
-	{"github.com/svc-gov/svc/pkg/inference/...", "inference (ONNX Runtime, cgo) is svc's replay audit"},
-	{"github.com/svc-gov/svc/pkg/cli/...", "the page renders the report itself; no command-line code"},
+	{"github.com/svc-gov/svc/pkg/service/notify/...", "e-mail is not part of the verifier"},
+	{"github.com/svc-gov/svc/pkg/ml/inference/...", "inference (ONNX Runtime, cgo) is svc's replay audit"},
+	{"github.com/svc-gov/svc/pkg/app/cli/...", "the page renders the report itself; no command-line code"},
 	{"github.com/spf13/...", "no command-line code"},
 	{"github.com/svc-gov/svc/pkg/zk", "svc's provers and circuits: the page links pkg/zk/zkverify only"},
 	{"github.com/svc-gov/svc/pkg/zk/head", "the mlp_head circuit and its prover: the page links pkg/zk/zkverify only"},
@@ -56,16 +56,16 @@ var pending = map[string]string{
 // verification library and what it is built on.
 var allowedSvc = map[string]bool{
 	"github.com/svc-gov/svc/cmd/svc-verify-wasm": true,
-	"github.com/svc-gov/svc/pkg/webverify":       true,
-	"github.com/svc-gov/svc/pkg/vpec":            true,
-	"github.com/svc-gov/svc/pkg/profile":         true,
-	"github.com/svc-gov/svc/pkg/signing":         true,
-	"github.com/svc-gov/svc/pkg/timestamp":       true,
-	"github.com/svc-gov/svc/pkg/canonical":       true,
-	"github.com/svc-gov/svc/pkg/commitment":      true,
-	"github.com/svc-gov/svc/pkg/disclosure":      true,
-	"github.com/svc-gov/svc/pkg/document":        true,
-	"github.com/svc-gov/svc/pkg/merkle":          true,
+	"github.com/svc-gov/svc/pkg/app/webverify":   true,
+	"github.com/svc-gov/svc/pkg/core/vpec":       true,
+	"github.com/svc-gov/svc/pkg/core/profile":    true,
+	"github.com/svc-gov/svc/pkg/core/signing":    true,
+	"github.com/svc-gov/svc/pkg/core/timestamp":  true,
+	"github.com/svc-gov/svc/pkg/core/canonical":  true,
+	"github.com/svc-gov/svc/pkg/core/commitment": true,
+	"github.com/svc-gov/svc/pkg/core/disclosure": true,
+	"github.com/svc-gov/svc/pkg/core/document":   true,
+	"github.com/svc-gov/svc/pkg/core/merkle":     true,
 	"github.com/svc-gov/svc/pkg/zk/zkverify":     true,
 	"github.com/svc-gov/svc/internal/fsutil":     true,
 }
@@ -92,11 +92,11 @@ func TestViolations(t *testing.T) {
 		deps []string
 		want int
 	}{
-		{[]string{"fmt", "syscall/js", "github.com/svc-gov/svc/pkg/vpec"}, 0},
+		{[]string{"fmt", "syscall/js", "github.com/svc-gov/svc/pkg/core/vpec"}, 0},
 		{[]string{"net/http"}, 1},
 		{[]string{"net/http/httptrace", "net/smtp"}, 2},
-		{[]string{"github.com/svc-gov/svc/pkg/server"}, 2}, // forbidden and not allowed
-		{[]string{"github.com/svc-gov/svc/pkg/calibration"}, 1},
+		{[]string{"github.com/svc-gov/svc/pkg/service/server"}, 2}, // forbidden and not allowed
+		{[]string{"github.com/svc-gov/svc/pkg/ml/calibration"}, 1},
 		{[]string{"github.com/svc-gov/svc/pkg/zk/zkverify", "github.com/consensys/gnark/backend/groth16/bn254"}, 0},
 		{[]string{"database/sql/driver", "github.com/consensys/gnark/std/gkrapi/gkr"}, 2}, // allowed only as pending edges
 		{[]string{"database/sql"}, 1},
@@ -137,7 +137,7 @@ func TestDependencies(t *testing.T) {
 	for _, d := range deps {
 		has[d] = true
 	}
-	if len(deps) < 10 || !has["syscall/js"] || !has["github.com/svc-gov/svc/pkg/vpec"] || !has["github.com/svc-gov/svc/pkg/zk/zkverify"] {
+	if len(deps) < 10 || !has["syscall/js"] || !has["github.com/svc-gov/svc/pkg/core/vpec"] || !has["github.com/svc-gov/svc/pkg/zk/zkverify"] {
 		t.Fatalf("go list -deps printed an unexpected list:\n%s", out)
 	}
 	skip := map[string]bool{}

@@ -9,7 +9,7 @@
 // where vpec and trust are {name, data: Uint8Array}, and profiles,
 // circuits (circuit entry files) and circuitFolder (the .json files of a
 // chosen folder of circuit entries) lists of them; the string is a
-// pkg/webverify Result. It also sets svcMaxCircuitEntryBytes, the size
+// pkg/app/webverify Result. It also sets svcMaxCircuitEntryBytes, the size
 // past which a file cannot be a circuit entry (the page does not read a
 // larger file of a folder). It links only the verification library
 // (deps_test.go guards that): no network code.
@@ -18,7 +18,7 @@ package main
 import (
 	"syscall/js"
 
-	"github.com/svc-gov/svc/pkg/webverify"
+	"github.com/svc-gov/svc/pkg/app/webverify"
 	"github.com/svc-gov/svc/pkg/zk/zkverify"
 )
 

@@ -6,8 +6,8 @@ package main
 import (
 	"os"
 
-	"github.com/svc-gov/svc/pkg/cli/clicore"
-	"github.com/svc-gov/svc/pkg/cli/verifycmd"
+	"github.com/svc-gov/svc/pkg/app/cli/clicore"
+	"github.com/svc-gov/svc/pkg/app/cli/verifycmd"
 )
 
 func main() { os.Exit(verifycmd.Main(os.Args[1:], clicore.SystemStreams())) }

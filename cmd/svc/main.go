@@ -5,7 +5,7 @@ package main
 import (
 	"os"
 
-	"github.com/svc-gov/svc/pkg/cli"
+	"github.com/svc-gov/svc/pkg/app/cli"
 )
 
 func main() { os.Exit(cli.Main(os.Args[1:], cli.SystemStreams())) }

@@ -13,9 +13,9 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/svc-gov/svc/pkg/api"
 	"github.com/svc-gov/svc/pkg/client"
-	"github.com/svc-gov/svc/pkg/vpec"
+	"github.com/svc-gov/svc/pkg/core/api"
+	"github.com/svc-gov/svc/pkg/core/vpec"
 )
 
 func main() {

@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/svc-gov/svc/pkg/cli"
+	"github.com/svc-gov/svc/pkg/app/cli"
 )
 
 func main() {

@@ -1,4 +1,4 @@
-// Package gentables generates pkg/tokenizer's character tables from Hugging
+// Package gentables generates pkg/ml/tokenizer's character tables from Hugging
 // Face's tokenizers library itself, so that svc's tokenizer makes the same
 // decision as the library on every code point whatever Unicode version the
 // Go toolchain carries.
@@ -13,7 +13,7 @@
 // canonical pair NFC composes it from, what the Lowercase normalizer
 // maps it to, whether the StripAccents normalizer drops it and whether it is
 // a word character for added tokens marked single_word. Generate turns
-// the answers into Go source (pkg/tokenizer/tables_gen.go). The exact
+// the answers into Go source (pkg/ml/tokenizer/tables_gen.go). The exact
 // canonical combining class of a non-starter comes from golang.org/x/text
 // (classes never change once assigned); the probe decides which characters
 // have one.
@@ -123,7 +123,7 @@ func hangul(r rune) []rune {
 	return out
 }
 
-// Generate returns the Go source of pkg/tokenizer/tables_gen.go for the
+// Generate returns the Go source of pkg/ml/tokenizer/tables_gen.go for the
 // probe's answer.
 func Generate(probe []byte) ([]byte, error) {
 	var p probeResult

@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-// TestTablesCurrent regenerates pkg/tokenizer/tables_gen.go from the
+// TestTablesCurrent regenerates pkg/ml/tokenizer/tables_gen.go from the
 // pinned tokenizers library and fails if the committed file differs.
 // `make test` sets SVC_HF_TOKENIZERS (scripts/install-tokenizers.sh).
 func TestTablesCurrent(t *testing.T) {
@@ -30,12 +30,12 @@ func TestTablesCurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := os.ReadFile(filepath.Join("..", "..", "pkg", "tokenizer", "tables_gen.go"))
+	got, err := os.ReadFile(filepath.Join("..", "..", "pkg", "ml", "tokenizer", "tables_gen.go"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Fatalf("pkg/tokenizer/tables_gen.go is stale: run go run ./internal/gentables/gen -tokenizers %s", dir)
+		t.Fatalf("pkg/ml/tokenizer/tables_gen.go is stale: run go run ./internal/gentables/gen -tokenizers %s", dir)
 	}
 }
 

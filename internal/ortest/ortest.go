@@ -7,9 +7,9 @@ import (
 	"os"
 	"testing"
 
-	"github.com/svc-gov/svc/pkg/inference"
-	"github.com/svc-gov/svc/pkg/modelgen"
-	"github.com/svc-gov/svc/pkg/trace"
+	"github.com/svc-gov/svc/pkg/ml/inference"
+	"github.com/svc-gov/svc/pkg/ml/modelgen"
+	"github.com/svc-gov/svc/pkg/ml/trace"
 )
 
 // Init loads ONNX Runtime. Without the library the test fails, unless

@@ -1,5 +1,5 @@
 // Package pbwire reads protobuf messages field by field, without generated
-// code: what the ONNX readers (pkg/trace's graph, pkg/zk/head's heads)
+// code: what the ONNX readers (pkg/ml/trace's graph, pkg/zk/head's heads)
 // need of a ModelProto. Every length is checked; a malformed message is an
 // error wrapping protowire's, never a panic.
 package pbwire

@@ -11,9 +11,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/svc-gov/svc/pkg/signing"
-	"github.com/svc-gov/svc/pkg/sigstore"
-	"github.com/svc-gov/svc/pkg/timestamp"
+	"github.com/svc-gov/svc/pkg/core/signing"
+	"github.com/svc-gov/svc/pkg/core/sigstore"
+	"github.com/svc-gov/svc/pkg/core/timestamp"
 )
 
 // attest issues the in-toto attestation of the clean vector with the test

@@ -20,9 +20,9 @@ import (
 	sigsig "github.com/sigstore/sigstore/pkg/signature"
 
 	"github.com/svc-gov/svc/internal/testvectors"
-	"github.com/svc-gov/svc/pkg/signing"
-	"github.com/svc-gov/svc/pkg/sigstore"
-	"github.com/svc-gov/svc/pkg/vpec"
+	"github.com/svc-gov/svc/pkg/core/signing"
+	"github.com/svc-gov/svc/pkg/core/sigstore"
+	"github.com/svc-gov/svc/pkg/core/vpec"
 )
 
 const vectorsDir = "../../testdata/vectors"

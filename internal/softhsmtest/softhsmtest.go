@@ -6,7 +6,7 @@
 // configuration is read from the file SOFTHSM2_CONF names when a process
 // calls C_Initialize, so NewToken sets SOFTHSM2_CONF for the test (t.Setenv:
 // such tests cannot run in parallel) and every signer of an earlier token
-// must be closed before the next token is made (pkg/keys finalises the
+// must be closed before the next token is made (pkg/service/keys finalises the
 // module when its last signer closes).
 //
 // Without SoftHSM2 the tests skip and say so, unless SVC_REQUIRE_SOFTHSM=1

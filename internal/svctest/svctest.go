@@ -13,10 +13,10 @@ import (
 	"time"
 
 	"github.com/svc-gov/svc/pkg/client"
-	"github.com/svc-gov/svc/pkg/server"
-	"github.com/svc-gov/svc/pkg/store"
-	"github.com/svc-gov/svc/pkg/store/sqlite"
-	"github.com/svc-gov/svc/pkg/vpec"
+	"github.com/svc-gov/svc/pkg/core/vpec"
+	"github.com/svc-gov/svc/pkg/service/server"
+	"github.com/svc-gov/svc/pkg/service/store"
+	"github.com/svc-gov/svc/pkg/service/store/sqlite"
 )
 
 // Service is a running service and what a test needs to talk to it.

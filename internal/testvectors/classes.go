@@ -3,8 +3,8 @@ package testvectors
 import (
 	"time"
 
-	"github.com/svc-gov/svc/pkg/commitment"
-	"github.com/svc-gov/svc/pkg/vpec"
+	"github.com/svc-gov/svc/pkg/core/commitment"
+	"github.com/svc-gov/svc/pkg/core/vpec"
 )
 
 // newClasses writes the invalid vectors of issue 21's failure classes,

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/svc-gov/svc/pkg/commitment"
-	"github.com/svc-gov/svc/pkg/disclosure"
-	"github.com/svc-gov/svc/pkg/vpec"
+	"github.com/svc-gov/svc/pkg/core/commitment"
+	"github.com/svc-gov/svc/pkg/core/disclosure"
+	"github.com/svc-gov/svc/pkg/core/vpec"
 )
 
 // The disclosure vectors (docs/FORMATS.md "Disclosures"). Salts are fixed

@@ -10,10 +10,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/svc-gov/svc/pkg/document"
-	"github.com/svc-gov/svc/pkg/modelgen"
-	"github.com/svc-gov/svc/pkg/signing"
-	"github.com/svc-gov/svc/pkg/vpec"
+	"github.com/svc-gov/svc/pkg/core/document"
+	"github.com/svc-gov/svc/pkg/core/signing"
+	"github.com/svc-gov/svc/pkg/core/vpec"
+	"github.com/svc-gov/svc/pkg/ml/modelgen"
 	"github.com/svc-gov/svc/pkg/zk"
 	"github.com/svc-gov/svc/pkg/zk/conditions"
 )
@@ -42,7 +42,7 @@ const (
 // hidden layer of 8, 2 classes.
 var headDims = []int{16, 8, 2}
 
-// headSeed selects the head's weights (pkg/modelgen).
+// headSeed selects the head's weights (pkg/ml/modelgen).
 const headSeed = 1604
 
 // condition: a quantised score of 731 against the threshold 500, passed.

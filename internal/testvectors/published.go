@@ -4,10 +4,10 @@ import (
 	"math"
 	mrand "math/rand/v2"
 
-	"github.com/svc-gov/svc/pkg/calibration"
-	"github.com/svc-gov/svc/pkg/document"
-	"github.com/svc-gov/svc/pkg/profile"
-	"github.com/svc-gov/svc/pkg/vpec"
+	"github.com/svc-gov/svc/pkg/core/document"
+	"github.com/svc-gov/svc/pkg/core/profile"
+	"github.com/svc-gov/svc/pkg/core/vpec"
+	"github.com/svc-gov/svc/pkg/ml/calibration"
 )
 
 // The published profile vector: a profile exactly as `svc calibrate run`

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/svc-gov/svc/pkg/tlog"
-	"github.com/svc-gov/svc/pkg/tlog/logwriter"
+	"github.com/svc-gov/svc/pkg/core/tlog"
+	"github.com/svc-gov/svc/pkg/service/logwriter"
 	fnote "github.com/transparency-dev/formats/note"
 	"github.com/transparency-dev/tessera/client"
 	"golang.org/x/mod/sumdb/note"

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/svc-gov/svc/pkg/tlog"
-	"github.com/svc-gov/svc/pkg/tlog/logwriter"
+	"github.com/svc-gov/svc/pkg/core/tlog"
+	"github.com/svc-gov/svc/pkg/service/logwriter"
 )
 
 // Origin is the test log's origin.

@@ -26,8 +26,8 @@ import (
 var pageTemplate string
 
 // DefaultOut is where the page is written for svc serve to embed it
-// (pkg/dashboard serves it at /verify), relative to the module root.
-const DefaultOut = "pkg/dashboard/verifypage/verify.html"
+// (pkg/service/dashboard serves it at /verify), relative to the module root.
+const DefaultOut = "pkg/service/dashboard/verifypage/verify.html"
 
 // ErrVersion is returned for a version string that cannot be written into
 // the page verbatim.

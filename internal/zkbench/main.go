@@ -24,7 +24,7 @@ import (
 	groth16bn254 "github.com/consensys/gnark/backend/groth16/bn254"
 	cs "github.com/consensys/gnark/constraint/bn254"
 
-	"github.com/svc-gov/svc/pkg/modelgen"
+	"github.com/svc-gov/svc/pkg/ml/modelgen"
 	"github.com/svc-gov/svc/pkg/zk/head"
 )
 

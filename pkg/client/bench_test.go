@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/svc-gov/svc/pkg/client"
-	"github.com/svc-gov/svc/pkg/vpec"
+	"github.com/svc-gov/svc/pkg/core/vpec"
 )
 
 // BenchmarkRecordOverhead: a Record against a real service on loopback

@@ -15,11 +15,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/svc-gov/svc/pkg/api"
 	"github.com/svc-gov/svc/pkg/client"
-	"github.com/svc-gov/svc/pkg/commitment"
-	"github.com/svc-gov/svc/pkg/signing"
-	"github.com/svc-gov/svc/pkg/vpec"
+	"github.com/svc-gov/svc/pkg/core/api"
+	"github.com/svc-gov/svc/pkg/core/commitment"
+	"github.com/svc-gov/svc/pkg/core/signing"
+	"github.com/svc-gov/svc/pkg/core/vpec"
 )
 
 var ctx = context.Background()

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/svc-gov/svc/pkg/api"
-	"github.com/svc-gov/svc/pkg/vpec"
+	"github.com/svc-gov/svc/pkg/core/api"
+	"github.com/svc-gov/svc/pkg/core/vpec"
 )
 
 // VPECResult is the result of closing a run.

@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/svc-gov/svc/pkg/api"
 	"github.com/svc-gov/svc/pkg/client"
-	"github.com/svc-gov/svc/pkg/server"
-	"github.com/svc-gov/svc/pkg/vpec"
+	"github.com/svc-gov/svc/pkg/core/api"
+	"github.com/svc-gov/svc/pkg/core/vpec"
+	"github.com/svc-gov/svc/pkg/service/server"
 )
 
 // dropFirstClose is a transport that delivers every request but loses the

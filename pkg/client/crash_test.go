@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/svc-gov/svc/pkg/client"
-	"github.com/svc-gov/svc/pkg/vpec"
+	"github.com/svc-gov/svc/pkg/core/vpec"
 )
 
 // Environment of the child process of TestCrashSafety.

@@ -10,8 +10,8 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/svc-gov/svc/pkg/api"
-	"github.com/svc-gov/svc/pkg/document"
+	"github.com/svc-gov/svc/pkg/core/api"
+	"github.com/svc-gov/svc/pkg/core/document"
 )
 
 // RecordDelegation hands the run over to another process or agent at its

@@ -3,9 +3,9 @@ package client
 import (
 	"fmt"
 
-	"github.com/svc-gov/svc/pkg/api"
-	"github.com/svc-gov/svc/pkg/disclosure"
-	"github.com/svc-gov/svc/pkg/vpec"
+	"github.com/svc-gov/svc/pkg/core/api"
+	"github.com/svc-gov/svc/pkg/core/disclosure"
+	"github.com/svc-gov/svc/pkg/core/vpec"
 )
 
 // Transparent and Selective are the visibility modes that disclose data

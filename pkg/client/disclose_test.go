@@ -6,10 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/svc-gov/svc/pkg/api"
 	"github.com/svc-gov/svc/pkg/client"
-	"github.com/svc-gov/svc/pkg/disclosure"
-	"github.com/svc-gov/svc/pkg/vpec"
+	"github.com/svc-gov/svc/pkg/core/api"
+	"github.com/svc-gov/svc/pkg/core/disclosure"
+	"github.com/svc-gov/svc/pkg/core/vpec"
 )
 
 // A selective record needs its manifest and a JSON object input; a

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/svc-gov/svc/pkg/api"
-	"github.com/svc-gov/svc/pkg/vpec"
+	"github.com/svc-gov/svc/pkg/core/api"
+	"github.com/svc-gov/svc/pkg/core/vpec"
 )
 
 // Errors of the client, matchable with errors.Is.

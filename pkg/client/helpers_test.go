@@ -14,12 +14,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/svc-gov/svc/pkg/api"
 	"github.com/svc-gov/svc/pkg/client"
-	"github.com/svc-gov/svc/pkg/server"
-	"github.com/svc-gov/svc/pkg/store"
-	"github.com/svc-gov/svc/pkg/store/sqlite"
-	"github.com/svc-gov/svc/pkg/vpec"
+	"github.com/svc-gov/svc/pkg/core/api"
+	"github.com/svc-gov/svc/pkg/core/vpec"
+	"github.com/svc-gov/svc/pkg/service/server"
+	"github.com/svc-gov/svc/pkg/service/store"
+	"github.com/svc-gov/svc/pkg/service/store/sqlite"
 )
 
 // env is a real service on loopback (SQLite in a temp directory) behind a
@@ -98,7 +98,7 @@ func (e *env) verify(doc []byte) *vpec.Report {
 	if r == nil { // the options are refused: a bug in the test
 		panic(err)
 	}
-	return r // err agrees with r.Valid (pkg/vpec TestVerifyFailsClosed)
+	return r // err agrees with r.Valid (pkg/core/vpec TestVerifyFailsClosed)
 }
 
 // mustValid requires a VALID, clean VPEC of n records.

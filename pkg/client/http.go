@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/svc-gov/svc/pkg/api"
+	"github.com/svc-gov/svc/pkg/core/api"
 )
 
 // call sends one request, bounded by ctx. It returns the answer's body for

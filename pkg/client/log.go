@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"log/slog"
 
-	"github.com/svc-gov/svc/pkg/vpec"
+	"github.com/svc-gov/svc/pkg/core/vpec"
 )
 
 // LogEvent is what a logger callback receives for every record: it links application logs to the VPEC through the commitment hash.

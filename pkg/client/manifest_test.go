@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/svc-gov/svc/pkg/client"
-	"github.com/svc-gov/svc/pkg/commitment"
+	"github.com/svc-gov/svc/pkg/core/commitment"
 )
 
 func TestParseManifest(t *testing.T) {

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/svc-gov/svc/internal/fsutil"
-	"github.com/svc-gov/svc/pkg/commitment"
-	"github.com/svc-gov/svc/pkg/document"
-	"github.com/svc-gov/svc/pkg/vpec"
+	"github.com/svc-gov/svc/pkg/core/commitment"
+	"github.com/svc-gov/svc/pkg/core/document"
+	"github.com/svc-gov/svc/pkg/core/vpec"
 )
 
 // offlineVPEC builds the unsigned VPEC of the records this Run made, with

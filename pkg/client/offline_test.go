@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/svc-gov/svc/pkg/client"
-	"github.com/svc-gov/svc/pkg/vpec"
+	"github.com/svc-gov/svc/pkg/core/vpec"
 )
 
 // offlineClosed closes a run of two records while the service is down and

@@ -12,11 +12,11 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/svc-gov/svc/pkg/api"
-	"github.com/svc-gov/svc/pkg/commitment"
-	"github.com/svc-gov/svc/pkg/document"
-	"github.com/svc-gov/svc/pkg/signing"
-	"github.com/svc-gov/svc/pkg/vpec"
+	"github.com/svc-gov/svc/pkg/core/api"
+	"github.com/svc-gov/svc/pkg/core/commitment"
+	"github.com/svc-gov/svc/pkg/core/document"
+	"github.com/svc-gov/svc/pkg/core/signing"
+	"github.com/svc-gov/svc/pkg/core/vpec"
 )
 
 // RecordResult is the result of a record (docs/API.md). Queued is true when
@@ -129,7 +129,7 @@ func (r *Run) record(ctx context.Context, check, manifestID string, result vpec.
 	case check == "" || len(check) > api.MaxCheckBytes || manifestID == "" || len(manifestID) > api.MaxManifestIDBytes:
 		return nil, nil, invalid("check and manifest id must be 1-%d characters", min(api.MaxCheckBytes, api.MaxManifestIDBytes))
 	case rec.ProofLevel == vpec.VerifiableInference && c.zkProof == nil:
-		return nil, nil, invalid("proof level verifiable_inference needs a zero-knowledge proof: use WithZKProof (pkg/client/zkhead proves MLP heads)")
+		return nil, nil, invalid("proof level verifiable_inference needs a zero-knowledge proof: use WithZKProof (pkg/client/zkprove proves MLP heads)")
 	case rec.ProofLevel == vpec.Witnessed && c.review == nil:
 		return nil, nil, invalid("proof level witnessed needs a review: use WithReview")
 	case c.review != nil && c.level != "" && c.level != vpec.Witnessed:

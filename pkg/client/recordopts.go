@@ -3,8 +3,8 @@ package client
 import (
 	"crypto/ed25519"
 
-	"github.com/svc-gov/svc/pkg/api"
-	"github.com/svc-gov/svc/pkg/vpec"
+	"github.com/svc-gov/svc/pkg/core/api"
+	"github.com/svc-gov/svc/pkg/core/vpec"
 )
 
 // RecordOption sets an optional parameter of Record (docs/API.md).

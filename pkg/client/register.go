@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/svc-gov/svc/pkg/api"
-	"github.com/svc-gov/svc/pkg/commitment"
-	"github.com/svc-gov/svc/pkg/document"
-	"github.com/svc-gov/svc/pkg/signing"
+	"github.com/svc-gov/svc/pkg/core/api"
+	"github.com/svc-gov/svc/pkg/core/commitment"
+	"github.com/svc-gov/svc/pkg/core/document"
+	"github.com/svc-gov/svc/pkg/core/signing"
 )
 
 // RegisterCheck registers a check manifest (POST /api/v1/manifests). The

@@ -9,7 +9,7 @@ import (
 	"os"
 
 	"github.com/svc-gov/svc/internal/fsutil"
-	"github.com/svc-gov/svc/pkg/document"
+	"github.com/svc-gov/svc/pkg/core/document"
 )
 
 // DefaultStateFile is where `svc run open` keeps the open run for the

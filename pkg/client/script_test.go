@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/svc-gov/svc/pkg/client"
-	"github.com/svc-gov/svc/pkg/commitment"
-	"github.com/svc-gov/svc/pkg/vpec"
+	"github.com/svc-gov/svc/pkg/core/commitment"
+	"github.com/svc-gov/svc/pkg/core/vpec"
 )
 
 func TestStateFileLoad(t *testing.T) {

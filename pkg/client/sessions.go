@@ -8,8 +8,8 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/svc-gov/svc/pkg/api"
-	"github.com/svc-gov/svc/pkg/commitment"
+	"github.com/svc-gov/svc/pkg/core/api"
+	"github.com/svc-gov/svc/pkg/core/commitment"
 )
 
 // Session is a check or review session the service opened (docs/API.md,

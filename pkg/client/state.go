@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/svc-gov/svc/pkg/vpec"
+	"github.com/svc-gov/svc/pkg/core/vpec"
 )
 
 // RunState is a Run's position in its chain, saved between processes (the

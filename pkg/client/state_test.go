@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/svc-gov/svc/pkg/client"
-	"github.com/svc-gov/svc/pkg/vpec"
+	"github.com/svc-gov/svc/pkg/core/vpec"
 )
 
 // A run saved by one process and restored by another continues the same

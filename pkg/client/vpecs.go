@@ -9,7 +9,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/svc-gov/svc/pkg/api"
+	"github.com/svc-gov/svc/pkg/core/api"
 )
 
 // ErrNotIssued: the run has no VPEC yet (it is open, or its queued close

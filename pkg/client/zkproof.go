@@ -7,15 +7,15 @@ import (
 	"net/http"
 	"net/url"
 
-	"github.com/svc-gov/svc/pkg/commitment"
-	"github.com/svc-gov/svc/pkg/vpec"
+	"github.com/svc-gov/svc/pkg/core/commitment"
+	"github.com/svc-gov/svc/pkg/core/vpec"
 )
 
 // WithZKProof attaches a zero-knowledge proof (docs/FORMATS.md, "Proofs in
 // records") and sets the proof level its circuit gives: verifiable_inference
 // for an mlp_head proof, mathematical for a condition proof. Use it with
 // RecordCommitted: the record's commitment hash must be the proof's
-// poseidon2 input commitment. pkg/client/zkhead makes both.
+// poseidon2 input commitment. pkg/client/zkprove makes both.
 func WithZKProof(z *vpec.ZKProof) RecordOption {
 	return func(c *recordConfig) {
 		c.zkProof = z

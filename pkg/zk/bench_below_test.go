@@ -4,7 +4,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/svc-gov/svc/pkg/vpec"
+	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/zk"
 	"github.com/svc-gov/svc/pkg/zk/conditions"
 )

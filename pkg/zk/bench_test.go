@@ -5,7 +5,7 @@ import (
 	"encoding/base64"
 	"testing"
 
-	"github.com/svc-gov/svc/pkg/vpec"
+	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/zk"
 	"github.com/svc-gov/svc/pkg/zk/conditions"
 )

@@ -17,8 +17,8 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	groth16bn254 "github.com/consensys/gnark/backend/groth16/bn254"
 
-	"github.com/svc-gov/svc/pkg/signing"
-	"github.com/svc-gov/svc/pkg/vpec"
+	"github.com/svc-gov/svc/pkg/core/signing"
+	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/zk/zkverify"
 )
 

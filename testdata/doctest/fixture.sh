@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # fixture.sh DIR: the state the documentation's shell blocks start from
-# (pkg/cli's TestDocs makes it once, then copies it for every block): a
+# (pkg/app/cli's TestDocs makes it once, then copies it for every block): a
 # service's data directory (organisation acme, a sandbox key, a published
 # drift profile), its trust bundle, and what an auditor holds after a
 # Bounded Inference check (vpec.json, profile.json, pii-model/,

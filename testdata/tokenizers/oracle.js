@@ -1,6 +1,6 @@
 // oracle.js: tokenizes texts with Hugging Face's tokenizers library (its
 // official Node.js binding, installed by scripts/install-tokenizers.sh) for
-// pkg/tokenizer's oracle test.
+// pkg/ml/tokenizer's oracle test.
 //
 // Usage: node oracle.js <directory of the tokenizers package> < request.json
 // The request is {"models": [model...], "texts": [string...],

@@ -1,4 +1,4 @@
-// Command gen regenerates pkg/tokenizer/tables_gen.go from Hugging Face's
+// Command gen regenerates pkg/ml/tokenizer/tables_gen.go from Hugging Face's
 // tokenizers library (see package gentables):
 //
 //	go run ./internal/gentables/gen -tokenizers "$(scripts/install-tokenizers.sh)"
@@ -15,7 +15,7 @@ import (
 func main() {
 	dir := flag.String("tokenizers", os.Getenv("SVC_HF_TOKENIZERS"), "directory of the npm tokenizers package (scripts/install-tokenizers.sh prints it)")
 	node := flag.String("node", "node", "Node.js executable")
-	out := flag.String("o", "pkg/tokenizer/tables_gen.go", "output file")
+	out := flag.String("o", "pkg/ml/tokenizer/tables_gen.go", "output file")
 	flag.Parse()
 	if *dir == "" {
 		fmt.Fprintln(os.Stderr, "gen: -tokenizers or SVC_HF_TOKENIZERS is required (run scripts/install-tokenizers.sh)")

@@ -10,7 +10,7 @@ import (
 	"os"
 
 	"github.com/svc-gov/svc/internal/webbuild"
-	"github.com/svc-gov/svc/pkg/cli/clicore"
+	"github.com/svc-gov/svc/pkg/app/cli/clicore"
 )
 
 func main() {

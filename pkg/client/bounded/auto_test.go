@@ -11,12 +11,12 @@ import (
 	"time"
 
 	"github.com/svc-gov/svc/internal/ortest"
-	"github.com/svc-gov/svc/pkg/calibration"
 	"github.com/svc-gov/svc/pkg/client/bounded"
-	"github.com/svc-gov/svc/pkg/modelgen"
-	"github.com/svc-gov/svc/pkg/server"
-	"github.com/svc-gov/svc/pkg/trace"
-	"github.com/svc-gov/svc/pkg/vpec"
+	"github.com/svc-gov/svc/pkg/core/vpec"
+	"github.com/svc-gov/svc/pkg/ml/calibration"
+	"github.com/svc-gov/svc/pkg/ml/modelgen"
+	"github.com/svc-gov/svc/pkg/ml/trace"
+	"github.com/svc-gov/svc/pkg/service/server"
 )
 
 // TestAutoMode: the default mode traces in residual mode once the model's

@@ -10,7 +10,7 @@
 // model_profile_missing gap. The trace stays with the caller (for audits);
 // only its Merkle root and operator count are sent.
 //
-// It needs a build with cgo and ONNX Runtime (pkg/inference).
+// It needs a build with cgo and ONNX Runtime (pkg/ml/inference).
 package bounded
 
 import (
@@ -27,15 +27,15 @@ import (
 	"unicode/utf8"
 
 	"github.com/svc-gov/svc/internal/fsutil"
-	"github.com/svc-gov/svc/pkg/canonical"
 	"github.com/svc-gov/svc/pkg/client"
-	"github.com/svc-gov/svc/pkg/client/zkhead"
-	"github.com/svc-gov/svc/pkg/inference"
-	"github.com/svc-gov/svc/pkg/profile"
-	"github.com/svc-gov/svc/pkg/signing"
-	"github.com/svc-gov/svc/pkg/tokenizer"
-	"github.com/svc-gov/svc/pkg/trace"
-	"github.com/svc-gov/svc/pkg/vpec"
+	"github.com/svc-gov/svc/pkg/client/zkprove"
+	"github.com/svc-gov/svc/pkg/core/canonical"
+	"github.com/svc-gov/svc/pkg/core/profile"
+	"github.com/svc-gov/svc/pkg/core/signing"
+	"github.com/svc-gov/svc/pkg/core/vpec"
+	"github.com/svc-gov/svc/pkg/ml/inference"
+	"github.com/svc-gov/svc/pkg/ml/tokenizer"
+	"github.com/svc-gov/svc/pkg/ml/trace"
 	"github.com/svc-gov/svc/pkg/zk/conditions"
 )
 
@@ -69,10 +69,10 @@ type Options struct {
 	// picked up without a network call per inference.
 	RetryLookup time.Duration
 	// Conditions prove the truncation_check and threshold_check records
-	// with Groth16 (zkhead.NewCondition of a truncation_check and a
+	// with Groth16 (zkprove.NewCondition of a truncation_check and a
 	// below_threshold_check circuit entry; either may be absent). Without
 	// them those records are recorded without a proof, as before.
-	Conditions []*zkhead.Condition
+	Conditions []*zkprove.Condition
 }
 
 // ErrClosed reports a check on a Classifier after Close.

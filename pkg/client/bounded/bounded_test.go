@@ -16,16 +16,16 @@ import (
 
 	"github.com/svc-gov/svc/internal/ortest"
 	"github.com/svc-gov/svc/internal/testvectors"
-	"github.com/svc-gov/svc/pkg/api"
-	"github.com/svc-gov/svc/pkg/calibration"
 	"github.com/svc-gov/svc/pkg/client"
 	"github.com/svc-gov/svc/pkg/client/bounded"
-	"github.com/svc-gov/svc/pkg/modelgen"
-	"github.com/svc-gov/svc/pkg/profile"
-	"github.com/svc-gov/svc/pkg/server"
-	"github.com/svc-gov/svc/pkg/store"
-	"github.com/svc-gov/svc/pkg/trace"
-	"github.com/svc-gov/svc/pkg/vpec"
+	"github.com/svc-gov/svc/pkg/core/api"
+	"github.com/svc-gov/svc/pkg/core/profile"
+	"github.com/svc-gov/svc/pkg/core/vpec"
+	"github.com/svc-gov/svc/pkg/ml/calibration"
+	"github.com/svc-gov/svc/pkg/ml/modelgen"
+	"github.com/svc-gov/svc/pkg/ml/trace"
+	"github.com/svc-gov/svc/pkg/service/server"
+	"github.com/svc-gov/svc/pkg/service/store"
 )
 
 // piiMeta names the profiles these tests calibrate.

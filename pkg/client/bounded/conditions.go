@@ -7,9 +7,9 @@ import (
 	"strings"
 
 	"github.com/svc-gov/svc/pkg/client"
-	"github.com/svc-gov/svc/pkg/client/zkhead"
-	"github.com/svc-gov/svc/pkg/commitment"
-	"github.com/svc-gov/svc/pkg/vpec"
+	"github.com/svc-gov/svc/pkg/client/zkprove"
+	"github.com/svc-gov/svc/pkg/core/commitment"
+	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/zk/conditions"
 )
 
@@ -41,7 +41,7 @@ type ConditionOpening struct {
 // truncation_check and one below_threshold_check prover. A
 // threshold_check (at or above) circuit proves the opposite of this
 // check's verdict and is refused.
-func checkConditions(cs []*zkhead.Condition) error {
+func checkConditions(cs []*zkprove.Condition) error {
 	seen := map[conditions.Kind]bool{}
 	for _, c := range cs {
 		if c == nil {

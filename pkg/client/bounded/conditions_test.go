@@ -11,15 +11,15 @@ import (
 	"time"
 
 	"github.com/svc-gov/svc/internal/ortest"
-	"github.com/svc-gov/svc/pkg/calibration"
 	"github.com/svc-gov/svc/pkg/client"
 	"github.com/svc-gov/svc/pkg/client/bounded"
-	"github.com/svc-gov/svc/pkg/client/zkhead"
-	"github.com/svc-gov/svc/pkg/document"
-	"github.com/svc-gov/svc/pkg/modelgen"
-	"github.com/svc-gov/svc/pkg/profile"
-	"github.com/svc-gov/svc/pkg/server"
-	"github.com/svc-gov/svc/pkg/vpec"
+	"github.com/svc-gov/svc/pkg/client/zkprove"
+	"github.com/svc-gov/svc/pkg/core/document"
+	"github.com/svc-gov/svc/pkg/core/profile"
+	"github.com/svc-gov/svc/pkg/core/vpec"
+	"github.com/svc-gov/svc/pkg/ml/calibration"
+	"github.com/svc-gov/svc/pkg/ml/modelgen"
+	"github.com/svc-gov/svc/pkg/service/server"
 	"github.com/svc-gov/svc/pkg/zk"
 	"github.com/svc-gov/svc/pkg/zk/conditions"
 )
@@ -27,7 +27,7 @@ import (
 // publishCondition makes dev-setup keys of a condition circuit, publishes
 // the signed entry on the service and returns a prover for it and the
 // entry.
-func (s *service) publishCondition(t testing.TB, kind conditions.Kind) (*zkhead.Condition, []byte) {
+func (s *service) publishCondition(t testing.TB, kind conditions.Kind) (*zkprove.Condition, []byte) {
 	t.Helper()
 	k, err := zk.DevSetupCondition(kind)
 	if err != nil {
@@ -45,7 +45,7 @@ func (s *service) publishCondition(t testing.TB, kind conditions.Kind) (*zkhead.
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := zkhead.NewCondition(doc, pk, s.mat.Trust)
+	c, err := zkprove.NewCondition(doc, pk, s.mat.Trust)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,10 +74,10 @@ func TestProvedConditions(t *testing.T) {
 	below, bdoc := svc.publishCondition(t, conditions.BelowThreshold)
 	above, adoc := svc.publishCondition(t, conditions.Threshold)
 
-	if _, err := bounded.New(p, m, bounded.Options{Conditions: []*zkhead.Condition{above}}); !errors.Is(err, bounded.ErrConditions) {
+	if _, err := bounded.New(p, m, bounded.Options{Conditions: []*zkprove.Condition{above}}); !errors.Is(err, bounded.ErrConditions) {
 		t.Fatalf("a threshold_check (at or above) prover: %v", err)
 	}
-	if _, err := bounded.New(p, m, bounded.Options{Conditions: []*zkhead.Condition{trunc, trunc}}); !errors.Is(err, bounded.ErrConditions) {
+	if _, err := bounded.New(p, m, bounded.Options{Conditions: []*zkprove.Condition{trunc, trunc}}); !errors.Is(err, bounded.ErrConditions) {
 		t.Fatalf("two truncation provers: %v", err)
 	}
 	if _, err := bounded.New(p, m, bounded.Options{Threshold: 1e-12}); err == nil || !strings.Contains(err.Error(), "below 2^-32") {
@@ -85,7 +85,7 @@ func TestProvedConditions(t *testing.T) {
 	}
 	profDir := t.TempDir()
 	newC := func(threshold float64) *bounded.Classifier {
-		c, err := bounded.New(p, m, bounded.Options{Trust: svc.mat.Trust, ProfileDir: profDir, Threshold: threshold, Conditions: []*zkhead.Condition{trunc, below}})
+		c, err := bounded.New(p, m, bounded.Options{Trust: svc.mat.Trust, ProfileDir: profDir, Threshold: threshold, Conditions: []*zkprove.Condition{trunc, below}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -194,7 +194,7 @@ func TestProvedConditions(t *testing.T) {
 	// Without a profile for the GPU class the inference falls back to
 	// open_source_ml at execution level; the conditions are still proved,
 	// mathematical on their own evidence, and linked.
-	fb, err := bounded.New(p, m, bounded.Options{Trust: svc.mat.Trust, ProfileDir: profDir, GPUClass: "a100", Conditions: []*zkhead.Condition{trunc, below}})
+	fb, err := bounded.New(p, m, bounded.Options{Trust: svc.mat.Trust, ProfileDir: profDir, GPUClass: "a100", Conditions: []*zkprove.Condition{trunc, below}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,8 +326,8 @@ func BenchmarkCheckConditions(b *testing.B) {
 	input := []byte("Jane asks for a refill.")
 	for _, bc := range []struct {
 		name  string
-		conds []*zkhead.Condition
-	}{{"unproved", nil}, {"proved", []*zkhead.Condition{trunc, below}}} {
+		conds []*zkprove.Condition
+	}{{"unproved", nil}, {"proved", []*zkprove.Condition{trunc, below}}} {
 		b.Run(bc.name, func(b *testing.B) {
 			c, err := bounded.New(p, m, bounded.Options{Trust: svc.mat.Trust, Conditions: bc.conds})
 			if err != nil {

@@ -7,8 +7,8 @@ import (
 
 	"github.com/svc-gov/svc/pkg/client"
 	"github.com/svc-gov/svc/pkg/client/bounded"
-	"github.com/svc-gov/svc/pkg/inference"
-	"github.com/svc-gov/svc/pkg/trace"
+	"github.com/svc-gov/svc/pkg/ml/inference"
+	"github.com/svc-gov/svc/pkg/ml/trace"
 )
 
 // A PII classifier as a bound_committed_inference check: load ONNX Runtime

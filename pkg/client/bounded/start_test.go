@@ -11,8 +11,8 @@ import (
 
 	"github.com/svc-gov/svc/internal/ortest"
 	"github.com/svc-gov/svc/pkg/client/bounded"
-	"github.com/svc-gov/svc/pkg/modelgen"
-	"github.com/svc-gov/svc/pkg/vpec"
+	"github.com/svc-gov/svc/pkg/core/vpec"
+	"github.com/svc-gov/svc/pkg/ml/modelgen"
 )
 
 // TestStartWait: Start gives the verdict, score and probabilities at once

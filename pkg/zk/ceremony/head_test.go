@@ -7,7 +7,7 @@ import (
 
 	groth16bn254 "github.com/consensys/gnark/backend/groth16/bn254"
 
-	"github.com/svc-gov/svc/pkg/modelgen"
+	"github.com/svc-gov/svc/pkg/ml/modelgen"
 	"github.com/svc-gov/svc/pkg/zk/ceremony"
 	"github.com/svc-gov/svc/pkg/zk/ceremony/transcript"
 	"github.com/svc-gov/svc/pkg/zk/head"

@@ -7,7 +7,7 @@ import (
 	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark/test"
 
-	"github.com/svc-gov/svc/pkg/commitment"
+	"github.com/svc-gov/svc/pkg/core/commitment"
 )
 
 // TestCheatingHintRejected plays a prover who lies in the rescale hint

@@ -11,7 +11,7 @@ import (
 	"github.com/consensys/gnark/std/hash/poseidon2"
 	"github.com/consensys/gnark/std/rangecheck"
 
-	"github.com/svc-gov/svc/pkg/commitment"
+	"github.com/svc-gov/svc/pkg/core/commitment"
 )
 
 // Circuit proves one run of a quantised head (docs/PROOFS.md, "The head

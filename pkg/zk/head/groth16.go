@@ -13,7 +13,7 @@ import (
 	"github.com/consensys/gnark/frontend/cs/r1cs"
 	"github.com/consensys/gnark/logger"
 
-	"github.com/svc-gov/svc/pkg/commitment"
+	"github.com/svc-gov/svc/pkg/core/commitment"
 	"github.com/svc-gov/svc/pkg/zk/zkverify"
 )
 

@@ -5,8 +5,8 @@ import (
 	"math"
 	"testing"
 
-	"github.com/svc-gov/svc/pkg/modelgen"
-	"github.com/svc-gov/svc/pkg/onnxmodel"
+	"github.com/svc-gov/svc/pkg/ml/modelgen"
+	"github.com/svc-gov/svc/pkg/ml/onnxmodel"
 )
 
 // matmulHead builds the MatMul + Add form (what torch.onnx gives for a

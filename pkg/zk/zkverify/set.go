@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/svc-gov/svc/pkg/document"
-	"github.com/svc-gov/svc/pkg/vpec"
+	"github.com/svc-gov/svc/pkg/core/document"
+	"github.com/svc-gov/svc/pkg/core/vpec"
 )
 
 // ErrAmbiguous reports two explicitly given entry files that hold the same

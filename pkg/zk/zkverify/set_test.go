@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/svc-gov/svc/pkg/document"
+	"github.com/svc-gov/svc/pkg/core/document"
 	"github.com/svc-gov/svc/pkg/zk/zkverify"
 )
 

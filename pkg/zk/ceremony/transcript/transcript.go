@@ -28,7 +28,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/svc-gov/svc/pkg/document"
+	"github.com/svc-gov/svc/pkg/core/document"
 )
 
 // Schema is the value of a transcript's schema member.
@@ -451,8 +451,8 @@ func checkName(field, s string) error {
 	return nil
 }
 
-// isControl is vpec.IsControl (a test keeps them equal); pkg/vpec may
-// import this package, so it cannot import pkg/vpec.
+// isControl is vpec.IsControl (a test keeps them equal); pkg/core/vpec may
+// import this package, so it cannot import pkg/core/vpec.
 func isControl(r rune) bool {
 	switch {
 	case r < 0x20, r == 0x7f, r >= 0x80 && r <= 0x9f:

@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/svc-gov/svc/internal/fuzzedge"
-	"github.com/svc-gov/svc/pkg/canonical"
-	"github.com/svc-gov/svc/pkg/vpec"
+	"github.com/svc-gov/svc/pkg/core/canonical"
+	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/zk/ceremony/transcript"
 )
 

@@ -1,0 +1,134 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/svc-gov/svc/internal/fsutil"
+	"github.com/svc-gov/svc/pkg/core/sigstore"
+)
+
+// Export formats.
+const formatSigstoreBundle = "sigstore-bundle"
+
+type exportOptions struct {
+	format      string
+	artifact    string
+	out         string
+	trust       trustOptions
+	trustedRoot string
+	keyOut      string
+	force       bool
+}
+
+func (a *app) exportCmd() *cobra.Command {
+	o := &exportOptions{}
+	cmd := &cobra.Command{
+		Use:   "export VPEC",
+		Short: "Export a VPEC as a Sigstore bundle that cosign and sigstore-go verify",
+		Long: `Export a VPEC in a format other tools verify. Offline, and no new signature:
+anyone holding a VPEC can run it.
+
+--format sigstore-bundle writes a Sigstore bundle v0.3 whose message
+signature is the VPEC's Ed25519 signature, over the VPEC signed bytes (JCS
+of the VPEC without signature and timestamp_rfc3161, written to --artifact),
+with the signing key id as public key hint and the VPEC's RFC 3161 response
+as signed timestamp. The bundle goes to --out, or standard output.
+
+A Sigstore verifier also needs the trust material: with --trust-root,
+--trusted-root-out writes a Sigstore trusted_root.json of the bundle's
+timestamp authority certificates and --key-out the PEM public key that
+signed the VPEC. Then, offline:
+
+  cosign verify-blob vpec.signed.json --bundle vpec.sigstore.json \
+    --key service.pub --trusted-root trusted_root.json \
+    --use-signed-timestamps --insecure-ignore-tlog
+
+A Sigstore verification proves the signature and the timestamp only; run
+'svc-verify verify' for the chain, summary, gap and profile checks.
+
+Exit codes: 0 written, 2 usage or not a VPEC, 3 trust material missing or
+without the VPEC's key, 4 an output file cannot be written.`,
+		Example: `  svc export vpec.json --format sigstore-bundle --artifact vpec.signed.json --out vpec.sigstore.json
+  svc export vpec.json --artifact vpec.signed.json --out vpec.sigstore.json --force \
+    --trust-root trust-bundle.pem --trusted-root-out trusted_root.json --key-out service.pub`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return a.runExport(o, args[0]) },
+	}
+	cmd.Flags().StringVar(&o.format, "format", formatSigstoreBundle, "export format: "+formatSigstoreBundle)
+	cmd.Flags().StringVar(&o.artifact, "artifact", "", "write the VPEC signed bytes (the signed artifact) to this file")
+	cmd.Flags().StringVar(&o.out, "out", "-", "write the bundle to this file (- for standard output)")
+	o.trust.add(a, cmd)
+	cmd.Flags().StringVar(&o.trustedRoot, "trusted-root-out", "", "write a Sigstore trusted_root.json of the --trust-root TSA certificates to this file")
+	cmd.Flags().StringVar(&o.keyOut, "key-out", "", "write the --trust-root public key that signed the VPEC (PEM) to this file")
+	cmd.Flags().BoolVar(&o.force, "force", false, "replace output files that exist")
+	return cmd
+}
+
+func (a *app) runExport(o *exportOptions, path string) error {
+	if o.format != formatSigstoreBundle {
+		return errorf(ExitUsage, "the one export format is "+formatSigstoreBundle, "--format %s is not an export format", safe(o.format))
+	}
+	doc, err := a.readInput(path, "VPEC")
+	if err != nil {
+		return err
+	}
+	ex, err := sigstore.ExportBundle(doc)
+	if err != nil {
+		return &Error{Code: ExitUsage, Err: err, Hint: "export reads a v1 VPEC as svc issues it; 'svc-verify verify' says what is wrong with it"}
+	}
+	type output struct {
+		path string
+		data []byte
+		mode fs.FileMode
+	}
+	outs := []output{}
+	if o.trustedRoot != "" || o.keyOut != "" {
+		trust, err := o.trust.load()
+		if err != nil {
+			return err
+		}
+		if o.trustedRoot != "" {
+			tr, err := sigstore.TrustedRoot(trust)
+			if err != nil {
+				return &Error{Code: ExitTrust, Err: err, Hint: "the trust bundle must hold the timestamp authority's CERTIFICATE"}
+			}
+			outs = append(outs, output{o.trustedRoot, tr, 0o644})
+		}
+		if o.keyOut != "" {
+			key, err := sigstore.PublicKeyPEM(trust, ex.KeyID)
+			if err != nil {
+				return &Error{Code: ExitTrust, Err: err, Hint: "the VPEC is signed by a key the trust bundle does not hold"}
+			}
+			outs = append(outs, output{o.keyOut, key, 0o644})
+		}
+	}
+	if o.artifact != "" {
+		outs = append(outs, output{o.artifact, ex.Artifact, 0o644})
+	}
+	if o.out != "-" {
+		outs = append(outs, output{o.out, ex.Bundle, 0o644})
+	}
+	for _, f := range outs {
+		if o.force {
+			os.Remove(f.path)
+		}
+		if err := fsutil.WriteNew(f.path, f.data, f.mode); err != nil {
+			hint := ""
+			if errors.Is(err, fs.ErrExist) {
+				hint = "pass --force to replace it"
+			}
+			return &Error{Code: ExitFailure, Err: err, Hint: hint}
+		}
+	}
+	if o.out == "-" {
+		if _, err := a.streams.Out.Write(ex.Bundle); err != nil {
+			return &Error{Code: ExitFailure, Err: fmt.Errorf("write bundle: %w", err)}
+		}
+	}
+	return nil
+}

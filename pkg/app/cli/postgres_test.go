@@ -1,0 +1,203 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/svc-gov/svc/internal/loadgen"
+	"github.com/svc-gov/svc/pkg/core/api"
+	"github.com/svc-gov/svc/pkg/core/signing"
+	"github.com/svc-gov/svc/pkg/core/vpec"
+)
+
+// TestTwoServersOnePostgres runs two `svc serve` processes on one
+// PostgreSQL database and one data directory (the shared signing key and
+// TSA) and drives one run through both: records alternate between them,
+// the close happens on the other, and a second close on the first is
+// refused.
+func TestTwoServersOnePostgres(t *testing.T) {
+	dsn := postgresSchemaDSN(t)
+	data := t.TempDir()
+	org := "two-" + vpec.NewID("")[:8]
+	key := newOrgKey(t, org, "--database", dsn, "--data-dir", data)
+	urlA, _ := startServe(t, data, "--database", dsn) // the first serve creates the key material
+	urlB, _ := startServe(t, data, "--database", dsn)
+	trust, err := signing.ParseBundle([]byte(svcOut(t, "serve", "trust-bundle", "--data-dir", data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	hc := &http.Client{Timeout: 10 * time.Second}
+	post := func(url, path string, body, out any) int {
+		t.Helper()
+		var b []byte // no body for nil: a close takes none
+		if body != nil {
+			b, _ = json.Marshal(body)
+		}
+		req, _ := http.NewRequest("POST", url+path, bytesReader(b))
+		req.Header.Set("Authorization", "Bearer "+key.APIKey)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if out != nil {
+			json.NewDecoder(resp.Body).Decode(out)
+		}
+		return resp.StatusCode
+	}
+	var run api.Run
+	if code := post(urlA, "/api/v1/runs", api.OpenRunRequest{WorkflowID: "shared"}, &run); code != 201 {
+		t.Fatalf("open on A: %d", code)
+	}
+	prev := vpec.Genesis(run.RunID)
+	for seq := int64(1); seq <= 20; seq++ {
+		recs := []vpec.Record{loadgen.Record(run.RunID, seq)}
+		vpec.Chain(prev, recs)
+		prev, _ = vpec.ParseHash(recs[0].ChainHash)
+		url := urlA
+		if seq%2 == 0 {
+			url = urlB
+		}
+		if code := post(url, "/api/v1/runs/"+run.RunID+"/records", recs[0], nil); code != 201 {
+			t.Fatalf("record %d: %d", seq, code)
+		}
+	}
+	doc, _, err := loadgen.Close(context.Background(), hc, urlB, key.APIKey, run.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep, err := vpec.Verify(doc, vpec.Options{Trust: trust}); err != nil || !rep.Valid || !rep.IsClean || rep.Records != 20 {
+		t.Fatalf("VPEC from B: %s, %d records", rep.Verdict, rep.Records)
+	}
+	var eb api.ErrorBody
+	if code := post(urlA, "/api/v1/runs/"+run.RunID+"/close", nil, &eb); code != 409 || eb.Error.Code != api.CodeRunSealed {
+		t.Fatalf("second close on A: %d %+v", code, eb)
+	}
+}
+
+// TestServersDisagreeOnKeysPostgres: servers on one PostgreSQL database
+// with different data directories used to each create their own signing
+// key and TSA, so a run opened on one and closed on another was INVALID
+// (UNKNOWN SIGNING KEY) against the first one's trust bundle. The first
+// server records the service identity; a server with other key material
+// refuses to start naming both key ids, and one with none creates none.
+func TestServersDisagreeOnKeysPostgres(t *testing.T) {
+	dsn := postgresSchemaDSN(t)
+	dataA := t.TempDir()
+	_, procA := startServe(t, dataA, "--database", dsn)
+	keyA := strings.TrimSpace(svcOut(t, "serve", "trust-bundle", "--data-dir", dataA))
+	bundleA, err := signing.ParseBundle([]byte(keyA))
+	if err != nil {
+		t.Fatal(err)
+	}
+	idA := bundleA.KeyIDs()[0]
+
+	// C: key material of its own (svc keygen + svc tsa init lay out a data
+	// directory), the same database, while A is serving.
+	dataC := t.TempDir()
+	svcOut(t, "tsa", "init", "--dir", filepath.Join(dataC, "tsa"))
+	svcOut(t, "keygen", "--dir", dataC)
+	bundleC, err := signing.ParseBundle([]byte(svcOut(t, "serve", "trust-bundle", "--data-dir", dataC)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	idC := bundleC.KeyIDs()[0]
+	out, code := serveOnce(t, dataC, "--database", dsn)
+	if code != 4 || !strings.Contains(out, "signs with key "+idA+", this server with key "+idC) ||
+		!strings.Contains(out, "hint: every server on one database must hold the same key material: copy signing-key.pem and tsa/ from the data directory of a server with signing key "+idA) {
+		t.Fatalf("server C with other keys: exit %d\n%s", code, out)
+	}
+
+	// D: no key material at all: refused, and no keys created.
+	dataD := t.TempDir()
+	out, code = serveOnce(t, dataD, "--database", dsn)
+	if code != 4 || !strings.Contains(out, "the database belongs to the service with signing key "+idA) {
+		t.Fatalf("server D without keys: exit %d\n%s", code, out)
+	}
+	if _, err := os.Stat(filepath.Join(dataD, "signing-key.pem")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("server D created a signing key: %v", err)
+	}
+
+	// A restarted on its own material is the same service.
+	procA.Process.Signal(os.Interrupt)
+	procA.Wait()
+	startServe(t, dataA, "--database", dsn)
+}
+
+// serveOnce runs svc serve until it exits (a refused start) and returns
+// its output and exit code; a server that starts is killed and fails the
+// test.
+func serveOnce(t *testing.T, dataDir string, extra ...string) (string, int) {
+	t.Helper()
+	args := append([]string{"serve", "--data-dir", dataDir, "--addr", "127.0.0.1:0"}, extra...)
+	cmd := exec.Command("svc", args...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return out.String(), ee.ExitCode()
+		}
+		return out.String(), 0
+	case <-time.After(time.Minute):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("svc serve did not exit (it should refuse to start):\n%s", out.String())
+		return "", 0
+	}
+}
+
+// postgresSchemaDSN returns a DSN of SVC_TEST_POSTGRES_DSN's database whose
+// search_path is a fresh schema, dropped when the test ends (a database
+// records one service identity: tests with key material of their own
+// need a database of their own). Without SVC_TEST_POSTGRES_DSN the test
+// is skipped.
+func postgresSchemaDSN(t *testing.T) string {
+	t.Helper()
+	base := os.Getenv("SVC_TEST_POSTGRES_DSN")
+	if base == "" {
+		t.Skip("SVC_TEST_POSTGRES_DSN not set: start one with scripts/postgres.sh start (make unit does)")
+	}
+	ctx := context.Background()
+	admin, err := pgxpool.New(ctx, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(admin.Close)
+	schema := "svc_cli_" + strings.ToLower(vpec.NewID("")[:8])
+	if _, err := admin.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { admin.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE") })
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }

@@ -1,0 +1,193 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/svc-gov/svc/pkg/service/dashboard"
+	"github.com/svc-gov/svc/pkg/service/server"
+	"github.com/svc-gov/svc/pkg/service/server/setup"
+)
+
+type serveOptions struct {
+	data         dataOptions
+	addr         string
+	maxBodyBytes int64
+	// maxRecordsPerRun bounds the records of a run (D1).
+	maxRecordsPerRun int64
+	logFormat        string
+	shutdown         time.Duration
+	addrFile         string
+	sandboxRate      float64
+	sandboxBurst     int
+	tsaURLs          []string
+	tsaRoots         []string
+	// tsaFallbackBuiltin lets the built-in TSA answer when every --tsa-url
+	// fails (each fallback logged as a warning).
+	tsaFallbackBuiltin bool
+}
+
+func (a *app) serveCmd() *cobra.Command {
+	o := &serveOptions{}
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the Governance Proof Service",
+		Long: `Run the Governance Proof Service: the HTTP API v1 (docs/API.md) on the
+given address, with SQLite in the data directory unless --database names a
+PostgreSQL server. The first start creates the service signing key and a
+built-in RFC 3161 timestamp authority in the data directory. The trust
+bundle that verifies this service's VPECs is served at
+/.well-known/svc/trust-bundle.pem and printed by 'svc serve trust-bundle'.
+
+SIGINT or SIGTERM stops it gracefully: requests in flight finish.`,
+		Example: `  svc serve
+  svc serve --addr 127.0.0.1:9090 --data-dir /var/lib/svc
+  svc serve --database postgres://svc@db.internal:5432/svc`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return a.runServe(cmdContext(cmd), o) },
+	}
+	o.data.add(cmd)
+	cmd.Flags().StringVar(&o.addr, "addr", "127.0.0.1:8080", "address to listen on")
+	cmd.Flags().Int64Var(&o.maxBodyBytes, "max-body-bytes", server.DefaultMaxBodyBytes, "largest request body accepted (larger get 413)")
+	cmd.Flags().Int64Var(&o.maxRecordsPerRun, "max-records-per-run", server.DefaultMaxRecordsPerRun, "most records one run holds (more get 422 run_too_large); the VPEC size bound applies too")
+	cmd.Flags().StringVar(&o.logFormat, "log-format", "text", "log format on stderr: text or json")
+	cmd.Flags().DurationVar(&o.shutdown, "shutdown-timeout", 30*time.Second, "how long in-flight requests may take to finish on shutdown")
+	cmd.Flags().Float64Var(&o.sandboxRate, "sandbox-rate", server.DefaultSandboxLimit.PerSecond, "requests per second allowed to each sandbox (pk_sb_) key; 0 disables the limit")
+	cmd.Flags().IntVar(&o.sandboxBurst, "sandbox-burst", server.DefaultSandboxLimit.Burst, "burst allowed to each sandbox key")
+	cmd.Flags().StringArrayVar(&o.tsaURLs, "tsa-url", nil, "external RFC 3161 authority to timestamp VPECs and sessions with, tried in order (repeatable); when all fail, sealing fails (502) unless --tsa-fallback-builtin")
+	cmd.Flags().BoolVar(&o.tsaFallbackBuiltin, "tsa-fallback-builtin", false, "when every --tsa-url fails, timestamp with the built-in authority instead (a warning is logged each time; the token names the built-in TSA)")
+	cmd.Flags().StringArrayVar(&o.tsaRoots, "tsa-root", nil, "PEM root certificate of an external authority, published in the trust bundle (repeatable)")
+	cmd.Flags().StringVar(&o.addrFile, "addr-file", "", "write the address listened on to this file once serving (useful with --addr 127.0.0.1:0)")
+	trust := &cobra.Command{
+		Use:   "trust-bundle",
+		Short: "Print the trust bundle that verifies this service's VPECs and profiles",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			m, err := server.ReadMaterial(o.data.dir())
+			if err != nil {
+				return materialError(err)
+			}
+			_, err = a.streams.Out.Write(m.Trust.Marshal())
+			return err
+		},
+	}
+	trust.Flags().StringVar(&o.data.dataDir, "data-dir", "", "service state directory (default: svc in the user data directory; env SVC_DATA_DIR)")
+	cmd.AddCommand(trust)
+	return cmd
+}
+
+func (a *app) runServe(ctx context.Context, o *serveOptions) error {
+	var handler slog.Handler
+	switch o.logFormat {
+	case "text":
+		handler = slog.NewTextHandler(a.streams.Err, nil)
+	case "json":
+		handler = slog.NewJSONHandler(a.streams.Err, nil)
+	default:
+		return errorf(ExitUsage, "use --log-format text or json", "unknown log format %q", o.logFormat)
+	}
+	log := slog.New(handler)
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	if o.data.database == "" {
+		// One process per SQLite data directory: a second serve would
+		// share the database file and its key material unannounced.
+		unlock, err := setup.LockDataDir(o.data.dir())
+		if errors.Is(err, setup.ErrLocked) {
+			return &Error{Code: ExitFailure, Err: err, Hint: "stop it first, or serve several processes from one PostgreSQL database (--database postgres://...)"}
+		}
+		if err != nil {
+			return &Error{Code: ExitFailure, Err: err, Hint: "check the --data-dir permissions"}
+		}
+		defer unlock()
+	}
+	if o.tsaFallbackBuiltin && len(o.tsaURLs) == 0 {
+		return errorf(ExitUsage, "add --tsa-url URL, or leave --tsa-fallback-builtin out: the built-in authority is used by default", "--tsa-fallback-builtin needs --tsa-url")
+	}
+	st, where, err := o.data.open(ctx, a.streams.Err)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	// A database that already belongs to a service never gets new keys
+	// from a server with an empty data directory: they would not verify
+	// against the service's trust bundle.
+	if err := setup.CheckMaterialPresent(ctx, st, o.data.dir()); err != nil {
+		return identityError(err, o.data.dir())
+	}
+	m, created, err := server.LoadOrCreateMaterial(o.data.dir())
+	if err != nil {
+		return materialError(err)
+	}
+	if created.Any() {
+		// Trust is explicit: new key material is announced, never silent.
+		fmt.Fprintf(a.streams.Err, "%s: first start in %s: created the service signing key %s (%s) and the built-in timestamp authority %s; publish the new trust bundle: %s serve trust-bundle --data-dir %s\n",
+			a.name, o.data.dir(), m.Signer.KeyID(), created.SigningKey, created.TSA, a.name, o.data.dir())
+		log.Warn("created new service key material", "signing_key", m.Signer.KeyID(), "key_file", created.SigningKey, "tsa_dir", created.TSA)
+	}
+	recorded, err := setup.CheckIdentity(ctx, st, m, o.data.dir(), time.Now())
+	if err != nil {
+		return identityError(err, o.data.dir())
+	}
+	if recorded {
+		log.Info("recorded the service identity in the database: every server on it must hold this key material", "signing_key", m.Signer.KeyID(), "store", where)
+	}
+	tsa := setup.Timestamper(o.tsaURLs, o.tsaFallbackBuiltin, m.TSA, log)
+	if len(o.tsaURLs) == 0 {
+		log.Info("timestamping with the built-in TSA", "tsa", m.TSA.Certificate().Subject.CommonName)
+	} else {
+		log.Info("timestamping with external TSAs", "tsa_urls", strings.Join(o.tsaURLs, " "), "fallback_builtin", o.tsaFallbackBuiltin)
+	}
+	if err := setup.AddTSARoots(m, o.tsaRoots); err != nil {
+		return &Error{Code: ExitUsage, Err: fmt.Errorf("--tsa-root: %w", err), Hint: "give the PEM root certificate of the external authority"}
+	}
+	limit := server.RateLimit{PerSecond: o.sandboxRate, Burst: o.sandboxBurst}
+	if o.sandboxRate <= 0 {
+		limit.PerSecond = -1
+	}
+	if o.maxRecordsPerRun < 1 {
+		return &Error{Code: ExitUsage, Err: fmt.Errorf("--max-records-per-run must be at least 1, is %d", o.maxRecordsPerRun)}
+	}
+	srv, err := server.New(server.Config{
+		Store: st, Signer: m.Signer, Timestamper: tsa, Trust: m.Trust, Logger: log,
+		MaxBodyBytes: o.maxBodyBytes, Version: BuildVersion().Version, SandboxLimit: limit,
+		RunLimits: server.RunLimits{MaxRecords: o.maxRecordsPerRun},
+	})
+	if err != nil {
+		return &Error{Code: ExitFailure, Err: err}
+	}
+	err = setup.Serve(ctx, srv, setup.HTTP{Addr: o.addr, ShutdownTimeout: o.shutdown, Listening: func(addr net.Addr) error {
+		fmt.Fprintf(a.streams.Out, "svc: listening on http://%s (%s, signing key %s)\n", addr, where, m.Signer.KeyID())
+		fmt.Fprintf(a.streams.Out, "svc: dashboard at http://%[1]s/dashboard/ (sign in with an API key), offline verifier page at http://%[1]s/verify\n", addr)
+		if !dashboard.EmbeddedVerifyPage() {
+			// go build / go install: the page is generated, not committed.
+			fmt.Fprintf(a.streams.Out, "svc: this svc was built without the offline verifier page: /verify says how to build it (make build, or make web before go build)\n")
+			log.Warn("the offline verifier page is not built into this binary: /verify serves a page saying how to build it", "build", "make build (make web, then go build)")
+		}
+		log.Info("serving", "addr", addr.String(), "store", where, "signing_key", m.Signer.KeyID(), "data_dir", o.data.dir())
+		if o.addrFile != "" {
+			if err := os.WriteFile(o.addrFile, []byte(addr.String()+"\n"), 0o644); err != nil {
+				return fmt.Errorf("--addr-file: %w", err)
+			}
+		}
+		return nil
+	}}, log)
+	if errors.Is(err, setup.ErrListen) {
+		return &Error{Code: ExitFailure, Err: err, Hint: "choose another --addr, e.g. 127.0.0.1:0 for any free port"}
+	}
+	if err != nil {
+		return &Error{Code: ExitFailure, Err: err}
+	}
+	return nil
+}

@@ -1,0 +1,94 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/svc-gov/svc/pkg/app/cli/clicore"
+	"github.com/svc-gov/svc/pkg/app/cli/verifycmd"
+	"github.com/svc-gov/svc/pkg/core/profile"
+	"github.com/svc-gov/svc/pkg/core/signing"
+	"github.com/svc-gov/svc/pkg/core/vpec"
+	"github.com/svc-gov/svc/pkg/ml/calibration"
+	"github.com/svc-gov/svc/pkg/ml/trace"
+)
+
+// trustOptions is the --trust-root flag group (pkg/app/cli/clicore.TrustOptions).
+type trustOptions struct{ clicore.TrustOptions }
+
+func (o *trustOptions) add(a *app, cmd *cobra.Command) { o.Add(a.core, cmd) }
+
+func (o *trustOptions) load() (*signing.Bundle, error) { return o.Load() }
+
+// verifyOptions are the flags svc verify adds to the verifier's: the
+// replay audit of one trace.
+type verifyOptions struct {
+	traceFile, model, inputFile string
+	mo                          modelOptions
+}
+
+func defaultProfileDir() string { return verifycmd.DefaultProfileDir() }
+
+// verifyCmd is svc-verify's verify command plus the replay audit, which
+// needs cgo and ONNX Runtime.
+func (a *app) verifyCmd() *cobra.Command {
+	o := &verifyOptions{}
+	return verifycmd.Verify(a.core, &verifycmd.Audit{
+		Long: `--trace audits one Bounded Inference record: the trace's Merkle root and
+operator count are recomputed and must be the record's, the input must
+hash to the record's commitment, and the inference is re-executed on the
+reference execution (ONNX Runtime, unoptimised, one thread): every
+operator's drift must be within the profile's bounds for its class, else
+INVALID — PROFILE MISMATCH naming the GPU class. The audit needs a build
+with cgo and ONNX Runtime (svc, not svc-verify).`,
+		Example: "  svc verify vpec.json --trust-root trust-bundle.pem --trace note.trace.json --model pii-model --input-file note.txt\n",
+		AddFlags: func(cmd *cobra.Command) {
+			cmd.Flags().StringVar(&o.traceFile, "trace", "", "audit this operator trace of a Bounded Inference record by replaying it (needs --model and --input-file)")
+			cmd.Flags().StringVar(&o.model, "model", "", "with --trace: the model directory or model.onnx the trace claims")
+			cmd.Flags().StringVar(&o.inputFile, "input-file", "", "with --trace: the raw input the record commits to")
+			o.mo.addRuntime(cmd)
+		},
+		Run: func(doc []byte, trust *signing.Bundle, set *profile.Set) (vpec.Check, bool, error) {
+			if o.traceFile == "" {
+				return vpec.Check{}, false, nil
+			}
+			c, err := a.audit(o, doc, trust, set)
+			return c, err == nil, err
+		},
+	})
+}
+
+func (a *app) verifyProfileCmd() *cobra.Command { return verifycmd.VerifyProfile(a.core) }
+
+// printReport prints a verification report for a person.
+func (a *app) printReport(r *vpec.Report) { verifycmd.PrintReport(a.core, r) }
+
+// audit replays the trace of one Bounded Inference record of the VPEC doc
+// (svc verify --trace) and returns the audit check.
+func (a *app) audit(o *verifyOptions, doc []byte, trust *signing.Bundle, set *profile.Set) (vpec.Check, error) {
+	if o.model == "" || o.inputFile == "" {
+		return vpec.Check{}, errorf(ExitUsage, "pass --model DIR and --input-file F with --trace", "the audit needs the model and the input")
+	}
+	raw, err := os.ReadFile(o.traceFile)
+	if err != nil {
+		return vpec.Check{}, &Error{Code: ExitUsage, Err: fmt.Errorf("read trace: %w", err)}
+	}
+	tr, err := trace.Decode(raw)
+	if err != nil {
+		return vpec.Check{}, &Error{Code: ExitUsage, Err: err, Hint: "--trace takes a trace file written by 'svc trace' or 'svc record --model --trace-out'"}
+	}
+	input, err := os.ReadFile(o.inputFile)
+	if err != nil {
+		return vpec.Check{}, &Error{Code: ExitUsage, Err: fmt.Errorf("read input: %w", err)}
+	}
+	c, err := calibration.AuditRecord(calibration.RecordAudit{VPEC: doc, Trace: tr, Input: input, Trust: trust, Profiles: set,
+		LoadModel: func() (*trace.Model, error) { return o.mo.load(o.model) }})
+	var ce *Error
+	if err != nil && !errors.As(err, &ce) {
+		err = &Error{Code: ExitFailure, Err: err}
+	}
+	return c, err
+}

@@ -1,0 +1,224 @@
+package verifycmd
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/svc-gov/svc/pkg/app/cli/clicore"
+	"github.com/svc-gov/svc/pkg/core/document"
+	"github.com/svc-gov/svc/pkg/core/signing"
+	"github.com/svc-gov/svc/pkg/core/vpec"
+	"github.com/svc-gov/svc/pkg/zk"
+	"github.com/svc-gov/svc/pkg/zk/zkverify"
+)
+
+// circuitOptions are verify's flags for signed circuit entries.
+type circuitOptions struct {
+	files []string
+	dir   string
+}
+
+// DefaultCircuitDir is the cache of signed circuit entries verify reads
+// (svc's client writes the entries it fetches there).
+func DefaultCircuitDir() string {
+	if dir, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(dir, "svc", "circuits")
+	}
+	return ""
+}
+
+func (o *circuitOptions) add(cmd *cobra.Command) {
+	cmd.Flags().StringArrayVar(&o.files, "circuit", nil, "signed circuit entry JSON for records with a zk_proof (repeatable)")
+	cmd.Flags().StringVar(&o.dir, "circuit-dir", "", "directory of cached signed circuit entries (default: svc/circuits in the user cache directory; env SVC_CIRCUIT_DIR)")
+}
+
+// load reads the cache directory, then the explicit files (which win),
+// as every verifier surface does (zkverify.Load).
+func (o *circuitOptions) load(a *clicore.App) (*zk.Set, error) {
+	dir := o.dir
+	if dir == "" {
+		dir = a.Streams.Getenv("SVC_CIRCUIT_DIR")
+	}
+	if dir == "" {
+		dir = DefaultCircuitDir()
+	}
+	set, warnings, err := zkverify.Load(zkverify.Sources{Dir: dir})
+	for _, w := range warnings {
+		fmt.Fprintf(a.Streams.Err, "%s: warning: skipping cached circuit entry: %s\n", a.Name, clicore.Safe(w.Error()))
+	}
+	if err != nil {
+		return nil, &clicore.Error{Code: clicore.ExitUsage, Err: err, Hint: "--circuit-dir takes a directory of signed circuit entry JSON files"}
+	}
+	for _, p := range o.files {
+		if err := set.AddExplicit(p); err != nil {
+			if errors.Is(err, zk.ErrAmbiguous) {
+				return nil, &clicore.Error{Code: clicore.ExitUsage, Err: err, Hint: "pass each circuit entry once: which of the two is meant cannot be decided for you"}
+			}
+			// Named and not to be had: trust material missing (exit 3).
+			return nil, &clicore.Error{Code: clicore.ExitTrust, Err: err, Hint: "--circuit takes a signed circuit entry JSON file ('svc registry get-circuit' writes one)"}
+		}
+		if err := wrongKind(set.Explicit(), "--circuit", p); err != nil {
+			return nil, err
+		}
+	}
+	return set, nil
+}
+
+// verifier is the proof verifier of svc verify: the entries load gave,
+// a problem with one named by its --circuit flag.
+func verifier(trust *signing.Bundle, set *zk.Set) *zkverify.Verifier {
+	return &zkverify.Verifier{Trust: trust, Circuits: set, Given: "--circuit"}
+}
+
+// circuitAdvice is what svc verify tells a user whose VPEC has a proof
+// without its circuit entry.
+const circuitAdvice = "pass the signed circuit entry with --circuit or put it in the circuit directory"
+
+type verifyCircuitOptions struct {
+	trust      clicore.TrustOptions
+	transcript string
+	output     string
+}
+
+// circuitReport is the JSON result of verify-circuit.
+type circuitReport struct {
+	Valid          bool     `json:"valid"`
+	Verdict        string   `json:"verdict"`
+	CircuitID      string   `json:"circuit_id,omitempty"`
+	Circuit        string   `json:"circuit,omitempty"`
+	ONNXModelHash  string   `json:"onnx_model_hash,omitempty"`
+	TranscriptHash string   `json:"transcript_hash,omitempty"`
+	Contributors   []string `json:"contributors,omitempty"`
+	// TranscriptChecked is true when --transcript was given and matched.
+	TranscriptChecked bool            `json:"transcript_checked"`
+	SigningKeyID      string          `json:"signing_key_id,omitempty"`
+	Error             string          `json:"error,omitempty"`
+	TrustRoot         *vpec.TrustRoot `json:"trust_root,omitempty"`
+}
+
+// VerifyCircuit is the verify-circuit command.
+func VerifyCircuit(a *clicore.App) *cobra.Command {
+	o := &verifyCircuitOptions{}
+	cmd := &cobra.Command{
+		Use:   "verify-circuit CIRCUIT",
+		Short: "Verify a signed circuit entry offline",
+		Long: `Verify a signed circuit entry offline: strict schema, the circuit id is the
+SHA-256 of the verifying key, and the Ed25519 signature by a key in the
+trust bundle. The report names the setup ceremony's contributors: the
+proofs made with the key are sound if at least one of them discarded
+their randomness. With --transcript, the ceremony's transcript.json must
+be the one the entry names (its hash), must have sealed the entry's keys
+(and model), and must list the entry's contributors; check the
+contributions themselves with 'svc zk ceremony verify'.
+
+Exit codes: 0 VALID, 1 INVALID, 2 usage or unreadable input,
+3 trust bundle missing or unusable.`,
+		Example: fmt.Sprintf(`  %[1]s verify-circuit circuit.json --trust-root trust-bundle.pem
+  %[1]s verify-circuit circuit.json --trust-root trust-bundle.pem --transcript head/transcript.json`, a.Name),
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runVerifyCircuit(a, o, args[0]) },
+	}
+	o.trust.Add(a, cmd)
+	cmd.Flags().StringVar(&o.transcript, "transcript", "", "the setup ceremony's transcript.json to check against the entry")
+	clicore.AddOutputFlag(cmd, &o.output)
+	return cmd
+}
+
+func runVerifyCircuit(a *clicore.App, o *verifyCircuitOptions, path string) error {
+	if err := clicore.CheckOutput(o.output); err != nil {
+		return err
+	}
+	doc, err := a.ReadInput(path, "circuit entry")
+	if err != nil {
+		return err
+	}
+	if err := document.CheckInput(doc); err != nil {
+		return &clicore.Error{Code: clicore.ExitUsage, Err: fmt.Errorf("read circuit entry: %s", clicore.Safe(err.Error())), Hint: "a circuit entry is the signed JSON document 'svc registry get-circuit' writes"}
+	}
+	trust, err := o.trust.Load()
+	if err != nil {
+		return err
+	}
+	var tr []byte
+	if o.transcript != "" {
+		if tr, err = os.ReadFile(o.transcript); err != nil {
+			return &clicore.Error{Code: clicore.ExitUsage, Err: fmt.Errorf("read transcript: %w", err)}
+		}
+	}
+	e, verr := zk.VerifyEntry(doc, trust)
+	if verr == nil && tr != nil {
+		verr = zk.CheckTranscript(e, tr)
+	}
+	rep := circuitReport{Valid: verr == nil, Verdict: "VALID", TrustRoot: &vpec.TrustRoot{File: o.trust.TrustRoot, Source: o.trust.Source}}
+	if e != nil {
+		rep.CircuitID, rep.Circuit, rep.ONNXModelHash = e.CircuitID, e.Circuit, e.ONNXModelHash
+		rep.TranscriptHash, rep.Contributors, rep.SigningKeyID = e.Ceremony.TranscriptHash, e.Ceremony.Contributors, e.SigningKeyID
+	}
+	rep.TranscriptChecked = verr == nil && tr != nil
+	if verr != nil {
+		rep.Error = verr.Error()
+		rep.Verdict = "INVALID — " + circuitCode(verr)
+	}
+	if o.output == clicore.OutputJSON {
+		if err := a.WriteJSON(rep); err != nil {
+			return err
+		}
+	} else {
+		printCircuitReport(a, rep, verr)
+	}
+	if verr != nil {
+		return clicore.ExitError{Code: clicore.ExitInvalid}
+	}
+	return nil
+}
+
+func circuitCode(err error) string {
+	switch {
+	case errors.Is(err, signing.ErrUnknownKey):
+		return "UNKNOWN SIGNING KEY"
+	case errors.Is(err, signing.ErrBadSignature):
+		return "SIGNATURE INVALID"
+	case errors.Is(err, zk.ErrEntryUnsigned):
+		return "UNSIGNED"
+	case errors.Is(err, zk.ErrTranscript):
+		return "TRANSCRIPT MISMATCH"
+	default:
+		return "SCHEMA ERROR"
+	}
+}
+
+func printCircuitReport(a *clicore.App, r circuitReport, err error) {
+	p := a.Palette()
+	w := a.Streams.Out
+	safe := clicore.Safe
+	if r.CircuitID != "" {
+		fmt.Fprintf(w, "circuit %s\n", p.Bold(safe(r.CircuitID)))
+		line := "  " + safe(r.Circuit)
+		if r.ONNXModelHash != "" {
+			line += " · model " + safe(r.ONNXModelHash)
+		}
+		fmt.Fprintln(w, line)
+		fmt.Fprintf(w, "  setup contributors: %s (transcript %s)\n", safe(strings.Join(r.Contributors, ", ")), safe(r.TranscriptHash))
+	}
+	if tr := r.TrustRoot; tr != nil {
+		fmt.Fprintf(w, "  trust root %s (from %s)\n", safe(tr.File), tr.Source)
+	}
+	if err == nil {
+		fmt.Fprintf(w, "  %s schema valid (circuit id is the SHA-256 of the verifying key)\n", a.Mark(vpec.Pass))
+		fmt.Fprintf(w, "  %s signature valid (Ed25519, key %s)\n", a.Mark(vpec.Pass), safe(r.SigningKeyID))
+		if r.TranscriptChecked {
+			fmt.Fprintf(w, "  %s transcript matches (its hash, the sealed keys and the contributors)\n", a.Mark(vpec.Pass))
+		}
+		fmt.Fprintln(w, p.Green(r.Verdict))
+		return
+	}
+	for _, line := range strings.Split(err.Error(), "\n") {
+		fmt.Fprintf(w, "  %s %s\n", a.Mark(vpec.Fail), safe(line))
+	}
+	fmt.Fprintln(w, p.Red(r.Verdict))
+}

@@ -1,0 +1,150 @@
+// Package webverify is the verification the offline verifier page
+// (verify.html, cmd/svc-verify-wasm) runs inside the browser: the same
+// pkg/core/vpec verification as svc verify, with the same proof verifier over
+// the same circuit entry loading (pkg/zk/zkverify), over documents the
+// user chose instead of files named on a command line. It reads no files,
+// uses no network and imports nothing that does (cmd/svc-verify-wasm's
+// deps_test.go guards that), so it compiles to WebAssembly.
+package webverify
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/svc-gov/svc/pkg/core/profile"
+	"github.com/svc-gov/svc/pkg/core/signing"
+	"github.com/svc-gov/svc/pkg/core/vpec"
+	"github.com/svc-gov/svc/pkg/zk/zkverify"
+)
+
+// Exit codes, the same numbers svc verify and svc-verify exit with
+// (docs/VERIFYING.md), carried in Result.ExitCode so a page and a script
+// agree on what a result means.
+const (
+	ExitValid   = 0 // VALID
+	ExitInvalid = 1 // INVALID
+	ExitUsage   = 2 // unreadable input, or an input the page cannot use
+	ExitTrust   = 3 // trust material missing or unusable (UNVERIFIED)
+)
+
+// TrustSource is the TrustRoot.Source of every report made here: the
+// trust bundle was a file the user chose in the page.
+const TrustSource = "chosen in the offline verifier page"
+
+// File is one document the user chose: its name (for the report and for
+// messages only) and its bytes.
+type File struct {
+	Name string `json:"name"`
+	Data []byte `json:"-"`
+}
+
+// Input is what the page verifies: the VPEC, the trust bundle (PEM), any
+// signed model profiles, each checked as svc verify --profile checks its
+// files, and any signed circuit entries, loaded as svc verify loads its
+// --circuit files and --circuit-dir (zkverify.Load) and checked by the
+// same proof verifier.
+type Input struct {
+	VPEC     File
+	Trust    File
+	Profiles []File
+	// Circuits are circuit entries chosen as files: each one is checked
+	// against the trust bundle, whether or not a record needs it (a
+	// corrupt or forged one fails zk_proofs), as svc verify --circuit.
+	Circuits []File
+	// CircuitFolder are the files of a chosen folder (such as the
+	// quickstart's circuits): its .json files that are not circuit
+	// entries are skipped with a warning, as svc verify --circuit-dir.
+	CircuitFolder []File
+	RequireClean  bool
+}
+
+// CircuitAdvice is what the page tells a user whose VPEC has a proof
+// without its circuit entry (vpec.Options.CircuitAdvice).
+const CircuitAdvice = "add its signed circuit entry under Circuit entries (a .json file: svc registry get-circuit writes one, the quickstart keeps them in its circuits folder)"
+
+// CircuitGiven names a chosen circuit entry file in a problem with it
+// (zkverify.Verifier.Given).
+const CircuitGiven = "circuit entry file"
+
+// Result is the outcome of Verify: a report with the exit code svc verify
+// would give, or, when the inputs cannot be verified at all, Error with
+// ExitUsage or ExitTrust and no report.
+type Result struct {
+	Report *vpec.Report `json:"report,omitempty"`
+	Error  string       `json:"error,omitempty"`
+	// Warnings name the files of a chosen circuit folder that were
+	// skipped (svc verify prints them on standard error).
+	Warnings []string `json:"warnings,omitempty"`
+	ExitCode int      `json:"exit_code"`
+}
+
+// JSON is the result as the page receives it.
+func (r Result) JSON() []byte {
+	b, err := json.Marshal(r)
+	if err != nil {
+		b, _ = json.Marshal(Result{Error: "encode result: " + err.Error(), ExitCode: ExitUsage})
+	}
+	return b
+}
+
+// Verify verifies in.VPEC against in.Trust, in.Profiles and the circuit
+// entries exactly as svc verify does (no cached profile or circuit
+// directory: the page has none but the folder the user chose).
+func Verify(in Input) Result {
+	if len(in.VPEC.Data) == 0 {
+		return Result{Error: "choose a VPEC JSON file (it is empty or was not chosen)", ExitCode: ExitUsage}
+	}
+	if len(in.Trust.Data) == 0 {
+		return Result{Error: "choose the trust bundle (trust-bundle.pem of the service that issued the VPEC): nothing is verified without it", ExitCode: ExitTrust}
+	}
+	trust, err := signing.ParseBundle(in.Trust.Data)
+	if err != nil {
+		return Result{Error: fmt.Sprintf("trust bundle %s: %v: it must be a PEM file of PUBLIC KEY (Ed25519) and CERTIFICATE blocks", in.Trust.Name, err), ExitCode: ExitTrust}
+	}
+	if len(trust.KeyIDs()) == 0 {
+		return Result{Error: fmt.Sprintf("trust bundle %s holds no Ed25519 public key: add the service's PUBLIC KEY block", in.Trust.Name), ExitCode: ExitTrust}
+	}
+	set := profile.NewSet()
+	for _, p := range in.Profiles {
+		if err := set.AddExplicitDoc(p.Name, p.Data); err != nil {
+			return Result{Error: fmt.Sprintf("profile %s: %v", p.Name, err), ExitCode: ExitUsage}
+		}
+	}
+	circuits, warnings, err := zkverify.Load(zkverify.Sources{Folder: docs(in.CircuitFolder), Docs: docs(in.Circuits)})
+	var skipped []string
+	for _, w := range warnings {
+		skipped = append(skipped, "skipping a file of the circuit folder: "+w.Error())
+	}
+	if err != nil {
+		msg := fmt.Sprintf("circuit entries: %v: choose signed circuit entry JSON files (svc registry get-circuit writes one)", err)
+		if errors.Is(err, zkverify.ErrAmbiguous) {
+			msg = fmt.Sprintf("circuit entries: %v: choose each circuit entry once: which of the two is meant cannot be decided for you", err)
+		}
+		return Result{Error: msg, Warnings: skipped, ExitCode: ExitUsage}
+	}
+	report, err := vpec.Verify(in.VPEC.Data, vpec.Options{Trust: trust, Profiles: set, RequireClean: in.RequireClean,
+		Proofs: &zkverify.Verifier{Trust: trust, Circuits: circuits, Given: CircuitGiven}, CircuitAdvice: CircuitAdvice})
+	code := ExitValid
+	switch {
+	case err == nil:
+	case errors.Is(err, vpec.ErrUnreadable):
+		code = ExitUsage
+	case errors.Is(err, vpec.ErrUnverified):
+		code = ExitTrust
+	case errors.Is(err, vpec.ErrInvalid):
+		code = ExitInvalid
+	default:
+		return Result{Error: err.Error(), Warnings: skipped, ExitCode: ExitUsage}
+	}
+	report.TrustRoot = &vpec.TrustRoot{File: in.Trust.Name, Source: TrustSource}
+	return Result{Report: report, Warnings: skipped, ExitCode: code}
+}
+
+func docs(files []File) []zkverify.Doc {
+	out := make([]zkverify.Doc, len(files))
+	for i, f := range files {
+		out[i] = zkverify.Doc{Name: f.Name, Data: f.Data}
+	}
+	return out
+}

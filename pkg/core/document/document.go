@@ -1,0 +1,248 @@
+// Package document reads and signs svc's JSON documents (VPECs, model
+// profiles). It decodes untrusted JSON strictly and computes the exact bytes
+// a signature covers: the RFC 8785 canonical form of the document without its
+// signature fields.
+package document
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/svc-gov/svc/pkg/core/canonical"
+)
+
+// MaxSize is the largest document the decoders accept (256 MiB). Larger
+// input is refused before it is read as JSON, with an error matching
+// ErrTooLarge.
+const MaxSize = 256 << 20
+
+// MaxDepth is the deepest nesting of arrays and objects a document may
+// have. The document's top-level object has depth 1 and every array or
+// object inside another adds one (a VPEC record's details object is at
+// depth 4, so its contents may nest 60 levels more); scalars add nothing.
+const MaxDepth = 64
+
+var (
+	// ErrSchema reports a document that is not valid JSON of the expected
+	// shape: invalid JSON, duplicate keys, unknown, missing, empty, null or
+	// mistyped fields, numbers not in their one accepted form.
+	ErrSchema = errors.New("schema")
+	// ErrTooLarge reports a document larger than MaxSize.
+	ErrTooLarge = errors.New("document too large")
+	// ErrNotJSON reports input that is not a JSON text at all: empty,
+	// binary, not UTF-8, or starting with a byte order mark.
+	ErrNotJSON = errors.New("not JSON")
+	// ErrSyntax reports text that is not valid JSON (cut off, a missing
+	// comma, trailing data, ...).
+	ErrSyntax = errors.New("invalid JSON")
+)
+
+// SyntaxError reports input that cannot be read as an I-JSON document, at
+// a byte offset, in words a person understands. It matches ErrSchema and
+// Err: ErrTooLarge, ErrNotJSON, ErrSyntax, or for JSON that breaks I-JSON
+// rules canonical.ErrDuplicateKey, canonical.ErrNumber or canonical.ErrDepth.
+type SyntaxError struct {
+	Offset int    // byte offset of the problem in the input
+	Msg    string // the problem, without the offset
+	Err    error
+}
+
+// Error returns the message with its position.
+func (e *SyntaxError) Error() string {
+	switch e.Err {
+	case ErrTooLarge:
+		return e.Msg
+	}
+	if e.Offset < 0 {
+		return e.Msg
+	}
+	return fmt.Sprintf("%s at byte %d", e.Msg, e.Offset)
+}
+
+// Unwrap returns the class of the problem and ErrSchema.
+func (e *SyntaxError) Unwrap() []error { return []error{e.Err, ErrSchema} }
+
+// TooLarge is the error for input of size bytes, above MaxSize (size -1:
+// a stream known only to hold more than MaxSize bytes). It matches
+// ErrTooLarge and ErrSchema.
+func TooLarge(size int64) *SyntaxError {
+	if size < 0 {
+		return &SyntaxError{Offset: -1, Err: ErrTooLarge,
+			Msg: fmt.Sprintf("the document is larger than the %d byte (256 MiB) limit", MaxSize)}
+	}
+	return &SyntaxError{Offset: -1, Err: ErrTooLarge,
+		Msg: fmt.Sprintf("the document is %d bytes, larger than the %d byte (256 MiB) limit", size, MaxSize)}
+}
+
+// CheckInput refuses, cheaply and before any parsing, input that cannot be
+// a document: larger than MaxSize, empty, binary (a control byte other
+// than tab, CR or LF: JSON never holds one raw), not UTF-8, or starting
+// with a UTF-8 byte order mark. Its errors are *SyntaxError.
+func CheckInput(data []byte) error {
+	if len(data) > MaxSize {
+		return TooLarge(int64(len(data)))
+	}
+	if len(bytes.Trim(data, " \t\r\n")) == 0 {
+		return &SyntaxError{Offset: -1, Err: ErrNotJSON, Msg: "the document is empty"}
+	}
+	if bytes.HasPrefix(data, []byte("\xef\xbb\xbf")) {
+		return &SyntaxError{Offset: -1, Err: ErrNotJSON,
+			Msg: "not JSON: the document starts with a UTF-8 byte order mark (EF BB BF); save it without one"}
+	}
+	for i, c := range data {
+		if c < 0x20 && c != '\t' && c != '\n' && c != '\r' {
+			return &SyntaxError{Offset: i, Err: ErrNotJSON, Msg: fmt.Sprintf("not JSON: binary data (byte 0x%02x)", c)}
+		}
+	}
+	if i := invalidUTF8(data); i >= 0 {
+		return &SyntaxError{Offset: i, Err: ErrNotJSON, Msg: fmt.Sprintf("not UTF-8: invalid byte 0x%02x", data[i])}
+	}
+	return nil
+}
+
+// invalidUTF8 returns the offset of the first byte that is not valid
+// UTF-8, or -1.
+func invalidUTF8(data []byte) int {
+	if utf8.Valid(data) {
+		return -1
+	}
+	for i := 0; i < len(data); {
+		r, size := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && size <= 1 {
+			return i
+		}
+		i += size
+	}
+	return -1
+}
+
+// ParseTree reads data as an I-JSON document (CheckInput's rules first,
+// then the parse, at most MaxDepth levels) and returns its tree. Errors
+// are *SyntaxError.
+func ParseTree(data []byte) (*canonical.Value, error) { return parse(data) }
+
+func parse(data []byte) (*canonical.Value, error) {
+	if err := CheckInput(data); err != nil {
+		return nil, err
+	}
+	tree, err := canonical.ParseDepth(data, MaxDepth)
+	if err != nil {
+		return nil, syntaxError(data, err)
+	}
+	return tree, nil
+}
+
+// SyntaxErrorAt is for a document parsed in parts: it turns err, from
+// parsing a part of data whose first byte is data[offset], into the
+// *SyntaxError of data.
+func SyntaxErrorAt(data []byte, offset int, err error) error {
+	var ce *canonical.Error
+	if !errors.As(err, &ce) {
+		return fmt.Errorf("%w: %w", ErrSchema, err)
+	}
+	moved := *ce
+	moved.Offset += offset
+	return syntaxError(data, &moved)
+}
+
+// syntaxError turns a parser error into a *SyntaxError without the
+// parser's package prefix.
+func syntaxError(data []byte, err error) error {
+	var ce *canonical.Error
+	if !errors.As(err, &ce) {
+		return fmt.Errorf("%w: %w", ErrSchema, err)
+	}
+	se := &SyntaxError{Offset: ce.Offset, Err: ce.Err}
+	switch ce.Err {
+	case canonical.ErrInvalidJSON:
+		se.Err = ErrSyntax
+		line, col := position(data, ce.Offset)
+		se.Msg = fmt.Sprintf("not valid JSON (line %d, column %d): %s", line, col, ce.Msg)
+	case canonical.ErrTooLarge:
+		se.Err = ErrTooLarge
+		se.Msg = ce.Msg
+	case canonical.ErrDepth:
+		se.Msg = fmt.Sprintf("arrays and objects nested deeper than %d levels", MaxDepth)
+	default:
+		se.Msg = ce.Msg
+	}
+	return se
+}
+
+// position returns the 1-based line and column (in bytes) of offset.
+func position(data []byte, offset int) (line, col int) {
+	offset = min(offset, len(data))
+	line = 1 + bytes.Count(data[:offset], []byte("\n"))
+	col = offset - bytes.LastIndexByte(data[:offset], '\n')
+	return line, col
+}
+
+// Parse checks that data is I-JSON (valid UTF-8, no duplicate keys, finite
+// numbers, no trailing data, at most MaxDepth levels) and strictly decodes
+// it into target (see Decode). It returns the parsed tree, from which signed
+// bytes are computed without parsing again.
+func Parse(data []byte, target any) (*canonical.Value, error) {
+	return ParseWith(data, target, Options{})
+}
+
+// ParseWith is Parse with decoding options; signed documents are read
+// with CanonicalNumbers.
+func ParseWith(data []byte, target any, opts Options) (*canonical.Value, error) {
+	tree, err := parse(data)
+	if err != nil {
+		return nil, err
+	}
+	if err := DecodeWith(tree, target, opts); err != nil {
+		return tree, err
+	}
+	return tree, nil
+}
+
+// SignedBytes returns the RFC 8785 canonical bytes of the JSON object data
+// with the named top-level fields removed: the bytes a signature covers.
+func SignedBytes(data []byte, without ...string) ([]byte, error) {
+	tree, err := parse(data)
+	if err != nil {
+		return nil, err
+	}
+	if tree.Kind() != canonical.KindObject {
+		return nil, fmt.Errorf("%w: document is a JSON %s, want an object", ErrSchema, tree.Kind())
+	}
+	return tree.Canonical(without...), nil
+}
+
+// MarshalSignedBytes marshals v and returns SignedBytes of the result.
+func MarshalSignedBytes(v any, without ...string) ([]byte, error) {
+	raw, err := Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return SignedBytes(raw, without...)
+}
+
+// Marshal encodes v as JSON without HTML escaping.
+func Marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, fmt.Errorf("encode JSON: %w", err)
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}
+
+// MarshalIndent encodes v as indented JSON with a trailing newline, the
+// form svc writes documents to files in.
+func MarshalIndent(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return nil, fmt.Errorf("encode JSON: %w", err)
+	}
+	return buf.Bytes(), nil
+}

@@ -1,0 +1,148 @@
+package vpec
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/svc-gov/svc/pkg/core/commitment"
+	"github.com/svc-gov/svc/pkg/core/document"
+	"github.com/svc-gov/svc/pkg/core/merkle"
+)
+
+// ChainGenesisPrefix is prepended to the run id to derive the chain's genesis value.
+const ChainGenesisPrefix = "svc.chain.v1:"
+
+// Genesis returns the chain value that precedes a run's first record:
+// SHA-256 over "svc.chain.v1:" followed by the run id.
+func Genesis(runID string) [32]byte {
+	return sha256.Sum256([]byte(ChainGenesisPrefix + runID))
+}
+
+// NextChainHash returns the chain hash of a record whose canonical bytes
+// (JCS of the record without chain_hash) are recordJCS, following prev.
+func NextChainHash(prev [32]byte, recordJCS []byte) [32]byte {
+	h := sha256.New()
+	h.Write(prev[:])
+	h.Write(recordJCS)
+	var out [32]byte
+	h.Sum(out[:0])
+	return out
+}
+
+// FormatHash writes a SHA-256 value as "sha256:<hex>".
+func FormatHash(sum [32]byte) string { return "sha256:" + hex.EncodeToString(sum[:]) }
+
+// ParseHash reads a "sha256:<hex>" value.
+func ParseHash(s string) ([32]byte, error) {
+	var out [32]byte
+	h, err := commitment.Parse(s)
+	if err != nil {
+		return out, err
+	}
+	if h.Algorithm != commitment.SHA256 {
+		return out, fmt.Errorf("%w: %s hashes cannot be used here", commitment.ErrUnsupported, h.Algorithm)
+	}
+	copy(out[:], h.Digest)
+	return out, nil
+}
+
+// RecordBytes returns the canonical bytes a record's chain hash covers:
+// JCS of the record with its chain_hash field removed.
+func RecordBytes(r *Record) ([]byte, error) {
+	return document.MarshalSignedBytes(r, "chain_hash")
+}
+
+// Chain links records in order: it fills each record's ChainHash from the
+// previous one, starting at prev (Genesis for the first record of a run).
+// It returns the last chain value.
+func Chain(prev [32]byte, records []Record) ([32]byte, error) {
+	for i := range records {
+		b, err := RecordBytes(&records[i])
+		if err != nil {
+			return prev, fmt.Errorf("record %d: %w", records[i].Sequence, err)
+		}
+		prev = NextChainHash(prev, b)
+		records[i].ChainHash = FormatHash(prev)
+	}
+	return prev, nil
+}
+
+// ErrChainBroken reports a chain hash that does not follow from its predecessor.
+var ErrChainBroken = errors.New("chain broken")
+
+// ChainBreak describes where a chain stops verifying.
+type ChainBreak struct {
+	Sequence int64  // sequence of the record whose chain hash fails
+	Reason   string // what is wrong
+	// MissingFrom and MissingTo bound the sequence numbers absent before
+	// Sequence (both 0 when none are missing).
+	MissingFrom, MissingTo int64
+}
+
+// VerifyChain recomputes the chain of records from genesis using each
+// record's canonical bytes (recordJCS[i], the bytes as received). Where the
+// sequence numbers skip, the chain cannot be followed; the next record is
+// taken as a new anchor and the skip is reported as a break. It returns every
+// break found; none means the chain is intact end to end.
+func VerifyChain(runID string, records []Record, recordJCS [][]byte) []ChainBreak {
+	var breaks []ChainBreak
+	prev := Genesis(runID)
+	var prevSeq int64
+	for i := range records {
+		r := &records[i]
+		got, err := ParseHash(r.ChainHash)
+		if err != nil {
+			// Nothing after this record can be linked to it: the next
+			// record is checked against a value that cannot match.
+			breaks = append(breaks, ChainBreak{Sequence: r.Sequence, Reason: fmt.Sprintf("chain_hash: %v", err)})
+			prev, prevSeq = [32]byte{}, r.Sequence
+			continue
+		}
+		if want := prevSeq + 1; r.Sequence != want {
+			b := ChainBreak{Sequence: r.Sequence, Reason: fmt.Sprintf("sequence %d follows %d (record %s missing or out of order)", r.Sequence, prevSeq, missingRange(prevSeq, r.Sequence))}
+			if r.Sequence > want {
+				b.MissingFrom, b.MissingTo = want, r.Sequence-1
+			}
+			breaks = append(breaks, b)
+			prev, prevSeq = got, r.Sequence
+			continue
+		}
+		want := NextChainHash(prev, recordJCS[i])
+		if want != got {
+			breaks = append(breaks, ChainBreak{Sequence: r.Sequence, Reason: fmt.Sprintf("chain_hash is %s, recomputed %s", shortHash(r.ChainHash), shortHash(FormatHash(want)))})
+		}
+		prev, prevSeq = got, r.Sequence
+	}
+	return breaks
+}
+
+func missingRange(prev, cur int64) string {
+	switch {
+	case cur <= prev:
+		return "repeated"
+	case cur == prev+2:
+		return fmt.Sprint(prev + 1)
+	default:
+		return fmt.Sprintf("%d-%d", prev+1, cur-1)
+	}
+}
+
+func shortHash(s string) string {
+	if i := strings.IndexByte(s, ':'); i >= 0 && len(s) > i+13 {
+		return s[:i+13] + "…"
+	}
+	return s
+}
+
+// MerkleRoot returns the RFC 6962 Merkle root over the records' commitment
+// hash strings (UTF-8 bytes of "sha256:<hex>"), in record order, as "sha256:<hex>".
+func MerkleRoot(records []Record) string {
+	leaves := make([]merkle.Hash, len(records))
+	for i := range records {
+		leaves[i] = merkle.LeafHash([]byte(records[i].CommitmentHash))
+	}
+	return FormatHash(merkle.RootFromLeafHashes(leaves))
+}

@@ -1,0 +1,432 @@
+package postgres
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/svc-gov/svc/pkg/service/store"
+	"github.com/svc-gov/svc/pkg/service/store/internal/migrate"
+	"github.com/svc-gov/svc/pkg/service/store/storetest"
+)
+
+// dsnEnv names the environment variable holding the test server's DSN;
+// scripts/postgres.sh start prints it.
+const dsnEnv = "SVC_TEST_POSTGRES_DSN"
+
+// testSchema creates a fresh schema in the test database and returns a DSN
+// whose search_path is that schema; the schema is dropped when the test
+// ends. Without SVC_TEST_POSTGRES_DSN the test is skipped.
+func testSchema(t testing.TB) string {
+	t.Helper()
+	base := os.Getenv(dsnEnv)
+	if base == "" {
+		t.Skipf("%s is not set: run scripts/postgres.sh start and export the line it prints to test the PostgreSQL store", dsnEnv)
+	}
+	ctx := context.Background()
+	admin, err := pgxpool.New(ctx, base)
+	if err != nil {
+		t.Fatalf("connecting to %s: %v", dsnEnv, err)
+	}
+	t.Cleanup(admin.Close)
+	b := make([]byte, 6)
+	rand.Read(b)
+	schema := "svc_test_" + hex.EncodeToString(b)
+	if _, err := admin.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
+		t.Fatalf("create schema: %v", err)
+	}
+	t.Cleanup(func() {
+		if _, err := admin.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE"); err != nil {
+			t.Errorf("drop schema %s: %v", schema, err)
+		}
+	})
+	return withSearchPath(t, base, schema)
+}
+
+func withSearchPath(t testing.TB, dsn, schema string) string {
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		u, err := url.Parse(dsn)
+		if err != nil {
+			t.Fatalf("%s is not a valid URL", dsnEnv)
+		}
+		q := u.Query()
+		q.Set("search_path", schema)
+		u.RawQuery = q.Encode()
+		return u.String()
+	}
+	return dsn + " search_path=" + schema
+}
+
+func openDSN(t testing.TB, dsn string) *DB {
+	t.Helper()
+	db, err := Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func TestConformance(t *testing.T) {
+	if os.Getenv(dsnEnv) == "" {
+		t.Skipf("%s is not set: run scripts/postgres.sh start and export the line it prints to test the PostgreSQL store", dsnEnv)
+	}
+	storetest.Run(t, func(t *testing.T) store.Store {
+		return openDSN(t, testSchema(t))
+	})
+}
+
+func TestPersistence(t *testing.T) {
+	dsn := testSchema(t)
+	storetest.RunPersistence(t, func(t *testing.T) store.Store {
+		return openDSN(t, dsn)
+	})
+}
+
+// TestConcurrentOpen: servers starting together on a new database apply
+// each migration once, and a later Open applies none.
+func TestConcurrentOpen(t *testing.T) {
+	ctx := context.Background()
+	dsn := testSchema(t)
+	const n = 6
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			db, err := Open(ctx, dsn)
+			if err != nil {
+				t.Errorf("Open %d: %v", i, err)
+				return
+			}
+			db.Close()
+		})
+	}
+	wg.Wait()
+	db := openDSN(t, dsn)
+	read := func() string {
+		rows, err := db.pool.Query(ctx, "SELECT version, name, applied_at FROM schema_migrations ORDER BY version")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var out []string
+		for rows.Next() {
+			var v int
+			var name string
+			var at any
+			if err := rows.Scan(&v, &name, &at); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, fmt.Sprint(v, name, at))
+		}
+		return strings.Join(out, "\n")
+	}
+	first := read()
+	v, err := db.SchemaVersion(ctx)
+	if err != nil || v < 1 || strings.Count(first, "\n")+1 != v {
+		t.Fatalf("SchemaVersion = %d, %v; schema_migrations:\n%s", v, err, first)
+	}
+	db2 := openDSN(t, dsn)
+	db2.Close()
+	if again := read(); again != first {
+		t.Fatalf("schema_migrations changed on reopen:\n%s\nwant\n%s", again, first)
+	}
+}
+
+func TestNewerSchemaRefused(t *testing.T) {
+	ctx := context.Background()
+	dsn := testSchema(t)
+	db := openDSN(t, dsn)
+	if _, err := db.pool.Exec(ctx, "INSERT INTO schema_migrations (version, name) VALUES (999, 'future')"); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if db, err := Open(ctx, dsn); err == nil || !strings.Contains(err.Error(), "version 999") {
+		if db != nil {
+			db.Close()
+		}
+		t.Fatalf("Open of a newer schema: err = %v", err)
+	}
+}
+
+func TestOpenErrors(t *testing.T) {
+	for _, dsn := range []string{"postgres://%zz", "postgres://nobody@127.0.0.1:1/none?sslmode=disable&connect_timeout=2"} {
+		if db, err := Open(context.Background(), dsn); err == nil {
+			db.Close()
+			t.Errorf("Open(%q): err = nil", dsn)
+		}
+	}
+}
+
+// TestTwoServers: two DBs (two pools, as two svc servers) append records to
+// one run concurrently, then both seal it at once: every record is stored
+// once, exactly one seal wins, and later appends from either fail with
+// ErrSealed.
+func TestTwoServers(t *testing.T) {
+	ctx := context.Background()
+	dsn := testSchema(t)
+	servers := []*DB{openDSN(t, dsn), openDSN(t, dsn)}
+	if err := servers[0].CreateOrg(ctx, store.Org{ID: "org_a", Name: "a", Tier: "enterprise", CreatedAt: storetest.T0}); err != nil {
+		t.Fatal(err)
+	}
+	if err := servers[1].CreateRun(ctx, store.Run{ID: "run_1", OrgID: "org_a", OpenedAt: storetest.T0}); err != nil {
+		t.Fatal(err)
+	}
+	const n, workers = 400, 4
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	stored := map[int]int{}
+	for i, db := range servers {
+		for w := range workers {
+			wg.Go(func() {
+				// Both servers send every record (a client retrying against
+				// another server), in opposite orders.
+				for k := w; k < n; k += workers {
+					j := k
+					if i == 1 {
+						j = n - 1 - k
+					}
+					rec := storetest.MakeRecord("run_1", int64(j), fmt.Sprintf("rec-%d", j), 600)
+					dup, err := db.AppendRecord(ctx, "org_a", rec, store.Limits{})
+					if err != nil {
+						t.Errorf("server %d: AppendRecord(%d): %v", i, j, err)
+						continue
+					}
+					if !dup {
+						mu.Lock()
+						stored[j]++
+						mu.Unlock()
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
+	if len(stored) != n {
+		t.Errorf("%d records stored, want %d", len(stored), n)
+	}
+	for j, c := range stored {
+		if c != 1 {
+			t.Errorf("record %d reported stored %d times", j, c)
+		}
+	}
+	for i, db := range servers {
+		recs, err := db.Records(ctx, "run_1")
+		if err != nil || len(recs) != n {
+			t.Fatalf("server %d: Records = %d, %v; want %d", i, len(recs), err, n)
+		}
+	}
+
+	for round := range 5 {
+		runID := fmt.Sprintf("run_seal_%d", round)
+		if err := servers[0].CreateRun(ctx, store.Run{ID: runID, OrgID: "org_a", OpenedAt: storetest.T0}); err != nil {
+			t.Fatal(err)
+		}
+		errs := make([]error, 2*len(servers))
+		start := make(chan struct{})
+		for i := range errs {
+			db := servers[i%len(servers)]
+			wg.Go(func() {
+				<-start
+				errs[i] = db.SealRun(ctx, "org_a", runID, store.VPEC{ID: fmt.Sprintf("vpec-%d-%d", round, i), IssuedAt: storetest.T0, Body: []byte("{}")})
+			})
+		}
+		close(start)
+		wg.Wait()
+		won := 0
+		for i, err := range errs {
+			switch {
+			case err == nil:
+				won++
+			case !errors.Is(err, store.ErrSealed):
+				t.Errorf("round %d: SealRun %d: %v", round, i, err)
+			}
+		}
+		if won != 1 {
+			t.Errorf("round %d: %d seals won (%v), want 1", round, won, errs)
+		}
+	}
+	if err := servers[0].SealRun(ctx, "org_a", "run_1", store.VPEC{ID: "vpec-1", IssuedAt: storetest.T0, Body: []byte("{}")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := servers[1].AppendRecord(ctx, "org_a", storetest.MakeRecord("run_1", n, "late", 10), store.Limits{}); !errors.Is(err, store.ErrSealed) {
+		t.Errorf("AppendRecord on the other server after the seal: %v, want ErrSealed", err)
+	}
+}
+
+// BenchmarkAppendRecord appends ~600-byte records one after another to one
+// run, each a durable transaction (synchronous_commit=on).
+func BenchmarkAppendRecord(b *testing.B) {
+	ctx := context.Background()
+	db := openDSN(b, testSchema(b))
+	if err := db.CreateOrg(ctx, store.Org{ID: "org_a", Name: "a", Tier: "standard", CreatedAt: storetest.T0}); err != nil {
+		b.Fatal(err)
+	}
+	if err := db.CreateRun(ctx, store.Run{ID: "run_1", OrgID: "org_a", OpenedAt: storetest.T0}); err != nil {
+		b.Fatal(err)
+	}
+	recs := make([]store.Record, b.N)
+	for i := range recs {
+		recs[i] = storetest.MakeRecord("run_1", int64(i), fmt.Sprintf("rec-%08d", i), 600)
+	}
+	b.SetBytes(int64(len(recs[0].Body)))
+	b.ResetTimer()
+	for i := range recs {
+		if _, err := db.AppendRecord(ctx, "org_a", recs[i], store.Limits{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
+}
+
+// BenchmarkAppendRecordParallel appends ~600-byte records from
+// 16×GOMAXPROCS goroutines, each to a run of its own, as an HTTP server
+// under load does. It reports records/s and the p50, p99 and maximum
+// latency.
+func BenchmarkAppendRecordParallel(b *testing.B) {
+	storetest.BenchAppendRecordParallel(b, openDSN(b, testSchema(b)), 16)
+}
+
+// TestMigrateFrom0001: a database created by a binary that knew only
+// 0001_init (data included) is brought to the current schema by Open.
+func TestMigrateFrom0001(t *testing.T) {
+	ctx := context.Background()
+	dsn := testSchema(t)
+	ms, err := migrate.Load(migrationsFS, "migrations")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ms) < 2 {
+		t.Fatalf("%d migrations, want at least 2", len(ms))
+	}
+	old, err := open(ctx, dsn, ms[:1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := old.CreateOrg(ctx, store.Org{ID: "org_a", Name: "a", Tier: "standard", CreatedAt: storetest.T0}); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"run_1", "run_sealed"} {
+		if err := old.CreateRun(ctx, store.Run{ID: id, OrgID: "org_a", OpenedAt: storetest.T0}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The current code's seal and append need the current schema: the old
+	// rows are written with the SQL of version 1.
+	if _, err := old.pool.Exec(ctx, "INSERT INTO vpecs VALUES ('vpec-1', 'run_sealed', 'org_a', $1, '{}')", storetest.T0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := old.pool.Exec(ctx, "UPDATE runs SET sealed = true, closed_at = $1, vpec_id = 'vpec-1' WHERE id = 'run_sealed'", storetest.T0); err != nil {
+		t.Fatal(err)
+	}
+	r0 := storetest.MakeRecord("run_1", 0, "rec-0", 100)
+	if _, err := old.pool.Exec(ctx, "INSERT INTO records VALUES ($1, $2, $3, $4, $5)", r0.RunID, r0.Sequence, r0.RecordID, r0.ChainHash, r0.Body); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := old.SchemaVersion(ctx); err != nil || v != 1 {
+		t.Fatalf("SchemaVersion of the old database = %d, %v; want 1", v, err)
+	}
+	if err := old.CreateReviewerKey(ctx, store.ReviewerKey{OrgID: "org_a", KeyID: "k", CreatedAt: storetest.T0}); err == nil || !strings.Contains(err.Error(), "does not exist") {
+		t.Fatalf("CreateReviewerKey at version 1: err = %v, want a missing table", err)
+	}
+	old.Close()
+
+	db := openDSN(t, dsn)
+	if v, err := db.SchemaVersion(ctx); err != nil || v != len(ms) {
+		t.Fatalf("SchemaVersion after Open = %d, %v; want %d", v, err, len(ms))
+	}
+	if got, err := db.RecordBySequence(ctx, "run_1", 0); err != nil || string(got.Body) != string(r0.Body) {
+		t.Errorf("the record stored at version 1 = %+v, %v", got, err)
+	}
+	if err := db.CreateReviewerKey(ctx, store.ReviewerKey{OrgID: "org_a", KeyID: "k", PublicKey: []byte("pk"), CreatedAt: storetest.T0}); err != nil {
+		t.Errorf("CreateReviewerKey: %v", err)
+	}
+	if err := db.CreateSession(ctx, store.Session{ID: "chk_1", OrgID: "org_a", RunID: "run_1", Kind: "check", OpenedAt: storetest.T0}); err != nil {
+		t.Errorf("CreateSession in a run created at version 1: %v", err)
+	}
+	if err := db.CreateSession(ctx, store.Session{ID: "chk_2", OrgID: "org_a", RunID: "run_sealed", Kind: "check", OpenedAt: storetest.T0}); !errors.Is(err, store.ErrSealed) {
+		t.Errorf("CreateSession in a run sealed at version 1: err = %v, want ErrSealed", err)
+	}
+	if err := db.CreateCalibrationRequest(ctx, store.CalibrationRequest{ID: "cal_req_1", OrgID: "org_a", ModelHash: "sha256:m", CreatedAt: storetest.T0, UpdatedAt: storetest.T0}); err != nil {
+		t.Errorf("CreateCalibrationRequest: %v", err)
+	}
+	rows, err := db.pool.Query(ctx, "SELECT version || '_' || name FROM schema_migrations ORDER BY version")
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, m := range ms {
+		want = append(want, fmt.Sprintf("%d_%s", m.Version, m.Name))
+	}
+	if got := strings.Join(names, ","); got != strings.Join(want, ",") {
+		t.Errorf("schema_migrations = %s, want %s", got, strings.Join(want, ","))
+	}
+}
+
+// TestMigrateRunMetadata: 0003 fills the metadata of the runs an older
+// binary stored (record count, bytes, last sequence and chain hash), and
+// appends after the upgrade continue from it.
+func TestMigrateRunMetadata(t *testing.T) {
+	ctx := context.Background()
+	dsn := testSchema(t)
+	ms, err := migrate.Load(migrationsFS, "migrations")
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := open(ctx, dsn, ms[:2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := old.CreateOrg(ctx, store.Org{ID: "org_a", Name: "a", Tier: "standard", CreatedAt: storetest.T0}); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"run_1", "run_empty"} {
+		if err := old.CreateRun(ctx, store.Run{ID: id, OrgID: "org_a", OpenedAt: storetest.T0}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var recs []store.Record
+	var bytes int64
+	for _, seq := range []int64{1, 2, 5, 3} {
+		r := storetest.MakeRecord("run_1", seq, fmt.Sprintf("rec-%d", seq), 100+int(seq))
+		recs = append(recs, r)
+		bytes += int64(len(r.Body))
+		if _, err := old.pool.Exec(ctx, "INSERT INTO records VALUES ($1, $2, $3, $4, $5)", r.RunID, r.Sequence, r.RecordID, r.ChainHash, r.Body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old.Close()
+	db := openDSN(t, dsn)
+	run, err := db.Run(ctx, "org_a", "run_1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.RecordCount != 4 || run.RecordBytes != bytes || run.LastSequence != 5 || run.LastChainHash != recs[2].ChainHash {
+		t.Errorf("run after 0003 = count %d bytes %d last %d %s; want 4 %d 5 %s", run.RecordCount, run.RecordBytes, run.LastSequence, run.LastChainHash, bytes, recs[2].ChainHash)
+	}
+	empty, err := db.Run(ctx, "org_a", "run_empty")
+	if err != nil || empty.RecordCount != 0 || empty.RecordBytes != 0 || empty.LastSequence != 0 || empty.LastChainHash != "" {
+		t.Errorf("empty run after 0003 = %+v, %v", empty, err)
+	}
+	r6 := storetest.MakeRecord("run_1", 6, "rec-6", 50)
+	if _, err := db.AppendRecord(ctx, "org_a", r6, store.Limits{}); err != nil {
+		t.Fatal(err)
+	}
+	run, err = db.Run(ctx, "org_a", "run_1")
+	if err != nil || run.RecordCount != 5 || run.RecordBytes != bytes+int64(len(r6.Body)) || run.LastSequence != 6 || run.LastChainHash != r6.ChainHash {
+		t.Errorf("run after an append = %+v, %v", run, err)
+	}
+}

@@ -1,0 +1,71 @@
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/svc-gov/svc/pkg/service/store"
+)
+
+// BenchAppendRecordParallel measures AppendRecord under concurrency, as an
+// HTTP server sees it: parallelism×GOMAXPROCS goroutines (b.SetParallelism)
+// each append ~600-byte records one after another to a run of its own. s
+// must be a fresh, empty store. It reports records/s and the p50, p99 and
+// maximum latency of one AppendRecord in milliseconds.
+func BenchAppendRecordParallel(b *testing.B, s store.Store, parallelism int) {
+	ctx := context.Background()
+	org := store.Org{ID: "org_bench", Name: "bench", Tier: "standard", CreatedAt: T0}
+	if err := s.CreateOrg(ctx, org); err != nil {
+		b.Fatal(err)
+	}
+	goroutines := parallelism * runtime.GOMAXPROCS(0)
+	for i := range goroutines {
+		if err := s.CreateRun(ctx, newRun(org.ID, "pk_bench", fmt.Sprintf("run_bench_%d", i))); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var next atomic.Int32
+	var mu sync.Mutex
+	var lat []time.Duration
+	b.SetParallelism(parallelism)
+	b.SetBytes(int64(len(MakeRecord("run_bench_0", 0, "rec-00000000", 600).Body)))
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		g := int(next.Add(1)) - 1
+		if g >= goroutines {
+			b.Errorf("goroutine %d of %d: more goroutines than runs", g, goroutines)
+			return
+		}
+		run := fmt.Sprintf("run_bench_%d", g)
+		var mine []time.Duration
+		for seq := int64(0); pb.Next(); seq++ {
+			rec := MakeRecord(run, seq, fmt.Sprintf("rec-%08d", seq), 600)
+			start := time.Now()
+			if _, err := s.AppendRecord(ctx, org.ID, rec, store.Limits{}); err != nil {
+				b.Error(err)
+				return
+			}
+			mine = append(mine, time.Since(start))
+		}
+		mu.Lock()
+		lat = append(lat, mine...)
+		mu.Unlock()
+	})
+	b.StopTimer()
+	b.ReportMetric(float64(len(lat))/b.Elapsed().Seconds(), "records/s")
+	if len(lat) > 0 {
+		slices.Sort(lat)
+		ms := func(q float64) float64 {
+			return float64(lat[min(len(lat)-1, int(q*float64(len(lat))))].Microseconds()) / 1000
+		}
+		b.ReportMetric(ms(0.50), "p50-ms")
+		b.ReportMetric(ms(0.99), "p99-ms")
+		b.ReportMetric(float64(lat[len(lat)-1].Microseconds())/1000, "max-ms")
+	}
+}
