@@ -122,11 +122,11 @@ func TestProofs(t *testing.T) {
 		{name: "an entry signed by another key", in: webverify.Input{VPEC: vector(t, proofsVPEC), Circuits: []webverify.File{head, foreign}},
 			code: webverify.ExitInvalid, verdict: "INVALID — ZK PROOF INVALID", zk: vpec.Fail, message: []string{"circuit entry file " + foreign.Name + ": circuit entry signature or schema"}, notIn: "--circuit"},
 		{name: "a profile chosen as a circuit entry", in: webverify.Input{VPEC: vector(t, proofsVPEC), Circuits: []webverify.File{head, threshold, vector(t, aProfile)}},
-			code: webverify.ExitInvalid, verdict: "INVALID — ZK PROOF INVALID", zk: vpec.Fail, message: []string{"circuit entry file pii-detection-v1.0.0.json"}},
+			code: webverify.ExitUsage, message: []string{"pii-detection-v1.0.0.json is a model profile, not a signed circuit entry", "choose it as a profile"}},
 		{name: "two entries with one circuit id", in: webverify.Input{VPEC: vector(t, proofsVPEC), Circuits: []webverify.File{head, {Name: "copy.json", Data: reindented.Bytes()}}},
 			code: webverify.ExitUsage, message: []string{"ambiguous circuit entry", "copy.json", "choose each circuit entry once"}},
 		{name: "an entry too large", in: webverify.Input{VPEC: vector(t, proofsVPEC), Circuits: []webverify.File{{Name: "huge.json", Data: make([]byte, zkverify.MaxEntryBytes+1)}}},
-			code: webverify.ExitUsage, message: []string{"huge.json", "larger than"}},
+			code: webverify.ExitTrust, message: []string{"huge.json", "larger than"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			c.in.Trust = trust

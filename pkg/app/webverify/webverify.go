@@ -105,10 +105,27 @@ func Verify(in Input) Result {
 	if len(trust.KeyIDs()) == 0 {
 		return Result{Error: fmt.Sprintf("trust bundle %s holds no Ed25519 public key: add the service's PUBLIC KEY block", in.Trust.Name), ExitCode: ExitTrust}
 	}
+	// A file chosen in the wrong place is named as such, as svc verify
+	// names a circuit entry given to --profile (exit 2); a profile or
+	// entry that cannot be had is missing trust material (exit 3).
+	for _, p := range in.Profiles {
+		if _, err := zkverify.ParseEntry(p.Data); err == nil {
+			return Result{Error: fmt.Sprintf("%s is a signed circuit entry, not a model profile: choose it as a circuit entry", p.Name), ExitCode: ExitUsage}
+		}
+	}
+	for _, c := range in.Circuits {
+		if _, err := profile.Parse(c.Data); err == nil {
+			return Result{Error: fmt.Sprintf("%s is a model profile, not a signed circuit entry: choose it as a profile", c.Name), ExitCode: ExitUsage}
+		}
+	}
 	set := profile.NewSet()
 	for _, p := range in.Profiles {
 		if err := set.AddExplicitDoc(p.Name, p.Data); err != nil {
-			return Result{Error: fmt.Sprintf("profile %s: %v", p.Name, err), ExitCode: ExitUsage}
+			code := ExitTrust
+			if errors.Is(err, profile.ErrAmbiguous) {
+				code = ExitUsage
+			}
+			return Result{Error: fmt.Sprintf("profile %s: %v", p.Name, err), ExitCode: code}
 		}
 	}
 	circuits, warnings, err := zkverify.Load(zkverify.Sources{Folder: docs(in.CircuitFolder), Docs: docs(in.Circuits)})
@@ -121,7 +138,11 @@ func Verify(in Input) Result {
 		if errors.Is(err, zkverify.ErrAmbiguous) {
 			msg = fmt.Sprintf("circuit entries: %v: choose each circuit entry once: which of the two is meant cannot be decided for you", err)
 		}
-		return Result{Error: msg, Warnings: skipped, ExitCode: ExitUsage}
+		code := ExitTrust // named and not to be had, as svc verify --circuit
+		if errors.Is(err, zkverify.ErrAmbiguous) {
+			code = ExitUsage
+		}
+		return Result{Error: msg, Warnings: skipped, ExitCode: code}
 	}
 	report, err := vpec.Verify(in.VPEC.Data, vpec.Options{Trust: trust, Profiles: set, RequireClean: in.RequireClean,
 		Proofs: &zkverify.Verifier{Trust: trust, Circuits: circuits, Given: CircuitGiven}, CircuitAdvice: CircuitAdvice})
