@@ -424,8 +424,8 @@ TIMES_JQ="$TIME_JQ"'
     (.gaps[] | select((.timestamp | rfc3339_epoch) < $floor)
       | "gap \(.gap_id): timestamp \(.timestamp) is before the run"),
     (select(has("opened_at")) | (.opened_at | rfc3339_epoch) as $o
-      | (select($o > $t + 300) | "opened_at \(.opened_at) is after the VPEC timestamp (+5 min)"),
-        (.records[] | select((.recorded_at | rfc3339_epoch) < $o - 300)
+      | (select($o > ($t | plus(300))) | "opened_at \(.opened_at) is after the VPEC timestamp (+5 min)"),
+        (.records[] | select((.recorded_at | rfc3339_epoch) < ($o | plus(-300)))
           | "record \(.sequence): recorded_at \(.recorded_at) is before the run was opened (opened_at, -5 min)"))'
 problems=$(jq -r --argjson t "$vpec_time" "$TIMES_JQ" "$VPEC")
 [ -z "$problems" ] || fail 1 "time: $(printf '%s\n' "$problems" | head -n 1)"
