@@ -5,6 +5,10 @@ GO ?= go
 BIN := bin
 VECTORS := testdata/vectors
 FUZZTIME ?= 20000x
+# Explicit test timeouts, at least three times what the slowest package
+# takes on a busy 2-core machine (docs/BENCHMARKS.md, "Test suite"): CI
+# machines are shared.
+TEST_TIMEOUT ?= 30m
 # One version for the binaries and the offline verifier page they embed
 # (svc --version, the dashboard footer, /verify): git describe, as
 # goreleaser's {{.Version}} for releases. Without ldflags (go build, go
@@ -13,7 +17,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo deve
 COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
 LDFLAGS := -X github.com/svc-gov/svc/pkg/app/cli/clicore.version=$(VERSION) -X github.com/svc-gov/svc/pkg/app/cli/clicore.commit=$(COMMIT)
 
-.PHONY: help setup ort build web chromium demo test unit interop fuzz lint docs vectors bench bench-hash bench-ingest bench-web release-check clean
+.PHONY: help quick setup ort build web chromium demo test unit interop fuzz lint docs vectors bench bench-hash bench-ingest bench-web release-check clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -51,11 +55,20 @@ unit: ## go test ./... with throwaway PostgreSQL and MariaDB servers, a loopback
 	SVC_TEST_MARIADB_DSN=$$(scripts/mariadb.sh start | sed -n 's/^SVC_TEST_MARIADB_DSN=//p'); \
 	test -n "$$SVC_TEST_MARIADB_DSN" || { echo "unit: MariaDB did not start (scripts/mariadb.sh start)"; exit 1; }; \
 	export SVC_TEST_MARIADB_DSN SVC_REQUIRE_MARIADB=1; \
-	SVC_TEST_POSTGRES_DSN="$$dsn" $(GO) test -count=1 ./...; \
+	log=$$(mktemp); \
+	SVC_TEST_POSTGRES_DSN="$$dsn" $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./... 2>&1 | tee "$$log"; \
+	status=$${PIPESTATUS[0]}; \
+	echo "slowest packages (timeout $(TEST_TIMEOUT) each):"; \
+	grep -E '^(ok|FAIL)[[:space:]]' "$$log" | awk '{print $$3, $$2}' | sort -rn | head -5 | sed 's/^/  /'; \
+	rm -f "$$log"; \
+	test "$$status" -eq 0; \
 	echo "sigstore-go on svc export bundles (module internal/sigstoretest):"; \
-	(cd internal/sigstoretest && GOFLAGS=-mod=mod $(GO) vet ./... && GOFLAGS=-mod=mod $(GO) test -count=1 ./...); \
+	(cd internal/sigstoretest && GOFLAGS=-mod=mod $(GO) vet ./... && GOFLAGS=-mod=mod $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...); \
 	echo "race detector on the concurrent packages:"; \
-	SVC_TEST_POSTGRES_DSN="$$dsn" $(GO) test -race -count=1 ./pkg/service/server ./pkg/client ./pkg/service/store/... ./pkg/core/tlog/... ./pkg/ml/inference ./pkg/ml/trace ./pkg/client/bounded
+	SVC_TEST_POSTGRES_DSN="$$dsn" $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./pkg/service/server ./pkg/client ./pkg/service/store/... ./pkg/core/tlog/... ./pkg/service/logwriter ./pkg/ml/inference ./pkg/ml/trace ./pkg/client/bounded
+
+quick: ## the fast loop: go test -short with ONNX Runtime (cached) and no servers, browser or emulator (their tests skip)
+	SVC_ORT_LIB=$$(scripts/install-ort.sh) $(GO) test -short -count=1 -timeout 15m ./...
 
 fuzz: ## run every fuzz target briefly (FUZZTIME=20000x executions each)
 	@FUZZTIME=$(FUZZTIME) scripts/fuzz.sh

@@ -46,6 +46,10 @@ sha256_hex() { openssl dgst -sha256 -r | cut -d ' ' -f 1; }
 # one canonical spelling of its bytes (padded, no whitespace, no stray bits).
 b64d() { local s; s=$(cat; printf x); s=${s%x}; s=${s%$'\n'}; [ "$(printf '%s' "$s" | openssl base64 -d -A | openssl base64 -A)" = "$s" ] && printf '%s' "$s" | openssl base64 -d -A; }
 field() { jq -r "$1" "$VPEC"; }
+# fields EXPR: one jq call that sets a shell variable for each member of the
+# object EXPR builds (values as jq -r prints them), e.g.
+#   fields '.records[0] | {seq: .sequence}'   sets $seq.
+fields() { eval "$(jq -r "$1"' | to_entries[] | "\(.key)=\(.value | if type == "string" then . else tojson end | @sh)"' "$VPEC")"; }
 
 # Step 1: a JSON text at all (exit 2 if not), then one JSON object without
 # duplicate keys (I-JSON).
@@ -280,10 +284,14 @@ prev_seq=0
 breaks=0
 hash_breaks=""
 n=$(field '.records | length')
+# Each record without its chain_hash in RFC 8785 form, one per line (the
+# compact form has no line break), beside its sequence and chain_hash.
+jq -cS '.records[] | del(.chain_hash)' "$VPEC" > "$work/records.jsonl"
+field '.records[] | "\(.sequence) \(.chain_hash)"' > "$work/chain.txt"
 i=0
 while [ "$i" -lt "$n" ]; do
-  seq=$(field ".records[$i].sequence")
-  stored=$(field ".records[$i].chain_hash")
+  IFS= read -r record <&3
+  read -r seq stored <&4
   printf '%s\n' "$stored" | grep -x 'sha256:[0-9a-f]\{64\}' >/dev/null ||
     fail 1 "chain: record $seq: chain_hash is not sha256:<64 hex>"
   if [ "$seq" -ne $((prev_seq + 1)) ]; then
@@ -294,7 +302,7 @@ while [ "$i" -lt "$n" ]; do
       fail 1 "chain: sequence $seq follows $prev_seq, and no gap declares sequence $missing missing"
     warn "chain: sequence $seq follows $prev_seq: sequence $missing missing (declared as a gap); continuing from the stored chain_hash"
   else
-    want=$({ printf '%s' "$prev" | xxd -r -p; jq -jcS ".records[$i] | del(.chain_hash)" "$VPEC"; } | sha256_hex)
+    want=$({ printf '%s' "$prev" | xxd -r -p; printf '%s' "$record"; } | sha256_hex)
     if [ "sha256:$want" != "$stored" ]; then
       breaks=$((breaks + 1))
       hash_breaks="$hash_breaks,$seq"
@@ -306,7 +314,7 @@ while [ "$i" -lt "$n" ]; do
   prev=${stored#sha256:}
   prev_seq=$seq
   i=$((i + 1))
-done
+done 3< "$work/records.jsonl" 4< "$work/chain.txt"
 chain_intact=$(field .chain_intact)
 if [ "$breaks" -eq 0 ]; then
   [ "$chain_intact" = true ] || fail 1 "chain: chain_intact is false, but the chain recomputes intact"
@@ -488,47 +496,43 @@ REVIEW_JQ='
   + (if (.review.rationale_hash // "") != "" then {rationale_hash: .review.rationale_hash} else {} end)'
 reviews=0
 for i in $(field '.records | to_entries[] | select(.value.review != null) | .key'); do
-  r=".records[$i].review"
-  seq=$(field ".records[$i].sequence")
-  field "$r.reviewer_public_key" | b64d > "$work/reviewer.der" ||
+  fields ".records[$i] | .review + {seq: .sequence, commitment_hash}"
+  printf '%s' "$reviewer_public_key" | b64d > "$work/reviewer.der" ||
     fail 1 "reviews: record $seq: reviewer_public_key is not canonical base64"
   openssl pkey -pubin -inform DER -in "$work/reviewer.der" -out "$work/reviewer.pem" 2>/dev/null ||
     fail 1 "reviews: record $seq: reviewer_public_key is not base64 SPKI DER"
   openssl pkey -pubin -in "$work/reviewer.pem" -noout -text | grep '^ED25519 Public-Key:' >/dev/null ||
     fail 1 "reviews: record $seq: reviewer_public_key is not Ed25519"
-  [ "$(key_id_of "$work/reviewer.pem")" = "$(field "$r.reviewer_key_id")" ] ||
+  [ "$(key_id_of "$work/reviewer.pem")" = "$reviewer_key_id" ] ||
     fail 1 "reviews: record $seq: reviewer_key_id does not match reviewer_public_key"
-  field "$r.reviewer_signature" | grep -x 'Ed25519:[A-Za-z0-9+/]\{86\}==' >/dev/null ||
+  printf '%s\n' "$reviewer_signature" | grep -x 'Ed25519:[A-Za-z0-9+/]\{86\}==' >/dev/null ||
     fail 1 "reviews: record $seq: reviewer_signature is not Ed25519:<base64 of 64 bytes>"
-  field "$r.reviewer_signature" | sed 's/^Ed25519://' | b64d > "$work/review-sig.bin" ||
+  printf '%s' "${reviewer_signature#Ed25519:}" | b64d > "$work/review-sig.bin" ||
     fail 1 "reviews: record $seq: reviewer_signature is not canonical base64"
   jq -jcS --argjson i "$i" "$REVIEW_JQ" "$VPEC" > "$work/review.json"
   openssl pkeyutl -verify -pubin -inkey "$work/reviewer.pem" -rawin -in "$work/review.json" \
     -sigfile "$work/review-sig.bin" >/dev/null 2>&1 ||
     fail 1 "reviews: record $seq: the reviewer signature does not verify"
-  session=$(field "$r.session_id")
-  printf '%s' "svc.check-open.v1:$session" > "$work/check-open.bin"
-  verify_tst check_open_tst "$(field "$r.check_open_tst")" "$work/check-open.bin"
+  printf '%s' "svc.check-open.v1:$session_id" > "$work/check-open.bin"
+  verify_tst check_open_tst "$check_open_tst" "$work/check-open.bin"
   opened=$tst_time
-  printf '%s' "svc.check-close.v1:$session:$(field ".records[$i].commitment_hash")" > "$work/check-close.bin"
-  verify_tst check_close_tst "$(field "$r.check_close_tst")" "$work/check-close.bin"
+  printf '%s' "svc.check-close.v1:$session_id:$commitment_hash" > "$work/check-close.bin"
+  verify_tst check_close_tst "$check_close_tst" "$work/check-close.bin"
   jq -n -e --argjson o "$opened" --argjson c "$tst_time" --argjson t "$vpec_time" "$TIME_JQ"' $o <= ($t | plus(300)) and $c <= ($t | plus(300))' \
     >/dev/null || fail 1 "time: record $seq: the review's timestamps are after the VPEC timestamp (+5 min)"
-  jq -n -e --argjson o "$opened" --argjson c "$tst_time" --argjson min "$(field "$r.min_duration_seconds")" \
+  jq -n -e --argjson o "$opened" --argjson c "$tst_time" --argjson min "$min_duration_seconds" \
     "$TIME_JQ"' ($c | seconds_since($o)) >= $min' >/dev/null ||
     fail 1 "reviews: record $seq: the review lasted $(jq -n --argjson o "$opened" --argjson c "$tst_time" '$c[0] - $o[0] + ($c[1] - $o[1]) / 1e9') s, less than min_duration_seconds"
   reviews=$((reviews + 1))
 done
 sessions=0
 for i in $(field '.records | to_entries[] | select(.value.check_session != null) | .key'); do
-  r=".records[$i].check_session"
-  seq=$(field ".records[$i].sequence")
-  session=$(field "$r.session_id")
-  printf '%s' "svc.check-open.v1:$session" > "$work/check-open.bin"
-  verify_tst check_open_tst "$(field "$r.check_open_tst")" "$work/check-open.bin"
+  fields ".records[$i] | .check_session + {seq: .sequence, commitment_hash}"
+  printf '%s' "svc.check-open.v1:$session_id" > "$work/check-open.bin"
+  verify_tst check_open_tst "$check_open_tst" "$work/check-open.bin"
   opened=$tst_time
-  printf '%s' "svc.check-close.v1:$session:$(field ".records[$i].commitment_hash")" > "$work/check-close.bin"
-  verify_tst check_close_tst "$(field "$r.check_close_tst")" "$work/check-close.bin"
+  printf '%s' "svc.check-close.v1:$session_id:$commitment_hash" > "$work/check-close.bin"
+  verify_tst check_close_tst "$check_close_tst" "$work/check-close.bin"
   jq -n -e --argjson o "$opened" --argjson c "$tst_time" '$c >= $o' >/dev/null ||
     fail 1 "reviews: record $seq: the check session closed before it opened"
   jq -n -e --argjson o "$opened" --argjson c "$tst_time" --argjson t "$vpec_time" "$TIME_JQ"' $o <= ($t | plus(300)) and $c <= ($t | plus(300))' \
@@ -615,15 +619,16 @@ check("signed_by"; opt("signed_by"; nonempty)),
 check("signature"; (.signing_key_id | type == "string") and
   (.profile_signature | type == "string" and test("\\AEd25519:[A-Za-z0-9+/]{86}==\\z")))'
 checked=""
+verified=""
 for i in $(field '.records | to_entries[] | select(.value.bounded_inference != null) | .key'); do
-  b=".records[$i].bounded_inference"
-  seq=$(field ".records[$i].sequence")
-  id=$(field "$b.profile_id")
+  fields ".records[$i] | .bounded_inference + {seq: .sequence}"
+  id=$profile_id
   prof=""
   for p in "$@"; do
     if [ "$(jq -r '.profile_id? // empty' "$p" 2>/dev/null)" = "$id" ]; then prof=$p; fi
   done
   [ -n "$prof" ] || fail 3 "profile: record $seq: profile $id not given (pass its signed JSON file after the trust bundle)"
+  case " $verified " in *" $prof "*) ;; *) # each profile file is checked once
   [ "$(jq -s length "$prof" 2>/dev/null)" = 1 ] || fail 1 "profile: $id: not exactly one JSON value"
   [ "$(jq -c --stream . "$prof" | wc -l)" -eq "$(jq -c tostream "$prof" | wc -l)" ] ||
     fail 1 "profile: $id: an object has the same key twice"
@@ -639,13 +644,15 @@ for i in $(field '.records | to_entries[] | select(.value.bounded_inference != n
   openssl pkeyutl -verify -pubin -inkey "$pkey" -rawin -in "$work/profile-signed.json" \
     -sigfile "$work/profile-sig.bin" >/dev/null 2>&1 ||
     fail 1 "profile: $id: the profile signature is invalid"
-  gpu=$(field "$b.gpu_class")
+  verified="$verified $prof" ;;
+  esac
+  gpu=$gpu_class
   jq -e --arg g "$gpu" '.calibrated_gpu_classes | index([$g]) != null' "$prof" >/dev/null ||
     fail 1 "profile: record $seq: gpu_class $gpu is not among $id's calibrated_gpu_classes"
-  want=$(jq --arg h "$(field "$b.onnx_model_hash")" --arg m "$(field "$b.trace_mode")" \
+  want=$(jq --arg h "$onnx_model_hash" --arg m "$trace_mode" \
     'first(.models[] | select(.onnx_model_hash == $h) | .operator_counts[$m]) // "none"' "$prof")
-  [ "$want" = "$(field "$b.operator_count")" ] ||
-    fail 1 "profile: record $seq: operator_count $(field "$b.operator_count"), profile $id gives $want for this model and trace_mode"
+  [ "$want" = "$operator_count" ] ||
+    fail 1 "profile: record $seq: operator_count $operator_count, profile $id gives $want for this model and trace_mode"
   case "; $checked; " in
     *"; $id · $gpu; "*) ;;
     *) checked="${checked:+$checked; }$id · $gpu" ;;

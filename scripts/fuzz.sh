@@ -12,7 +12,7 @@ for pkg in $(go list ./...); do
 	dir=$(go list -f '{{.Dir}}' "$pkg")
 	for target in $(grep -ho '^func Fuzz[A-Za-z0-9_]*' "$dir"/*_test.go 2>/dev/null | sed 's/^func //' | sort -u); do
 		echo "fuzz: $pkg $target ($FUZZTIME)"
-		go test "$pkg" -run '^$' -fuzz "^${target}\$" -fuzztime "$FUZZTIME" >/tmp/svc-fuzz.log 2>&1 || { cat /tmp/svc-fuzz.log; exit 1; }
+		go test -timeout 10m "$pkg" -run '^$' -fuzz "^${target}\$" -fuzztime "$FUZZTIME" >/tmp/svc-fuzz.log 2>&1 || { cat /tmp/svc-fuzz.log; exit 1; }
 		n=$((n + 1))
 	done
 done

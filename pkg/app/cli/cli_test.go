@@ -187,7 +187,7 @@ func TestGeneratedDocsUpToDate(t *testing.T) {
 	}
 	for _, sub := range []string{"docs/cli", "docs/man", "completions"} {
 		want := readTree(t, filepath.Join(tmp, sub))
-		got := readTree(t, filepath.Join("../..", sub))
+		got := readTree(t, filepath.Join("../../..", sub))
 		for name, w := range want {
 			if g, ok := got[name]; !ok {
 				t.Errorf("%s/%s is missing; run: go run ./internal/gendocs", sub, name)

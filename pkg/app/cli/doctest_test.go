@@ -50,7 +50,7 @@ import (
 // port answers. Every command must succeed (bash -euo pipefail).
 
 const (
-	docsRoot     = "../.."
+	docsRoot     = "../../.."
 	docsFixture  = "../../../testdata/doctest/fixture.sh"
 	vectorForDoc = "vpec/valid/clean.json" // the vector README.md's sample output shows
 	blockTimeout = 3 * time.Minute
