@@ -8,7 +8,7 @@ FUZZTIME ?= 20000x
 # Explicit test timeouts, at least three times what the slowest package
 # takes on a busy 2-core machine (docs/BENCHMARKS.md, "Test suite"): CI
 # machines are shared.
-TEST_TIMEOUT ?= 30m
+TEST_TIMEOUT ?= 45m
 # One version for the binaries and the offline verifier page they embed
 # (svc --version, the dashboard footer, /verify): git describe, as
 # goreleaser's {{.Version}} for releases. Without ldflags (go build, go
