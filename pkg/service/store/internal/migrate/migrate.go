@@ -57,3 +57,16 @@ func Load(fsys fs.FS, dir string) ([]Migration, error) {
 	}
 	return ms, nil
 }
+
+// Next returns the migration to apply to a database whose schema is at
+// version cur (0 for none), nil once it is current, and an error when the
+// database is newer than ms: this binary does not know its schema.
+func Next(ms []Migration, cur int) (*Migration, error) {
+	switch {
+	case cur > len(ms):
+		return nil, fmt.Errorf("the database schema is at version %d but this binary knows only up to %d: upgrade svc", cur, len(ms))
+	case cur == len(ms):
+		return nil, nil
+	}
+	return &ms[cur], nil
+}
