@@ -80,7 +80,7 @@ func (db *DB) Pool() *pgxpool.Pool { return db.pool }
 // database (0 for none).
 func (db *DB) SchemaVersion(ctx context.Context) (int, error) {
 	var v int
-	if err := db.pool.QueryRow(ctx, "SELECT coalesce(max(version), 0) FROM schema_migrations").Scan(&v); err != nil {
+	if err := db.pool.QueryRow(ctx, migrate.VersionQuery).Scan(&v); err != nil {
 		return 0, fmt.Errorf("postgres: schema version: %w", err)
 	}
 	return v, nil
@@ -100,6 +100,31 @@ func (db *DB) migrate(ctx context.Context, ms []migrate.Migration) error {
 	}
 }
 
+// migrationTable is schema_migrations in PostgreSQL.
+var migrationTable = migrate.Table{
+	Create: `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version    integer PRIMARY KEY,
+		name       text NOT NULL,
+		applied_at timestamptz NOT NULL DEFAULT now()
+	)`,
+	Record: func(m migrate.Migration) (string, []any) {
+		return "INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", []any{m.Version, m.Name}
+	},
+}
+
+// migrationTx is a pgx.Tx as migrate.Step sees it.
+type migrationTx struct{ pgx.Tx }
+
+func (tx migrationTx) Exec(ctx context.Context, query string, args ...any) error {
+	_, err := tx.Tx.Exec(ctx, query, args...)
+	return err
+}
+
+func (tx migrationTx) Int(ctx context.Context, query string) (n int, err error) {
+	err = tx.QueryRow(ctx, query).Scan(&n)
+	return n, err
+}
+
 // migrateStep applies the next missing migration, if any, in tx. The
 // advisory lock makes concurrent Opens wait for each other; the version is
 // read under it.
@@ -107,31 +132,8 @@ func migrateStep(ctx context.Context, tx pgx.Tx, ms []migrate.Migration) (done b
 	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", migrationLockKey); err != nil {
 		return false, fmt.Errorf("migrate: lock: %w", err)
 	}
-	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
-		version    integer PRIMARY KEY,
-		name       text NOT NULL,
-		applied_at timestamptz NOT NULL DEFAULT now()
-	)`); err != nil {
-		return false, fmt.Errorf("migrate: create schema_migrations: %w", err)
-	}
-	var cur int
-	if err := tx.QueryRow(ctx, "SELECT coalesce(max(version), 0) FROM schema_migrations").Scan(&cur); err != nil {
-		return false, fmt.Errorf("migrate: read version: %w", err)
-	}
-	m, err := migrate.Next(ms, cur)
-	switch {
-	case err != nil:
-		return false, fmt.Errorf("migrate: %w", err)
-	case m == nil:
-		return true, nil
-	}
-	if _, err := tx.Exec(ctx, m.SQL); err != nil {
-		return false, fmt.Errorf("migrate: %04d_%s: %w", m.Version, m.Name, err)
-	}
-	if _, err := tx.Exec(ctx, "INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", m.Version, m.Name); err != nil {
-		return false, fmt.Errorf("migrate: record %04d_%s: %w", m.Version, m.Name, err)
-	}
-	return false, nil
+	m, err := migrate.Step(ctx, migrationTx{tx}, ms, migrationTable)
+	return m == nil && err == nil, err
 }
 
 // inTx runs fn in a READ COMMITTED transaction, committing if it returns

@@ -2,11 +2,8 @@ package postgres
 
 import (
 	"context"
-	"crypto/subtle"
 	"fmt"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/svc-gov/svc/pkg/service/store"
 	"github.com/svc-gov/svc/pkg/service/store/internal/backend"
@@ -52,15 +49,9 @@ func (db *DB) CreateAPIKey(ctx context.Context, k store.APIKey) error {
 
 // APIKeyByHash implements store.OrgReader.
 func (db *DB) APIKeyByHash(ctx context.Context, hash []byte) (store.APIKey, error) {
-	k, err := backend.ScanAPIKey(db.pool.QueryRow(ctx, "SELECT "+backend.APIKeyCols+" FROM api_keys WHERE hash = $1", nonNil(hash)))
-	if err == nil && subtle.ConstantTimeCompare(k.Hash, hash) != 1 {
-		err = pgx.ErrNoRows
-	}
+	k, err := backend.ScanKeyByHash(db.pool.QueryRow(ctx, "SELECT "+backend.APIKeyCols+" FROM api_keys WHERE hash = $1", nonNil(hash)), hash)
 	if err != nil {
-		return store.APIKey{}, fmt.Errorf("postgres: api key by hash: %w", mapErr(err))
-	}
-	if err := backend.RevokedKey(k); err != nil {
-		return k, fmt.Errorf("postgres: %w", err)
+		return k, fmt.Errorf("postgres: api key by hash: %w", mapErr(err))
 	}
 	return k, nil
 }

@@ -21,14 +21,11 @@ func (db *DB) CreateWebSession(ctx context.Context, s store.WebSession) error {
 
 // WebSession implements store.WebSessionStore.
 func (db *DB) WebSession(ctx context.Context, idHash []byte, now time.Time) (store.WebSession, error) {
-	s, revoked, err := backend.ScanWebSession(db.pool.QueryRow(ctx, `SELECT w.id_hash, w.org_id, w.api_key_id, w.created_at, w.expires_at, k.revoked_at, k.environment
+	s, err := backend.ScanWebSession(db.pool.QueryRow(ctx, `SELECT w.id_hash, w.org_id, w.api_key_id, w.created_at, w.expires_at, k.revoked_at, k.environment
 		FROM web_sessions w JOIN api_keys k ON k.id = w.api_key_id WHERE w.id_hash = $1 AND w.expires_at > $2`,
 		nonNil(idHash), now))
 	if err != nil {
-		return store.WebSession{}, fmt.Errorf("postgres: web session: %w", mapErr(err))
-	}
-	if revoked {
-		return s, fmt.Errorf("postgres: web session: its API key %s: %w", s.APIKeyID, store.ErrRevoked)
+		return s, fmt.Errorf("postgres: web session: %w", mapErr(err))
 	}
 	return s, nil
 }

@@ -180,7 +180,7 @@ func (db *DB) Path() string { return db.path }
 // database (0 for none).
 func (db *DB) SchemaVersion(ctx context.Context) (int, error) {
 	var v int
-	err := db.r.QueryRowContext(ctx, "SELECT coalesce(max(version), 0) FROM schema_migrations").Scan(&v)
+	err := db.r.QueryRowContext(ctx, migrate.VersionQuery).Scan(&v)
 	if err != nil {
 		return 0, fmt.Errorf("sqlite: schema version: %w", err)
 	}
@@ -200,36 +200,43 @@ func (db *DB) migrate(ctx context.Context, ms []migrate.Migration) error {
 	}
 }
 
+// migrationTable is schema_migrations in SQLite.
+var migrationTable = migrate.Table{
+	Create: `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version    INTEGER NOT NULL PRIMARY KEY,
+		name       TEXT NOT NULL,
+		applied_at TEXT NOT NULL
+	) STRICT`,
+	Record: func(m migrate.Migration) (string, []any) {
+		return "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)", []any{m.Version, m.Name, fmtTime(time.Now())}
+	},
+}
+
+// migrationTx is a *sql.Tx as migrate.Step sees it.
+type migrationTx struct{ *sql.Tx }
+
+func (tx migrationTx) Exec(ctx context.Context, query string, args ...any) error {
+	_, err := tx.ExecContext(ctx, query, args...)
+	return err
+}
+
+func (tx migrationTx) Int(ctx context.Context, query string) (n int, err error) {
+	err = tx.QueryRowContext(ctx, query).Scan(&n)
+	return n, err
+}
+
 func (db *DB) migrateStep(ctx context.Context, ms []migrate.Migration) (done bool, err error) {
 	tx, err := db.w.BeginTx(ctx, nil)
 	if err != nil {
 		return false, fmt.Errorf("migrate: %w", err)
 	}
 	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
-		version    INTEGER NOT NULL PRIMARY KEY,
-		name       TEXT NOT NULL,
-		applied_at TEXT NOT NULL
-	) STRICT`); err != nil {
-		return false, fmt.Errorf("migrate: create schema_migrations: %w", err)
-	}
-	var cur int
-	if err := tx.QueryRowContext(ctx, "SELECT coalesce(max(version), 0) FROM schema_migrations").Scan(&cur); err != nil {
-		return false, fmt.Errorf("migrate: read version: %w", err)
-	}
-	m, err := migrate.Next(ms, cur)
+	m, err := migrate.Step(ctx, migrationTx{tx}, ms, migrationTable)
 	switch {
 	case err != nil:
-		return false, fmt.Errorf("migrate: %w", err)
+		return false, err
 	case m == nil:
 		return true, tx.Commit()
-	}
-	if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
-		return false, fmt.Errorf("migrate: %04d_%s: %w", m.Version, m.Name, err)
-	}
-	if _, err := tx.ExecContext(ctx, "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
-		m.Version, m.Name, fmtTime(time.Now())); err != nil {
-		return false, fmt.Errorf("migrate: record %04d_%s: %w", m.Version, m.Name, err)
 	}
 	if err := tx.Commit(); err != nil {
 		return false, fmt.Errorf("migrate: commit %04d_%s: %w", m.Version, m.Name, err)

@@ -2,8 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"crypto/subtle"
-	"database/sql"
 	"fmt"
 	"time"
 
@@ -57,15 +55,9 @@ func (db *DB) CreateAPIKey(ctx context.Context, k store.APIKey) error {
 
 // APIKeyByHash implements store.OrgReader.
 func (db *DB) APIKeyByHash(ctx context.Context, hash []byte) (store.APIKey, error) {
-	k, err := backend.ScanAPIKey(db.queryRow(ctx, "SELECT "+backend.APIKeyCols+" FROM api_keys WHERE hash = ?", nonNil(hash)))
-	if err == nil && subtle.ConstantTimeCompare(k.Hash, hash) != 1 {
-		err = sql.ErrNoRows
-	}
+	k, err := backend.ScanKeyByHash(db.queryRow(ctx, "SELECT "+backend.APIKeyCols+" FROM api_keys WHERE hash = ?", nonNil(hash)), hash)
 	if err != nil {
-		return store.APIKey{}, fmt.Errorf("sqlite: api key by hash: %w", mapErr(err))
-	}
-	if err := backend.RevokedKey(k); err != nil {
-		return k, fmt.Errorf("sqlite: %w", err)
+		return k, fmt.Errorf("sqlite: api key by hash: %w", mapErr(err))
 	}
 	return k, nil
 }

@@ -24,14 +24,11 @@ func (db *DB) CreateWebSession(ctx context.Context, s store.WebSession) error {
 
 // WebSession implements store.WebSessionStore.
 func (db *DB) WebSession(ctx context.Context, idHash []byte, now time.Time) (store.WebSession, error) {
-	s, revoked, err := backend.ScanWebSession(db.queryRow(ctx, `SELECT w.id_hash, w.org_id, w.api_key_id, w.created_at, w.expires_at, k.revoked_at, k.environment
+	s, err := backend.ScanWebSession(db.queryRow(ctx, `SELECT w.id_hash, w.org_id, w.api_key_id, w.created_at, w.expires_at, k.revoked_at, k.environment
 		FROM web_sessions w JOIN api_keys k ON k.id = w.api_key_id WHERE w.id_hash = ? AND w.expires_at > ?`,
 		nonNil(idHash), fmtTime(now)))
 	if err != nil {
-		return store.WebSession{}, fmt.Errorf("sqlite: web session: %w", mapErr(err))
-	}
-	if revoked {
-		return s, fmt.Errorf("sqlite: web session: its API key %s: %w", s.APIKeyID, store.ErrRevoked)
+		return s, fmt.Errorf("sqlite: web session: %w", mapErr(err))
 	}
 	return s, nil
 }

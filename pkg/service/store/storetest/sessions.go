@@ -392,20 +392,27 @@ func testClaimSession(t *testing.T, s store.Store) {
 
 	// Concurrent claims by distinct records: exactly one wins, the others
 	// get ErrConflict, and the stored claim is the winner's.
+	RaceClaims(t, []store.SessionStore{s}, a.org.ID, a.run.ID)
+}
+
+// RaceClaims creates sessions of the open run runID through handles[0]
+// and has 8 distinct records claim each at once, spread over handles (one
+// database opened several times, as by several processes): exactly one
+// claim wins, the others get store.ErrConflict, and every handle reads the
+// winner's claim.
+func RaceClaims(t *testing.T, handles []store.SessionStore, orgID, runID string) {
+	t.Helper()
+	ctx := context.Background()
 	for trial := range 5 {
 		id := fmt.Sprintf("chk_race_%d", trial)
-		if err := s.CreateSession(ctx, newSession(a, id)); err != nil {
+		if err := handles[0].CreateSession(ctx, store.Session{ID: id, OrgID: orgID, RunID: runID, Kind: "check", OpenedAt: T0}); err != nil {
 			t.Fatal(err)
 		}
 		const n = 8
 		var wg sync.WaitGroup
 		errs := make([]error, n)
 		for i := range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				errs[i] = s.ClaimSession(ctx, a.org.ID, id, fmt.Sprintf("rec_%d", i))
-			}()
+			wg.Go(func() { errs[i] = handles[i%len(handles)].ClaimSession(ctx, orgID, id, fmt.Sprintf("rec_%d", i)) })
 		}
 		wg.Wait()
 		winner := -1
@@ -419,9 +426,11 @@ func testClaimSession(t *testing.T, s store.Store) {
 				t.Fatalf("trial %d: claim %d: %v; want nil or ErrConflict", trial, i, err)
 			}
 		}
-		got, err := s.Session(ctx, a.org.ID, id)
-		if winner < 0 || err != nil || got.RecordID != fmt.Sprintf("rec_%d", winner) {
-			t.Fatalf("trial %d: winner %d, stored claim %q, %v", trial, winner, got.RecordID, err)
+		for h, st := range handles {
+			got, err := st.Session(ctx, orgID, id)
+			if winner < 0 || err != nil || got.RecordID != fmt.Sprintf("rec_%d", winner) {
+				t.Fatalf("trial %d: handle %d reads claim %q (%v), winner %d", trial, h, got.RecordID, err, winner)
+			}
 		}
 	}
 }

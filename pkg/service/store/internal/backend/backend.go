@@ -175,12 +175,3 @@ func ClosedOn(stored, commitmentHash string) error {
 	}
 	return nil
 }
-
-// RevokedKey is APIKeyByHash's answer for a stored key: k, with an error
-// matching store.ErrRevoked if it was revoked.
-func RevokedKey(k store.APIKey) error {
-	if k.RevokedAt.IsZero() {
-		return nil
-	}
-	return fmt.Errorf("api key %s: %w at %s", k.ID, store.ErrRevoked, k.RevokedAt.Format(time.RFC3339Nano))
-}

@@ -1,7 +1,9 @@
 package backend
 
 import (
+	"crypto/subtle"
 	"database/sql"
+	"fmt"
 	"time"
 
 	"github.com/svc-gov/svc/pkg/service/store"
@@ -147,12 +149,33 @@ func ScanIdentity(row Scanner) (store.Identity, error) {
 
 // ScanWebSession reads a web session's id_hash, org_id, api_key_id,
 // created_at and expires_at, and its API key's revoked_at and
-// environment: the session, and whether its key is revoked.
-func ScanWebSession(row Scanner) (s store.WebSession, revoked bool, err error) {
-	var rev time.Time
-	err = row.Scan(&s.IDHash, &s.OrgID, &s.APIKeyID, At(&s.CreatedAt), At(&s.ExpiresAt), At(&rev), &s.Environment)
+// environment: the session, with an error matching store.ErrRevoked if
+// its key was revoked since sign-in.
+func ScanWebSession(row Scanner) (store.WebSession, error) {
+	var s store.WebSession
+	var revoked time.Time
+	err := row.Scan(&s.IDHash, &s.OrgID, &s.APIKeyID, At(&s.CreatedAt), At(&s.ExpiresAt), At(&revoked), &s.Environment)
 	if err != nil {
-		return store.WebSession{}, false, err
+		return store.WebSession{}, err
 	}
-	return s, !rev.IsZero(), nil
+	if !revoked.IsZero() {
+		return s, fmt.Errorf("its API key %s: %w", s.APIKeyID, store.ErrRevoked)
+	}
+	return s, nil
+}
+
+// ScanKeyByHash reads APIKeyCols of the key a lookup by hash found:
+// store.ErrNotFound unless its hash is hash (compared in constant time),
+// and the key with an error matching store.ErrRevoked if it is revoked.
+func ScanKeyByHash(row Scanner, hash []byte) (store.APIKey, error) {
+	k, err := ScanAPIKey(row)
+	switch {
+	case err != nil:
+		return store.APIKey{}, err
+	case subtle.ConstantTimeCompare(k.Hash, hash) != 1:
+		return store.APIKey{}, store.ErrNotFound
+	case !k.RevokedAt.IsZero():
+		return k, fmt.Errorf("api key %s: %w at %s", k.ID, store.ErrRevoked, k.RevokedAt.Format(time.RFC3339Nano))
+	}
+	return k, nil
 }

@@ -5,6 +5,7 @@
 package migrate
 
 import (
+	"context"
 	"fmt"
 	"io/fs"
 	"path"
@@ -69,4 +70,54 @@ func Next(ms []Migration, cur int) (*Migration, error) {
 		return nil, nil
 	}
 	return &ms[cur], nil
+}
+
+// VersionQuery reads a database's schema version (0 for none) from its
+// schema_migrations table.
+const VersionQuery = "SELECT coalesce(max(version), 0) FROM schema_migrations"
+
+// Tx is a backend's migration transaction, holding the lock that keeps
+// concurrent Opens from migrating at once.
+type Tx interface {
+	// Exec runs a statement.
+	Exec(ctx context.Context, query string, args ...any) error
+	// Int runs a query returning one integer.
+	Int(ctx context.Context, query string) (int, error)
+}
+
+// Table is a backend's schema_migrations table in its dialect.
+type Table struct {
+	// Create creates the table if it does not exist.
+	Create string
+	// Record returns the statement inserting m's row, and its arguments.
+	Record func(m Migration) (query string, args []any)
+}
+
+// Step applies in tx the migration that follows the database's version,
+// recording it in the table: it returns that migration, or nil when the
+// database is current (nothing was changed but the table's creation). The
+// caller commits tx, and calls Step again until it returns nil.
+func Step(ctx context.Context, tx Tx, ms []Migration, t Table) (*Migration, error) {
+	if err := tx.Exec(ctx, t.Create); err != nil {
+		return nil, fmt.Errorf("migrate: create schema_migrations: %w", err)
+	}
+	cur, err := tx.Int(ctx, VersionQuery)
+	if err != nil {
+		return nil, fmt.Errorf("migrate: read version: %w", err)
+	}
+	m, err := Next(ms, cur)
+	if err != nil || m == nil {
+		if err != nil {
+			err = fmt.Errorf("migrate: %w", err)
+		}
+		return nil, err
+	}
+	if err := tx.Exec(ctx, m.SQL); err != nil {
+		return nil, fmt.Errorf("migrate: %04d_%s: %w", m.Version, m.Name, err)
+	}
+	q, args := t.Record(*m)
+	if err := tx.Exec(ctx, q, args...); err != nil {
+		return nil, fmt.Errorf("migrate: record %04d_%s: %w", m.Version, m.Name, err)
+	}
+	return m, nil
 }
