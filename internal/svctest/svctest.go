@@ -21,6 +21,8 @@ import (
 
 // Service is a running service and what a test needs to talk to it.
 type Service struct {
+	// Store is the service's database in every role (svctest opened it):
+	// tests publish through it and read what the service stored.
 	Store    store.Store
 	Material *server.Material
 	// URL is the server's base URL; Key a production API key of "acme".
@@ -43,7 +45,7 @@ func New(tb testing.TB, wrap func(http.Handler) http.Handler) *Service {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	srv, err := server.New(server.Config{Store: st, Signer: mat.Signer, Timestamper: mat.TSA, Trust: mat.Trust, SandboxLimit: server.RateLimit{PerSecond: -1}})
+	srv, err := server.New(server.Config{Storage: server.StorageOf(st), Signer: mat.Signer, Timestamper: mat.TSA, Trust: mat.Trust, SandboxLimit: server.RateLimit{PerSecond: -1}})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -55,7 +55,7 @@ func Example_endToEnd() {
 	st, _ := sqlite.Open(ctx, filepath.Join(dir, "svc.db"))
 	defer st.Close()
 	mat, _ := server.LoadMaterial(filepath.Join(dir, "data"))
-	srv, _ := server.New(server.Config{Store: st, Signer: mat.Signer, Timestamper: mat.TSA, Trust: mat.Trust})
+	srv, _ := server.New(server.Config{Storage: server.StorageOf(st), Signer: mat.Signer, Timestamper: mat.TSA, Trust: mat.Trust})
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
 	server.CreateOrg(ctx, st, "acme", server.TierStandard, time.Now())

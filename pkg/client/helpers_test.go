@@ -49,7 +49,7 @@ func newEnv(tb testing.TB, configure ...func(*server.Config)) *env {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	cfg := server.Config{Store: st, Signer: mat.Signer, Timestamper: mat.TSA, Trust: mat.Trust,
+	cfg := server.Config{Storage: server.StorageOf(st), Signer: mat.Signer, Timestamper: mat.TSA, Trust: mat.Trust,
 		SandboxLimit: server.RateLimit{PerSecond: -1}}
 	for _, c := range configure {
 		c(&cfg)

@@ -100,7 +100,7 @@ func TestAdminKeyListRevoke(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(server.Config{Store: db, Signer: mat.Signer, Timestamper: mat.TSA, Trust: mat.Trust})
+	srv, err := server.New(server.Config{Storage: server.StorageOf(db), Signer: mat.Signer, Timestamper: mat.TSA, Trust: mat.Trust})
 	if err != nil {
 		t.Fatal(err)
 	}

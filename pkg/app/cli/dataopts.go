@@ -117,7 +117,7 @@ func identityError(err error, dataDir string) error {
 // data directory's key material on a service's database (registry
 // publish, publish-circuit): they refuse key material that is not the
 // service's.
-func checkIdentity(ctx context.Context, st store.Store, m *server.Material, dataDir string) error {
+func checkIdentity(ctx context.Context, st store.IdentityStore, m *server.Material, dataDir string) error {
 	if _, err := setup.CheckIdentity(ctx, st, m, dataDir, time.Now()); err != nil {
 		return identityError(err, dataDir)
 	}

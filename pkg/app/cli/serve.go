@@ -160,7 +160,7 @@ func (a *app) runServe(ctx context.Context, o *serveOptions) error {
 		return &Error{Code: ExitUsage, Err: fmt.Errorf("--max-records-per-run must be at least 1, is %d", o.maxRecordsPerRun)}
 	}
 	srv, err := server.New(server.Config{
-		Store: st, Signer: m.Signer, Timestamper: tsa, Trust: m.Trust, Logger: log,
+		Storage: server.StorageOf(st), Signer: m.Signer, Timestamper: tsa, Trust: m.Trust, Logger: log,
 		MaxBodyBytes: o.maxBodyBytes, Version: BuildVersion().Version, SandboxLimit: limit,
 		RunLimits: server.RunLimits{MaxRecords: o.maxRecordsPerRun},
 	})

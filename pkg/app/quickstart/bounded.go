@@ -34,12 +34,20 @@ type boundedStep struct {
 	modelDir, tracePath, profilePath, inputPath string
 }
 
+// registry is what the Bounded Inference step publishes to: the
+// calibrated profile (answering calibration requests) and the condition
+// circuits.
+type registry interface {
+	server.PublishStore
+	store.CircuitStore
+}
+
 // runBounded runs the Bounded Inference part of the quickstart when
 // this build has ONNX Runtime: a classifier in the patterns of a torch
 // export, calibrated on real executions, its profile signed and published,
 // then one bound_committed_inference check on the run. Without a runtime
 // it says so and returns nil.
-func runBounded(ctx context.Context, dir string, st store.Store, mat *server.Material, p *client.Pipeline,
+func runBounded(ctx context.Context, dir string, st registry, mat *server.Material, p *client.Pipeline,
 	run *client.Run, manifestID string, input []byte, set *profile.Set, say func(string, ...any)) (*boundedStep, error) {
 	lib, err := inference.LibraryPath("")
 	if err == nil {

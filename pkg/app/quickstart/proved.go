@@ -22,7 +22,7 @@ import (
 // (mathematical) are proved and recorded. It returns the circuit entries
 // and the directory holding them (dir/circuits, svc verify's
 // --circuit-dir).
-func runProved(ctx context.Context, dir string, st store.Store, mat *server.Material, p *client.Pipeline,
+func runProved(ctx context.Context, dir string, st store.CircuitStore, mat *server.Material, p *client.Pipeline,
 	run *client.Run, manifestID string, say func(string, ...any)) (*zk.Set, string, error) {
 	onnx, err := modelgen.MLPHead(modelgen.MLPHeadConfig{Dims: []int{64, 16, 2}, Seed: 1})
 	if err != nil {
@@ -78,7 +78,7 @@ func runProved(ctx context.Context, dir string, st store.Store, mat *server.Mate
 // publishDev makes and publishes a circuit's single-party dev keys once
 // per quickstart directory (dir/<name>.circuit.json and dir/<name>.pk);
 // later runs reuse its entry and proving key.
-func publishDev(ctx context.Context, dir string, st store.Store, mat *server.Material, name, circuit string, model []byte) ([]byte, []byte, error) {
+func publishDev(ctx context.Context, dir string, st store.CircuitStore, mat *server.Material, name, circuit string, model []byte) ([]byte, []byte, error) {
 	docPath, pkPath := filepath.Join(dir, name+".circuit.json"), filepath.Join(dir, name+".pk")
 	doc, derr := os.ReadFile(docPath)
 	pk, perr := os.ReadFile(pkPath)
@@ -105,7 +105,7 @@ func publishDev(ctx context.Context, dir string, st store.Store, mat *server.Mat
 // conditionProvers publishes (once) dev keys of the truncation_check and
 // below_threshold_check circuits and returns their provers, keeping the
 // entries in the circuit cache dir/circuits that the verification reads.
-func conditionProvers(ctx context.Context, dir string, st store.Store, mat *server.Material) ([]*zkprove.Condition, error) {
+func conditionProvers(ctx context.Context, dir string, st store.CircuitStore, mat *server.Material) ([]*zkprove.Condition, error) {
 	var out []*zkprove.Condition
 	for _, c := range []struct{ name, circuit string }{{"truncation", vpec.CircuitTruncation}, {"below-threshold", vpec.CircuitBelowThreshold}} {
 		doc, pk, err := publishDev(ctx, dir, st, mat, c.name, c.circuit, nil)

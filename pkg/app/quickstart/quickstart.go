@@ -91,7 +91,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return nil, fail("keys", err)
 	}
-	srv, err := server.New(server.Config{Store: st, Signer: mat.Signer, Timestamper: mat.TSA, Trust: mat.Trust,
+	srv, err := server.New(server.Config{Storage: server.StorageOf(st), Signer: mat.Signer, Timestamper: mat.TSA, Trust: mat.Trust,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Version: o.Version})
 	if err != nil {
 		return nil, fail("service", err)

@@ -20,7 +20,7 @@ import (
 
 type service struct {
 	sv  *svctest.Service
-	st  store.Store
+	st  store.CircuitStore
 	mat *server.Material
 	url string
 	key string

@@ -107,7 +107,7 @@ func (d *Dashboard) currentSession(r *http.Request) (sess, error) {
 	if err != nil || c.Value == "" || len(c.Value) > 128 {
 		return sess{}, store.ErrNotFound
 	}
-	ws, err := d.cfg.Web.WebSession(r.Context(), tokenHash(c.Value), d.cfg.Now())
+	ws, err := d.cfg.Storage.Sessions.WebSession(r.Context(), tokenHash(c.Value), d.cfg.Now())
 	if err != nil {
 		return sess{}, err
 	}
@@ -197,14 +197,14 @@ func (d *Dashboard) signin(w http.ResponseWriter, r *http.Request) {
 	}
 	tok := newToken()
 	now := d.cfg.Now().UTC()
-	if err := d.cfg.Web.CreateWebSession(r.Context(), store.WebSession{IDHash: tokenHash(tok), OrgID: k.OrgID, APIKeyID: k.ID,
+	if err := d.cfg.Storage.Sessions.CreateWebSession(r.Context(), store.WebSession{IDHash: tokenHash(tok), OrgID: k.OrgID, APIKeyID: k.ID,
 		CreatedAt: now, ExpiresAt: now.Add(d.cfg.SessionTTL)}); err != nil {
 		d.serverError(w, r, err)
 		return
 	}
 	// Expired sessions are swept at each sign-in: the table holds live
 	// sessions and those of the last TTL only.
-	if _, err := d.cfg.Web.DeleteExpiredWebSessions(r.Context(), now); err != nil {
+	if _, err := d.cfg.Storage.Sessions.DeleteExpiredWebSessions(r.Context(), now); err != nil {
 		d.log.Warn("dashboard: sweep expired sessions", "error", err.Error())
 	}
 	d.setCookie(w, r, SigninCookie, "", -1)
@@ -213,7 +213,7 @@ func (d *Dashboard) signin(w http.ResponseWriter, r *http.Request) {
 }
 
 func (d *Dashboard) signout(w http.ResponseWriter, r *http.Request) {
-	if err := d.cfg.Web.DeleteWebSession(r.Context(), current(r).IDHash); err != nil {
+	if err := d.cfg.Storage.Sessions.DeleteWebSession(r.Context(), current(r).IDHash); err != nil {
 		d.serverError(w, r, err)
 		return
 	}

@@ -53,12 +53,11 @@ var templateFS embed.FS
 //go:embed verifypage
 var verifyFS embed.FS
 
-// Config configures the dashboard. Store, Web, Trust, Signer, Timestamper,
-// AuthKey and RequestCalibration are required.
+// Config configures the dashboard. Storage (but its Circuits), Trust,
+// Signer, Timestamper, AuthKey and RequestCalibration are required.
 type Config struct {
-	// Store and Web are the service's store (both interfaces of one value).
-	Store store.Store
-	Web   store.WebStore
+	// Storage is the service's store, the roles the dashboard uses.
+	Storage Storage
 	// Trust is the service's trust bundle: VPEC pages verify against it
 	// and offer it for download.
 	Trust *signing.Bundle
@@ -151,8 +150,8 @@ var ErrConfig = errors.New("dashboard: incomplete configuration")
 // New checks cfg and parses the templates.
 func New(cfg Config) (*Dashboard, error) {
 	switch {
-	case cfg.Store == nil || cfg.Web == nil:
-		return nil, fmt.Errorf("%w: Store and Web are required", ErrConfig)
+	case cfg.Storage.missing() != "":
+		return nil, fmt.Errorf("%w: Storage.%s is required", ErrConfig, cfg.Storage.missing())
 	case cfg.Trust == nil:
 		return nil, fmt.Errorf("%w: Trust is required", ErrConfig)
 	case cfg.Signer == nil || cfg.Timestamper == nil:

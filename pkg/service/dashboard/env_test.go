@@ -97,7 +97,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	if e.keyB, _, err = server.CreateAPIKey(ctx, e.st, "beta", vpec.Production, e.now); err != nil {
 		t.Fatal(err)
 	}
-	e.srv, err = server.New(server.Config{Store: e.st, Signer: e.mat.Signer, Timestamper: e.mat.TSA, Trust: e.mat.Trust, Version: "test",
+	e.srv, err = server.New(server.Config{Storage: server.StorageOf(e.st), Signer: e.mat.Signer, Timestamper: e.mat.TSA, Trust: e.mat.Trust, Version: "test",
 		Now: o.clock, Dashboard: server.DashboardConfig{VerifyPage: o.verifyPage, ScanBytes: o.scanBytes}})
 	if err != nil {
 		t.Fatal(err)

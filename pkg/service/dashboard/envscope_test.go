@@ -113,14 +113,20 @@ func TestHostileEnvironmentScope(t *testing.T) {
 	}
 }
 
+// storage is the env's store in every role the dashboard takes.
+func (e *env) storage() dashboard.Storage {
+	return dashboard.Storage{Sessions: e.st, Orgs: e.st, Runs: e.st, VPECs: e.st, Manifests: e.st,
+		Profiles: e.st, Calibrations: e.st, Circuits: e.st}
+}
+
 // countingStore counts the VPEC bytes read through VPEC.
 type countingStore struct {
-	store.Store
+	store.VPECReader
 	read atomic.Int64
 }
 
 func (c *countingStore) VPEC(ctx context.Context, orgID, id string) (store.VPEC, error) {
-	v, err := c.Store.VPEC(ctx, orgID, id)
+	v, err := c.VPECReader.VPEC(ctx, orgID, id)
 	c.read.Add(int64(len(v.Body)))
 	return v, err
 }
@@ -132,9 +138,10 @@ func (c *countingStore) VPEC(ctx context.Context, orgID, id string) (store.VPEC,
 func TestHostileBudgetBeforeLoad(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	e.seed()
-	web, _ := e.st.(store.WebStore)
-	cs := &countingStore{Store: e.st}
-	d, err := dashboard.New(dashboard.Config{Store: cs, Web: web, Trust: e.mat.Trust, Signer: e.mat.Signer, Timestamper: e.mat.TSA,
+	cs := &countingStore{VPECReader: e.st}
+	st := e.storage()
+	st.VPECs = cs
+	d, err := dashboard.New(dashboard.Config{Storage: st, Trust: e.mat.Trust, Signer: e.mat.Signer, Timestamper: e.mat.TSA,
 		AuthKey: func(ctx context.Context, key string) (store.APIKey, error) {
 			return e.st.APIKeyByHash(ctx, server.HashKey(key))
 		},
@@ -178,7 +185,7 @@ func TestHostileSandboxSessionRateLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(server.Config{Store: e.st, Signer: e.mat.Signer, Timestamper: e.mat.TSA, Trust: e.mat.Trust,
+	srv, err := server.New(server.Config{Storage: server.StorageOf(e.st), Signer: e.mat.Signer, Timestamper: e.mat.TSA, Trust: e.mat.Trust,
 		SandboxLimit: server.RateLimit{PerSecond: 0.001, Burst: 3}})
 	if err != nil {
 		t.Fatal(err)

@@ -246,8 +246,7 @@ func TestHostileScanBudget(t *testing.T) {
 func TestHostileVerifyAdmission(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	e.seed()
-	web, _ := e.st.(store.WebStore)
-	d, err := dashboard.New(dashboard.Config{Store: e.st, Web: web, Trust: e.mat.Trust, Signer: e.mat.Signer, Timestamper: e.mat.TSA,
+	d, err := dashboard.New(dashboard.Config{Storage: e.storage(), Trust: e.mat.Trust, Signer: e.mat.Signer, Timestamper: e.mat.TSA,
 		AuthKey: func(ctx context.Context, key string) (store.APIKey, error) {
 			return e.st.APIKeyByHash(ctx, server.HashKey(key))
 		},

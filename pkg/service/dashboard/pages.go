@@ -99,7 +99,7 @@ func (d *Dashboard) notFound(w http.ResponseWriter, r *http.Request, what string
 func (d *Dashboard) registry(w http.ResponseWriter, r *http.Request) {
 	requested := r.URL.Query().Get("requested")
 	if requested != "" {
-		if _, err := d.cfg.Store.CalibrationRequest(r.Context(), current(r).OrgID, requested); err != nil {
+		if _, err := d.cfg.Storage.Calibrations.CalibrationRequest(r.Context(), current(r).OrgID, requested); err != nil {
 			if !errors.Is(err, store.ErrNotFound) {
 				d.serverError(w, r, err)
 				return
@@ -114,7 +114,7 @@ func (d *Dashboard) registry(w http.ResponseWriter, r *http.Request) {
 // a problem of the calibration request form.
 func (d *Dashboard) registryPage(w http.ResponseWriter, r *http.Request, status int, requested, problem string) {
 	s := current(r)
-	models, scan, err := Models(r.Context(), d.cfg.Store, d.cfg.Web, s.OrgID, s.Environment, d.cfg.ScanBytes)
+	models, scan, err := Models(r.Context(), d.cfg.Storage, s.OrgID, s.Environment, d.cfg.ScanBytes)
 	if err != nil {
 		d.serverError(w, r, err)
 		return
@@ -141,7 +141,7 @@ func (d *Dashboard) requestCalibration(w http.ResponseWriter, r *http.Request) {
 		NotifyEmail:   strings.TrimSpace(r.PostForm.Get("notify_email")),
 	}
 	in.DesiredGPUClasses = r.PostForm["gpu_class"]
-	keys, err := d.cfg.Store.APIKeys(r.Context(), s.OrgID)
+	keys, err := d.cfg.Storage.Orgs.APIKeys(r.Context(), s.OrgID)
 	if err != nil {
 		d.serverError(w, r, err)
 		return
@@ -172,7 +172,7 @@ func (d *Dashboard) requestCalibration(w http.ResponseWriter, r *http.Request) {
 
 func (d *Dashboard) profilePage(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	sp, err := d.cfg.Store.ProfileByID(r.Context(), id)
+	sp, err := d.cfg.Storage.Profiles.ProfileByID(r.Context(), id)
 	if errors.Is(err, store.ErrNotFound) {
 		d.notFound(w, r, "Profile")
 		return
@@ -218,7 +218,7 @@ func (d *Dashboard) runs(w http.ResponseWriter, r *http.Request) {
 		f.State = ""
 	}
 	floor, gapsOnly := q.Get("floor"), q.Get("gaps") == "1"
-	runs, err := d.cfg.Web.RunsOfOrg(r.Context(), s.OrgID, f)
+	runs, err := d.cfg.Storage.Runs.RunsOfOrg(r.Context(), s.OrgID, f)
 	if err != nil {
 		d.serverError(w, r, err)
 		return
@@ -228,7 +228,7 @@ func (d *Dashboard) runs(w http.ResponseWriter, r *http.Request) {
 	for _, run := range runs {
 		row := RunRow{Run: run}
 		skipped := budget.SkippedVPECs
-		v, err := budget.vpec(r.Context(), d.cfg.Store, run)
+		v, err := budget.vpec(r.Context(), d.cfg.Storage.VPECs, run)
 		if err != nil {
 			d.serverError(w, r, err)
 			return
@@ -261,7 +261,7 @@ type storeProfiles struct {
 }
 
 func (p storeProfiles) Profile(id string) ([]byte, error) {
-	sp, err := p.d.cfg.Store.ProfileByID(p.r.Context(), id)
+	sp, err := p.d.cfg.Storage.Profiles.ProfileByID(p.r.Context(), id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("profile %s: %w", id, vpec.ErrProfileNotFound)
 	}
@@ -305,14 +305,14 @@ func (d *Dashboard) vpecPage(w http.ResponseWriter, r *http.Request) {
 const CircuitAdvice = "this service has not published that circuit entry: an operator publishes it with svc registry publish-circuit, or check the proof offline with the entry (svc verify --circuit)"
 
 // publishedCircuits returns this service's published circuit entries
-// (the registry svc registry get-circuit reads, store.CircuitStore) of
+// (the registry svc registry get-circuit reads, Storage.Circuits) of
 // the circuit ids v's records prove with. Each is added as given
 // explicitly, so one that is corrupt fails the zk_proofs check instead
 // of reading as missing.
 func (d *Dashboard) publishedCircuits(ctx context.Context, v *vpec.VPEC) (*zkverify.Set, error) {
 	set := zkverify.NewSet()
-	cs, ok := d.cfg.Store.(store.CircuitStore)
-	if !ok {
+	cs := d.cfg.Storage.Circuits
+	if cs == nil {
 		return set, nil // no registry: every proof's entry is missing, and the page says so
 	}
 	seen := map[string]bool{}
@@ -344,7 +344,7 @@ func (d *Dashboard) publishedCircuits(ctx context.Context, v *vpec.VPEC) (*zkver
 // release once done with the VPEC.
 func (d *Dashboard) loadVPEC(w http.ResponseWriter, r *http.Request) (sv store.VPEC, release func(), ok bool) {
 	s := current(r)
-	info, err := d.cfg.Store.VPECInfo(r.Context(), s.OrgID, r.PathValue("vpec_id"))
+	info, err := d.cfg.Storage.VPECs.VPECInfo(r.Context(), s.OrgID, r.PathValue("vpec_id"))
 	if errors.Is(err, store.ErrNotFound) {
 		d.notFound(w, r, "VPEC")
 		return sv, nil, false
@@ -365,7 +365,7 @@ func (d *Dashboard) loadVPEC(w http.ResponseWriter, r *http.Request) (sv store.V
 		return sv, nil, false
 	}
 	release = func() { d.busy.Release(info.Size, sandbox) }
-	if sv, err = d.cfg.Store.VPEC(r.Context(), s.OrgID, info.ID); err != nil {
+	if sv, err = d.cfg.Storage.VPECs.VPEC(r.Context(), s.OrgID, info.ID); err != nil {
 		release()
 		d.serverError(w, r, err)
 		return sv, nil, false

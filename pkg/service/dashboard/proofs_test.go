@@ -132,7 +132,7 @@ func startQuickstart(t *testing.T, page []byte) *qsService {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	srv, err := server.New(server.Config{Store: st, Signer: mat.Signer, Timestamper: mat.TSA, Trust: mat.Trust, Version: "test",
+	srv, err := server.New(server.Config{Storage: server.StorageOf(st), Signer: mat.Signer, Timestamper: mat.TSA, Trust: mat.Trust, Version: "test",
 		Dashboard: server.DashboardConfig{VerifyPage: page}})
 	if err != nil {
 		t.Fatal(err)

@@ -33,8 +33,8 @@ const (
 var errScanDone = errors.New("scan bound reached")
 
 // openRunModels counts, per model, the open runs whose records name it.
-func openRunModels(ctx context.Context, st store.Store, web store.WebStore, orgID, env string, budget *scanBudget) (map[string]int, error) {
-	runs, err := web.RunsOfOrg(ctx, orgID, store.RunFilter{State: "open", Environment: env, Limit: RegistryOpenRunScan})
+func openRunModels(ctx context.Context, st Storage, orgID, env string, budget *scanBudget) (map[string]int, error) {
+	runs, err := st.Runs.RunsOfOrg(ctx, orgID, store.RunFilter{State: "open", Environment: env, Limit: RegistryOpenRunScan})
 	if err != nil {
 		return nil, err
 	}
@@ -42,7 +42,7 @@ func openRunModels(ctx context.Context, st store.Store, web store.WebStore, orgI
 	left := RegistryOpenRecordScan
 	for _, run := range runs {
 		here := map[string]bool{}
-		err := st.EachRecord(ctx, run.ID, func(r store.Record) error {
+		err := st.Runs.EachRecord(ctx, run.ID, func(r store.Record) error {
 			if left--; left < 0 || !budget.take(int64(len(r.Body))) {
 				return errScanDone
 			}
@@ -137,13 +137,13 @@ func estimate(c store.CalibrationRequest) time.Time {
 //
 // It reads at most scanBytes bytes of VPECs and records (see
 // Config.ScanBytes); Scan says what it skipped.
-func Models(ctx context.Context, st store.Store, web store.WebStore, orgID, env string, scanBytes int64) ([]Model, *Scan, error) {
+func Models(ctx context.Context, st Storage, orgID, env string, scanBytes int64) ([]Model, *Scan, error) {
 	budget := newBudget(scanBytes)
-	models, err := models(ctx, st, web, orgID, env, budget)
+	models, err := models(ctx, st, orgID, env, budget)
 	return models, &budget.Scan, err
 }
 
-func models(ctx context.Context, st store.Store, web store.WebStore, orgID, env string, budget *scanBudget) ([]Model, error) {
+func models(ctx context.Context, st Storage, orgID, env string, budget *scanBudget) ([]Model, error) {
 	byHash := map[string]*Model{}
 	get := func(h string) *Model {
 		m, ok := byHash[h]
@@ -153,7 +153,7 @@ func models(ctx context.Context, st store.Store, web store.WebStore, orgID, env 
 		}
 		return m
 	}
-	manifests, err := web.ManifestsOfOrg(ctx, orgID)
+	manifests, err := st.Manifests.ManifestsOfOrg(ctx, orgID)
 	if err != nil {
 		return nil, err
 	}
@@ -169,13 +169,13 @@ func models(ctx context.Context, st store.Store, web store.WebStore, orgID, env 
 			}
 		}
 	}
-	runs, err := web.RunsOfOrg(ctx, orgID, store.RunFilter{State: "sealed", Environment: env, Limit: RegistryVPECScan})
+	runs, err := st.Runs.RunsOfOrg(ctx, orgID, store.RunFilter{State: "sealed", Environment: env, Limit: RegistryVPECScan})
 	if err != nil {
 		return nil, err
 	}
 	inVPECs := map[string]int{}
 	for _, run := range runs {
-		v, err := budget.vpec(ctx, st, run)
+		v, err := budget.vpec(ctx, st.VPECs, run)
 		if err != nil {
 			return nil, err
 		}
@@ -210,14 +210,14 @@ func models(ctx context.Context, st store.Store, web store.WebStore, orgID, env 
 	for h, n := range inVPECs {
 		get(h).Seen = append(get(h).Seen, fmt.Sprintf("records of %d VPEC(s)", n))
 	}
-	open, err := openRunModels(ctx, st, web, orgID, env, budget)
+	open, err := openRunModels(ctx, st, orgID, env, budget)
 	if err != nil {
 		return nil, err
 	}
 	for h, n := range open {
 		get(h).Seen = append(get(h).Seen, fmt.Sprintf("records of %d open run(s)", n))
 	}
-	reqs, err := web.CalibrationRequestsOfOrg(ctx, orgID)
+	reqs, err := st.Calibrations.CalibrationRequestsOfOrg(ctx, orgID)
 	if err != nil {
 		return nil, err
 	}
@@ -230,7 +230,7 @@ func models(ctx context.Context, st store.Store, web store.WebStore, orgID, env 
 		if len(m.Requests) > 0 && len(m.Seen) == 0 {
 			m.Seen = append(m.Seen, "calibration request")
 		}
-		p, err := st.ProfileByModelHash(ctx, m.Hash)
+		p, err := st.Profiles.ProfileByModelHash(ctx, m.Hash)
 		switch {
 		case err == nil:
 			m.Status = StatusPublished
@@ -294,7 +294,7 @@ func (b *scanBudget) take(n int64) bool {
 // vpec reads and decodes the VPEC of a sealed run if the run's record
 // bytes (which the VPEC holds, plus a bounded header) fit in the budget;
 // nil when the run has no VPEC, the VPEC is skipped or not readable.
-func (b *scanBudget) vpec(ctx context.Context, st store.Store, run store.Run) (*vpec.VPEC, error) {
+func (b *scanBudget) vpec(ctx context.Context, st store.VPECReader, run store.Run) (*vpec.VPEC, error) {
 	if run.VPECID == "" {
 		return nil, nil
 	}

@@ -26,7 +26,7 @@ var orgNamePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
 
 // CreateOrg adds an organisation named name (lowercase letters, digits and
 // dashes) with the given tier.
-func CreateOrg(ctx context.Context, st store.Store, name, tier string, now time.Time) (store.Org, error) {
+func CreateOrg(ctx context.Context, st store.OrgStore, name, tier string, now time.Time) (store.Org, error) {
 	if !orgNamePattern.MatchString(name) {
 		return store.Org{}, fmt.Errorf("%w organisation name %q: use 1-63 lowercase letters, digits and dashes, starting with a letter or digit", ErrInvalid, name)
 	}
@@ -76,7 +76,7 @@ func KeyID(key string) string { return api.KeyID(key) }
 
 // CreateAPIKey issues a key for the organisation named orgName and stores
 // only its hash. The key is returned once and cannot be recovered.
-func CreateAPIKey(ctx context.Context, st store.Store, orgName string, env vpec.Environment, now time.Time) (string, store.APIKey, error) {
+func CreateAPIKey(ctx context.Context, st store.OrgStore, orgName string, env vpec.Environment, now time.Time) (string, store.APIKey, error) {
 	org, err := st.OrgByName(ctx, orgName)
 	if err != nil {
 		return "", store.APIKey{}, fmt.Errorf("organisation %s: %w", orgName, err)
@@ -99,7 +99,7 @@ const RevocationDelay = keyCacheTTL
 // ListAPIKeys returns the API keys (never their secrets: only ids are
 // stored) of the organisation named orgName, or of every organisation when
 // orgName is "", oldest first, revoked ones included.
-func ListAPIKeys(ctx context.Context, st store.Store, orgName string) ([]store.APIKey, error) {
+func ListAPIKeys(ctx context.Context, st store.OrgReader, orgName string) ([]store.APIKey, error) {
 	orgID := ""
 	if orgName != "" {
 		org, err := st.OrgByName(ctx, orgName)
@@ -121,7 +121,7 @@ func ListAPIKeys(ctx context.Context, st store.Store, orgName string) ([]store.A
 // revoked. Revoking a revoked key keeps its first revocation time. An
 // unknown id gives an error matching store.ErrNotFound; a malformed one
 // ErrInvalid.
-func RevokeAPIKey(ctx context.Context, st store.Store, id string, now time.Time) (store.APIKey, error) {
+func RevokeAPIKey(ctx context.Context, st store.OrgStore, id string, now time.Time) (store.APIKey, error) {
 	if !api.ValidKeyID(id) {
 		if _, ok := vpec.EnvironmentOf(id); ok && len(id) > 20 {
 			// Never echo what looks like a secret key into logs or terminals.

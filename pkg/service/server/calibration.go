@@ -76,7 +76,7 @@ func (s *Server) createCalibrationRequest(ctx context.Context, key store.APIKey,
 	if len(in.ModelDescription) > 4096 || len(in.HubModelID) > 256 {
 		return api.CalibrationRequestView{}, badRequest("model_description", "model_description is limited to 4096 bytes and hub_model_id to 256")
 	}
-	org, err := s.cfg.Store.OrgByID(ctx, key.OrgID)
+	org, err := s.cfg.Storage.Orgs.OrgByID(ctx, key.OrgID)
 	if err != nil {
 		return api.CalibrationRequestView{}, err
 	}
@@ -87,14 +87,14 @@ func (s *Server) createCalibrationRequest(ctx context.Context, key store.APIKey,
 	if c.EstimatedCompletion == "" {
 		c.EstimatedCompletion = turnaround[TierStandard]
 	}
-	if err := s.cfg.Store.CreateCalibrationRequest(ctx, c); err != nil {
+	if err := s.cfg.Storage.Calibrations.CreateCalibrationRequest(ctx, c); err != nil {
 		return api.CalibrationRequestView{}, err
 	}
 	return calView(c), nil
 }
 
 func (s *Server) getCalibrationRequest(w http.ResponseWriter, r *http.Request) {
-	c, err := s.cfg.Store.CalibrationRequest(r.Context(), caller(r).OrgID, r.PathValue("request_id"))
+	c, err := s.cfg.Storage.Calibrations.CalibrationRequest(r.Context(), caller(r).OrgID, r.PathValue("request_id"))
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -107,7 +107,7 @@ var ErrTransition = errors.New("status change not allowed")
 
 // SetCalibrationStatus moves a request to in_progress or rejected (with a
 // note saying why). Published requests are set by Publish only.
-func SetCalibrationStatus(ctx context.Context, st store.Store, orgID, id, status, note string, now time.Time) (store.CalibrationRequest, error) {
+func SetCalibrationStatus(ctx context.Context, st store.CalibrationStore, orgID, id, status, note string, now time.Time) (store.CalibrationRequest, error) {
 	c, err := st.CalibrationRequest(ctx, orgID, id)
 	if err != nil {
 		return c, fmt.Errorf("calibration request %s: %w", id, err)
@@ -148,12 +148,19 @@ type PartialRequest struct {
 	Missing   []string `json:"missing_gpu_classes"`
 }
 
+// PublishStore is what Publish uses: the profile registry, and the
+// calibration requests a publication answers.
+type PublishStore interface {
+	store.ProfileStore
+	store.CalibrationStore
+}
+
 // Publish signs a calibrated profile with the service key and publishes it:
 // lookups for its models find it from now on, so model_profile_missing no
 // longer arises for them; every open calibration request for its models
 // (any organisation) becomes published, and its requester gets an e-mail
 // through mailer (a nil mailer skips e-mail; failures are reported, not fatal).
-func Publish(ctx context.Context, st store.Store, signer *signing.Signer, signedBy string, p *profile.Profile, mailer *notify.Mailer, now time.Time) (*PublishResult, error) {
+func Publish(ctx context.Context, st PublishStore, signer *signing.Signer, signedBy string, p *profile.Profile, mailer *notify.Mailer, now time.Time) (*PublishResult, error) {
 	body, err := profile.SignedDocument(p, signer, signedBy)
 	if err != nil {
 		return nil, err

@@ -16,15 +16,16 @@ import (
 	"github.com/svc-gov/svc/pkg/zk"
 )
 
-// ErrNoCircuitStore reports a store without the circuit registry.
+// ErrNoCircuitStore reports a server without the circuit registry
+// (Config.Storage.Circuits is nil).
 var ErrNoCircuitStore = errors.New("the store has no circuit registry")
 
-func circuitStore(st store.Store) (store.CircuitStore, error) {
-	cs, ok := st.(store.CircuitStore)
-	if !ok {
-		return nil, fmt.Errorf("%w (%T)", ErrNoCircuitStore, st)
+// circuitStore is the circuit registry, or ErrNoCircuitStore.
+func (s *Server) circuitStore() (store.CircuitReader, error) {
+	if s.cfg.Storage.Circuits == nil {
+		return nil, fmt.Errorf("%w: Config.Storage.Circuits is not set", ErrNoCircuitStore)
 	}
-	return cs, nil
+	return s.cfg.Storage.Circuits, nil
 }
 
 // PublishCircuit signs a circuit entry with the service key and publishes
@@ -32,11 +33,7 @@ func circuitStore(st store.Store) (store.CircuitStore, error) {
 // model) find it from now on. Entries are immutable: publishing the
 // identical entry again is a no-op, anything else under a published
 // circuit id fails with store.ErrExists.
-func PublishCircuit(ctx context.Context, st store.Store, signer *signing.Signer, signedBy string, e *zk.Entry, now time.Time) ([]byte, error) {
-	cs, err := circuitStore(st)
-	if err != nil {
-		return nil, err
-	}
+func PublishCircuit(ctx context.Context, cs store.CircuitStore, signer *signing.Signer, signedBy string, e *zk.Entry, now time.Time) ([]byte, error) {
 	if old, err := cs.CircuitByID(ctx, e.CircuitID); err == nil {
 		// Re-publishing: keep the first publication (same keys, same
 		// ceremony) when the entry says the same, refuse otherwise.
@@ -77,7 +74,7 @@ func sameEntry(a, b *zk.Entry) bool {
 // ?model_hash= (the latest mlp_head entry for the model) or ?circuit_id=:
 // 200 with the signed entry, 404 with {"found": false}.
 func (s *Server) circuits(w http.ResponseWriter, r *http.Request) {
-	cs, err := circuitStore(s.cfg.Store)
+	cs, err := s.circuitStore()
 	if err != nil {
 		s.fail(w, r, &httpError{http.StatusNotImplemented, api.CodeNotImplemented, err.Error(), ""})
 		return
@@ -128,7 +125,7 @@ func (s *Server) circuits(w http.ResponseWriter, r *http.Request) {
 // public inputs rebuilt from the record. A proof for an unpublished
 // circuit, or one that does not verify, is refused (422 naming zk_proof).
 func (s *Server) checkProof(ctx context.Context, runID string, rec *vpec.Record) error {
-	cs, err := circuitStore(s.cfg.Store)
+	cs, err := s.circuitStore()
 	if err != nil {
 		return err
 	}
@@ -155,7 +152,7 @@ func (s *Server) checkProof(ctx context.Context, runID string, rec *vpec.Record)
 // recorded without a proof, or nil when a circuit for its model has been
 // published since (the gap resolves itself, like model_profile_missing).
 func (s *Server) circuitGap(r *http.Request, rec *vpec.Record, stamp string) (*vpec.Gap, error) {
-	cs, err := circuitStore(s.cfg.Store)
+	cs, err := s.circuitStore()
 	if err != nil {
 		return nil, err
 	}

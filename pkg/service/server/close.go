@@ -135,7 +135,7 @@ func (s *Server) issue(r *http.Request, run store.Run) (*vpec.VPEC, []byte, erro
 	var profileGaps []vpec.Gap
 	var claims runClaims
 	var bodyBytes int64
-	err := s.cfg.Store.EachRecord(ctx, run.ID, func(sr store.Record) error {
+	err := s.cfg.Storage.Runs.EachRecord(ctx, run.ID, func(sr store.Record) error {
 		var rec vpec.Record
 		tree, err := document.Parse(sr.Body, &rec)
 		if err != nil {
@@ -244,7 +244,7 @@ func (s *Server) splice(r *http.Request, runID string, doc, pattern, open, sep, 
 	out = append(out, doc[:i]...)
 	out = append(out, open...)
 	n, nb := 0, int64(0)
-	err := s.cfg.Store.EachRecord(r.Context(), runID, func(sr store.Record) error {
+	err := s.cfg.Storage.Runs.EachRecord(r.Context(), runID, func(sr store.Record) error {
 		if n > 0 {
 			out = append(out, sep...)
 		}
@@ -275,7 +275,7 @@ func (s *Server) profiled(r *http.Request, modelHash, gpuClass string) (bool, er
 	if modelHash == "" {
 		return false, nil
 	}
-	sp, err := s.cfg.Store.ProfileByModelHash(r.Context(), modelHash)
+	sp, err := s.cfg.Storage.Profiles.ProfileByModelHash(r.Context(), modelHash)
 	if errors.Is(err, store.ErrNotFound) {
 		return false, nil
 	}

@@ -68,7 +68,7 @@ func TestCloseClientDisconnects(t *testing.T) {
 		t.Fatal(err)
 	}
 	tsa := &hangingTSA{next: mat.TSA, arrived: make(chan struct{}, 1), abandoned: make(chan error, 1)}
-	srv, err := server.New(server.Config{Store: st, Signer: mat.Signer, Timestamper: tsa, Trust: mat.Trust})
+	srv, err := server.New(server.Config{Storage: server.StorageOf(st), Signer: mat.Signer, Timestamper: tsa, Trust: mat.Trust})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -48,7 +48,7 @@ func TestCloseIdempotency(t *testing.T) {
 		t.Fatal(err)
 	}
 	tsa := &flakyTSA{next: mat.TSA}
-	srv, err := server.New(server.Config{Store: st, Signer: mat.Signer, Timestamper: tsa, Trust: mat.Trust})
+	srv, err := server.New(server.Config{Storage: server.StorageOf(st), Signer: mat.Signer, Timestamper: tsa, Trust: mat.Trust})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 )
 
 // appendRaw stores a record directly (no limits: a benchmark fixture).
-func appendRaw(ctx context.Context, st store.Store, orgID string, r store.Record) error {
+func appendRaw(ctx context.Context, st store.RunWriter, orgID string, r store.Record) error {
 	_, err := st.AppendRecord(ctx, orgID, r, store.Limits{})
 	return err
 }

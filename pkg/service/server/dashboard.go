@@ -38,20 +38,22 @@ type DashboardConfig struct {
 	VerifyBytes int64
 }
 
-// mountDashboard mounts the dashboard when the store supports it (both
-// stores do; a store without store.WebStore serves the API only).
+// mountDashboard mounts the dashboard when the store keeps its sign-ins
+// (Config.Storage.WebSessions; both stores do).
 func (s *Server) mountDashboard() error {
 	dc := s.cfg.Dashboard
-	web, ok := s.cfg.Store.(store.WebStore)
+	st := s.cfg.Storage
 	if dc.Disabled {
 		return nil
 	}
-	if !ok {
-		s.log.Info("dashboard not served: the store does not implement store.WebStore", "store", fmt.Sprintf("%T", s.cfg.Store))
+	if st.WebSessions == nil {
+		s.log.Info("dashboard not served: Config.Storage.WebSessions is not set")
 		return nil
 	}
 	d, err := dashboard.New(dashboard.Config{
-		Store: s.cfg.Store, Web: web, Trust: s.cfg.Trust, Signer: s.cfg.Signer, Timestamper: s.cfg.Timestamper,
+		Storage: dashboard.Storage{Sessions: st.WebSessions, Orgs: st.Orgs, Runs: st.Runs, VPECs: st.VPECs,
+			Manifests: st.Manifests, Profiles: st.Profiles, Calibrations: st.Calibrations, Circuits: st.Circuits},
+		Trust: s.cfg.Trust, Signer: s.cfg.Signer, Timestamper: s.cfg.Timestamper,
 		// Sign-in reads the key from the store, never from the key cache:
 		// a key revoked a moment ago creates no session.
 		AuthKey: func(ctx context.Context, key string) (store.APIKey, error) {

@@ -37,7 +37,7 @@ func FuzzRequestBodies(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	srv, err := server.New(server.Config{Store: st, Signer: mat.Signer, Timestamper: mat.TSA, Trust: mat.Trust, MaxBodyBytes: 64 << 10})
+	srv, err := server.New(server.Config{Storage: server.StorageOf(st), Signer: mat.Signer, Timestamper: mat.TSA, Trust: mat.Trust, MaxBodyBytes: 64 << 10})
 	if err != nil {
 		f.Fatal(err)
 	}

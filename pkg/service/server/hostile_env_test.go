@@ -98,7 +98,7 @@ func newHostile(t *testing.T, configure func(*server.Config), start func(*httpte
 		t.Fatal(err)
 	}
 	h := &hostile{t: t, st: st, mat: mat, tsa: &countingTSA{next: mat.TSA}, logs: &syncBuffer{}}
-	cfg := server.Config{Store: st, Signer: mat.Signer, Timestamper: h.tsa, Trust: mat.Trust, SandboxLimit: server.RateLimit{PerSecond: -1},
+	cfg := server.Config{Storage: server.StorageOf(st), Signer: mat.Signer, Timestamper: h.tsa, Trust: mat.Trust, SandboxLimit: server.RateLimit{PerSecond: -1},
 		Logger: slog.New(slog.NewTextHandler(h.logs, nil))}
 	if configure != nil {
 		configure(&cfg)

@@ -30,7 +30,7 @@ func (s *Server) apiKey(ctx context.Context, hash []byte) (store.APIKey, error) 
 // reach into the cache.
 func (s *Server) freshAPIKey(ctx context.Context, hash []byte) (store.APIKey, error) {
 	now := s.cfg.Now()
-	k, err := s.cfg.Store.APIKeyByHash(ctx, hash)
+	k, err := s.cfg.Storage.Orgs.APIKeyByHash(ctx, hash)
 	switch {
 	case errors.Is(err, store.ErrRevoked):
 		return store.APIKey{}, &httpError{http.StatusUnauthorized, api.CodeUnauthorized,

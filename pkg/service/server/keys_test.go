@@ -33,7 +33,7 @@ type twoServers struct {
 
 func startOn(t *testing.T, st store.Store, mat *server.Material) string {
 	t.Helper()
-	srv, err := server.New(server.Config{Store: st, Signer: mat.Signer, Timestamper: mat.TSA, Trust: mat.Trust})
+	srv, err := server.New(server.Config{Storage: server.StorageOf(st), Signer: mat.Signer, Timestamper: mat.TSA, Trust: mat.Trust})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,7 +34,7 @@ func (s *Server) registerManifest(w http.ResponseWriter, r *http.Request) {
 	}
 	body := tree.Canonical()
 	id := commitment.String(body)
-	created, err := s.cfg.Store.PutManifest(r.Context(), store.Manifest{OrgID: caller(r).OrgID, ID: id, Name: m.Name, Body: body, CreatedAt: s.cfg.Now().UTC()})
+	created, err := s.cfg.Storage.Manifests.PutManifest(r.Context(), store.Manifest{OrgID: caller(r).OrgID, ID: id, Name: m.Name, Body: body, CreatedAt: s.cfg.Now().UTC()})
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -47,7 +47,7 @@ func (s *Server) registerManifest(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) getManifest(w http.ResponseWriter, r *http.Request) {
-	m, err := s.cfg.Store.Manifest(r.Context(), caller(r).OrgID, r.PathValue("manifest_id"))
+	m, err := s.cfg.Storage.Manifests.Manifest(r.Context(), caller(r).OrgID, r.PathValue("manifest_id"))
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -64,7 +64,7 @@ func (s *Server) profiles(w http.ResponseWriter, r *http.Request) {
 			s.fail(w, r, badRequest("model_hash", "model_hash: %v", err))
 			return
 		}
-		p, err := s.cfg.Store.ProfileByModelHash(r.Context(), h)
+		p, err := s.cfg.Storage.Profiles.ProfileByModelHash(r.Context(), h)
 		if err != nil {
 			s.fail(w, r, err)
 			return
@@ -73,7 +73,7 @@ func (s *Server) profiles(w http.ResponseWriter, r *http.Request) {
 		w.Write(p.Body)
 		return
 	}
-	all, err := s.cfg.Store.Profiles(r.Context())
+	all, err := s.cfg.Storage.Profiles.Profiles(r.Context())
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -98,7 +98,7 @@ func (s *Server) lookup(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, badRequest("hash", "hash must be the model's onnx_model_hash, sha256:<64 hex>: %v", err))
 		return
 	}
-	sp, err := s.cfg.Store.ProfileByModelHash(r.Context(), h)
+	sp, err := s.cfg.Storage.Profiles.ProfileByModelHash(r.Context(), h)
 	if errors.Is(err, store.ErrNotFound) {
 		writeJSON(w, http.StatusNotFound, api.Lookup{Found: false})
 		return

@@ -66,11 +66,11 @@ func (s *Server) openRun(w http.ResponseWriter, r *http.Request) {
 		ProcessContextHash: req.ProcessContextHash, Environment: key.Environment, APIKeyID: key.ID,
 		OpenedAt: openedAt,
 	}
-	if err := s.cfg.Store.CreateRun(r.Context(), run); err != nil {
+	if err := s.cfg.Storage.Runs.CreateRun(r.Context(), run); err != nil {
 		// A retried open of a proposed id (the client queued it while the
 		// service was down) returns the run it made.
 		if errors.Is(err, store.ErrExists) && req.RunID != "" {
-			if old, gerr := s.cfg.Store.Run(r.Context(), key.OrgID, req.RunID); gerr == nil && old.WorkflowID == run.WorkflowID {
+			if old, gerr := s.cfg.Storage.Runs.Run(r.Context(), key.OrgID, req.RunID); gerr == nil && old.WorkflowID == run.WorkflowID {
 				if err := s.checkRunScope(r, old); err != nil {
 					s.fail(w, r, err) // never hand a run to a key of the other environment
 					return
@@ -134,7 +134,7 @@ func (s *Server) runView(r *http.Request, run store.Run) api.Run {
 }
 
 func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
-	run, err := s.cfg.Store.Run(r.Context(), caller(r).OrgID, r.PathValue("run_id"))
+	run, err := s.cfg.Storage.Runs.Run(r.Context(), caller(r).OrgID, r.PathValue("run_id"))
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -144,7 +144,7 @@ func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
 
 // openRunOf loads the caller's run named in the path and requires it open.
 func (s *Server) openRunOf(r *http.Request) (store.Run, error) {
-	run, err := s.cfg.Store.Run(r.Context(), caller(r).OrgID, r.PathValue("run_id"))
+	run, err := s.cfg.Storage.Runs.Run(r.Context(), caller(r).OrgID, r.PathValue("run_id"))
 	if err == nil && run.Sealed {
 		err = store.ErrSealed
 	}
@@ -156,7 +156,7 @@ func (s *Server) record(w http.ResponseWriter, r *http.Request) {
 	run, ok := s.runs.get(r.PathValue("run_id"))
 	if !ok || run.OrgID != key.OrgID || run.Sealed {
 		var err error
-		if run, err = s.cfg.Store.Run(r.Context(), key.OrgID, r.PathValue("run_id")); err != nil {
+		if run, err = s.cfg.Storage.Runs.Run(r.Context(), key.OrgID, r.PathValue("run_id")); err != nil {
 			s.fail(w, r, err)
 			return
 		}
@@ -179,7 +179,7 @@ func (s *Server) record(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	dup, err := s.cfg.Store.AppendRecord(r.Context(), key.OrgID, store.Record{
+	dup, err := s.cfg.Storage.Runs.AppendRecord(r.Context(), key.OrgID, store.Record{
 		RunID: run.ID, RecordID: rec.RecordID, Sequence: rec.Sequence, ChainHash: rec.ChainHash, Body: tree.Canonical(),
 	}, s.runLimits().store())
 	if err != nil {
@@ -292,7 +292,7 @@ func (s *Server) checkChainLink(r *http.Request, run store.Run, rec *vpec.Record
 			return err
 		}
 	} else if rec.Sequence > 1 {
-		p, err := s.cfg.Store.RecordBySequence(r.Context(), run.ID, rec.Sequence-1)
+		p, err := s.cfg.Storage.Runs.RecordBySequence(r.Context(), run.ID, rec.Sequence-1)
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			return nil
@@ -379,7 +379,7 @@ func (s *Server) close(r *http.Request, f *closeFlight, orgID, runID, closeKey s
 	// Phase 1: seal the record set. From this commit on no record is added
 	// to the run (in any process): the records read below are exactly
 	// the ones ever acknowledged.
-	run, sealedNow, err := s.cfg.Store.SealRecords(r.Context(), orgID, runID, closeKey, s.cfg.Now().UTC())
+	run, sealedNow, err := s.cfg.Storage.Runs.SealRecords(r.Context(), orgID, runID, closeKey, s.cfg.Now().UTC())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -408,7 +408,7 @@ func (s *Server) close(r *http.Request, f *closeFlight, orgID, runID, closeKey s
 		// Nothing was issued and the run cannot be sealed as it is: open
 		// it again (records refused meanwhile got 409 and were not
 		// acknowledged), so the client can complete it and close again.
-		if uerr := s.cfg.Store.UnsealRecords(r.Context(), orgID, run.ID, closeKey); uerr != nil && !errors.Is(uerr, store.ErrSealed) && !errors.Is(uerr, store.ErrNotSealed) {
+		if uerr := s.cfg.Storage.Runs.UnsealRecords(r.Context(), orgID, run.ID, closeKey); uerr != nil && !errors.Is(uerr, store.ErrSealed) && !errors.Is(uerr, store.ErrNotSealed) {
 			err = errors.Join(err, uerr)
 		}
 		s.runs.del(run.ID)
@@ -416,10 +416,10 @@ func (s *Server) close(r *http.Request, f *closeFlight, orgID, runID, closeKey s
 	if err != nil {
 		return nil, nil, err
 	}
-	err = s.cfg.Store.StoreVPEC(r.Context(), orgID, run.ID, store.VPEC{ID: v.VPECID, RunID: run.ID, OrgID: orgID, IssuedAt: s.cfg.Now().UTC(), Body: body})
+	err = s.cfg.Storage.Runs.StoreVPEC(r.Context(), orgID, run.ID, store.VPEC{ID: v.VPECID, RunID: run.ID, OrgID: orgID, IssuedAt: s.cfg.Now().UTC(), Body: body})
 	if errors.Is(err, store.ErrSealed) {
 		// Another close of the same seal (another process) stored its VPEC first.
-		cur, gerr := s.cfg.Store.Run(r.Context(), orgID, run.ID)
+		cur, gerr := s.cfg.Storage.Runs.Run(r.Context(), orgID, run.ID)
 		switch {
 		case gerr != nil:
 			return nil, nil, gerr
@@ -456,7 +456,7 @@ func (s *Server) checkBounded(r *http.Request, bi *vpec.BoundedInference) error 
 	}
 	p, ok := s.profileCache.get(bi.ProfileID)
 	if !ok {
-		sp, err := s.cfg.Store.ProfileByID(r.Context(), bi.ProfileID)
+		sp, err := s.cfg.Storage.Profiles.ProfileByID(r.Context(), bi.ProfileID)
 		if errors.Is(err, store.ErrNotFound) {
 			return refuse("profile %s is not in the registry", bi.ProfileID)
 		}

@@ -47,7 +47,7 @@ func (s *Server) scopeRunPath(r *http.Request, key store.APIKey) error {
 	}
 	sc, ok := s.scopes.get(id)
 	if !ok {
-		run, err := s.cfg.Store.Run(r.Context(), key.OrgID, id)
+		run, err := s.cfg.Storage.Runs.Run(r.Context(), key.OrgID, id)
 		if errors.Is(err, store.ErrNotFound) {
 			return nil
 		}
@@ -66,7 +66,7 @@ func (s *Server) scopeRunPath(r *http.Request, key store.APIKey) error {
 // runFor loads the caller's run runID and refuses it if it belongs to
 // another environment than the caller's key.
 func (s *Server) runFor(r *http.Request, runID string) (store.Run, error) {
-	run, err := s.cfg.Store.Run(r.Context(), caller(r).OrgID, runID)
+	run, err := s.cfg.Storage.Runs.Run(r.Context(), caller(r).OrgID, runID)
 	if err != nil {
 		return store.Run{}, err
 	}

@@ -49,7 +49,7 @@ func newStressEnv(t *testing.T, stores []store.Store, limits ...server.RunLimits
 	}
 	e := &stressEnv{trust: mat.Trust}
 	for _, st := range stores {
-		cfg := server.Config{Store: st, Signer: mat.Signer, Timestamper: mat.TSA, Trust: mat.Trust}
+		cfg := server.Config{Storage: server.StorageOf(st), Signer: mat.Signer, Timestamper: mat.TSA, Trust: mat.Trust}
 		if len(limits) > 0 {
 			cfg.RunLimits = limits[0]
 		}

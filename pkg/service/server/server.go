@@ -34,8 +34,9 @@ const DefaultMaxBodyBytes = 1 << 20
 
 // Config configures a Server.
 type Config struct {
-	// Store persists everything. Required.
-	Store store.Store
+	// Storage persists everything, one role a field (StorageOf fills
+	// every field from one backend). Required but for its optional roles.
+	Storage Storage
 	// Signer signs VPECs and profiles. Required.
 	Signer *signing.Signer
 	// Timestamper obtains RFC 3161 tokens (the built-in authority or
@@ -148,8 +149,8 @@ func (c *keyCache) put(k store.APIKey, now time.Time) {
 // New checks cfg and builds the server's routes.
 func New(cfg Config) (*Server, error) {
 	switch {
-	case cfg.Store == nil:
-		return nil, errors.New("server: Config.Store is required")
+	case cfg.Storage.missing() != "":
+		return nil, fmt.Errorf("server: Config.Storage.%s is required", cfg.Storage.missing())
 	case cfg.Signer == nil:
 		return nil, errors.New("server: Config.Signer is required")
 	case cfg.Timestamper == nil:
@@ -491,7 +492,7 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
-	if err := s.cfg.Store.Ping(ctx); err != nil {
+	if err := s.cfg.Storage.Health.Ping(ctx); err != nil {
 		// The answer names the reason without paths or driver messages
 		// (the endpoint is unauthenticated); the log has the error.
 		s.log.Warn("not ready", "error", err.Error())

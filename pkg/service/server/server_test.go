@@ -47,7 +47,7 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(server.Config{Store: st, Signer: mat.Signer, Timestamper: mat.TSA, Trust: mat.Trust, MaxBodyBytes: 64 << 10})
+	srv, err := server.New(server.Config{Storage: server.StorageOf(st), Signer: mat.Signer, Timestamper: mat.TSA, Trust: mat.Trust, MaxBodyBytes: 64 << 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -382,7 +382,7 @@ func newEnvServer(t *testing.T) *server.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(server.Config{Store: st, Signer: mat.Signer, Timestamper: mat.TSA, Trust: mat.Trust})
+	srv, err := server.New(server.Config{Storage: server.StorageOf(st), Signer: mat.Signer, Timestamper: mat.TSA, Trust: mat.Trust})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -59,7 +59,7 @@ func (s *Server) registerReviewer(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	k := store.ReviewerKey{OrgID: caller(r).OrgID, KeyID: signing.KeyID(pub), PublicKey: der, Name: req.Name, CreatedAt: s.cfg.Now().UTC()}
-	err = s.cfg.Store.CreateReviewerKey(r.Context(), k)
+	err = s.cfg.Storage.Orgs.CreateReviewerKey(r.Context(), k)
 	created := err == nil
 	if errors.Is(err, store.ErrExists) {
 		err = nil
@@ -101,7 +101,7 @@ func (s *Server) openSession(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.Kind == api.SessionReview {
-		if _, err := s.cfg.Store.ReviewerKey(r.Context(), run.OrgID, req.ReviewerKeyID); err != nil {
+		if _, err := s.cfg.Storage.Orgs.ReviewerKey(r.Context(), run.OrgID, req.ReviewerKeyID); err != nil {
 			if errors.Is(err, store.ErrNotFound) {
 				s.fail(w, r, &httpError{http.StatusUnprocessableEntity, api.CodeInvalidSignature,
 					fmt.Sprintf("reviewer key %q is not registered for this organisation: POST it to /api/v1/reviewers first", req.ReviewerKeyID), "reviewer_key_id"})
@@ -122,7 +122,7 @@ func (s *Server) openSession(w http.ResponseWriter, r *http.Request) {
 	}
 	sess := store.Session{ID: id, OrgID: run.OrgID, RunID: run.ID, Kind: req.Kind, Check: req.Check, ManifestID: req.ManifestID,
 		ReviewerKeyID: req.ReviewerKeyID, MinDurationSeconds: req.MinDurationSeconds, OpenedAt: s.cfg.Now().UTC().Truncate(time.Microsecond), OpenTST: tok}
-	if err := s.cfg.Store.CreateSession(r.Context(), sess); err != nil {
+	if err := s.cfg.Storage.Sessions.CreateSession(r.Context(), sess); err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -144,7 +144,7 @@ func (s *Server) closeSession(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, badRequest("commitment_hash", "commitment_hash: %v", err))
 		return
 	}
-	sess, err := s.cfg.Store.Session(r.Context(), run.OrgID, r.PathValue("session_id"))
+	sess, err := s.cfg.Storage.Sessions.Session(r.Context(), run.OrgID, r.PathValue("session_id"))
 	if err != nil || sess.RunID != run.ID {
 		s.fail(w, r, store.ErrNotFound)
 		return
@@ -173,7 +173,7 @@ func (s *Server) closeSession(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, timestampFailed(r, "check-close timestamp", "", err))
 		return
 	}
-	if err := s.cfg.Store.CloseSession(r.Context(), run.OrgID, sess.ID, now, req.CommitmentHash, tok); err != nil {
+	if err := s.cfg.Storage.Sessions.CloseSession(r.Context(), run.OrgID, sess.ID, now, req.CommitmentHash, tok); err != nil {
 		if errors.Is(err, store.ErrConflict) {
 			s.fail(w, r, &httpError{http.StatusConflict, api.CodeSequenceConflict, "the session was already closed on another input", "commitment_hash"})
 			return
@@ -181,7 +181,7 @@ func (s *Server) closeSession(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	sess, err = s.cfg.Store.Session(r.Context(), run.OrgID, sess.ID)
+	sess, err = s.cfg.Storage.Sessions.Session(r.Context(), run.OrgID, sess.ID)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -198,7 +198,7 @@ func (s *Server) checkReviewSession(r *http.Request, run store.Run, rec *vpec.Re
 	reject := func(format string, a ...any) error {
 		return &httpError{http.StatusUnprocessableEntity, api.CodeInvalidSignature, "witnessed review rejected: " + fmt.Sprintf(format, a...), "review"}
 	}
-	sess, err := s.cfg.Store.Session(r.Context(), run.OrgID, rv.SessionID)
+	sess, err := s.cfg.Storage.Sessions.Session(r.Context(), run.OrgID, rv.SessionID)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && (sess.RunID != run.ID || sess.Kind != api.SessionReview)) {
 		return store.Session{}, reject("review.session_id %q is not a review session of this run: open one with POST /api/v1/runs/%s/sessions", rv.SessionID, run.ID)
 	}
@@ -208,7 +208,7 @@ func (s *Server) checkReviewSession(r *http.Request, run store.Run, rec *vpec.Re
 	if sess.ClosedAt.IsZero() {
 		return store.Session{}, reject("the review session is still open: close it on the input first (POST .../sessions/%s/close)", sess.ID)
 	}
-	key, err := s.cfg.Store.ReviewerKey(r.Context(), run.OrgID, sess.ReviewerKeyID)
+	key, err := s.cfg.Storage.Orgs.ReviewerKey(r.Context(), run.OrgID, sess.ReviewerKeyID)
 	if err != nil {
 		return store.Session{}, reject("reviewer key %s is not registered", sess.ReviewerKeyID)
 	}
@@ -236,7 +236,7 @@ func (s *Server) checkCheckSession(r *http.Request, run store.Run, rec *vpec.Rec
 	reject := func(format string, a ...any) error {
 		return &httpError{http.StatusUnprocessableEntity, api.CodeInvalidSignature, "check session rejected: " + fmt.Sprintf(format, a...), "check_session"}
 	}
-	sess, err := s.cfg.Store.Session(r.Context(), run.OrgID, cs.SessionID)
+	sess, err := s.cfg.Storage.Sessions.Session(r.Context(), run.OrgID, cs.SessionID)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && (sess.RunID != run.ID || sess.Kind != api.SessionCheck)) {
 		return store.Session{}, reject("check_session.session_id %q is not a check session of this run", cs.SessionID)
 	}
@@ -276,12 +276,12 @@ func (s *Server) claimSession(r *http.Request, run store.Run, sess store.Session
 	default:
 		return used("record " + sess.RecordID)
 	}
-	err := s.cfg.Store.ClaimSession(r.Context(), run.OrgID, sess.ID, recordID)
+	err := s.cfg.Storage.Sessions.ClaimSession(r.Context(), run.OrgID, sess.ID, recordID)
 	if !errors.Is(err, store.ErrConflict) {
 		return err
 	}
 	holder := "another record"
-	if cur, gerr := s.cfg.Store.Session(r.Context(), run.OrgID, sess.ID); gerr == nil && cur.RecordID != "" {
+	if cur, gerr := s.cfg.Storage.Sessions.Session(r.Context(), run.OrgID, sess.ID); gerr == nil && cur.RecordID != "" {
 		holder = "record " + cur.RecordID
 	}
 	return used(holder)

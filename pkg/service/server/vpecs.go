@@ -29,7 +29,7 @@ const busyRetryAfter = 5
 // the response is written.
 func (s *Server) loadVPEC(r *http.Request, id string, cost int64) (v store.VPEC, release func(), err error) {
 	key := caller(r)
-	info, err := s.cfg.Store.VPECInfo(r.Context(), key.OrgID, id)
+	info, err := s.cfg.Storage.VPECs.VPECInfo(r.Context(), key.OrgID, id)
 	if err != nil {
 		return v, nil, err
 	}
@@ -43,7 +43,7 @@ func (s *Server) loadVPEC(r *http.Request, id string, cost int64) (v store.VPEC,
 		return v, nil, &busyError{info.Size}
 	}
 	release = func() { s.loads.Release(n, sandbox) }
-	if v, err = s.cfg.Store.VPEC(r.Context(), key.OrgID, id); err != nil {
+	if v, err = s.cfg.Storage.VPECs.VPEC(r.Context(), key.OrgID, id); err != nil {
 		release()
 		return v, nil, err
 	}

@@ -15,16 +15,20 @@ type Circuit struct {
 	PublishedAt time.Time
 }
 
-// CircuitStore is the circuit registry beside the profile registry. Both
-// stores implement it.
-type CircuitStore interface {
-	// PutCircuit publishes an entry; ErrExists if its circuit id is taken
-	// (entries are immutable).
-	PutCircuit(ctx context.Context, c Circuit) error
+// CircuitReader reads the circuit registry.
+type CircuitReader interface {
 	// CircuitByID returns the entry with the circuit id; ErrNotFound if
 	// absent.
 	CircuitByID(ctx context.Context, id string) (Circuit, error)
 	// CircuitByModelHash returns the most recently published entry of an
 	// mlp_head circuit for the model; ErrNotFound if none.
 	CircuitByModelHash(ctx context.Context, modelHash string) (Circuit, error)
+}
+
+// CircuitStore is the circuit registry beside the profile registry.
+type CircuitStore interface {
+	CircuitReader
+	// PutCircuit publishes an entry; ErrExists if its circuit id is taken
+	// (entries are immutable).
+	PutCircuit(ctx context.Context, c Circuit) error
 }

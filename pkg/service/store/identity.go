@@ -31,8 +31,7 @@ func (id Identity) Equal(o Identity) bool {
 		id.TSACert == o.TSACert && id.TSARoot == o.TSARoot
 }
 
-// IdentityStore records the service's signing identity. Both stores
-// implement it.
+// IdentityStore records the service's signing identity.
 type IdentityStore interface {
 	// InitIdentity records id as the service's identity if the database
 	// holds none, atomically across processes, and returns the identity the

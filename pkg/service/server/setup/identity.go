@@ -18,10 +18,6 @@ import (
 // service identity recorded in the database (an *IdentityMismatchError).
 var ErrIdentityMismatch = errors.New("key material differs from the service's")
 
-// ErrNoStoreIdentity: the store cannot record a service identity (a store
-// implementation without store.IdentityStore).
-var ErrNoStoreIdentity = errors.New("the store does not record the service identity")
-
 // IdentityOf is the store.Identity of key material m: its signing key and
 // its built-in timestamp authority's certificates.
 func IdentityOf(m *server.Material, now time.Time) (store.Identity, error) {
@@ -96,24 +92,10 @@ func (e *MissingMaterialError) Error() string {
 // Is matches server.ErrNoMaterial.
 func (e *MissingMaterialError) Is(target error) bool { return target == server.ErrNoMaterial }
 
-func identityStore(st store.Store) (store.IdentityStore, error) {
-	if s, ok := st.(*Store); ok {
-		st = s.Store
-	}
-	if is, ok := st.(store.IdentityStore); ok {
-		return is, nil
-	}
-	return nil, fmt.Errorf("%w (%T)", ErrNoStoreIdentity, st)
-}
-
 // RecordedIdentity returns the service identity recorded in st, with
 // found=false when none is recorded yet (no server has started on it).
-func RecordedIdentity(ctx context.Context, st store.Store) (id store.Identity, found bool, err error) {
-	is, err := identityStore(st)
-	if err != nil {
-		return store.Identity{}, false, err
-	}
-	id, err = is.Identity(ctx)
+func RecordedIdentity(ctx context.Context, st store.IdentityStore) (id store.Identity, found bool, err error) {
+	id, err = st.Identity(ctx)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return store.Identity{}, false, nil
@@ -127,7 +109,7 @@ func RecordedIdentity(ctx context.Context, st store.Store) (id store.Identity, f
 // dataDir when st already records the identity of a service: it returns
 // a *MissingMaterialError (matching server.ErrNoMaterial) if the
 // database has an identity and dataDir has no key material, else nil.
-func CheckMaterialPresent(ctx context.Context, st store.Store, dataDir string) error {
+func CheckMaterialPresent(ctx context.Context, st store.IdentityStore, dataDir string) error {
 	if _, err := server.ReadMaterial(dataDir); !errors.Is(err, server.ErrNoMaterial) {
 		return nil // present, partial or unreadable: the loading reports it
 	}
@@ -146,16 +128,12 @@ func CheckMaterialPresent(ctx context.Context, st store.Store, dataDir string) e
 // built-in timestamp authority (the data directory's signing-key.pem and
 // tsa/), or the VPECs one of them closes would not verify against the
 // trust bundle another publishes.
-func CheckIdentity(ctx context.Context, st store.Store, m *server.Material, dataDir string, now time.Time) (recorded bool, err error) {
-	is, err := identityStore(st)
-	if err != nil {
-		return false, err
-	}
+func CheckIdentity(ctx context.Context, st store.IdentityStore, m *server.Material, dataDir string, now time.Time) (recorded bool, err error) {
 	local, err := IdentityOf(m, now)
 	if err != nil {
 		return false, err
 	}
-	stored, created, err := is.InitIdentity(ctx, local)
+	stored, created, err := st.InitIdentity(ctx, local)
 	if err != nil {
 		return false, err
 	}

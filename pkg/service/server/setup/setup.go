@@ -58,7 +58,10 @@ type StoreOptions struct {
 	Create bool
 }
 
-// Store is an opened store and where it is, for messages.
+// Store is an opened store and where it is, for messages. It plays every
+// role (store.Store): the code that opens it hands each consumer its role
+// (server.StorageOf for the server, the role interface itself for an
+// administrative call).
 type Store struct {
 	store.Store
 	// Where is "sqlite <path>" or "postgres <DSN with the password

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -172,120 +171,14 @@ func TestOpenErrors(t *testing.T) {
 // once, exactly one seal wins, and later appends from either fail with
 // ErrSealed.
 func TestTwoServers(t *testing.T) {
-	ctx := context.Background()
 	dsn := testSchema(t)
-	servers := []*DB{openDSN(t, dsn), openDSN(t, dsn)}
-	if err := servers[0].CreateOrg(ctx, store.Org{ID: "org_a", Name: "a", Tier: "enterprise", CreatedAt: storetest.T0}); err != nil {
-		t.Fatal(err)
-	}
-	if err := servers[1].CreateRun(ctx, store.Run{ID: "run_1", OrgID: "org_a", OpenedAt: storetest.T0}); err != nil {
-		t.Fatal(err)
-	}
-	const n, workers = 400, 4
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	stored := map[int]int{}
-	for i, db := range servers {
-		for w := range workers {
-			wg.Go(func() {
-				// Both servers send every record (a client retrying against
-				// another server), in opposite orders.
-				for k := w; k < n; k += workers {
-					j := k
-					if i == 1 {
-						j = n - 1 - k
-					}
-					rec := storetest.MakeRecord("run_1", int64(j), fmt.Sprintf("rec-%d", j), 600)
-					dup, err := db.AppendRecord(ctx, "org_a", rec, store.Limits{})
-					if err != nil {
-						t.Errorf("server %d: AppendRecord(%d): %v", i, j, err)
-						continue
-					}
-					if !dup {
-						mu.Lock()
-						stored[j]++
-						mu.Unlock()
-					}
-				}
-			})
-		}
-	}
-	wg.Wait()
-	if len(stored) != n {
-		t.Errorf("%d records stored, want %d", len(stored), n)
-	}
-	for j, c := range stored {
-		if c != 1 {
-			t.Errorf("record %d reported stored %d times", j, c)
-		}
-	}
-	for i, db := range servers {
-		recs, err := db.Records(ctx, "run_1")
-		if err != nil || len(recs) != n {
-			t.Fatalf("server %d: Records = %d, %v; want %d", i, len(recs), err, n)
-		}
-	}
-
-	for round := range 5 {
-		runID := fmt.Sprintf("run_seal_%d", round)
-		if err := servers[0].CreateRun(ctx, store.Run{ID: runID, OrgID: "org_a", OpenedAt: storetest.T0}); err != nil {
-			t.Fatal(err)
-		}
-		errs := make([]error, 2*len(servers))
-		start := make(chan struct{})
-		for i := range errs {
-			db := servers[i%len(servers)]
-			wg.Go(func() {
-				<-start
-				errs[i] = db.SealRun(ctx, "org_a", runID, store.VPEC{ID: fmt.Sprintf("vpec-%d-%d", round, i), IssuedAt: storetest.T0, Body: []byte("{}")})
-			})
-		}
-		close(start)
-		wg.Wait()
-		won := 0
-		for i, err := range errs {
-			switch {
-			case err == nil:
-				won++
-			case !errors.Is(err, store.ErrSealed):
-				t.Errorf("round %d: SealRun %d: %v", round, i, err)
-			}
-		}
-		if won != 1 {
-			t.Errorf("round %d: %d seals won (%v), want 1", round, won, errs)
-		}
-	}
-	if err := servers[0].SealRun(ctx, "org_a", "run_1", store.VPEC{ID: "vpec-1", IssuedAt: storetest.T0, Body: []byte("{}")}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := servers[1].AppendRecord(ctx, "org_a", storetest.MakeRecord("run_1", n, "late", 10), store.Limits{}); !errors.Is(err, store.ErrSealed) {
-		t.Errorf("AppendRecord on the other server after the seal: %v, want ErrSealed", err)
-	}
+	storetest.RunHandles(t, []store.Store{openDSN(t, dsn), openDSN(t, dsn)})
 }
 
 // BenchmarkAppendRecord appends ~600-byte records one after another to one
 // run, each a durable transaction (synchronous_commit=on).
 func BenchmarkAppendRecord(b *testing.B) {
-	ctx := context.Background()
-	db := openDSN(b, testSchema(b))
-	if err := db.CreateOrg(ctx, store.Org{ID: "org_a", Name: "a", Tier: "standard", CreatedAt: storetest.T0}); err != nil {
-		b.Fatal(err)
-	}
-	if err := db.CreateRun(ctx, store.Run{ID: "run_1", OrgID: "org_a", OpenedAt: storetest.T0}); err != nil {
-		b.Fatal(err)
-	}
-	recs := make([]store.Record, b.N)
-	for i := range recs {
-		recs[i] = storetest.MakeRecord("run_1", int64(i), fmt.Sprintf("rec-%08d", i), 600)
-	}
-	b.SetBytes(int64(len(recs[0].Body)))
-	b.ResetTimer()
-	for i := range recs {
-		if _, err := db.AppendRecord(ctx, "org_a", recs[i], store.Limits{}); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
+	storetest.BenchAppendRecord(b, openDSN(b, testSchema(b)))
 }
 
 // BenchmarkAppendRecordParallel appends ~600-byte records from
@@ -344,21 +237,7 @@ func TestMigrateFrom0001(t *testing.T) {
 	if v, err := db.SchemaVersion(ctx); err != nil || v != len(ms) {
 		t.Fatalf("SchemaVersion after Open = %d, %v; want %d", v, err, len(ms))
 	}
-	if got, err := db.RecordBySequence(ctx, "run_1", 0); err != nil || string(got.Body) != string(r0.Body) {
-		t.Errorf("the record stored at version 1 = %+v, %v", got, err)
-	}
-	if err := db.CreateReviewerKey(ctx, store.ReviewerKey{OrgID: "org_a", KeyID: "k", PublicKey: []byte("pk"), CreatedAt: storetest.T0}); err != nil {
-		t.Errorf("CreateReviewerKey: %v", err)
-	}
-	if err := db.CreateSession(ctx, store.Session{ID: "chk_1", OrgID: "org_a", RunID: "run_1", Kind: "check", OpenedAt: storetest.T0}); err != nil {
-		t.Errorf("CreateSession in a run created at version 1: %v", err)
-	}
-	if err := db.CreateSession(ctx, store.Session{ID: "chk_2", OrgID: "org_a", RunID: "run_sealed", Kind: "check", OpenedAt: storetest.T0}); !errors.Is(err, store.ErrSealed) {
-		t.Errorf("CreateSession in a run sealed at version 1: err = %v, want ErrSealed", err)
-	}
-	if err := db.CreateCalibrationRequest(ctx, store.CalibrationRequest{ID: "cal_req_1", OrgID: "org_a", ModelHash: "sha256:m", CreatedAt: storetest.T0, UpdatedAt: storetest.T0}); err != nil {
-		t.Errorf("CreateCalibrationRequest: %v", err)
-	}
+	storetest.CheckUpgradeFrom0001(t, db, r0)
 	rows, err := db.pool.Query(ctx, "SELECT version || '_' || name FROM schema_migrations ORDER BY version")
 	if err != nil {
 		t.Fatal(err)
@@ -398,35 +277,11 @@ func TestMigrateRunMetadata(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var recs []store.Record
-	var bytes int64
-	for _, seq := range []int64{1, 2, 5, 3} {
-		r := storetest.MakeRecord("run_1", seq, fmt.Sprintf("rec-%d", seq), 100+int(seq))
-		recs = append(recs, r)
-		bytes += int64(len(r.Body))
+	for _, r := range storetest.UpgradeRecords() {
 		if _, err := old.pool.Exec(ctx, "INSERT INTO records VALUES ($1, $2, $3, $4, $5)", r.RunID, r.Sequence, r.RecordID, r.ChainHash, r.Body); err != nil {
 			t.Fatal(err)
 		}
 	}
 	old.Close()
-	db := openDSN(t, dsn)
-	run, err := db.Run(ctx, "org_a", "run_1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if run.RecordCount != 4 || run.RecordBytes != bytes || run.LastSequence != 5 || run.LastChainHash != recs[2].ChainHash {
-		t.Errorf("run after 0003 = count %d bytes %d last %d %s; want 4 %d 5 %s", run.RecordCount, run.RecordBytes, run.LastSequence, run.LastChainHash, bytes, recs[2].ChainHash)
-	}
-	empty, err := db.Run(ctx, "org_a", "run_empty")
-	if err != nil || empty.RecordCount != 0 || empty.RecordBytes != 0 || empty.LastSequence != 0 || empty.LastChainHash != "" {
-		t.Errorf("empty run after 0003 = %+v, %v", empty, err)
-	}
-	r6 := storetest.MakeRecord("run_1", 6, "rec-6", 50)
-	if _, err := db.AppendRecord(ctx, "org_a", r6, store.Limits{}); err != nil {
-		t.Fatal(err)
-	}
-	run, err = db.Run(ctx, "org_a", "run_1")
-	if err != nil || run.RecordCount != 5 || run.RecordBytes != bytes+int64(len(r6.Body)) || run.LastSequence != 6 || run.LastChainHash != r6.ChainHash {
-		t.Errorf("run after an append = %+v, %v", run, err)
-	}
+	storetest.CheckRunMetadataUpgrade(t, openDSN(t, dsn))
 }

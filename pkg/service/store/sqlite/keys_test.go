@@ -4,9 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
-	"fmt"
 	"path/filepath"
-	"sync"
 	"testing"
 
 	"github.com/svc-gov/svc/pkg/service/store"
@@ -71,38 +69,5 @@ func TestClaimSessionTwoHandles(t *testing.T) {
 	if err := a.CreateRun(ctx, store.Run{ID: "run_1", OrgID: "org_a", Environment: "production", OpenedAt: storetest.T0}); err != nil {
 		t.Fatal(err)
 	}
-	for trial := range 5 {
-		id := fmt.Sprintf("chk_%d", trial)
-		if err := a.CreateSession(ctx, store.Session{ID: id, OrgID: "org_a", RunID: "run_1", Kind: "check", OpenedAt: storetest.T0}); err != nil {
-			t.Fatal(err)
-		}
-		const n = 8
-		errs := make([]error, n)
-		var wg sync.WaitGroup
-		for i := range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				errs[i] = dbs[i%2].ClaimSession(ctx, "org_a", id, fmt.Sprintf("rec_%d", i))
-			}()
-		}
-		wg.Wait()
-		winner := -1
-		for i, err := range errs {
-			switch {
-			case err == nil && winner >= 0:
-				t.Fatalf("trial %d: records %d and %d both claimed the session", trial, winner, i)
-			case err == nil:
-				winner = i
-			case !errors.Is(err, store.ErrConflict):
-				t.Fatalf("trial %d: claim %d: %v", trial, i, err)
-			}
-		}
-		for h, db := range dbs {
-			s, err := db.Session(ctx, "org_a", id)
-			if winner < 0 || err != nil || s.RecordID != fmt.Sprintf("rec_%d", winner) {
-				t.Fatalf("trial %d: handle %d sees claim %q (%v), winner %d", trial, h, s.RecordID, err, winner)
-			}
-		}
-	}
+	storetest.RaceClaims(t, []store.SessionStore{dbs[0], dbs[1]}, "org_a", "run_1")
 }

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/svc-gov/svc/pkg/service/store"
 	"github.com/svc-gov/svc/pkg/service/store/internal/migrate"
 	"github.com/svc-gov/svc/pkg/service/store/storetest"
 )
@@ -63,12 +62,7 @@ func TestMigrateRunMetadata(t *testing.T) {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
-	var recs []store.Record
-	var bytes int64
-	for _, seq := range []int64{1, 2, 5, 3} {
-		r := storetest.MakeRecord("run_1", seq, "rec-"+string(rune('0'+seq)), 100+int(seq))
-		recs = append(recs, r)
-		bytes += int64(len(r.Body))
+	for _, r := range storetest.UpgradeRecords() {
 		if _, err := old.ExecContext(ctx, "INSERT INTO records VALUES (?, ?, ?, ?, ?)", r.RunID, r.Sequence, r.RecordID, r.ChainHash, r.Body); err != nil {
 			t.Fatal(err)
 		}
@@ -76,24 +70,5 @@ func TestMigrateRunMetadata(t *testing.T) {
 	if err := old.Close(); err != nil {
 		t.Fatal(err)
 	}
-	db := openTemp(t, path)
-	run, err := db.Run(ctx, "org_a", "run_1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if run.RecordCount != 4 || run.RecordBytes != bytes || run.LastSequence != 5 || run.LastChainHash != recs[2].ChainHash {
-		t.Errorf("run after 0003 = count %d bytes %d last %d %s; want 4 %d 5 %s", run.RecordCount, run.RecordBytes, run.LastSequence, run.LastChainHash, bytes, recs[2].ChainHash)
-	}
-	empty, err := db.Run(ctx, "org_a", "run_empty")
-	if err != nil || empty.RecordCount != 0 || empty.RecordBytes != 0 || empty.LastSequence != 0 || empty.LastChainHash != "" {
-		t.Errorf("empty run after 0003 = %+v, %v", empty, err)
-	}
-	r6 := storetest.MakeRecord("run_1", 6, "rec-6", 50)
-	if _, err := db.AppendRecord(ctx, "org_a", r6, store.Limits{}); err != nil {
-		t.Fatal(err)
-	}
-	run, err = db.Run(ctx, "org_a", "run_1")
-	if err != nil || run.RecordCount != 5 || run.RecordBytes != bytes+int64(len(r6.Body)) || run.LastSequence != 6 || run.LastChainHash != r6.ChainHash {
-		t.Errorf("run after an append = %+v, %v", run, err)
-	}
+	storetest.CheckRunMetadataUpgrade(t, openTemp(t, path))
 }

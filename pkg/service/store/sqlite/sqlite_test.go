@@ -160,9 +160,9 @@ func TestOpenRefusesMemory(t *testing.T) {
 }
 
 // TestTwoProcesses simulates svc admin beside svc serve: two DBs opened on
-// the same file at the same time (both migrating it) write concurrently,
-// each with several goroutines. Nothing fails with SQLITE_BUSY, every
-// record is stored once, and exactly one seal wins.
+// the same file at the same time (both migrating it) write concurrently
+// (storetest.RunHandles), each with several goroutines. Nothing fails with
+// SQLITE_BUSY, every record is stored once, and exactly one seal wins.
 func TestTwoProcesses(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "svc.db")
@@ -185,79 +185,7 @@ func TestTwoProcesses(t *testing.T) {
 	for _, db := range dbs {
 		t.Cleanup(func() { db.Close() })
 	}
-	serve, admin := dbs[0], dbs[1]
-	if err := serve.CreateOrg(ctx, store.Org{ID: "org_a", Name: "a", Tier: "standard", CreatedAt: storetest.T0}); err != nil {
-		t.Fatal(err)
-	}
-	if err := serve.CreateRun(ctx, store.Run{ID: "run_1", OrgID: "org_a", OpenedAt: storetest.T0}); err != nil {
-		t.Fatal(err)
-	}
-	const n, workers = 400, 4
-	for i, db := range dbs {
-		// svc serve appends records; both processes create orgs and keys.
-		for w := range workers {
-			wg.Go(func() {
-				for j := w; j < n; j += workers {
-					if (j/workers)%2 == i {
-						rec := storetest.MakeRecord("run_1", int64(j), fmt.Sprintf("rec-%d", j), 600)
-						if dup, err := db.AppendRecord(ctx, "org_a", rec, store.Limits{}); err != nil || dup {
-							t.Errorf("db %d: AppendRecord(%d) = %v, %v", i, j, dup, err)
-						}
-					}
-				}
-			})
-		}
-		wg.Go(func() {
-			for j := range 50 {
-				name := fmt.Sprintf("org-%d-%d", i, j)
-				if err := db.CreateOrg(ctx, store.Org{ID: name, Name: name, Tier: "standard", CreatedAt: storetest.T0}); err != nil {
-					t.Errorf("db %d: CreateOrg: %v", i, err)
-				}
-				if _, err := db.OrgByName(ctx, name); err != nil {
-					t.Errorf("db %d: OrgByName: %v", i, err)
-				}
-			}
-		})
-	}
-	wg.Wait()
-	for i, db := range dbs {
-		recs, err := db.Records(ctx, "run_1")
-		if err != nil || len(recs) != n {
-			t.Fatalf("db %d: Records = %d, %v; want %d", i, len(recs), err, n)
-		}
-		for j, r := range recs {
-			if r.Sequence != int64(j) {
-				t.Fatalf("db %d: Records[%d].Sequence = %d", i, j, r.Sequence)
-			}
-		}
-		if _, err := db.OrgByName(ctx, fmt.Sprintf("org-%d-49", 1-i)); err != nil {
-			t.Errorf("db %d does not see the other's org: %v", i, err)
-		}
-	}
-
-	// Both seal at once: one wins.
-	errs := make([]error, 2)
-	for i, db := range dbs {
-		wg.Go(func() {
-			errs[i] = db.SealRun(ctx, "org_a", "run_1", store.VPEC{ID: fmt.Sprintf("vpec-%d", i), IssuedAt: storetest.T0, Body: []byte("{}")})
-		})
-	}
-	wg.Wait()
-	won := 0
-	for i, err := range errs {
-		switch {
-		case err == nil:
-			won++
-		case !errors.Is(err, store.ErrSealed):
-			t.Errorf("db %d: SealRun: %v", i, err)
-		}
-	}
-	if won != 1 {
-		t.Fatalf("%d seals won (%v), want 1", won, errs)
-	}
-	if _, err := admin.AppendRecord(ctx, "org_a", storetest.MakeRecord("run_1", n, "late", 10), store.Limits{}); !errors.Is(err, store.ErrSealed) {
-		t.Errorf("AppendRecord after the other process sealed: %v, want ErrSealed", err)
-	}
+	storetest.RunHandles(t, []store.Store{dbs[0], dbs[1]})
 }
 
 // TestSeparateProcesses runs svc admin beside svc serve for real: three
@@ -379,26 +307,7 @@ func helperAppend(path, ready string, p, procs, n int) error {
 // BenchmarkAppendRecord appends ~600-byte records one after another to one
 // run, each a durable transaction (WAL fsync per commit).
 func BenchmarkAppendRecord(b *testing.B) {
-	ctx := context.Background()
-	db := openTemp(b, filepath.Join(b.TempDir(), "svc.db"))
-	if err := db.CreateOrg(ctx, store.Org{ID: "org_a", Name: "a", Tier: "standard", CreatedAt: storetest.T0}); err != nil {
-		b.Fatal(err)
-	}
-	if err := db.CreateRun(ctx, store.Run{ID: "run_1", OrgID: "org_a", OpenedAt: storetest.T0}); err != nil {
-		b.Fatal(err)
-	}
-	recs := make([]store.Record, b.N)
-	for i := range recs {
-		recs[i] = storetest.MakeRecord("run_1", int64(i), fmt.Sprintf("rec-%08d", i), 600)
-	}
-	b.SetBytes(int64(len(recs[0].Body)))
-	b.ResetTimer()
-	for i := range recs {
-		if _, err := db.AppendRecord(ctx, "org_a", recs[i], store.Limits{}); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
+	storetest.BenchAppendRecord(b, openTemp(b, filepath.Join(b.TempDir(), "svc.db")))
 }
 
 // BenchmarkAppendRecordParallel appends ~600-byte records from

@@ -16,9 +16,11 @@ const MaxBatch = 256
 var ErrClosed = errors.New("the database is closed")
 
 // A wtx is the writer's transaction as one write sees it: the batch's
-// *sql.Tx, and the DB's prepared statements bound to it.
+// *sql.Tx, and the DB's prepared statements bound to it. It is the
+// backend.RunTx of appends and seals (runtx.go).
 type wtx struct {
 	*sql.Tx
+	stmts *writerStmts
 	bound map[*sql.Stmt]*sql.Stmt
 }
 
@@ -207,7 +209,7 @@ func (db *DB) runBatch(batch []*writeOp, errs []error) error {
 		return fmt.Errorf("begin: %w", err)
 	}
 	defer sqltx.Rollback()
-	tx := &wtx{Tx: sqltx, bound: make(map[*sql.Stmt]*sql.Stmt)}
+	tx := &wtx{Tx: sqltx, stmts: &db.stmts, bound: make(map[*sql.Stmt]*sql.Stmt)}
 	if live == 1 {
 		for i, op := range batch {
 			if errs[i] == nil {

@@ -370,22 +370,7 @@ func TestMigrateFrom0001(t *testing.T) {
 	if v, err := db.SchemaVersion(ctx); err != nil || v != len(ms) {
 		t.Fatalf("SchemaVersion after Open = %d, %v; want %d", v, err, len(ms))
 	}
-	if got, err := db.RecordBySequence(ctx, "run_1", 0); err != nil || string(got.Body) != string(r0.Body) {
-		t.Errorf("the record stored at version 1 = %+v, %v", got, err)
-	}
-	if err := db.CreateReviewerKey(ctx, store.ReviewerKey{OrgID: "org_a", KeyID: "k", PublicKey: []byte("pk"), CreatedAt: storetest.T0}); err != nil {
-		t.Errorf("CreateReviewerKey: %v", err)
-	}
-	s := store.Session{ID: "chk_1", OrgID: "org_a", RunID: "run_1", Kind: "check", OpenedAt: storetest.T0}
-	if err := db.CreateSession(ctx, s); err != nil {
-		t.Errorf("CreateSession in a run created at version 1: %v", err)
-	}
-	if err := db.CreateSession(ctx, store.Session{ID: "chk_2", OrgID: "org_a", RunID: "run_sealed", Kind: "check", OpenedAt: storetest.T0}); !errors.Is(err, store.ErrSealed) {
-		t.Errorf("CreateSession in a run sealed at version 1: err = %v, want ErrSealed", err)
-	}
-	if err := db.CreateCalibrationRequest(ctx, store.CalibrationRequest{ID: "cal_req_1", OrgID: "org_a", ModelHash: "sha256:m", CreatedAt: storetest.T0, UpdatedAt: storetest.T0}); err != nil {
-		t.Errorf("CreateCalibrationRequest: %v", err)
-	}
+	storetest.CheckUpgradeFrom0001(t, db, r0)
 	var names []string
 	rows, err := db.r.QueryContext(ctx, "SELECT version || '_' || name FROM schema_migrations ORDER BY version")
 	if err != nil {

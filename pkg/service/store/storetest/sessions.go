@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -14,9 +13,18 @@ import (
 	"github.com/svc-gov/svc/pkg/service/store"
 )
 
-func reviewerKeyEqual(a, b store.ReviewerKey) bool {
-	return a.OrgID == b.OrgID && a.KeyID == b.KeyID && bytes.Equal(a.PublicKey, b.PublicKey) && a.Name == b.Name &&
-		utcEqual(a.CreatedAt, b.CreatedAt)
+// RunSessions tests the check and review sessions role
+// (store.SessionStore), sessions racing each other and the seal of their
+// run.
+func RunSessions(t *testing.T, open func(t *testing.T) store.Store) {
+	run(t, open, []test[store.Store]{
+		{"Sessions", testSessions},
+		{"CloseSession", testCloseSession},
+		{"ConcurrentCloseSession", testConcurrentCloseSession},
+		{"ConcurrentSessionsAndSeal", testConcurrentSessionsAndSeal},
+		{"OrgIsolationSessions", testOrgIsolationSessions},
+		{"ClaimSession", testClaimSession},
+	})
 }
 
 func sessionEqual(a, b store.Session) bool {
@@ -26,73 +34,11 @@ func sessionEqual(a, b store.Session) bool {
 		a.CommitmentHash == b.CommitmentHash && bytes.Equal(a.CloseTST, b.CloseTST)
 }
 
-// calEqual compares two requests; GPUClasses must be equal element by
-// element and never nil (a request stored with nil classes reads back with
-// an empty list).
-func calEqual(a, b store.CalibrationRequest) bool {
-	return a.ID == b.ID && a.OrgID == b.OrgID && a.ModelHash == b.ModelHash && a.ModelDescription == b.ModelDescription &&
-		a.HubModelID == b.HubModelID && a.GPUClasses != nil && slices.Equal(a.GPUClasses, b.GPUClasses) &&
-		a.NotifyEmail == b.NotifyEmail && a.Status == b.Status && a.EstimatedCompletion == b.EstimatedCompletion &&
-		a.ProfileID == b.ProfileID && a.Note == b.Note && utcEqual(a.CreatedAt, b.CreatedAt) && utcEqual(a.UpdatedAt, b.UpdatedAt)
-}
-
 // newSession returns an open check session of run.
 func newSession(f fixture, id string) store.Session {
 	return store.Session{
 		ID: id, OrgID: f.org.ID, RunID: f.run.ID, Kind: "check", Check: "pii-scan", ManifestID: "sha256:" + strings.Repeat("0f", 32),
 		MinDurationSeconds: 0, OpenedAt: T0.Add(3 * time.Second), OpenTST: []byte{0x30, 0x82, 0x01, 0x00, 'o', 0},
-	}
-}
-
-// newCal returns a queued calibration request of org for model.
-func newCal(orgID, id, model string, created time.Time) store.CalibrationRequest {
-	return store.CalibrationRequest{
-		ID: id, OrgID: orgID, ModelHash: model, ModelDescription: "a BERT PII tagger", HubModelID: "acme/pii-bert",
-		GPUClasses: []string{"cpu", "a100"}, NotifyEmail: "ml@acme.test", Status: "queued", EstimatedCompletion: "7d",
-		CreatedAt: created, UpdatedAt: created,
-	}
-}
-
-func testReviewerKeys(t *testing.T, s store.Store) {
-	ctx := context.Background()
-	a := seed(t, s, "acme")
-	b := seed(t, s, "beta")
-	k := store.ReviewerKey{OrgID: a.org.ID, KeyID: "9c1e4b7a2f301d5e", PublicKey: []byte{0x30, 0x2a, 0, 0xff, '\''}, Name: "Dr. Reviewer", CreatedAt: T0}
-	noKey := store.ReviewerKey{OrgID: a.org.ID, KeyID: "0000000000000000", Name: "", CreatedAt: T0.Add(time.Microsecond)}
-	creates := []struct {
-		name string
-		k    store.ReviewerKey
-		want error
-	}{
-		{"new", k, nil},
-		{"same key id again", k, store.ErrExists},
-		{"same key id, other name and key", store.ReviewerKey{OrgID: a.org.ID, KeyID: k.KeyID, PublicKey: []byte("other"), Name: "x", CreatedAt: T0}, store.ErrExists},
-		{"same key id, other org", store.ReviewerKey{OrgID: b.org.ID, KeyID: k.KeyID, PublicKey: []byte("beta's"), Name: "B", CreatedAt: T0}, nil},
-		{"nil public key and empty name", noKey, nil},
-		{"unknown org", store.ReviewerKey{OrgID: "org_nobody", KeyID: "1111111111111111", PublicKey: []byte("k"), CreatedAt: T0}, store.ErrNotFound},
-	}
-	for _, c := range creates {
-		wantErr(t, "CreateReviewerKey "+c.name, s.CreateReviewerKey(ctx, c.k), c.want)
-	}
-	lookups := []struct {
-		name, org, id string
-		want          *store.ReviewerKey
-	}{
-		{"own", a.org.ID, k.KeyID, &k},
-		{"nil public key reads back empty", a.org.ID, noKey.KeyID, &store.ReviewerKey{OrgID: a.org.ID, KeyID: noKey.KeyID, PublicKey: []byte{}, CreatedAt: noKey.CreatedAt}},
-		{"other org's with the same id", b.org.ID, k.KeyID, &store.ReviewerKey{OrgID: b.org.ID, KeyID: k.KeyID, PublicKey: []byte("beta's"), Name: "B", CreatedAt: T0}},
-		{"other org's", b.org.ID, noKey.KeyID, nil},
-		{"unknown id", a.org.ID, "ffffffffffffffff", nil},
-		{"unknown org", "org_nobody", k.KeyID, nil},
-		{"never stored (unknown org)", "org_nobody", "1111111111111111", nil},
-	}
-	for _, c := range lookups {
-		got, err := s.ReviewerKey(ctx, c.org, c.id)
-		if c.want == nil {
-			wantErr(t, "ReviewerKey "+c.name, err, store.ErrNotFound)
-		} else if err != nil || !reviewerKeyEqual(got, *c.want) {
-			t.Errorf("ReviewerKey %s = %+v, %v; want %+v", c.name, got, err, *c.want)
-		}
 	}
 }
 
@@ -367,171 +313,6 @@ func testConcurrentSessionsAndSeal(t *testing.T, s store.Store) {
 	}
 }
 
-func testCalibrationRequests(t *testing.T, s store.Store) {
-	ctx := context.Background()
-	a := seed(t, s, "acme")
-	b := seed(t, s, "beta")
-	const model = "sha256:" + "ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12"
-	base := newCal(a.org.ID, "cal_req_1", model, T0)
-	with := func(id string, classes []string) store.CalibrationRequest {
-		c := newCal(a.org.ID, id, model, T0)
-		c.GPUClasses = classes
-		return c
-	}
-	creates := []struct {
-		name string
-		c    store.CalibrationRequest
-		want error
-	}{
-		{"new", base, nil},
-		{"id taken", base, store.ErrExists},
-		{"id taken by another org", newCal(b.org.ID, base.ID, model, T0), store.ErrExists},
-		{"unknown org", newCal("org_nobody", "cal_req_nobody", model, T0), store.ErrNotFound},
-		{"nil classes", with("cal_req_nil", nil), nil},
-		{"empty classes", with("cal_req_empty", []string{}), nil},
-		{"awkward classes", with("cal_req_odd", []string{"a,b", "", `"q"`, "{x}", "NULL", "é ü", `back\slash`, "[1]"}), nil},
-		{"empty strings", store.CalibrationRequest{ID: "cal_req_min", OrgID: b.org.ID, ModelHash: "sha256:other", CreatedAt: T0, UpdatedAt: T0}, nil},
-	}
-	for _, c := range creates {
-		wantErr(t, "CreateCalibrationRequest "+c.name, s.CreateCalibrationRequest(ctx, c.c), c.want)
-	}
-	lookups := []struct {
-		name, org, id string
-		want          *store.CalibrationRequest
-	}{
-		{"new", a.org.ID, base.ID, &base},
-		{"nil classes read back empty", a.org.ID, "cal_req_nil", ptr(with("cal_req_nil", []string{}))},
-		{"empty classes", a.org.ID, "cal_req_empty", ptr(with("cal_req_empty", []string{}))},
-		{"awkward classes", a.org.ID, "cal_req_odd", ptr(with("cal_req_odd", []string{"a,b", "", `"q"`, "{x}", "NULL", "é ü", `back\slash`, "[1]"}))},
-		{"empty strings", b.org.ID, "cal_req_min", &store.CalibrationRequest{ID: "cal_req_min", OrgID: b.org.ID, ModelHash: "sha256:other", GPUClasses: []string{}, CreatedAt: T0, UpdatedAt: T0}},
-		{"another org's", b.org.ID, base.ID, nil},
-		{"unknown", a.org.ID, "cal_req_nobody", nil},
-		{"unknown org", "org_nobody", "cal_req_nobody", nil},
-	}
-	for _, c := range lookups {
-		got, err := s.CalibrationRequest(ctx, c.org, c.id)
-		if c.want == nil {
-			wantErr(t, "CalibrationRequest "+c.name, err, store.ErrNotFound)
-		} else if err != nil || !calEqual(got, *c.want) {
-			t.Errorf("CalibrationRequest %s = %+v, %v; want %+v", c.name, got, err, *c.want)
-		}
-	}
-}
-
-func ptr[T any](v T) *T { return &v }
-
-// testCalibrationRequestsByModel: every organisation's requests for a
-// model, oldest first (ties by id), and none of other models'.
-func testCalibrationRequestsByModel(t *testing.T, s store.Store) {
-	ctx := context.Background()
-	a := seed(t, s, "acme")
-	b := seed(t, s, "beta")
-	const m1, m2 = "sha256:m1", "sha256:m2"
-	stored := []store.CalibrationRequest{ // in creation order, not in time order
-		newCal(a.org.ID, "cal_req_a3", m1, T0.Add(3*time.Hour)),
-		newCal(b.org.ID, "cal_req_b1", m1, T0.Add(time.Hour)),
-		newCal(a.org.ID, "cal_req_a0", m1, T0),
-		newCal(b.org.ID, "cal_req_b2", m2, T0.Add(2*time.Hour)),
-		newCal(b.org.ID, "cal_req_z-tie", m1, T0.Add(2*time.Hour)),
-		newCal(a.org.ID, "cal_req_A-tie", m1, T0.Add(2*time.Hour)),
-		newCal(a.org.ID, "cal_req_a-tie", m1, T0.Add(2*time.Hour)),
-		newCal(a.org.ID, "cal_req_a-micro", m1, T0.Add(2*time.Hour+time.Microsecond)),
-	}
-	for _, c := range stored {
-		if err := s.CreateCalibrationRequest(ctx, c); err != nil {
-			t.Fatal(err)
-		}
-	}
-	byID := map[string]store.CalibrationRequest{}
-	for _, c := range stored {
-		byID[c.ID] = c
-	}
-	cases := []struct {
-		model string
-		want  []string
-	}{
-		{m1, []string{"cal_req_a0", "cal_req_b1", "cal_req_A-tie", "cal_req_a-tie", "cal_req_z-tie", "cal_req_a-micro", "cal_req_a3"}},
-		{m2, []string{"cal_req_b2"}},
-		{"sha256:nobody", []string{}},
-		{"", []string{}},
-	}
-	for _, c := range cases {
-		got, err := s.CalibrationRequestsByModel(ctx, c.model)
-		if err != nil || got == nil {
-			t.Errorf("CalibrationRequestsByModel(%s) = %v, %v; want a list", c.model, got, err)
-			continue
-		}
-		var ids []string
-		for _, r := range got {
-			ids = append(ids, r.ID)
-			if !calEqual(r, byID[r.ID]) {
-				t.Errorf("CalibrationRequestsByModel(%s): %+v, want %+v", c.model, r, byID[r.ID])
-			}
-		}
-		if strings.Join(ids, ",") != strings.Join(c.want, ",") {
-			t.Errorf("CalibrationRequestsByModel(%s) = %v, want %v", c.model, ids, c.want)
-		}
-	}
-}
-
-func testUpdateCalibrationRequest(t *testing.T, s store.Store) {
-	ctx := context.Background()
-	a := seed(t, s, "acme")
-	b := seed(t, s, "beta")
-	ca := newCal(a.org.ID, "cal_req_a", "sha256:m", T0)
-	cb := newCal(b.org.ID, "cal_req_b", "sha256:m", T0.Add(time.Second))
-	for _, c := range []store.CalibrationRequest{ca, cb} {
-		if err := s.CreateCalibrationRequest(ctx, c); err != nil {
-			t.Fatal(err)
-		}
-	}
-	set := func(c store.CalibrationRequest, status, profile, note string, at time.Time) store.CalibrationRequest {
-		c.Status, c.ProfileID, c.Note, c.UpdatedAt = status, profile, note, at
-		return c
-	}
-	steps := []struct {
-		name                    string
-		id, status, profile, nt string
-		at                      time.Time
-		want                    error
-		wantA, wantB            store.CalibrationRequest
-	}{
-		{"in progress", ca.ID, "in_progress", "", "", T0.Add(time.Hour), nil,
-			set(ca, "in_progress", "", "", T0.Add(time.Hour)), cb},
-		{"published", ca.ID, "published", "prof-1", "", T0.Add(2 * time.Hour), nil,
-			set(ca, "published", "prof-1", "", T0.Add(2*time.Hour)), cb},
-		{"another org's, rejected", cb.ID, "rejected", "", "not an ONNX model", T0.Add(3 * time.Hour), nil,
-			set(ca, "published", "prof-1", "", T0.Add(2*time.Hour)), set(cb, "rejected", "", "not an ONNX model", T0.Add(3*time.Hour))},
-		{"fields cleared", ca.ID, "queued", "", "", T0.Add(4 * time.Hour), nil,
-			set(ca, "queued", "", "", T0.Add(4*time.Hour)), set(cb, "rejected", "", "not an ONNX model", T0.Add(3*time.Hour))},
-		{"unknown", "cal_req_nobody", "published", "prof-1", "", T0, store.ErrNotFound,
-			set(ca, "queued", "", "", T0.Add(4*time.Hour)), set(cb, "rejected", "", "not an ONNX model", T0.Add(3*time.Hour))},
-	}
-	for _, st := range steps {
-		wantErr(t, "UpdateCalibrationRequest "+st.name, s.UpdateCalibrationRequest(ctx, st.id, nil, st.status, st.profile, st.nt, st.at), st.want)
-		if got, err := s.CalibrationRequest(ctx, a.org.ID, ca.ID); err != nil || !calEqual(got, st.wantA) {
-			t.Errorf("after %s: CalibrationRequest(a) = %+v, %v; want %+v", st.name, got, err, st.wantA)
-		}
-		if got, err := s.CalibrationRequest(ctx, b.org.ID, cb.ID); err != nil || !calEqual(got, st.wantB) {
-			t.Errorf("after %s: CalibrationRequest(b) = %+v, %v; want %+v", st.name, got, err, st.wantB)
-		}
-	}
-	got, err := s.CalibrationRequestsByModel(ctx, "sha256:m")
-	if err != nil || len(got) != 2 || got[0].Status != "queued" || got[1].Status != "rejected" {
-		t.Errorf("CalibrationRequestsByModel after updates = %+v, %v", got, err)
-	}
-	// Conditional updates happen only from the listed statuses, atomically.
-	wantErr(t, "conditional update from a status it is not in", s.UpdateCalibrationRequest(ctx, cb.ID, []string{"queued", "in_progress"}, "published", "prof-2", "", T0.Add(5*time.Hour)), store.ErrConflict)
-	wantErr(t, "conditional update of an unknown request", s.UpdateCalibrationRequest(ctx, "cal_req_nobody", []string{"queued"}, "in_progress", "", "", T0), store.ErrNotFound)
-	wantErr(t, "conditional update from its status", s.UpdateCalibrationRequest(ctx, ca.ID, []string{"queued"}, "in_progress", "", "", T0.Add(5*time.Hour)), nil)
-	if got, err := s.CalibrationRequest(ctx, b.org.ID, cb.ID); err != nil || got.Status != "rejected" {
-		t.Errorf("a refused conditional update changed the request: %+v, %v", got, err)
-	}
-	if got, err := s.CalibrationRequest(ctx, a.org.ID, ca.ID); err != nil || got.Status != "in_progress" {
-		t.Errorf("conditional update not applied: %+v, %v", got, err)
-	}
-}
-
 // testOrgIsolationSessions: reviewer keys, sessions and calibration
 // requests of one organisation are invisible to, and unchangeable by,
 // another, even with the same ids.
@@ -578,5 +359,78 @@ func testOrgIsolationSessions(t *testing.T, s store.Store) {
 	}
 	if got, err := s.CalibrationRequestsByModel(ctx, "sha256:m"); err != nil || len(got) != 2 {
 		t.Errorf("CalibrationRequestsByModel = %+v, %v; want both organisations' requests", got, err)
+	}
+}
+
+// testClaimSession: a session backs one record: the first claim wins, a
+// retry by the same record succeeds, another record gets ErrConflict, in
+// the caller's organisation only; of concurrent claims by distinct records
+// exactly one wins.
+func testClaimSession(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	a := seed(t, s, "acme")
+	b := seed(t, s, "bravo")
+	sess := newSession(a, "chk_claim")
+	if err := s.CreateSession(ctx, sess); err != nil {
+		t.Fatal(err)
+	}
+	wantErr(t, "ClaimSession unknown session", s.ClaimSession(ctx, a.org.ID, "chk_nobody", "rec_1"), store.ErrNotFound)
+	wantErr(t, "ClaimSession other org", s.ClaimSession(ctx, b.org.ID, sess.ID, "rec_1"), store.ErrNotFound)
+	wantErr(t, "ClaimSession first", s.ClaimSession(ctx, a.org.ID, sess.ID, "rec_1"), nil)
+	wantErr(t, "ClaimSession retry", s.ClaimSession(ctx, a.org.ID, sess.ID, "rec_1"), nil)
+	wantErr(t, "ClaimSession other record", s.ClaimSession(ctx, a.org.ID, sess.ID, "rec_2"), store.ErrConflict)
+	if got, err := s.Session(ctx, a.org.ID, sess.ID); err != nil || got.RecordID != "rec_1" {
+		t.Fatalf("Session after claim: RecordID %q, %v; want rec_1", got.RecordID, err)
+	}
+	fresh := newSession(a, "chk_fresh")
+	if err := s.CreateSession(ctx, fresh); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Session(ctx, a.org.ID, fresh.ID); err != nil || got.RecordID != "" {
+		t.Fatalf("unclaimed Session: RecordID %q, %v; want empty", got.RecordID, err)
+	}
+
+	// Concurrent claims by distinct records: exactly one wins, the others
+	// get ErrConflict, and the stored claim is the winner's.
+	RaceClaims(t, []store.SessionStore{s}, a.org.ID, a.run.ID)
+}
+
+// RaceClaims creates sessions of the open run runID through handles[0]
+// and has 8 distinct records claim each at once, spread over handles (one
+// database opened several times, as by several processes): exactly one
+// claim wins, the others get store.ErrConflict, and every handle reads the
+// winner's claim.
+func RaceClaims(t *testing.T, handles []store.SessionStore, orgID, runID string) {
+	t.Helper()
+	ctx := context.Background()
+	for trial := range 5 {
+		id := fmt.Sprintf("chk_race_%d", trial)
+		if err := handles[0].CreateSession(ctx, store.Session{ID: id, OrgID: orgID, RunID: runID, Kind: "check", OpenedAt: T0}); err != nil {
+			t.Fatal(err)
+		}
+		const n = 8
+		var wg sync.WaitGroup
+		errs := make([]error, n)
+		for i := range n {
+			wg.Go(func() { errs[i] = handles[i%len(handles)].ClaimSession(ctx, orgID, id, fmt.Sprintf("rec_%d", i)) })
+		}
+		wg.Wait()
+		winner := -1
+		for i, err := range errs {
+			switch {
+			case err == nil && winner >= 0:
+				t.Fatalf("trial %d: records %d and %d both claimed the session", trial, winner, i)
+			case err == nil:
+				winner = i
+			case !errors.Is(err, store.ErrConflict):
+				t.Fatalf("trial %d: claim %d: %v; want nil or ErrConflict", trial, i, err)
+			}
+		}
+		for h, st := range handles {
+			got, err := st.Session(ctx, orgID, id)
+			if winner < 0 || err != nil || got.RecordID != fmt.Sprintf("rec_%d", winner) {
+				t.Fatalf("trial %d: handle %d reads claim %q (%v), winner %d", trial, h, got.RecordID, err, winner)
+			}
+		}
 	}
 }

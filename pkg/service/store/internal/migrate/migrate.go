@@ -5,6 +5,7 @@
 package migrate
 
 import (
+	"context"
 	"fmt"
 	"io/fs"
 	"path"
@@ -56,4 +57,67 @@ func Load(fsys fs.FS, dir string) ([]Migration, error) {
 		return nil, fmt.Errorf("migrations: none in %s", dir)
 	}
 	return ms, nil
+}
+
+// Next returns the migration to apply to a database whose schema is at
+// version cur (0 for none), nil once it is current, and an error when the
+// database is newer than ms: this binary does not know its schema.
+func Next(ms []Migration, cur int) (*Migration, error) {
+	switch {
+	case cur > len(ms):
+		return nil, fmt.Errorf("the database schema is at version %d but this binary knows only up to %d: upgrade svc", cur, len(ms))
+	case cur == len(ms):
+		return nil, nil
+	}
+	return &ms[cur], nil
+}
+
+// VersionQuery reads a database's schema version (0 for none) from its
+// schema_migrations table.
+const VersionQuery = "SELECT coalesce(max(version), 0) FROM schema_migrations"
+
+// Tx is a backend's migration transaction, holding the lock that keeps
+// concurrent Opens from migrating at once.
+type Tx interface {
+	// Exec runs a statement.
+	Exec(ctx context.Context, query string, args ...any) error
+	// Int runs a query returning one integer.
+	Int(ctx context.Context, query string) (int, error)
+}
+
+// Table is a backend's schema_migrations table in its dialect.
+type Table struct {
+	// Create creates the table if it does not exist.
+	Create string
+	// Record returns the statement inserting m's row, and its arguments.
+	Record func(m Migration) (query string, args []any)
+}
+
+// Step applies in tx the migration that follows the database's version,
+// recording it in the table: it returns that migration, or nil when the
+// database is current (nothing was changed but the table's creation). The
+// caller commits tx, and calls Step again until it returns nil.
+func Step(ctx context.Context, tx Tx, ms []Migration, t Table) (*Migration, error) {
+	if err := tx.Exec(ctx, t.Create); err != nil {
+		return nil, fmt.Errorf("migrate: create schema_migrations: %w", err)
+	}
+	cur, err := tx.Int(ctx, VersionQuery)
+	if err != nil {
+		return nil, fmt.Errorf("migrate: read version: %w", err)
+	}
+	m, err := Next(ms, cur)
+	if err != nil || m == nil {
+		if err != nil {
+			err = fmt.Errorf("migrate: %w", err)
+		}
+		return nil, err
+	}
+	if err := tx.Exec(ctx, m.SQL); err != nil {
+		return nil, fmt.Errorf("migrate: %04d_%s: %w", m.Version, m.Name, err)
+	}
+	q, args := t.Record(*m)
+	if err := tx.Exec(ctx, q, args...); err != nil {
+		return nil, fmt.Errorf("migrate: record %04d_%s: %w", m.Version, m.Name, err)
+	}
+	return m, nil
 }

@@ -54,3 +54,29 @@ func TestLoad(t *testing.T) {
 		})
 	}
 }
+
+// TestNext: the migration after the database's version, none once it is
+// current, an error for a database newer than the binary.
+func TestNext(t *testing.T) {
+	ms := []Migration{{Version: 1, Name: "init"}, {Version: 2, Name: "more"}}
+	tests := []struct {
+		cur     int
+		want    int // version of the migration returned, 0 for none
+		wantErr bool
+	}{
+		{cur: 0, want: 1},
+		{cur: 1, want: 2},
+		{cur: 2},
+		{cur: 3, wantErr: true},
+	}
+	for _, tc := range tests {
+		m, err := Next(ms, tc.cur)
+		got := 0
+		if m != nil {
+			got = m.Version
+		}
+		if got != tc.want || (err != nil) != tc.wantErr {
+			t.Errorf("Next(at %d) = version %d, %v; want version %d, error %v", tc.cur, got, err, tc.want, tc.wantErr)
+		}
+	}
+}

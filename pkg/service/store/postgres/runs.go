@@ -1,0 +1,151 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/svc-gov/svc/pkg/service/store"
+	"github.com/svc-gov/svc/pkg/service/store/internal/backend"
+)
+
+// CreateRun implements store.RunWriter.
+func (db *DB) CreateRun(ctx context.Context, r store.Run) error {
+	_, err := db.pool.Exec(ctx, `INSERT INTO runs (id, org_id, workflow_id, surface_id, policy_pack_id,
+		policy_snapshot_hash, process_context_hash, environment, api_key_id, sealed, opened_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, false, $10)`,
+		r.ID, r.OrgID, r.WorkflowID, r.SurfaceID, r.PolicyPackID, r.PolicySnapshotHash,
+		r.ProcessContextHash, r.Environment, r.APIKeyID, r.OpenedAt)
+	if err != nil {
+		return fmt.Errorf("postgres: create run %s of org %s: %w", r.ID, r.OrgID, mapErr(err))
+	}
+	return nil
+}
+
+// Run implements store.RunReader.
+func (db *DB) Run(ctx context.Context, orgID, runID string) (store.Run, error) {
+	r, err := backend.ScanRun(db.pool.QueryRow(ctx, "SELECT "+backend.RunCols+" FROM runs WHERE id = $1 AND org_id = $2", runID, orgID))
+	if err != nil {
+		return store.Run{}, fmt.Errorf("postgres: run %s of org %s: %w", runID, orgID, mapErr(err))
+	}
+	return r, nil
+}
+
+// RunsOfOrg implements store.RunReader.
+func (db *DB) RunsOfOrg(ctx context.Context, orgID string, f store.RunFilter) ([]store.Run, error) {
+	out, err := list(ctx, db, backend.ScanRun, "SELECT "+backend.RunCols+` FROM runs WHERE org_id = $1
+		AND ($2 = '' OR workflow_id = $2)
+		AND ($3 = '' OR ($3 = 'open' AND NOT sealed) OR ($3 = 'sealed' AND sealed))
+		AND ($5 = '' OR environment = $5)
+		ORDER BY opened_at DESC, id COLLATE "C" DESC LIMIT $4`,
+		orgID, f.WorkflowID, f.State, store.ListLimit(f.Limit), f.Environment)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: runs of org %s: %w", orgID, err)
+	}
+	return out, nil
+}
+
+// inRunTx runs fn in a READ COMMITTED transaction (see inTx) as a
+// backend.RunTx.
+func (db *DB) inRunTx(ctx context.Context, fn func(tx runTx) error) error {
+	return db.inTx(ctx, func(tx pgx.Tx) error { return fn(runTx{tx}) })
+}
+
+// AppendRecord implements store.RunWriter (backend.Append). The run's row
+// is locked FOR UPDATE first: the lock serialises the append with the seal
+// (and the run's metadata update with other appends) across processes.
+func (db *DB) AppendRecord(ctx context.Context, orgID string, rec store.Record, lim store.Limits) (duplicate bool, err error) {
+	err = db.inRunTx(ctx, func(tx runTx) error {
+		var err error
+		duplicate, err = backend.Append(ctx, tx, orgID, rec, lim)
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("postgres: append record %s (sequence %d) to run %s of org %s: %w",
+			rec.RecordID, rec.Sequence, rec.RunID, orgID, err)
+	}
+	return duplicate, nil
+}
+
+// RecordBySequence implements store.RunReader.
+func (db *DB) RecordBySequence(ctx context.Context, runID string, seq int64) (store.Record, error) {
+	r, err := backend.ScanRecord(db.pool.QueryRow(ctx, "SELECT "+backend.RecordCols+" FROM records WHERE run_id = $1 AND sequence = $2", runID, seq))
+	if err != nil {
+		return store.Record{}, fmt.Errorf("postgres: record %d of run %s: %w", seq, runID, mapErr(err))
+	}
+	return r, nil
+}
+
+// Records implements store.RunReader.
+func (db *DB) Records(ctx context.Context, runID string) ([]store.Record, error) {
+	return backend.Records(func(fn func(store.Record) error) error { return db.EachRecord(ctx, runID, fn) })
+}
+
+// EachRecord implements store.RunReader. It reads in pages (keyset
+// pagination on the primary key), so that neither the whole run nor a
+// long-lived cursor is held while fn works.
+func (db *DB) EachRecord(ctx context.Context, runID string, fn func(store.Record) error) error {
+	return backend.EachRecord(func(first bool, after int64) ([]store.Record, error) {
+		q, args := "SELECT "+backend.RecordCols+" FROM records WHERE run_id = $1 ORDER BY sequence LIMIT $2", []any{runID, backend.RecordPage}
+		if !first {
+			q, args = "SELECT "+backend.RecordCols+" FROM records WHERE run_id = $1 AND sequence > $3 ORDER BY sequence LIMIT $2", []any{runID, backend.RecordPage, after}
+		}
+		page, err := list(ctx, db, backend.ScanRecord, q, args...)
+		if err != nil {
+			return nil, fmt.Errorf("postgres: records of run %s: %w", runID, err)
+		}
+		return page, nil
+	}, fn)
+}
+
+// SealRun implements store.RunWriter.
+func (db *DB) SealRun(ctx context.Context, orgID, runID string, v store.VPEC) error {
+	err := v.Belongs(orgID, runID)
+	if err == nil {
+		err = db.inRunTx(ctx, func(tx runTx) error { return backend.SealRun(ctx, tx, orgID, runID, v) })
+	}
+	if err != nil {
+		return fmt.Errorf("postgres: seal run %s of org %s with vpec %s: %w", runID, orgID, v.ID, err)
+	}
+	return nil
+}
+
+// SealRecords implements store.RunWriter. It locks the run's row FOR
+// UPDATE: appends holding the lock commit first, appends waiting for it
+// then see the run sealed.
+func (db *DB) SealRecords(ctx context.Context, orgID, runID, closeKey string, closedAt time.Time) (store.Run, bool, error) {
+	var run store.Run
+	var sealed bool
+	err := db.inRunTx(ctx, func(tx runTx) error {
+		var err error
+		run, sealed, err = backend.SealRecords(ctx, tx, orgID, runID, closeKey, closedAt)
+		return err
+	})
+	if err != nil {
+		return store.Run{}, false, fmt.Errorf("postgres: seal the records of run %s of org %s: %w", runID, orgID, err)
+	}
+	return run, sealed, nil
+}
+
+// UnsealRecords implements store.RunWriter.
+func (db *DB) UnsealRecords(ctx context.Context, orgID, runID, closeKey string) error {
+	err := db.inRunTx(ctx, func(tx runTx) error { return backend.UnsealRecords(ctx, tx, orgID, runID, closeKey) })
+	if err != nil {
+		return fmt.Errorf("postgres: unseal the records of run %s of org %s: %w", runID, orgID, err)
+	}
+	return nil
+}
+
+// StoreVPEC implements store.RunWriter.
+func (db *DB) StoreVPEC(ctx context.Context, orgID, runID string, v store.VPEC) error {
+	err := v.Belongs(orgID, runID)
+	if err == nil {
+		err = db.inRunTx(ctx, func(tx runTx) error { return backend.StoreVPEC(ctx, tx, orgID, runID, v) })
+	}
+	if err != nil {
+		return fmt.Errorf("postgres: store vpec %s of run %s of org %s: %w", v.ID, runID, orgID, err)
+	}
+	return nil
+}

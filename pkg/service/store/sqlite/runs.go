@@ -1,0 +1,156 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/svc-gov/svc/pkg/service/store"
+	"github.com/svc-gov/svc/pkg/service/store/internal/backend"
+)
+
+// CreateRun implements store.RunWriter.
+func (db *DB) CreateRun(ctx context.Context, r store.Run) error {
+	err := db.write(ctx, func(ctx context.Context, tx *wtx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO runs (id, org_id, workflow_id, surface_id, policy_pack_id,
+			policy_snapshot_hash, process_context_hash, environment, api_key_id, sealed, opened_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)`,
+			r.ID, r.OrgID, r.WorkflowID, r.SurfaceID, r.PolicyPackID, r.PolicySnapshotHash,
+			r.ProcessContextHash, r.Environment, r.APIKeyID, fmtTime(r.OpenedAt))
+		return mapErr(err)
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: create run %s of org %s: %w", r.ID, r.OrgID, err)
+	}
+	return nil
+}
+
+// Run implements store.RunReader.
+func (db *DB) Run(ctx context.Context, orgID, runID string) (store.Run, error) {
+	r, err := backend.ScanRun(db.queryRow(ctx, "SELECT "+backend.RunCols+" FROM runs WHERE id = ? AND org_id = ?", runID, orgID))
+	if err != nil {
+		return store.Run{}, fmt.Errorf("sqlite: run %s of org %s: %w", runID, orgID, mapErr(err))
+	}
+	return r, nil
+}
+
+// RunsOfOrg implements store.RunReader.
+func (db *DB) RunsOfOrg(ctx context.Context, orgID string, f store.RunFilter) ([]store.Run, error) {
+	out, err := list(ctx, db, backend.ScanRun, "SELECT "+backend.RunCols+` FROM runs WHERE org_id = ?
+		AND (? = '' OR workflow_id = ?)
+		AND (? = '' OR (? = 'open' AND sealed = 0) OR (? = 'sealed' AND sealed = 1))
+		AND (? = '' OR environment = ?)
+		ORDER BY opened_at DESC, id DESC LIMIT ?`,
+		orgID, f.WorkflowID, f.WorkflowID, f.State, f.State, f.State, f.Environment, f.Environment, store.ListLimit(f.Limit))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: runs of org %s: %w", orgID, err)
+	}
+	return out, nil
+}
+
+// AppendRecord implements store.RunWriter (backend.Append).
+//
+// Concurrent appends are group-committed (see the package documentation):
+// each is atomic on its own, in a savepoint of the batch's transaction, and
+// durable when it returns. Appends and seals all go through the one writer:
+// an append commits before a seal or sees the run sealed.
+func (db *DB) AppendRecord(ctx context.Context, orgID string, rec store.Record, lim store.Limits) (duplicate bool, err error) {
+	var dup bool // not the result duplicate: see PutManifest
+	err = db.write(ctx, func(ctx context.Context, tx *wtx) error {
+		var err error
+		dup, err = db.appendRecord(ctx, tx, orgID, rec, lim)
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("sqlite: append record %s (sequence %d) to run %s of org %s: %w",
+			rec.RecordID, rec.Sequence, rec.RunID, orgID, err)
+	}
+	return dup, nil
+}
+
+// appendRecord appends rec in tx (the writer's transaction, or its
+// savepoint).
+func (db *DB) appendRecord(ctx context.Context, tx *wtx, orgID string, rec store.Record, lim store.Limits) (bool, error) {
+	return backend.Append(ctx, tx, orgID, rec, lim)
+}
+
+// RecordBySequence implements store.RunReader.
+func (db *DB) RecordBySequence(ctx context.Context, runID string, seq int64) (store.Record, error) {
+	r, err := backend.ScanRecord(db.queryRow(ctx, "SELECT "+backend.RecordCols+" FROM records WHERE run_id = ? AND sequence = ?", runID, seq))
+	if err != nil {
+		return store.Record{}, fmt.Errorf("sqlite: record %d of run %s: %w", seq, runID, mapErr(err))
+	}
+	return r, nil
+}
+
+// Records implements store.RunReader.
+func (db *DB) Records(ctx context.Context, runID string) ([]store.Record, error) {
+	return backend.Records(func(fn func(store.Record) error) error { return db.EachRecord(ctx, runID, fn) })
+}
+
+// EachRecord implements store.RunReader. It reads in pages, each page in
+// its own statement, so that no read transaction stays open while fn
+// works (a long reader would keep the WAL from being checkpointed).
+func (db *DB) EachRecord(ctx context.Context, runID string, fn func(store.Record) error) error {
+	return backend.EachRecord(func(first bool, after int64) ([]store.Record, error) {
+		q, args := "SELECT "+backend.RecordCols+" FROM records WHERE run_id = ? ORDER BY sequence LIMIT ?", []any{runID, backend.RecordPage}
+		if !first {
+			q, args = "SELECT "+backend.RecordCols+" FROM records WHERE run_id = ? AND sequence > ? ORDER BY sequence LIMIT ?", []any{runID, after, backend.RecordPage}
+		}
+		page, err := list(ctx, db, backend.ScanRecord, q, args...)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: records of run %s: %w", runID, err)
+		}
+		return page, nil
+	}, fn)
+}
+
+// SealRun implements store.RunWriter.
+func (db *DB) SealRun(ctx context.Context, orgID, runID string, v store.VPEC) error {
+	err := v.Belongs(orgID, runID)
+	if err == nil {
+		err = db.write(ctx, func(ctx context.Context, tx *wtx) error { return backend.SealRun(ctx, tx, orgID, runID, v) })
+	}
+	if err != nil {
+		return fmt.Errorf("sqlite: seal run %s of org %s with vpec %s: %w", runID, orgID, v.ID, err)
+	}
+	return nil
+}
+
+// SealRecords implements store.RunWriter.
+func (db *DB) SealRecords(ctx context.Context, orgID, runID, closeKey string, closedAt time.Time) (store.Run, bool, error) {
+	var run store.Run
+	var sealed bool
+	err := db.write(ctx, func(ctx context.Context, tx *wtx) error {
+		var err error
+		run, sealed, err = backend.SealRecords(ctx, tx, orgID, runID, closeKey, closedAt)
+		return err
+	})
+	if err != nil {
+		return store.Run{}, false, fmt.Errorf("sqlite: seal the records of run %s of org %s: %w", runID, orgID, err)
+	}
+	return run, sealed, nil
+}
+
+// UnsealRecords implements store.RunWriter.
+func (db *DB) UnsealRecords(ctx context.Context, orgID, runID, closeKey string) error {
+	err := db.write(ctx, func(ctx context.Context, tx *wtx) error {
+		return backend.UnsealRecords(ctx, tx, orgID, runID, closeKey)
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: unseal the records of run %s of org %s: %w", runID, orgID, err)
+	}
+	return nil
+}
+
+// StoreVPEC implements store.RunWriter.
+func (db *DB) StoreVPEC(ctx context.Context, orgID, runID string, v store.VPEC) error {
+	err := v.Belongs(orgID, runID)
+	if err == nil {
+		err = db.write(ctx, func(ctx context.Context, tx *wtx) error { return backend.StoreVPEC(ctx, tx, orgID, runID, v) })
+	}
+	if err != nil {
+		return fmt.Errorf("sqlite: store vpec %s of run %s of org %s: %w", v.ID, runID, orgID, err)
+	}
+	return nil
+}
