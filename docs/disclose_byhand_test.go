@@ -10,6 +10,8 @@ import (
 	"github.com/svc-gov/svc/internal/testvectors"
 	"github.com/svc-gov/svc/pkg/core/commitment"
 	"github.com/svc-gov/svc/pkg/core/disclosure"
+	"github.com/svc-gov/svc/pkg/core/names"
+	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/service/server"
 )
@@ -34,7 +36,7 @@ func TestVerifyByHandAgreesOnDisclosures(t *testing.T) {
 	}
 	const runID = "run_00000000-0000-4000-8000-00000000000d"
 	base := func() vpec.Record {
-		return vpec.Record{RecordID: vpec.NewID("rec_"), Sequence: 1, Check: "kyc_check", ManifestID: "m", CheckResult: vpec.ResultPass,
+		return vpec.Record{RecordID: names.NewID("rec_"), Sequence: 1, Check: "kyc_check", ManifestID: "m", CheckResult: vpec.ResultPass,
 			ProofLevel: vpec.Execution, CommitmentAlgorithm: "sha256", Visibility: vpec.Opaque, RecordedAt: vpec.FormatTime(time.Now())}
 	}
 	manifest := func(stages ...vpec.ManifestStage) *vpec.Manifest {
@@ -104,7 +106,7 @@ func TestVerifyByHandAgreesOnDisclosures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rep, _ := vpec.Verify(doc, vpec.Options{Trust: mat.Trust})
+			rep, _ := verify.Verify(doc, verify.Options{Trust: mat.Trust})
 			if rep == nil || rep.Valid != tc.valid {
 				t.Fatalf("pkg/core/vpec: %v, want valid=%v", rep.Verdict, tc.valid)
 			}

@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"github.com/svc-gov/svc/pkg/core/document"
+	"github.com/svc-gov/svc/pkg/core/issue"
+	"github.com/svc-gov/svc/pkg/core/names"
+	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/service/server"
 )
@@ -40,18 +43,18 @@ func TestThreeVerifiersOnIDsAndOpenedAt(t *testing.T) {
 		rec := vpec.Record{RecordID: recordID, Sequence: 1, Check: "pii", ManifestID: "m", CheckResult: vpec.ResultPass,
 			ProofLevel: vpec.Execution, CommitmentAlgorithm: "sha256", CommitmentHash: "sha256:" + strings.Repeat("ab", 32),
 			Visibility: vpec.Opaque, RecordedAt: recorded}
-		v := &vpec.VPEC{VPECID: vpec.NewID("vpec_"), RunID: runID, WorkflowID: "test", OrgID: "org_test", OpenedAt: opened,
+		v := &vpec.VPEC{VPECID: names.NewID("vpec_"), RunID: runID, WorkflowID: "test", OrgID: "org_test", OpenedAt: opened,
 			Environment: vpec.Production, APIKeyID: "pk_live_test", Records: []vpec.Record{rec}, IssuedAt: vpec.FormatTime(now)}
-		if _, err := vpec.Chain(vpec.Genesis(runID), v.Records); err != nil {
+		if _, err := issue.Chain(vpec.Genesis(runID), v.Records); err != nil {
 			t.Fatal(err)
 		}
-		jcs, err := vpec.RecordsJCS(v.Records)
+		jcs, err := issue.RecordsJCS(v.Records)
 		if err != nil {
 			t.Fatal(err)
 		}
-		v.Gaps = vpec.IssueGaps(runID, v.Records, jcs, v.IssuedAt)
-		vpec.Finish(v, jcs)
-		if err := vpec.Seal(context.Background(), v, mat.Signer, mat.TSA); err != nil {
+		v.Gaps = issue.Gaps(runID, v.Records, jcs, v.IssuedAt)
+		issue.Finish(v, jcs)
+		if err := issue.Seal(context.Background(), v, mat.Signer, mat.TSA); err != nil {
 			t.Fatal(err)
 		}
 		doc, err := document.MarshalIndent(v)
@@ -97,7 +100,7 @@ func TestThreeVerifiersOnIDsAndOpenedAt(t *testing.T) {
 	}
 	py := runSecondImpl(t, jobs)
 	for i, c := range cases {
-		rep, _ := vpec.Verify(c.doc, vpec.Options{Trust: mat.Trust})
+		rep, _ := verify.Verify(c.doc, verify.Options{Trust: mat.Trust})
 		if rep == nil || !strings.HasPrefix(rep.Verdict, c.want) {
 			t.Errorf("%s: svc-verify says %v, docs say %s", c.name, rep.Verdict, c.want)
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/zk/conditions"
 	"github.com/svc-gov/svc/pkg/zk/head"
+	"github.com/svc-gov/svc/pkg/zk/zkverify"
 )
 
 // Keys are what a prover needs for one circuit: the compiled constraint
@@ -179,7 +180,7 @@ func ProveHead(k *Keys, x []float32) (*HeadProof, error) {
 		return nil, err
 	}
 	class := int64(pub.Class)
-	z := &vpec.ZKProof{System: System, Circuit: vpec.CircuitMLPHead, CircuitID: k.CircuitID,
+	z := &vpec.ZKProof{System: System, Circuit: zkverify.CircuitMLPHead, CircuitID: k.CircuitID,
 		Proof: base64.StdEncoding.EncodeToString(proof), Class: &class, Logits: pub.Logits}
 	return &HeadProof{CommitmentHash: pub.Commitment.String(), Class: pub.Class, Logits: pub.Logits, ZKProof: z}, nil
 }

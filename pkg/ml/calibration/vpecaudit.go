@@ -7,6 +7,7 @@ import (
 	"github.com/svc-gov/svc/pkg/core/document"
 	"github.com/svc-gov/svc/pkg/core/profile"
 	"github.com/svc-gov/svc/pkg/core/signing"
+	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/ml/trace"
 )
@@ -58,10 +59,10 @@ type RecordAudit struct {
 // (else PROFILE MISMATCH, each disagreement a detail); the record's profile
 // must be in Profiles (else PROFILE NOT AVAILABLE, MissingTrust set) and
 // verify under Trust (else PROFILE INVALID); then Replay decides.
-func AuditRecord(a RecordAudit) (vpec.Check, error) {
-	c := vpec.Check{Name: vpec.CheckAudit}
-	fail := func(code, format string, args ...any) (vpec.Check, error) {
-		c.Status, c.Code, c.Message = vpec.Fail, code, fmt.Sprintf(format, args...)
+func AuditRecord(a RecordAudit) (verify.Check, error) {
+	c := verify.Check{Name: verify.CheckAudit}
+	fail := func(code, format string, args ...any) (verify.Check, error) {
+		c.Status, c.Code, c.Message = verify.Fail, code, fmt.Sprintf(format, args...)
 		return c, nil
 	}
 	if a.Trace == nil {
@@ -117,7 +118,7 @@ func AuditRecord(a RecordAudit) (vpec.Check, error) {
 		c.Details = append(res.Problems, res.RuleDetails()...)
 		return fail(MismatchCode(bi.GPUClass), "profile inconsistent (%s · %s), sequence %d: %s", prof.ProfileID, bi.GPUClass, rec.Sequence, summary)
 	}
-	c.Status = vpec.Pass
+	c.Status = verify.Pass
 	c.Message = fmt.Sprintf("profile consistent (%s · %s), sequence %d: %s", prof.ProfileID, bi.GPUClass, rec.Sequence, summary)
 	c.Details = res.RuleDetails()
 	return c, nil

@@ -14,8 +14,8 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/svc-gov/svc/pkg/core/canonical"
+	"github.com/svc-gov/svc/pkg/core/commitment"
 	"github.com/svc-gov/svc/pkg/core/merkle"
-	"github.com/svc-gov/svc/pkg/core/vpec"
 )
 
 // Modes: full traces every operator with a float output; production
@@ -185,7 +185,7 @@ func Root(ops []Operator) (string, error) {
 		}
 		leaves[i] = merkle.LeafHash(b)
 	}
-	return vpec.FormatHash(merkle.RootFromLeafHashes(leaves)), nil
+	return commitment.OfSHA256(merkle.RootFromLeafHashes(leaves)).String(), nil
 }
 
 // Trace is a trace file (it stays local).

@@ -24,6 +24,7 @@ import (
 	"github.com/svc-gov/svc/pkg/core/document"
 	"github.com/svc-gov/svc/pkg/core/profile"
 	"github.com/svc-gov/svc/pkg/core/signing"
+	"github.com/svc-gov/svc/pkg/core/timestamp"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/service/dashboard"
 	"github.com/svc-gov/svc/pkg/service/store"
@@ -40,7 +41,7 @@ type Config struct {
 	Signer *signing.Signer
 	// Timestamper obtains RFC 3161 tokens (the built-in authority or
 	// external ones). Required.
-	Timestamper vpec.Timestamper
+	Timestamper timestamp.Timestamper
 	// Trust is the bundle published at /.well-known/svc/trust-bundle.pem
 	// and used to check review timestamps. Required.
 	Trust *signing.Bundle
@@ -456,7 +457,7 @@ func (s *Server) authWith(limited bool, next http.HandlerFunc) http.HandlerFunc 
 			writeError(w, http.StatusUnauthorized, api.CodeUnauthorized, "send Authorization: Bearer <API key> (pk_sb_... or pk_live_...)", "")
 			return
 		}
-		if _, ok := vpec.EnvironmentOf(tok); !ok {
+		if _, ok := api.EnvironmentOf(tok); !ok {
 			writeError(w, http.StatusUnauthorized, api.CodeUnauthorized, "API keys start with pk_sb_ (sandbox) or pk_live_ (production)", "")
 			return
 		}
