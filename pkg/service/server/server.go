@@ -386,7 +386,7 @@ func (s *Server) decode(r *http.Request, v any) (*canonical.Value, error) {
 	}
 	tree, err := document.Parse(body, v)
 	if err != nil {
-		return nil, badRequest(schemaField(err), "%s", strings.ReplaceAll(strings.TrimPrefix(err.Error(), "schema: "), "\nschema: ", "; "))
+		return nil, schemaError(err)
 	}
 	if l, ok := v.(limited); ok {
 		if err := l.CheckLimits(); err != nil {
@@ -421,13 +421,19 @@ func checkMediaType(values []string) error {
 	return nil
 }
 
-// schemaField extracts the field path from a document schema error.
-func schemaField(err error) string {
-	msg := strings.TrimPrefix(strings.SplitN(err.Error(), "\n", 2)[0], "schema: ")
-	if i := strings.Index(msg, ": "); i > 0 && !strings.HasPrefix(msg, "canonical") && !strings.Contains(msg[:i], " ") {
-		return msg[:i]
+// schemaError is the 400 of a body the strict decoder refused: the field
+// of its first problem (document.FieldError.Path) and every problem, "; "
+// between them; input that is not JSON at all names no field.
+func schemaError(err error) error {
+	fes := document.FieldErrors(err)
+	if len(fes) == 0 {
+		return badRequest("", "%v", err)
 	}
-	return ""
+	msgs := make([]string, len(fes))
+	for i, fe := range fes {
+		msgs[i] = fe.Detail()
+	}
+	return badRequest(fes[0].Path, "%s", strings.Join(msgs, "; "))
 }
 
 // --- auth -----------------------------------------------------------------------

@@ -14,9 +14,7 @@ package zkverify
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -91,10 +89,7 @@ const (
 
 // CircuitID returns the circuit id of a verifying key: "sha256:" and the
 // lowercase hex SHA-256 of its canonical bytes (MarshalVerifyingKey).
-func CircuitID(vk []byte) string {
-	sum := sha256.Sum256(vk)
-	return "sha256:" + hex.EncodeToString(sum[:])
-}
+func CircuitID(vk []byte) string { return commitment.String(vk) }
 
 // MarshalVerifyingKey returns the canonical bytes of a verifying key:
 // gnark's compressed encoding (VerifyingKey.WriteTo).
