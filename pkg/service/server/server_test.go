@@ -219,6 +219,9 @@ func TestRecordErrors(t *testing.T) {
 	}{
 		{"chain mismatch", bad, 422, api.CodeChainMismatch, "chain_hash"},
 		{"unknown field", strings.Replace(string(raw), `"check":`, `"approved":true,"check":`, 1), 400, api.CodeBadRequest, "approved"},
+		// The field is the decoder's path (document.FieldError), not text
+		// parsed back out of the message: a member name with a space is named.
+		{"unknown field with a space", strings.Replace(string(raw), `"check":`, `"approved by":"me","check":`, 1), 400, api.CodeBadRequest, "approved by"},
 		{"wrong type", strings.Replace(string(raw), `"sequence":2`, `"sequence":"2"`, 1), 400, api.CodeBadRequest, "sequence"},
 		{"bad enum", strings.Replace(string(raw), `"check_result":"pass"`, `"check_result":"passed"`, 1), 400, api.CodeBadRequest, "check_result"},
 		{"malformed json", `{"record_id":`, 400, api.CodeBadRequest, ""},
