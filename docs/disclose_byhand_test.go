@@ -17,12 +17,12 @@ import (
 )
 
 // TestVerifyByHandAgreesOnDisclosures: the by-hand recipe (a second
-// implementation of docs/FORMATS.md "Disclosures") and pkg/core/vpec give the
+// implementation of docs/FORMATS.md "Disclosures") and pkg/core/verify give the
 // same verdict on signed VPECs whose one record discloses in every way the
 // format allows or forbids. Found: the recipe took a field disclosed twice,
 // a field_digests entry that is not a digest, a carried manifest with two
 // stages of one name, and disclose lists breaking their rules, all of which
-// pkg/core/vpec fails.
+// pkg/core/verify fails.
 func TestVerifyByHandAgreesOnDisclosures(t *testing.T) {
 	requireTools(t)
 	dir := t.TempDir()
@@ -108,7 +108,7 @@ func TestVerifyByHandAgreesOnDisclosures(t *testing.T) {
 			}
 			rep, _ := verify.Verify(doc, verify.Options{Trust: mat.Trust})
 			if rep == nil || rep.Valid != tc.valid {
-				t.Fatalf("pkg/core/vpec: %v, want valid=%v", rep.Verdict, tc.valid)
+				t.Fatalf("pkg/core/verify: %v, want valid=%v", rep.Verdict, tc.valid)
 			}
 			f := filepath.Join(t.TempDir(), "vpec.json")
 			if err := os.WriteFile(f, doc, 0o600); err != nil {
@@ -116,7 +116,7 @@ func TestVerifyByHandAgreesOnDisclosures(t *testing.T) {
 			}
 			out, code := runScript(t, f, bundleFile)
 			if (code == 0) != tc.valid {
-				t.Fatalf("by hand: exit %d, pkg/core/vpec says %s\n%s", code, rep.Verdict, out)
+				t.Fatalf("by hand: exit %d, pkg/core/verify says %s\n%s", code, rep.Verdict, out)
 			}
 			if !tc.valid && code != 1 {
 				t.Errorf("by hand: exit %d, want 1 (INVALID)\n%s", code, out)

@@ -16,11 +16,11 @@ import (
 	"github.com/svc-gov/svc/pkg/service/server"
 )
 
-// TestThreeVerifiersOnIDsAndOpenedAt: svc-verify (pkg/core/vpec), the Python
+// TestThreeVerifiersOnIDsAndOpenedAt: svc-verify (pkg/core/verify), the Python
 // second implementation and the by-hand recipe give the same verdict on
 // signed VPECs at the edges of two rules of docs/FORMATS.md: a record_id
 // is a prefixed id of 128 bytes at most in all (found: FORMATS.md and the
-// Python verifier allowed rec_ and 128 more, 132 in all, pkg/core/vpec and the
+// Python verifier allowed rec_ and 128 more, 132 in all, pkg/core/verify and the
 // recipe 128, and both took "rec_" alone); and no record is dated more
 // than 5 minutes before the VPEC's opened_at (found: recorded_at had no
 // lower bound: a record of year 1 verified VALID).

@@ -74,7 +74,7 @@ func TestFormatsCountsEveryCheck(t *testing.T) {
 }
 
 // TestGapSeveritiesOneTable: the recipe's and the Python verifier's tables
-// of fixed gap severities are pkg/core/vpec's. Found: both lacked
+// of fixed gap severities are pkg/core/gap's. Found: both lacked
 // circuit_missing (Medium), so a circuit_missing gap at High passed by
 // hand and in Python while svc-verify refuses it (vector
 // circuit-missing-wrong-severity).
@@ -94,7 +94,7 @@ func TestGapSeveritiesOneTable(t *testing.T) {
 		recipe[kv[1]] = kv[2]
 	}
 	if !maps.Equal(recipe, want) {
-		t.Errorf("the recipe's fixed severities %v, pkg/core/vpec's %v", recipe, want)
+		t.Errorf("the recipe's fixed severities %v, pkg/core/gap's %v", recipe, want)
 	}
 	py := python3(t)
 	out, err := exec.Command(py, "-c", `import json, sys; sys.path.insert(0, "../testdata/secondimpl"); import svcverify; print(json.dumps(svcverify.FIXED_SEVERITY))`).Output()
@@ -106,7 +106,7 @@ func TestGapSeveritiesOneTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !maps.Equal(python, want) {
-		t.Errorf("the Python verifier's fixed severities %v, pkg/core/vpec's %v", python, want)
+		t.Errorf("the Python verifier's fixed severities %v, pkg/core/gap's %v", python, want)
 	}
 }
 
@@ -162,7 +162,7 @@ func TestVerifyByHandNamesTheCheck(t *testing.T) {
 
 // TestTimesInNanoseconds: the recipe's and the Python verifier's time
 // arithmetic is exact to the nanosecond, as svc-verify's (vpec.ParseTime,
-// vpec.LastedAtLeast): a review 100 ns short of its minimum is short, a
+// verify.LastedAtLeast): a review 100 ns short of its minimum is short, a
 // fraction's digits after the ninth are dropped, a 2^40 s minimum is
 // compared exactly. Found: both computed in doubles (about 0.24 µs apart
 // at today's dates), so a review 100 ns short passed.

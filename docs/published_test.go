@@ -28,7 +28,7 @@ import (
 )
 
 // verdicts runs the three verifiers on vpecFile with each profile: the
-// verdicts of pkg/core/vpec and of the Python verifier, and the recipe's exit
+// verdicts of pkg/core/verify and of the Python verifier, and the recipe's exit
 // code.
 func verdicts(t *testing.T, trustFile, vpecFile string, profileID string, profiles [][]byte) (goV, pyV []string, byHand []int) {
 	t.Helper()

@@ -430,7 +430,7 @@ func b64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
 
 // TestSecondImplAgreesWithSvcVerify: documents mutated against one rule of
 // FORMATS.md at a time and re-signed, so that only that rule is broken; the
-// Python verifier and pkg/core/vpec must give the verdict the docs give.
+// Python verifier and pkg/core/verify must give the verdict the docs give.
 func TestSecondImplAgreesWithSvcVerify(t *testing.T) {
 	python3(t)
 	trust, err := signing.LoadBundle(bundle)

@@ -144,7 +144,7 @@ func TestVerifyByHandValid(t *testing.T) {
 }
 
 // TestVerifyByHandDeclaredGap checks that the recipe follows a declared
-// sequence gap the way pkg/core/vpec.VerifyChain does: a warning, not a failure.
+// sequence gap the way vpec.VerifyChain does: a warning, not a failure.
 func TestVerifyByHandDeclaredGap(t *testing.T) {
 	requireTools(t)
 	out, code := runScript(t, filepath.Join(vectorsDir, "vpec/valid/with-gaps.json"), bundle)
@@ -667,7 +667,7 @@ func TestVerifyByHandOneSpelling(t *testing.T) {
 				t.Fatal(err)
 			}
 			if _, err := verify.Verify(out, verify.Options{Trust: trust}); !errors.Is(err, verify.ErrInvalid) {
-				t.Fatalf("vpec.Verify: %v, want ErrInvalid", err)
+				t.Fatalf("verify.Verify: %v, want ErrInvalid", err)
 			}
 			if got, code := runScript(t, f, bundle); code != 1 {
 				t.Fatalf("by hand: exit %d, want 1; output:\n%s", code, got)

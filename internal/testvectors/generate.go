@@ -422,7 +422,7 @@ func (g *gen) valid() error {
 }
 
 // holed seals records 1, 2, 1503 and 1504 (3-1502 missing) with the gaps
-// vpec.IssueGaps declares, edited by edit when not nil.
+// issue.Gaps declares, edited by edit when not nil.
 func (g *gen) holed(runID string, edit func([]vpec.Gap) []vpec.Gap) (*vpec.VPEC, error) {
 	recs := g.cleanRecords()
 	recs[2].Sequence, recs[3].Sequence = 1503, 1504
@@ -545,7 +545,7 @@ func (g *gen) boundedWith(runID, gpu string, b boundedSpec) (*vpec.VPEC, error) 
 }
 
 // issued seals records as the service issues them: chained from genesis,
-// with the gaps vpec.IssueGaps finds (ids numbered from 1).
+// with the gaps issue.Gaps finds (ids numbered from 1).
 func (g *gen) issued(runID string, recs []vpec.Record) (*vpec.VPEC, error) {
 	v := &vpec.VPEC{VPECID: "vpec_" + strings.TrimPrefix(runID, "run_"), RunID: runID, WorkflowID: "claims-intake", OrgID: "org_acme-health",
 		Environment: vpec.Production, APIKeyID: "pk_live_9c1e4b7a2f30", Records: recs}

@@ -84,7 +84,7 @@ func Example_endToEnd() {
 	}
 	fmt.Println("records:", v.VPEC.TotalChecksRun, "clean:", v.VPEC.IsClean, "test mode:", p.TestMode(), v.VPEC.Environment)
 	rep, err := verify.Verify(v.Raw, verify.Options{Trust: mat.Trust})
-	if err != nil { // not VALID: err says why (errors.Is vpec.ErrInvalid, ...)
+	if err != nil { // not VALID: err says why (errors.Is verify.ErrInvalid, ...)
 		log.Fatal(err)
 	}
 	fmt.Println(rep.Verdict)

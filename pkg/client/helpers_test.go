@@ -99,7 +99,7 @@ func (e *env) verify(doc []byte) *verify.Report {
 	if r == nil { // the options are refused: a bug in the test
 		panic(err)
 	}
-	return r // err agrees with r.Valid (pkg/core/vpec TestVerifyFailsClosed)
+	return r // err agrees with r.Valid (pkg/core/verify TestVerifyFailsClosed)
 }
 
 // mustValid requires a VALID, clean VPEC of n records.

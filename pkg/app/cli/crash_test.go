@@ -107,7 +107,7 @@ func TestCrashKeepsAcknowledgedRecords(t *testing.T) {
 			t.Fatal(err)
 		}
 		rep, _ := verify.Verify(doc, verify.Options{Trust: trust})
-		if !rep.Valid || !rep.IsClean { // vpec.Verify's error is nil exactly when rep.Valid
+		if !rep.Valid || !rep.IsClean { // verify.Verify's error is nil exactly when rep.Valid
 			t.Fatalf("run %s after restart: %s (clean %v)", run.ID, rep.Verdict, rep.IsClean)
 		}
 		var v vpec.VPEC

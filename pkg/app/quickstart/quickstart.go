@@ -49,7 +49,7 @@ type Options struct {
 // Result is what a quickstart wrote and how its VPEC verified.
 type Result struct {
 	// Report is the offline verification of the VPEC, with the replay
-	// audit when Bounded; VerifyErr is vpec.Verify's error (nil exactly
+	// audit when Bounded; VerifyErr is verify.Verify's error (nil exactly
 	// when Report.Valid).
 	Report    *verify.Report
 	VerifyErr error

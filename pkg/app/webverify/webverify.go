@@ -1,6 +1,6 @@
 // Package webverify is the verification the offline verifier page
 // (verify.html, cmd/svc-verify-wasm) runs inside the browser: the same
-// pkg/core/vpec verification as svc verify, with the same proof verifier over
+// pkg/core/verify verification as svc verify, with the same proof verifier over
 // the same circuit entry loading (pkg/zk/zkverify), over documents the
 // user chose instead of files named on a command line. It reads no files,
 // uses no network and imports nothing that does (cmd/svc-verify-wasm's
@@ -60,7 +60,7 @@ type Input struct {
 }
 
 // CircuitAdvice is what the page tells a user whose VPEC has a proof
-// without its circuit entry (vpec.Options.CircuitAdvice).
+// without its circuit entry (verify.Options.CircuitAdvice).
 const CircuitAdvice = "add its signed circuit entry under Circuit entries (a .json file: svc registry get-circuit writes one, the quickstart keeps them in its circuits folder)"
 
 // CircuitGiven names a chosen circuit entry file in a problem with it

@@ -71,7 +71,7 @@ func (s *service) verify(t *testing.T, doc []byte, profiles ...[]byte) *verify.R
 	}
 	rep, err := verify.Verify(doc, verify.Options{Trust: s.mat.Trust, Profiles: set})
 	if rep == nil || (err == nil) != rep.Valid {
-		t.Fatalf("vpec.Verify: report %v, error %v", rep, err)
+		t.Fatalf("verify.Verify: report %v, error %v", rep, err)
 	}
 	return rep
 }

@@ -47,7 +47,7 @@ const (
 var ErrLimit = errors.New("request field out of limits")
 
 // FieldError names the request field at fault and the problem. It wraps
-// ErrLimit and, when a name check failed, vpec.ErrInvalidName.
+// ErrLimit and, when a name check failed, names.ErrInvalidName.
 type FieldError struct {
 	Field   string
 	Problem string
@@ -69,7 +69,7 @@ func fieldErr(field, format string, a ...any) *FieldError {
 }
 
 // CheckName checks a name a person reads: between min and max bytes, and
-// free of control and bidi characters (vpec.ValidName).
+// free of control and bidi characters (names.ValidName).
 func CheckName(field, s string, minBytes, maxBytes int) error {
 	if len(s) < minBytes || len(s) > maxBytes {
 		if minBytes > 0 {

@@ -183,7 +183,7 @@ func TestTablesAreCopies(t *testing.T) {
 		t.Fatal("a table changed through a returned copy")
 	}
 	if gap.SeverityOf(gap.ChainBreak) != gap.Critical || gap.SeverityOf(gap.EmptyRun) != gap.High || gap.SeverityOf("custom") != "" {
-		t.Fatal("GapSeverity")
+		t.Fatal("gap.SeverityOf")
 	}
 	if r, err := verify.Verify(doc, verify.Options{Trust: f.trust}); err != nil {
 		t.Fatalf("verify after editing copies: %v", r.Verdict)

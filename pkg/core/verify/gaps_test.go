@@ -14,7 +14,7 @@ import (
 	"github.com/svc-gov/svc/pkg/core/vpec"
 )
 
-// issueRun seals records (chained first) with the gaps IssueGaps declares
+// issueRun seals records (chained first) with the gaps issue.Gaps declares
 // for them after drop removes some, plus extra gaps.
 func (f *fixture) issueRun(t testing.TB, recs []vpec.Record, drop func([]vpec.Record) []vpec.Record, edit func([]vpec.Gap) []vpec.Gap) []byte {
 	t.Helper()
@@ -134,7 +134,7 @@ func TestVerifyEmptyRun(t *testing.T) {
 }
 
 // FuzzIssueGaps: whatever records a run keeps (any holes, however long,
-// or none at all), the VPEC sealed with IssueGaps' gaps verifies VALID,
+// or none at all), the VPEC sealed with issue.Gaps' gaps verifies VALID,
 // and is clean exactly when nothing is missing.
 func FuzzIssueGaps(f *testing.F) {
 	f.Add([]byte{})
@@ -164,7 +164,7 @@ func FuzzIssueGaps(f *testing.F) {
 			for _, c := range r.Checks {
 				t.Logf("%s %s %s %v", c.Status, c.Name, c.Message, c.Details)
 			}
-			t.Fatalf("IssueGaps' VPEC: %s", r.Verdict)
+			t.Fatalf("issue.Gaps' VPEC: %s", r.Verdict)
 		}
 		holes := len(recs) == 0
 		for i := range recs {

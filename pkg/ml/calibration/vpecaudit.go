@@ -12,7 +12,7 @@ import (
 	"github.com/svc-gov/svc/pkg/ml/trace"
 )
 
-// Audit verdict codes (vpec.Check.Code of the audit check); docs/FORMATS.md
+// Audit verdict codes (verify.Check.Code of the audit check); docs/FORMATS.md
 // lists them with the other verdicts.
 const (
 	CodeAuditNotPossible    = "AUDIT NOT POSSIBLE"
@@ -29,7 +29,7 @@ func MismatchCode(gpuClass string) string { return "PROFILE MISMATCH (gpu_class 
 // VPEC needs (svc verify --trace).
 type RecordAudit struct {
 	// VPEC is the VPEC document; its signature is not checked here
-	// (vpec.Verify does that: run the audit as one of its Extra checks).
+	// (verify.Verify does that: run the audit as one of its Extra checks).
 	VPEC []byte
 	// Trace is the kept operator trace; the record audited is the one
 	// whose merkle_root is the trace's.
@@ -46,7 +46,7 @@ type RecordAudit struct {
 }
 
 // AuditRecord replays the trace of one Bounded Inference record of a VPEC
-// and returns the audit check (vpec.CheckAudit). The finding is in the
+// and returns the audit check (verify.CheckAudit). The finding is in the
 // check: pass with "profile consistent (profile · gpu class), sequence N:
 // ..." or fail with one of the Code* codes or MismatchCode. An error means
 // the audit could not run at all: the model could not be loaded, or the

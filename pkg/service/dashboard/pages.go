@@ -302,7 +302,7 @@ func (d *Dashboard) vpecPage(w http.ResponseWriter, r *http.Request) {
 
 // CircuitAdvice is what a VPEC page tells a user whose VPEC has a proof
 // whose circuit entry this service has not published
-// (vpec.Options.CircuitAdvice).
+// (verify.Options.CircuitAdvice).
 const CircuitAdvice = "this service has not published that circuit entry: an operator publishes it with svc registry publish-circuit, or check the proof offline with the entry (svc verify --circuit)"
 
 // publishedCircuits returns this service's published circuit entries

@@ -47,7 +47,7 @@ type RunLimits struct {
 	// MaxRecords bounds the records of a run (DefaultMaxRecordsPerRun).
 	MaxRecords int64
 	// MaxDocumentBytes is the VPEC size the byte budget keeps below
-	// (vpec.MaxDocumentBytes; tests use less).
+	// (document.MaxSize; tests use less).
 	MaxDocumentBytes int64
 }
 

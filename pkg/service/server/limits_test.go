@@ -460,7 +460,7 @@ func TestCloseNeedsDecompositionAnchor(t *testing.T) {
 }
 
 // The service seals a mathematical condition only beside the inference of
-// its own decomposition, the verifier's rule (vpec.Claims): an
+// its own decomposition, the verifier's rule (verify.Claims): an
 // operator_bound record of another check or input is not its evidence
 // (422 at close), and a mathematical record whose check names no part is
 // refused at once. Found: any operator_bound record let the run close, and

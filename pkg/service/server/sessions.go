@@ -161,7 +161,7 @@ func (s *Server) closeSession(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := s.cfg.Now().UTC().Truncate(time.Microsecond)
-	// Compared in whole seconds and nanoseconds (vpec.LastedAtLeast), never
+	// Compared in whole seconds and nanoseconds (verify.LastedAtLeast), never
 	// as time.Duration(seconds)*time.Second, which wraps around above
 	// 9,223,372,036 s (open refuses more than a week; the store is not
 	// trusted to have kept that).

@@ -178,7 +178,7 @@ func keyID(t *testing.T, h *hostile, key string) string {
 	return k.ID
 }
 
-// TestRecordedAtBeforeOpen: a record dated more than vpec.MaxClockSkew
+// TestRecordedAtBeforeOpen: a record dated more than verify.MaxClockSkew
 // before its run was opened is refused naming recorded_at (found:
 // 0001-01-01 was accepted and the VPEC verified VALID); a run opened with
 // the client's earlier opened_at (a queued open) takes records from then

@@ -83,7 +83,7 @@ func checkClaims(rec *vpec.Record) error {
 // runClaims is the close-time half of decision D6: a mathematical pre- or
 // post-condition record is evidence only beside the operator_bound
 // inference record of its bound_committed_inference decomposition (its
-// check without :<part>, the same input: vpec.Claims, the verifier's own
+// check without :<part>, the same input: verify.Claims, the verifier's own
 // rule), so a run holding such a record without it is not sealed (the
 // verifier would fail the VPEC's evidence check). The client records the
 // missing inference record (it may still be queued) and closes again.
@@ -103,7 +103,7 @@ func (c *runClaims) err() error {
 }
 
 // MaxRecordAhead is how far a record's recorded_at may be ahead of the
-// service clock: vpec.MaxClockSkew less one minute, the room left for a
+// service clock: verify.MaxClockSkew less one minute, the room left for a
 // timestamp authority whose clock lags the service's (the verifier allows
 // recorded_at up to MaxClockSkew after the VPEC's timestamp).
 const MaxRecordAhead = verify.MaxClockSkew - time.Minute
@@ -111,7 +111,7 @@ const MaxRecordAhead = verify.MaxClockSkew - time.Minute
 // checkRecordTime refuses a record dated more than MaxRecordAhead after
 // the server clock (decision D7): the VPEC sealed later would carry a
 // record from the future, which the verifier rejects; and one dated more
-// than vpec.MaxClockSkew before its run was opened (the VPEC's opened_at:
+// than verify.MaxClockSkew before its run was opened (the VPEC's opened_at:
 // the verifier rejects that too).
 func (s *Server) checkRecordTime(rec *vpec.Record, openedAt time.Time) error {
 	t, err := vpec.ParseTime(rec.RecordedAt)

@@ -35,7 +35,7 @@ func NewSet() *Set {
 }
 
 // Entry returns the document of the entry with the given circuit id, or an
-// error matching vpec.ErrCircuitNotFound.
+// error matching verify.ErrCircuitNotFound.
 func (s *Set) Entry(circuitID string) ([]byte, error) {
 	doc, ok := s.Get(circuitID)
 	if !ok {

@@ -26,7 +26,7 @@ var (
 )
 
 // Verifier checks the zk_proof of VPEC records against signed circuit
-// entries; it implements vpec.ProofVerifier. It verifies and decodes each
+// entries; it implements verify.ProofVerifier. It verifies and decodes each
 // entry once and remembers the outcome, so use one Verifier per
 // verification and not from several goroutines at once.
 type Verifier struct {

@@ -188,7 +188,7 @@ func TestDocumentErrors(t *testing.T) {
 	}
 }
 
-// TestNameRuleIsVPECs: the transcript's name rule is vpec.ValidName's.
+// TestNameRuleIsVPECs: the transcript's name rule is names.ValidName's.
 func TestNameRuleIsVPECs(t *testing.T) {
 	for r := rune(0); r < 0x3000; r++ {
 		s := "a" + string(r)
