@@ -16,6 +16,7 @@ import (
 	"github.com/svc-gov/svc/pkg/core/canonical"
 	"github.com/svc-gov/svc/pkg/core/commitment"
 	"github.com/svc-gov/svc/pkg/core/merkle"
+	"github.com/svc-gov/svc/pkg/core/profile"
 )
 
 // Modes: full traces every operator with a float output; production
@@ -26,10 +27,12 @@ import (
 // stream) and, when the model ends in Softmax, the logits it normalises:
 // values that depend on the weights whatever the normalization's gamma and
 // beta (docs/BOUNDED.md).
+// They are the trace modes of pkg/core/profile, the one list a profile's
+// operator_counts and a VPEC record's trace_mode are checked against.
 const (
-	Full       = "full"
-	Production = "production"
-	Residual   = "residual"
+	Full       = profile.TraceFull
+	Production = profile.TraceProduction
+	Residual   = profile.TraceResidual
 )
 
 // Modes returns the trace modes, in the order documents list them.
