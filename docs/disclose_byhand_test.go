@@ -10,17 +10,19 @@ import (
 	"github.com/svc-gov/svc/internal/testvectors"
 	"github.com/svc-gov/svc/pkg/core/commitment"
 	"github.com/svc-gov/svc/pkg/core/disclosure"
+	"github.com/svc-gov/svc/pkg/core/names"
+	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/service/server"
 )
 
 // TestVerifyByHandAgreesOnDisclosures: the by-hand recipe (a second
-// implementation of docs/FORMATS.md "Disclosures") and pkg/core/vpec give the
+// implementation of docs/FORMATS.md "Disclosures") and pkg/core/verify give the
 // same verdict on signed VPECs whose one record discloses in every way the
 // format allows or forbids. Found: the recipe took a field disclosed twice,
 // a field_digests entry that is not a digest, a carried manifest with two
 // stages of one name, and disclose lists breaking their rules, all of which
-// pkg/core/vpec fails.
+// pkg/core/verify fails.
 func TestVerifyByHandAgreesOnDisclosures(t *testing.T) {
 	requireTools(t)
 	dir := t.TempDir()
@@ -34,7 +36,7 @@ func TestVerifyByHandAgreesOnDisclosures(t *testing.T) {
 	}
 	const runID = "run_00000000-0000-4000-8000-00000000000d"
 	base := func() vpec.Record {
-		return vpec.Record{RecordID: vpec.NewID("rec_"), Sequence: 1, Check: "kyc_check", ManifestID: "m", CheckResult: vpec.ResultPass,
+		return vpec.Record{RecordID: names.NewID("rec_"), Sequence: 1, Check: "kyc_check", ManifestID: "m", CheckResult: vpec.ResultPass,
 			ProofLevel: vpec.Execution, CommitmentAlgorithm: "sha256", Visibility: vpec.Opaque, RecordedAt: vpec.FormatTime(time.Now())}
 	}
 	manifest := func(stages ...vpec.ManifestStage) *vpec.Manifest {
@@ -104,9 +106,9 @@ func TestVerifyByHandAgreesOnDisclosures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rep, _ := vpec.Verify(doc, vpec.Options{Trust: mat.Trust})
+			rep, _ := verify.Verify(doc, verify.Options{Trust: mat.Trust})
 			if rep == nil || rep.Valid != tc.valid {
-				t.Fatalf("pkg/core/vpec: %v, want valid=%v", rep.Verdict, tc.valid)
+				t.Fatalf("pkg/core/verify: %v, want valid=%v", rep.Verdict, tc.valid)
 			}
 			f := filepath.Join(t.TempDir(), "vpec.json")
 			if err := os.WriteFile(f, doc, 0o600); err != nil {
@@ -114,7 +116,7 @@ func TestVerifyByHandAgreesOnDisclosures(t *testing.T) {
 			}
 			out, code := runScript(t, f, bundleFile)
 			if (code == 0) != tc.valid {
-				t.Fatalf("by hand: exit %d, pkg/core/vpec says %s\n%s", code, rep.Verdict, out)
+				t.Fatalf("by hand: exit %d, pkg/core/verify says %s\n%s", code, rep.Verdict, out)
 			}
 			if !tc.valid && code != 1 {
 				t.Errorf("by hand: exit %d, want 1 (INVALID)\n%s", code, out)

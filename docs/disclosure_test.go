@@ -12,8 +12,11 @@ import (
 	"github.com/svc-gov/svc/pkg/core/commitment"
 	"github.com/svc-gov/svc/pkg/core/disclosure"
 	"github.com/svc-gov/svc/pkg/core/document"
+	"github.com/svc-gov/svc/pkg/core/issue"
+	"github.com/svc-gov/svc/pkg/core/names"
 	"github.com/svc-gov/svc/pkg/core/signing"
 	"github.com/svc-gov/svc/pkg/core/timestamp"
+	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 )
 
@@ -46,7 +49,7 @@ func TestVerifyByHandDisclosures(t *testing.T) {
 		recs := make([]vpec.Record, 3)
 		for i := range recs {
 			in := []byte{byte(i), 0xff}
-			recs[i] = vpec.Record{RecordID: vpec.NewID("rec_"), Sequence: int64(i + 1), Check: "kyc_check", ManifestID: mid,
+			recs[i] = vpec.Record{RecordID: names.NewID("rec_"), Sequence: int64(i + 1), Check: "kyc_check", ManifestID: mid,
 				CheckResult: vpec.ResultPass, ProofLevel: vpec.Execution, CommitmentAlgorithm: "sha256",
 				CommitmentHash: commitment.String(in), Visibility: vpec.Opaque, RecordedAt: vpec.FormatTime(time.Now())}
 		}
@@ -66,17 +69,17 @@ func TestVerifyByHandDisclosures(t *testing.T) {
 		return recs
 	}
 	issue := func(recs []vpec.Record) string {
-		v := &vpec.VPEC{VPECID: vpec.NewID("vpec_"), RunID: vpec.NewID("run_"), WorkflowID: "wf", OrgID: "org_1",
+		v := &vpec.VPEC{VPECID: names.NewID("vpec_"), RunID: names.NewID("run_"), WorkflowID: "wf", OrgID: "org_1",
 			Environment: vpec.Sandbox, APIKeyID: "pk_sb_abc", Records: recs, Gaps: []vpec.Gap{}, IssuedAt: vpec.FormatTime(time.Now())}
-		if _, err := vpec.Chain(vpec.Genesis(v.RunID), v.Records); err != nil {
+		if _, err := issue.Chain(vpec.Genesis(v.RunID), v.Records); err != nil {
 			t.Fatal(err)
 		}
-		jcs, err := vpec.RecordsJCS(v.Records)
+		jcs, err := issue.RecordsJCS(v.Records)
 		if err != nil {
 			t.Fatal(err)
 		}
-		vpec.Finish(v, jcs)
-		if err := vpec.Seal(context.Background(), v, signer, tsa); err != nil {
+		issue.Finish(v, jcs)
+		if err := issue.Seal(context.Background(), v, signer, tsa); err != nil {
 			t.Fatal(err)
 		}
 		doc, err := document.MarshalIndent(v)
@@ -90,7 +93,7 @@ func TestVerifyByHandDisclosures(t *testing.T) {
 		return p
 	}
 	p := issue(build(nil))
-	if rep, err := vpec.Verify(mustRead(t, p), vpec.Options{Trust: trust}); err != nil {
+	if rep, err := verify.Verify(mustRead(t, p), verify.Options{Trust: trust}); err != nil {
 		t.Fatalf("svc-verify: %v %+v", err, rep.FirstFailure())
 	}
 	out, code := runScript(t, p, bundlePath)
@@ -122,7 +125,7 @@ func TestVerifyByHandDisclosures(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := issue(build(tc.edit))
-			rep, _ := vpec.Verify(mustRead(t, p), vpec.Options{Trust: trust})
+			rep, _ := verify.Verify(mustRead(t, p), verify.Options{Trust: trust})
 			out, code := runScript(t, p, bundlePath)
 			if code != 1 || !strings.Contains(out, "FAIL  disclosures: ") || rep.Valid {
 				t.Fatalf("by hand exit %d, svc-verify %s:\n%s", code, rep.Verdict, out)

@@ -9,15 +9,18 @@ import (
 	"time"
 
 	"github.com/svc-gov/svc/pkg/core/document"
+	"github.com/svc-gov/svc/pkg/core/issue"
+	"github.com/svc-gov/svc/pkg/core/names"
+	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/service/server"
 )
 
-// TestThreeVerifiersOnIDsAndOpenedAt: svc-verify (pkg/core/vpec), the Python
+// TestThreeVerifiersOnIDsAndOpenedAt: svc-verify (pkg/core/verify), the Python
 // second implementation and the by-hand recipe give the same verdict on
 // signed VPECs at the edges of two rules of docs/FORMATS.md: a record_id
 // is a prefixed id of 128 bytes at most in all (found: FORMATS.md and the
-// Python verifier allowed rec_ and 128 more, 132 in all, pkg/core/vpec and the
+// Python verifier allowed rec_ and 128 more, 132 in all, pkg/core/verify and the
 // recipe 128, and both took "rec_" alone); and no record is dated more
 // than 5 minutes before the VPEC's opened_at (found: recorded_at had no
 // lower bound: a record of year 1 verified VALID).
@@ -40,18 +43,18 @@ func TestThreeVerifiersOnIDsAndOpenedAt(t *testing.T) {
 		rec := vpec.Record{RecordID: recordID, Sequence: 1, Check: "pii", ManifestID: "m", CheckResult: vpec.ResultPass,
 			ProofLevel: vpec.Execution, CommitmentAlgorithm: "sha256", CommitmentHash: "sha256:" + strings.Repeat("ab", 32),
 			Visibility: vpec.Opaque, RecordedAt: recorded}
-		v := &vpec.VPEC{VPECID: vpec.NewID("vpec_"), RunID: runID, WorkflowID: "test", OrgID: "org_test", OpenedAt: opened,
+		v := &vpec.VPEC{VPECID: names.NewID("vpec_"), RunID: runID, WorkflowID: "test", OrgID: "org_test", OpenedAt: opened,
 			Environment: vpec.Production, APIKeyID: "pk_live_test", Records: []vpec.Record{rec}, IssuedAt: vpec.FormatTime(now)}
-		if _, err := vpec.Chain(vpec.Genesis(runID), v.Records); err != nil {
+		if _, err := issue.Chain(vpec.Genesis(runID), v.Records); err != nil {
 			t.Fatal(err)
 		}
-		jcs, err := vpec.RecordsJCS(v.Records)
+		jcs, err := issue.RecordsJCS(v.Records)
 		if err != nil {
 			t.Fatal(err)
 		}
-		v.Gaps = vpec.IssueGaps(runID, v.Records, jcs, v.IssuedAt)
-		vpec.Finish(v, jcs)
-		if err := vpec.Seal(context.Background(), v, mat.Signer, mat.TSA); err != nil {
+		v.Gaps = issue.Gaps(runID, v.Records, jcs, v.IssuedAt)
+		issue.Finish(v, jcs)
+		if err := issue.Seal(context.Background(), v, mat.Signer, mat.TSA); err != nil {
 			t.Fatal(err)
 		}
 		doc, err := document.MarshalIndent(v)
@@ -97,7 +100,7 @@ func TestThreeVerifiersOnIDsAndOpenedAt(t *testing.T) {
 	}
 	py := runSecondImpl(t, jobs)
 	for i, c := range cases {
-		rep, _ := vpec.Verify(c.doc, vpec.Options{Trust: mat.Trust})
+		rep, _ := verify.Verify(c.doc, verify.Options{Trust: mat.Trust})
 		if rep == nil || !strings.HasPrefix(rep.Verdict, c.want) {
 			t.Errorf("%s: svc-verify says %v, docs say %s", c.name, rep.Verdict, c.want)
 		}

@@ -18,7 +18,8 @@ import (
 	"time"
 
 	"github.com/svc-gov/svc/pkg/core/document"
-	"github.com/svc-gov/svc/pkg/core/vpec"
+	"github.com/svc-gov/svc/pkg/core/gap"
+	"github.com/svc-gov/svc/pkg/core/verify"
 )
 
 // TestTooLargeOneVerdict: a VPEC above 256 MiB is UNREADABLE — TOO LARGE
@@ -62,10 +63,10 @@ func TestFormatsCountsEveryCheck(t *testing.T) {
 	if m == nil {
 		t.Fatal(`FORMATS.md does not say "Every report lists all N checks"`)
 	}
-	if n := len(vpec.Checks()); m[1] != words[n] {
+	if n := len(verify.Checks()); m[1] != words[n] {
 		t.Errorf("FORMATS.md: every report lists all %s checks; vpec reports %d (%s)", m[1], n, words[n])
 	}
-	for _, c := range vpec.Checks() {
+	for _, c := range verify.Checks() {
 		if !strings.Contains(doc, "\n| `"+string(c)+"` | ") {
 			t.Errorf("FORMATS.md's verification table has no row for check %s", c)
 		}
@@ -73,16 +74,16 @@ func TestFormatsCountsEveryCheck(t *testing.T) {
 }
 
 // TestGapSeveritiesOneTable: the recipe's and the Python verifier's tables
-// of fixed gap severities are pkg/core/vpec's. Found: both lacked
+// of fixed gap severities are pkg/core/gap's. Found: both lacked
 // circuit_missing (Medium), so a circuit_missing gap at High passed by
 // hand and in Python while svc-verify refuses it (vector
 // circuit-missing-wrong-severity).
 func TestGapSeveritiesOneTable(t *testing.T) {
-	types := []string{vpec.GapSystemUnavailable, vpec.GapModelProfileMissing, vpec.GapCircuitMissing, vpec.GapSequenceMissing,
-		vpec.GapChainBreak, vpec.GapEmptyRun}
+	types := []string{gap.SystemUnavailable, gap.ModelProfileMissing, gap.CircuitMissing, gap.SequenceMissing,
+		gap.ChainBreak, gap.EmptyRun}
 	want := map[string]string{}
 	for _, g := range types {
-		want[g] = string(vpec.GapSeverity(g))
+		want[g] = string(gap.SeverityOf(g))
 	}
 	m := regexp.MustCompile(`(?s)\{(system_unavailable: "\w+",.*?)\}\s*\[\.gap_type`).FindStringSubmatch(jqProgram(t, "SCHEMA_JQ"))
 	if m == nil {
@@ -93,7 +94,7 @@ func TestGapSeveritiesOneTable(t *testing.T) {
 		recipe[kv[1]] = kv[2]
 	}
 	if !maps.Equal(recipe, want) {
-		t.Errorf("the recipe's fixed severities %v, pkg/core/vpec's %v", recipe, want)
+		t.Errorf("the recipe's fixed severities %v, pkg/core/gap's %v", recipe, want)
 	}
 	py := python3(t)
 	out, err := exec.Command(py, "-c", `import json, sys; sys.path.insert(0, "../testdata/secondimpl"); import svcverify; print(json.dumps(svcverify.FIXED_SEVERITY))`).Output()
@@ -105,7 +106,7 @@ func TestGapSeveritiesOneTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !maps.Equal(python, want) {
-		t.Errorf("the Python verifier's fixed severities %v, pkg/core/vpec's %v", python, want)
+		t.Errorf("the Python verifier's fixed severities %v, pkg/core/gap's %v", python, want)
 	}
 }
 
@@ -161,7 +162,7 @@ func TestVerifyByHandNamesTheCheck(t *testing.T) {
 
 // TestTimesInNanoseconds: the recipe's and the Python verifier's time
 // arithmetic is exact to the nanosecond, as svc-verify's (vpec.ParseTime,
-// vpec.LastedAtLeast): a review 100 ns short of its minimum is short, a
+// verify.LastedAtLeast): a review 100 ns short of its minimum is short, a
 // fraction's digits after the ninth are dropped, a 2^40 s minimum is
 // compared exactly. Found: both computed in doubles (about 0.24 µs apart
 // at today's dates), so a review 100 ns short passed.
@@ -191,7 +192,7 @@ func TestTimesInNanoseconds(t *testing.T) {
 			}
 			return tm
 		}
-		want := vpec.LastedAtLeast(parse(c.open), parse(c.close), c.min)
+		want := verify.LastedAtLeast(parse(c.open), parse(c.close), c.min)
 		byHand := runJQ(t, "", "-n", "--arg", "o", c.open, "--arg", "c", c.close, "--argjson", "min", fmt.Sprint(c.min),
 			timeJQ+` ($o | openssl_epoch) as $o | ($c | openssl_epoch) | seconds_since($o) >= $min`)
 		if byHand[0] != fmt.Sprint(want) {

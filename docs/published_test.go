@@ -13,8 +13,11 @@ import (
 
 	"github.com/svc-gov/svc/internal/testvectors"
 	"github.com/svc-gov/svc/pkg/core/commitment"
+	"github.com/svc-gov/svc/pkg/core/names"
 	"github.com/svc-gov/svc/pkg/core/profile"
 	"github.com/svc-gov/svc/pkg/core/signing"
+	"github.com/svc-gov/svc/pkg/core/stage"
+	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/ml/calibration"
 	"github.com/svc-gov/svc/pkg/ml/inference"
@@ -25,7 +28,7 @@ import (
 )
 
 // verdicts runs the three verifiers on vpecFile with each profile: the
-// verdicts of pkg/core/vpec and of the Python verifier, and the recipe's exit
+// verdicts of pkg/core/verify and of the Python verifier, and the recipe's exit
 // code.
 func verdicts(t *testing.T, trustFile, vpecFile string, profileID string, profiles [][]byte) (goV, pyV []string, byHand []int) {
 	t.Helper()
@@ -43,7 +46,7 @@ func verdicts(t *testing.T, trustFile, vpecFile string, profileID string, profil
 		}
 		files = append(files, f)
 		jobs = append(jobs, pyJob{File: vpecFile, TrustRoot: trustFile, Profiles: []string{f}})
-		rep, _ := vpec.Verify(mustRead(t, vpecFile), vpec.Options{Trust: trust, Profiles: mapProfiles{profileID: p}})
+		rep, _ := verify.Verify(mustRead(t, vpecFile), verify.Options{Trust: trust, Profiles: mapProfiles{profileID: p}})
 		goV = append(goV, rep.Verdict)
 	}
 	for _, r := range runSecondImpl(t, jobs) {
@@ -214,15 +217,15 @@ func TestCalibratedProfileVerifiers(t *testing.T) {
 	input := "Patient Jane Roe, SSN 078-05-1120"
 	var recs []vpec.Record
 	for i, part := range []struct{ check, stage string }{
-		{"pii:tokenization", vpec.StagePartPre}, {"pii", vpec.StagePartInference}, {"pii:threshold_check", vpec.StagePartPost},
+		{"pii:tokenization", stage.PartPre}, {"pii", stage.PartInference}, {"pii:threshold_check", stage.PartPost},
 	} {
-		r := vpec.Record{RecordID: vpec.NewID("rec_"), Sequence: int64(i + 1), Check: part.check, ManifestID: "m", CheckResult: vpec.ResultPass,
+		r := vpec.Record{RecordID: names.NewID("rec_"), Sequence: int64(i + 1), Check: part.check, ManifestID: "m", CheckResult: vpec.ResultPass,
 			ProofLevel: vpec.Mathematical, CommitmentAlgorithm: "sha256", CommitmentHash: commitment.String([]byte(input)),
-			Visibility: vpec.Opaque, RecordedAt: vpec.FormatTime(time.Now()), StageType: vpec.StageBoundCommittedInference, StagePart: part.stage}
-		if part.stage == vpec.StagePartInference {
+			Visibility: vpec.Opaque, RecordedAt: vpec.FormatTime(time.Now()), StageType: stage.BoundCommittedInference, StagePart: part.stage}
+		if part.stage == stage.PartInference {
 			r.ProofLevel = vpec.OperatorBound
 			r.BoundedInference = &vpec.BoundedInference{ProfileID: id, GPUClass: "cpu", ONNXModelHash: model.ONNXModelHash,
-				TraceMode: vpec.TraceResidual, OperatorCount: model.OperatorCounts[vpec.TraceResidual], MerkleRoot: commitment.String([]byte("trace"))}
+				TraceMode: profile.TraceResidual, OperatorCount: model.OperatorCounts[profile.TraceResidual], MerkleRoot: commitment.String([]byte("trace"))}
 		}
 		recs = append(recs, r)
 	}

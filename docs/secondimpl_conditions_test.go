@@ -11,7 +11,7 @@ import (
 
 	"github.com/svc-gov/svc/pkg/core/document"
 	"github.com/svc-gov/svc/pkg/core/signing"
-	"github.com/svc-gov/svc/pkg/core/vpec"
+	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/zk"
 	"github.com/svc-gov/svc/pkg/zk/conditions"
 )
@@ -428,7 +428,7 @@ func TestSecondImplConditionEdges(t *testing.T) {
 	}
 	py := runSecondImpl(t, jobs)
 	for i, c := range cases {
-		rep, err := vpec.Verify(mustRead(t, paths[i]), vpec.Options{Trust: trust, Proofs: &zk.Verifier{Trust: trust, Circuits: kit.set}})
+		rep, err := verify.Verify(mustRead(t, paths[i]), verify.Options{Trust: trust, Proofs: &zk.Verifier{Trust: trust, Circuits: kit.set}})
 		goVerdict, goMsg := "", ""
 		switch {
 		case rep != nil:

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/svc-gov/svc/pkg/core/signing"
-	"github.com/svc-gov/svc/pkg/core/vpec"
+	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/zk"
 	"github.com/svc-gov/svc/pkg/zk/conditions"
 )
@@ -62,9 +62,9 @@ func TestSecondImplConditionLinks(t *testing.T) {
 		tc.mutate(d)
 		rechain(t, d)
 		p := s.seal(t, "links "+tc.name, d, nil)
-		rep, _ := vpec.Verify(mustRead(t, p), vpec.Options{Trust: trust, Proofs: &zk.Verifier{Trust: trust, Circuits: kit.set}})
+		rep, _ := verify.Verify(mustRead(t, p), verify.Options{Trust: trust, Proofs: &zk.Verifier{Trust: trust, Circuits: kit.set}})
 		py := runSecondImpl(t, []pyJob{{File: p, TrustRoot: bundle}})[0]
-		zc, pc := rep.Check(vpec.CheckZK), py.check("zk_proofs")
+		zc, pc := rep.Check(verify.CheckZK), py.check("zk_proofs")
 		if tc.want == "" {
 			if !rep.Valid || py.Verdict != "UNVERIFIED — ZK PROOF NOT CHECKED" {
 				t.Errorf("%s: svc-verify %q (%+v), second implementation %q", tc.name, rep.Verdict, rep.FirstFailure(), py.Verdict)

@@ -36,7 +36,7 @@ import (
 	"github.com/svc-gov/svc/pkg/core/commitment"
 	"github.com/svc-gov/svc/pkg/core/signing"
 	"github.com/svc-gov/svc/pkg/core/timestamp"
-	"github.com/svc-gov/svc/pkg/core/vpec"
+	"github.com/svc-gov/svc/pkg/core/verify"
 )
 
 const secondImpl = "../testdata/secondimpl/svcverify.py"
@@ -372,7 +372,7 @@ func (m mapProfiles) Profile(id string) ([]byte, error) {
 	if b, ok := m[id]; ok {
 		return b, nil
 	}
-	return nil, vpec.ErrProfileNotFound
+	return nil, verify.ErrProfileNotFound
 }
 
 // mutation is one document the two verifiers must agree on.
@@ -430,7 +430,7 @@ func b64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
 
 // TestSecondImplAgreesWithSvcVerify: documents mutated against one rule of
 // FORMATS.md at a time and re-signed, so that only that rule is broken; the
-// Python verifier and pkg/core/vpec must give the verdict the docs give.
+// Python verifier and pkg/core/verify must give the verdict the docs give.
 func TestSecondImplAgreesWithSvcVerify(t *testing.T) {
 	python3(t)
 	trust, err := signing.LoadBundle(bundle)
@@ -875,11 +875,11 @@ func TestSecondImplAgreesWithSvcVerify(t *testing.T) {
 	res := runSecondImpl(t, jobs)
 	t.Logf("%d mutated documents", len(muts))
 	for i, m := range muts {
-		opts := vpec.Options{Trust: trust, Profiles: mapProfiles{"svc-test/pii-detection-class/v1.0.0": prof}}
+		opts := verify.Options{Trust: trust, Profiles: mapProfiles{"svc-test/pii-detection-class/v1.0.0": prof}}
 		if m.noTSARoot {
 			opts.Trust = noRootTrust
 		}
-		rep, _ := vpec.Verify(mustRead(t, paths[i]), opts)
+		rep, _ := verify.Verify(mustRead(t, paths[i]), opts)
 		goV, pyV := rep.Verdict, res[i].Verdict
 		if m.goSays != "" {
 			if goV != m.goSays || pyV != m.want {
@@ -1021,7 +1021,7 @@ stages:
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := vpec.Verify(raw, vpec.Options{Trust: trust})
+	rep, err := verify.Verify(raw, verify.Options{Trust: trust})
 	if err != nil || res[0].Verdict != "VALID" {
 		t.Fatalf("svc-verify: %v; second implementation: %s %+v", err, res[0].Verdict, res[0].Checks)
 	}
@@ -1031,10 +1031,10 @@ stages:
 	if len(rep.Disclosed) != 3 {
 		t.Errorf("svc-verify disclosed %d records, want 3", len(rep.Disclosed))
 	}
-	trep, _ := vpec.Verify(mustRead(t, tampered), vpec.Options{Trust: trust})
+	trep, _ := verify.Verify(mustRead(t, tampered), verify.Options{Trust: trust})
 	var goCode string
 	for _, c := range trep.Checks {
-		if c.Name == vpec.CheckDisclosure {
+		if c.Name == verify.CheckDisclosure {
 			goCode = c.Code
 		}
 	}
@@ -1176,7 +1176,7 @@ func TestSecondImplProfiles(t *testing.T) {
 	}
 	res := runSecondImpl(t, jobs)
 	for i, c := range cases {
-		rep, _ := vpec.Verify(mustRead(t, vp), vpec.Options{Trust: trust, Profiles: mapProfiles{"svc-test/pii-detection-class/v1.0.0": profiles[i]}})
+		rep, _ := verify.Verify(mustRead(t, vp), verify.Options{Trust: trust, Profiles: mapProfiles{"svc-test/pii-detection-class/v1.0.0": profiles[i]}})
 		if rep.Verdict != res[i].Verdict {
 			t.Errorf("%s: svc-verify says %q, the second implementation %q\n  go: %+v\n  py: %+v", c.name, rep.Verdict, res[i].Verdict, rep.FirstFailure(), res[i].check("profile"))
 		} else if rep.Verdict != c.want {
@@ -1277,7 +1277,7 @@ func TestSecondImplUnsignedOffline(t *testing.T) {
 	}
 	res := runSecondImpl(t, jobs)
 	for i, name := range names {
-		rep, _ := vpec.Verify([]byte(cases[name]), vpec.Options{Trust: trust})
+		rep, _ := verify.Verify([]byte(cases[name]), verify.Options{Trust: trust})
 		if rep.Verdict != res[i].Verdict {
 			t.Errorf("%s: svc-verify says %q, the second implementation %q", name, rep.Verdict, res[i].Verdict)
 		}
@@ -1325,7 +1325,7 @@ func TestSecondImplByteMutations(t *testing.T) {
 	res := runSecondImpl(t, jobs)
 	verdicts := map[string]int{}
 	for i, b := range docs {
-		rep, _ := vpec.Verify(b, vpec.Options{Trust: trust})
+		rep, _ := verify.Verify(b, verify.Options{Trust: trust})
 		verdicts[rep.Verdict]++
 		if rep.Verdict != res[i].Verdict {
 			t.Errorf("%s: svc-verify says %q, the second implementation %q\n  go: %+v\n  py: %+v", jobs[i].File, rep.Verdict, res[i].Verdict, rep.FirstFailure(), res[i].Checks)
@@ -1360,7 +1360,7 @@ func TestSecondImplByteMutations(t *testing.T) {
 	res = runSecondImpl(t, jobs)
 	verdicts = map[string]int{}
 	for i, b := range profs {
-		rep, _ := vpec.Verify(mustRead(t, vp), vpec.Options{Trust: trust, Profiles: mapProfiles{"svc-test/pii-detection-class/v1.0.0": b}})
+		rep, _ := verify.Verify(mustRead(t, vp), verify.Options{Trust: trust, Profiles: mapProfiles{"svc-test/pii-detection-class/v1.0.0": b}})
 		verdicts[rep.Verdict]++
 		if rep.Verdict != res[i].Verdict {
 			t.Errorf("%s: svc-verify says %q, the second implementation %q\n  go: %+v\n  py: %+v", jobs[i].Profiles[0], rep.Verdict, res[i].Verdict, rep.FirstFailure(), res[i].check("profile"))

@@ -31,6 +31,7 @@ import (
 	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/zk"
 	"github.com/svc-gov/svc/pkg/zk/conditions"
+	"github.com/svc-gov/svc/pkg/zk/zkverify"
 )
 
 // BN254's base field modulus p and scalar field modulus r.
@@ -597,7 +598,7 @@ func TestSnarkjsAgreesWithSvcVerify(t *testing.T) {
 		if r.ZKProof == nil {
 			continue
 		}
-		if r.ZKProof.Circuit == vpec.CircuitMLPHead {
+		if r.ZKProof.Circuit == zkverify.CircuitMLPHead {
 			heads = append(heads, r)
 			continue
 		}

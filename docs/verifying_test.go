@@ -27,7 +27,9 @@ import (
 
 	"github.com/svc-gov/svc/pkg/core/canonical"
 	"github.com/svc-gov/svc/pkg/core/commitment"
+	"github.com/svc-gov/svc/pkg/core/issue"
 	"github.com/svc-gov/svc/pkg/core/signing"
+	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 )
 
@@ -142,7 +144,7 @@ func TestVerifyByHandValid(t *testing.T) {
 }
 
 // TestVerifyByHandDeclaredGap checks that the recipe follows a declared
-// sequence gap the way pkg/core/vpec.VerifyChain does: a warning, not a failure.
+// sequence gap the way vpec.VerifyChain does: a warning, not a failure.
 func TestVerifyByHandDeclaredGap(t *testing.T) {
 	requireTools(t)
 	out, code := runScript(t, filepath.Join(vectorsDir, "vpec/valid/with-gaps.json"), bundle)
@@ -336,11 +338,11 @@ func runJQ(t *testing.T, input string, args ...string) []string {
 func numberLiterals(r *rand.Rand) []string {
 	var out []string
 	for k := 0; k <= 10000; k++ {
-		out = append(out, strconv.FormatFloat(vpec.Share(int64(k), 10000), 'f', -1, 64))
+		out = append(out, strconv.FormatFloat(issue.Share(int64(k), 10000), 'f', -1, 64))
 	}
 	for _, total := range []int64{3, 6, 7, 9, 11, 13, 17, 97, 1001} {
 		for n := int64(0); n <= total; n++ {
-			out = append(out, strconv.FormatFloat(vpec.Share(n, total), 'f', -1, 64))
+			out = append(out, strconv.FormatFloat(issue.Share(n, total), 'f', -1, 64))
 		}
 	}
 	out = append(out, "0", "-0", "1", "-1", "1.0", "1e2", "1E2", "0.0001", "0.00001", "0.000001", "0.0000001",
@@ -597,8 +599,8 @@ func TestFormatsWorkedExamples(t *testing.T) {
 		"first commitment_hash":   v.Records[0].CommitmentHash,
 		"signing_key_id":          v.SigningKeyID,
 		"key id in bundle":        strings.Join(tb.KeyIDs(), ","),
-		"share 1/6":               strconv.FormatFloat(vpec.Share(1, 6), 'f', -1, 64),
-		"share 5/6":               strconv.FormatFloat(vpec.Share(5, 6), 'f', -1, 64),
+		"share 1/6":               strconv.FormatFloat(issue.Share(1, 6), 'f', -1, 64),
+		"share 5/6":               strconv.FormatFloat(issue.Share(5, 6), 'f', -1, 64),
 	}
 	for what, val := range want {
 		if !bytes.Contains(formats, []byte(val)) {
@@ -664,8 +666,8 @@ func TestVerifyByHandOneSpelling(t *testing.T) {
 			if err := os.WriteFile(f, out, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := vpec.Verify(out, vpec.Options{Trust: trust}); !errors.Is(err, vpec.ErrInvalid) {
-				t.Fatalf("vpec.Verify: %v, want ErrInvalid", err)
+			if _, err := verify.Verify(out, verify.Options{Trust: trust}); !errors.Is(err, verify.ErrInvalid) {
+				t.Fatalf("verify.Verify: %v, want ErrInvalid", err)
 			}
 			if got, code := runScript(t, f, bundle); code != 1 {
 				t.Fatalf("by hand: exit %d, want 1; output:\n%s", code, got)

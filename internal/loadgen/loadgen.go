@@ -16,6 +16,8 @@ import (
 
 	"github.com/svc-gov/svc/pkg/core/api"
 	"github.com/svc-gov/svc/pkg/core/commitment"
+	"github.com/svc-gov/svc/pkg/core/issue"
+	"github.com/svc-gov/svc/pkg/core/names"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 )
 
@@ -150,7 +152,7 @@ func Drive(ctx context.Context, cfg Config) *Result {
 // its JSON body and its chain value.
 func encode(runID string, seq int64, prev [32]byte) (string, []byte, [32]byte, error) {
 	recs := []vpec.Record{Record(runID, seq)}
-	next, err := vpec.Chain(prev, recs)
+	next, err := issue.Chain(prev, recs)
 	if err != nil {
 		return "", nil, prev, err
 	}
@@ -163,7 +165,7 @@ func encode(runID string, seq int64, prev [32]byte) (string, []byte, [32]byte, e
 func Record(runID string, seq int64) vpec.Record {
 	checks := []string{"pii_detection", "toxicity", "prompt_injection", "policy_check"}
 	return vpec.Record{
-		RecordID: vpec.NewID("rec_"), Sequence: seq, Check: checks[seq%4],
+		RecordID: names.NewID("rec_"), Sequence: seq, Check: checks[seq%4],
 		ManifestID: commitment.String([]byte(checks[seq%4])), CheckResult: vpec.ResultPass,
 		ProofLevel: vpec.Execution, CommitmentAlgorithm: "sha256",
 		CommitmentHash:   commitment.String([]byte(fmt.Sprint(runID, seq))),

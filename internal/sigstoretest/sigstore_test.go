@@ -22,6 +22,7 @@ import (
 	"github.com/svc-gov/svc/internal/testvectors"
 	"github.com/svc-gov/svc/pkg/core/signing"
 	"github.com/svc-gov/svc/pkg/core/sigstore"
+	svcverify "github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 )
 
@@ -161,7 +162,7 @@ func TestExportVerifiesWithSigstoreGo(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d := res.VerifiedTimestamps[0].Timestamp.Sub(issued).Abs(); d > vpec.MaxTimestampSkew {
+			if d := res.VerifiedTimestamps[0].Timestamp.Sub(issued).Abs(); d > svcverify.MaxTimestampSkew {
 				t.Errorf("timestamp %v is %v from issued_at %v", res.VerifiedTimestamps[0].Timestamp, d, issued)
 			}
 		})
@@ -383,7 +384,7 @@ func TestBareTokenIsWrapped(t *testing.T) {
 		t.Fatal(err)
 	}
 	bare := replaceOnce(t, doc, v.TS, base64.StdEncoding.EncodeToString(r.Token.FullBytes))
-	if rep, err := vpec.Verify(bare, vpec.Options{Trust: f.trust}); err != nil || !rep.Valid {
+	if rep, err := svcverify.Verify(bare, svcverify.Options{Trust: f.trust}); err != nil || !rep.Valid {
 		t.Fatalf("svc does not accept the VPEC with a bare token: %s", rep.Verdict)
 	}
 	ex, err := sigstore.ExportBundle(bare)

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/svc-gov/svc/pkg/core/commitment"
+	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 )
 
@@ -58,7 +59,7 @@ func (g *gen) newClasses() error {
 	// compared in doubles (0.24 µs apart at today's dates) it passed.
 	recs := g.cleanRecords()
 	genTime := g.clk.now().Add(time.Second).Truncate(time.Second) // newVPEC seals one second on
-	recs[3].RecordedAt = genTime.Add(vpec.MaxClockSkew + 100*time.Nanosecond).UTC().Format("2006-01-02T15:04:05.000000000Z")
+	recs[3].RecordedAt = genTime.Add(verify.MaxClockSkew + 100*time.Nanosecond).UTC().Format("2006-01-02T15:04:05.000000000Z")
 	v, err := g.newVPEC("run_00000000-0000-4000-8000-00000000e5e5", recs, nil)
 	if err != nil {
 		return err

@@ -17,9 +17,14 @@ import (
 
 	"github.com/svc-gov/svc/pkg/core/commitment"
 	"github.com/svc-gov/svc/pkg/core/document"
+	"github.com/svc-gov/svc/pkg/core/gap"
+	"github.com/svc-gov/svc/pkg/core/issue"
+	"github.com/svc-gov/svc/pkg/core/names"
 	"github.com/svc-gov/svc/pkg/core/profile"
 	"github.com/svc-gov/svc/pkg/core/signing"
+	"github.com/svc-gov/svc/pkg/core/stage"
 	"github.com/svc-gov/svc/pkg/core/timestamp"
+	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 )
 
@@ -179,7 +184,7 @@ func (g *gen) newVPEC(runID string, records []vpec.Record, gaps []vpec.Gap) (*vp
 		Records:     records,
 		Gaps:        gaps,
 	}
-	if _, err := vpec.Chain(vpec.Genesis(runID), v.Records); err != nil {
+	if _, err := issue.Chain(vpec.Genesis(runID), v.Records); err != nil {
 		return nil, err
 	}
 	g.clk.advance(time.Second)
@@ -188,17 +193,19 @@ func (g *gen) newVPEC(runID string, records []vpec.Record, gaps []vpec.Gap) (*vp
 }
 
 // seal recomputes the derived fields from the records as they stand and signs.
-func (g *gen) seal(v *vpec.VPEC, s *signing.Signer, tsa vpec.Timestamper) error {
-	jcs, err := vpec.RecordsJCS(v.Records)
+func (g *gen) seal(v *vpec.VPEC, s *signing.Signer, tsa timestamp.Timestamper) error {
+	jcs, err := issue.RecordsJCS(v.Records)
 	if err != nil {
 		return err
 	}
-	vpec.Finish(v, jcs)
-	return vpec.Seal(context.Background(), v, s, tsa)
+	issue.Finish(v, jcs)
+	return issue.Seal(context.Background(), v, s, tsa)
 }
 
 // resign signs v again as it stands, without recomputing derived fields.
-func (g *gen) resign(v *vpec.VPEC) error { return vpec.Seal(context.Background(), v, g.service, g.tsa) }
+func (g *gen) resign(v *vpec.VPEC) error {
+	return issue.Seal(context.Background(), v, g.service, g.tsa)
+}
 
 func (g *gen) write(rel string, v any) error {
 	b, err := document.MarshalIndent(v)
@@ -312,17 +319,17 @@ func (g *gen) valid() error {
 		g.record(3, "lost_check", "input lost", vpec.ResultPass, vpec.Execution),
 		g.record(4, "prompt_injection", "input one", vpec.ResultPass, vpec.Execution),
 	}
-	recs[3].StageType = vpec.StageOpenSourceML
+	recs[3].StageType = stage.OpenSourceML
 	runID := "run_00000000-0000-4000-8000-0000000009a9"
-	if _, err := vpec.Chain(vpec.Genesis(runID), recs); err != nil {
+	if _, err := issue.Chain(vpec.Genesis(runID), recs); err != nil {
 		return err
 	}
 	recs = append(recs[:2], recs[3])
 	seq3, seq4 := int64(3), int64(4)
 	check := "prompt_injection"
 	gaps := []vpec.Gap{
-		{GapID: "gap_00000000-0000-4000-8000-000000000001", GapType: vpec.GapSequenceMissing, Severity: vpec.High, Sequence: &seq3, SequenceEnd: &seq3, Timestamp: g.stamp()},
-		{GapID: "gap_00000000-0000-4000-8000-000000000002", GapType: vpec.GapModelProfileMissing, Severity: vpec.Medium, Check: &check, Sequence: &seq4, Timestamp: g.stamp()},
+		{GapID: "gap_00000000-0000-4000-8000-000000000001", GapType: gap.SequenceMissing, Severity: gap.High, Sequence: &seq3, SequenceEnd: &seq3, Timestamp: g.stamp()},
+		{GapID: "gap_00000000-0000-4000-8000-000000000002", GapType: gap.ModelProfileMissing, Severity: gap.Medium, Check: &check, Sequence: &seq4, Timestamp: g.stamp()},
 	}
 	gv := &vpec.VPEC{VPECID: "vpec_00000000-0000-4000-8000-0000000009a9", RunID: runID, WorkflowID: "claims-intake", OrgID: "org_acme-health",
 		Environment: vpec.Sandbox, APIKeyID: "pk_sb_51d0e2aa7c44", Records: recs, Gaps: gaps}
@@ -362,7 +369,7 @@ func (g *gen) valid() error {
 		Environment: vpec.Production, APIKeyID: "pk_live_9c1e4b7a2f30", Records: []vpec.Record{}}
 	g.clk.advance(time.Second)
 	ev.IssuedAt = g.stamp()
-	ev.Gaps = []vpec.Gap{{GapID: "gap_00000000-0000-4000-8000-000000000e70", GapType: vpec.GapEmptyRun, Severity: vpec.High, Timestamp: ev.IssuedAt}}
+	ev.Gaps = []vpec.Gap{{GapID: "gap_00000000-0000-4000-8000-000000000e70", GapType: gap.EmptyRun, Severity: gap.High, Timestamp: ev.IssuedAt}}
 	if err := g.seal(ev, g.service, g.tsa); err != nil {
 		return err
 	}
@@ -415,23 +422,23 @@ func (g *gen) valid() error {
 }
 
 // holed seals records 1, 2, 1503 and 1504 (3-1502 missing) with the gaps
-// vpec.IssueGaps declares, edited by edit when not nil.
+// issue.Gaps declares, edited by edit when not nil.
 func (g *gen) holed(runID string, edit func([]vpec.Gap) []vpec.Gap) (*vpec.VPEC, error) {
 	recs := g.cleanRecords()
 	recs[2].Sequence, recs[3].Sequence = 1503, 1504
 	recs[2].RecordID, recs[3].RecordID = "rec_00000000-0000-4000-8000-000000001503", "rec_00000000-0000-4000-8000-000000001504"
 	v := &vpec.VPEC{VPECID: "vpec_" + strings.TrimPrefix(runID, "run_"), RunID: runID, WorkflowID: "claims-intake", OrgID: "org_acme-health",
 		Environment: vpec.Production, APIKeyID: "pk_live_9c1e4b7a2f30", Records: recs}
-	if _, err := vpec.Chain(vpec.Genesis(runID), v.Records); err != nil {
+	if _, err := issue.Chain(vpec.Genesis(runID), v.Records); err != nil {
 		return nil, err
 	}
-	jcs, err := vpec.RecordsJCS(v.Records)
+	jcs, err := issue.RecordsJCS(v.Records)
 	if err != nil {
 		return nil, err
 	}
 	g.clk.advance(time.Second)
 	v.IssuedAt = g.stamp()
-	v.Gaps = vpec.IssueGaps(runID, v.Records, jcs, v.IssuedAt)
+	v.Gaps = issue.Gaps(runID, v.Records, jcs, v.IssuedAt)
 	for i := range v.Gaps {
 		v.Gaps[i].GapID = fmt.Sprintf("gap_00000000-0000-4000-8000-%012d", i+1)
 	}
@@ -446,12 +453,12 @@ func (g *gen) holed(runID string, edit func([]vpec.Gap) []vpec.Gap) (*vpec.VPEC,
 func (g *gen) lateSession(runID string) (*vpec.VPEC, error) {
 	recs := g.cleanRecords()[:1]
 	id := "chk_00000000-0000-4000-8000-00000000e5e3"
-	open, err := g.tsa.Timestamp(context.Background(), vpec.CheckOpenImprint(id))
+	open, err := g.tsa.Timestamp(context.Background(), issue.CheckOpenImprint(id))
 	if err != nil {
 		return nil, err
 	}
 	g.clk.advance(time.Hour)
-	cl, err := g.tsa.Timestamp(context.Background(), vpec.CheckCloseImprint(id, recs[0].CommitmentHash))
+	cl, err := g.tsa.Timestamp(context.Background(), issue.CheckCloseImprint(id, recs[0].CommitmentHash))
 	g.clk.advance(-time.Hour)
 	if err != nil {
 		return nil, err
@@ -465,18 +472,18 @@ func (g *gen) witnessed(runID string, lasted time.Duration, minSeconds int64) (*
 	recs := g.cleanRecords()[:2]
 	// The first check ran inside a check session.
 	checkSession := "chk_00000000-0000-4000-8000-0000000c4ec1"
-	cOpen, err := g.tsa.Timestamp(context.Background(), vpec.CheckOpenImprint(checkSession))
+	cOpen, err := g.tsa.Timestamp(context.Background(), issue.CheckOpenImprint(checkSession))
 	if err != nil {
 		return nil, err
 	}
-	cClose, err := g.tsa.Timestamp(context.Background(), vpec.CheckCloseImprint(checkSession, recs[0].CommitmentHash))
+	cClose, err := g.tsa.Timestamp(context.Background(), issue.CheckCloseImprint(checkSession, recs[0].CommitmentHash))
 	if err != nil {
 		return nil, err
 	}
 	recs[0].CheckSession = &vpec.CheckSession{SessionID: checkSession,
 		CheckOpenTST: base64.StdEncoding.EncodeToString(cOpen), CheckCloseTST: base64.StdEncoding.EncodeToString(cClose)}
 	session := "chk_00000000-0000-4000-8000-00000000e71e"
-	openTok, err := g.tsa.Timestamp(context.Background(), vpec.CheckOpenImprint(session))
+	openTok, err := g.tsa.Timestamp(context.Background(), issue.CheckOpenImprint(session))
 	if err != nil {
 		return nil, err
 	}
@@ -496,7 +503,7 @@ func (g *gen) witnessed(runID string, lasted time.Duration, minSeconds int64) (*
 		return nil, err
 	}
 	r.Review.ReviewerSignature = signing.FormatSignature(g.reviewer.Sign(stmt))
-	closeTok, err := g.tsa.Timestamp(context.Background(), vpec.CheckCloseImprint(session, r.CommitmentHash))
+	closeTok, err := g.tsa.Timestamp(context.Background(), issue.CheckCloseImprint(session, r.CommitmentHash))
 	if err != nil {
 		return nil, err
 	}
@@ -523,7 +530,7 @@ type boundedSpec struct {
 }
 
 // testBounded is the test profile's model traced in production mode.
-var testBounded = boundedSpec{ProfileID, ModelHash, vpec.TraceProduction, 9}
+var testBounded = boundedSpec{ProfileID, ModelHash, profile.TraceProduction, 9}
 
 func (g *gen) bounded(runID, gpu string) (*vpec.VPEC, error) {
 	return g.boundedWith(runID, gpu, testBounded)
@@ -538,20 +545,20 @@ func (g *gen) boundedWith(runID, gpu string, b boundedSpec) (*vpec.VPEC, error) 
 }
 
 // issued seals records as the service issues them: chained from genesis,
-// with the gaps vpec.IssueGaps finds (ids numbered from 1).
+// with the gaps issue.Gaps finds (ids numbered from 1).
 func (g *gen) issued(runID string, recs []vpec.Record) (*vpec.VPEC, error) {
 	v := &vpec.VPEC{VPECID: "vpec_" + strings.TrimPrefix(runID, "run_"), RunID: runID, WorkflowID: "claims-intake", OrgID: "org_acme-health",
 		Environment: vpec.Production, APIKeyID: "pk_live_9c1e4b7a2f30", Records: recs}
-	if _, err := vpec.Chain(vpec.Genesis(runID), v.Records); err != nil {
+	if _, err := issue.Chain(vpec.Genesis(runID), v.Records); err != nil {
 		return nil, err
 	}
-	jcs, err := vpec.RecordsJCS(v.Records)
+	jcs, err := issue.RecordsJCS(v.Records)
 	if err != nil {
 		return nil, err
 	}
 	g.clk.advance(time.Second)
 	v.IssuedAt = g.stamp()
-	v.Gaps = vpec.IssueGaps(runID, v.Records, jcs, v.IssuedAt)
+	v.Gaps = issue.Gaps(runID, v.Records, jcs, v.IssuedAt)
 	for i := range v.Gaps {
 		v.Gaps[i].GapID = fmt.Sprintf("gap_00000000-0000-4000-8000-%012d", i+1)
 	}
@@ -579,7 +586,7 @@ func (g *gen) boundedRecords(gpu string, b boundedSpec) ([]vpec.Record, error) {
 	var recs []vpec.Record
 	for i, p := range parts {
 		r := g.record(int64(i+1), p.check, input, vpec.ResultPass, p.level)
-		r.StageType, r.StagePart = vpec.StageBoundCommittedInference, p.part
+		r.StageType, r.StagePart = stage.BoundCommittedInference, p.part
 		if p.level == vpec.OperatorBound {
 			r.OutputCommitment = commitment.String([]byte(`{"label":"PII","score":0.9731}`))
 			r.BoundedInference = &vpec.BoundedInference{
@@ -781,7 +788,7 @@ func (g *gen) invalid() error {
 
 	zk := clone(base)
 	zk.Records[3].ProofLevel = vpec.VerifiableInference
-	if _, err := vpec.Chain(vpec.Genesis(zk.RunID), zk.Records); err != nil {
+	if _, err := issue.Chain(vpec.Genesis(zk.RunID), zk.Records); err != nil {
 		return err
 	}
 	if err := g.seal(zk, g.service, g.tsa); err != nil {
@@ -819,7 +826,7 @@ func (g *gen) invalid() error {
 	// Claims and evidence, time rules, declared gaps (issue 10).
 	noEvidence := clone(base)
 	noEvidence.Records[3].ProofLevel = vpec.Mathematical
-	if _, err := vpec.Chain(vpec.Genesis(noEvidence.RunID), noEvidence.Records); err != nil {
+	if _, err := issue.Chain(vpec.Genesis(noEvidence.RunID), noEvidence.Records); err != nil {
 		return err
 	}
 	if err := g.seal(noEvidence, g.service, g.tsa); err != nil {
@@ -830,7 +837,7 @@ func (g *gen) invalid() error {
 	}
 	future := clone(base)
 	future.Records[3].RecordedAt = vpec.FormatTime(g.clk.now().Add(30 * 24 * time.Hour))
-	if _, err := vpec.Chain(vpec.Genesis(future.RunID), future.Records); err != nil {
+	if _, err := issue.Chain(vpec.Genesis(future.RunID), future.Records); err != nil {
 		return err
 	}
 	if err := g.seal(future, g.service, g.tsa); err != nil {
@@ -840,7 +847,7 @@ func (g *gen) invalid() error {
 		return err
 	}
 	old := clone(base)
-	old.Gaps = []vpec.Gap{{GapID: "gap_00000000-0000-4000-8000-000000001970", GapType: vpec.GapSystemUnavailable, Severity: vpec.High, Timestamp: "1970-01-01T00:00:00.000Z"}}
+	old.Gaps = []vpec.Gap{{GapID: "gap_00000000-0000-4000-8000-000000001970", GapType: gap.SystemUnavailable, Severity: gap.High, Timestamp: "1970-01-01T00:00:00.000Z"}}
 	if err := g.seal(old, g.service, g.tsa); err != nil {
 		return err
 	}
@@ -860,7 +867,7 @@ func (g *gen) invalid() error {
 	}
 	asBreak, err := g.holed("run_00000000-0000-4000-8000-00000000e5e2", func(gs []vpec.Gap) []vpec.Gap {
 		seq := int64(1503)
-		return []vpec.Gap{{GapID: gs[0].GapID, GapType: vpec.GapChainBreak, Severity: vpec.Critical, Sequence: &seq, Timestamp: gs[0].Timestamp}}
+		return []vpec.Gap{{GapID: gs[0].GapID, GapType: gap.ChainBreak, Severity: gap.Critical, Sequence: &seq, Timestamp: gs[0].Timestamp}}
 	})
 	if err != nil {
 		return err
@@ -885,7 +892,7 @@ func (g *gen) invalid() error {
 	}
 	ctrl := clone(base)
 	ctrl.Records[0].Check = "pii\x1b[2J\u202edetection"
-	if _, err := vpec.Chain(vpec.Genesis(ctrl.RunID), ctrl.Records); err != nil {
+	if _, err := issue.Chain(vpec.Genesis(ctrl.RunID), ctrl.Records); err != nil {
 		return err
 	}
 	if err := g.seal(ctrl, g.service, g.tsa); err != nil {
@@ -897,14 +904,14 @@ func (g *gen) invalid() error {
 
 	// Properly built documents that fail on trust.
 	wrongKey := clone(base)
-	if err := vpec.Seal(context.Background(), wrongKey, g.other, g.tsa); err != nil {
+	if err := issue.Seal(context.Background(), wrongKey, g.other, g.tsa); err != nil {
 		return err
 	}
 	if err := g.badVPEC("wrong-key", "signed by a key outside the trust bundle", []string{"signature"}, "INVALID — UNKNOWN SIGNING KEY", wrongKey); err != nil {
 		return err
 	}
 	forged := clone(base)
-	if err := vpec.Seal(context.Background(), forged, g.other, g.tsa); err != nil {
+	if err := issue.Seal(context.Background(), forged, g.other, g.tsa); err != nil {
 		return err
 	}
 	forged.SigningKeyID = g.service.KeyID()
@@ -912,7 +919,7 @@ func (g *gen) invalid() error {
 		return err
 	}
 	untrusted := clone(base)
-	if err := vpec.Seal(context.Background(), untrusted, g.service, g.otherTSA); err != nil {
+	if err := issue.Seal(context.Background(), untrusted, g.service, g.otherTSA); err != nil {
 		return err
 	}
 	if err := g.badVPEC("untrusted-tsa", "timestamped by a TSA whose root is not in the trust bundle", []string{"timestamp"}, "INVALID — UNTRUSTED TIMESTAMP AUTHORITY", untrusted); err != nil {
@@ -954,7 +961,7 @@ func (g *gen) invalid() error {
 	}
 	opc := clone(bi)
 	opc.Records[3].BoundedInference.OperatorCount = 412
-	if _, err := vpec.Chain(vpec.Genesis(opc.RunID), opc.Records); err != nil {
+	if _, err := issue.Chain(vpec.Genesis(opc.RunID), opc.Records); err != nil {
 		return err
 	}
 	if err := g.seal(opc, g.service, g.tsa); err != nil {
@@ -977,7 +984,7 @@ func (g *gen) invalid() error {
 		return err
 	}
 	forgedReview.Records[2].Review.ReviewerSignature = signing.FormatSignature(g.other.Sign([]byte("something else")))
-	if _, err := vpec.Chain(vpec.Genesis(forgedReview.RunID), forgedReview.Records); err != nil {
+	if _, err := issue.Chain(vpec.Genesis(forgedReview.RunID), forgedReview.Records); err != nil {
 		return err
 	}
 	if err := g.seal(forgedReview, g.service, g.tsa); err != nil {
@@ -990,7 +997,7 @@ func (g *gen) invalid() error {
 		return err
 	}
 	return g.badVPEC("unsigned-offline", "the unsigned local copy a client writes when it closes a run offline (schema "+vpec.OfflineSchema+")",
-		[]string{"schema"}, vpec.CodeUnsignedOffline+": fetch the signed one with "+vpec.FetchHint(g.clean.RunID), UnsignedOffline(g.clean))
+		[]string{"schema"}, verify.CodeUnsignedOffline+": fetch the signed one with "+verify.FetchHint(g.clean.RunID), UnsignedOffline(g.clean))
 }
 
 // UnsignedOffline returns the unsigned offline VPEC a client would have
@@ -1000,8 +1007,8 @@ func UnsignedOffline(v *vpec.VPEC) *vpec.VPEC {
 	off := clone(v)
 	off.Schema = vpec.OfflineSchema
 	off.SigningKeyID, off.Signature, off.TimestampRFC3161 = "", "", ""
-	off.Gaps = append(off.Gaps, vpec.Gap{GapID: "gap_unsigned-offline", GapType: vpec.GapSystemUnavailable,
-		Severity: vpec.GapSeverity(vpec.GapSystemUnavailable), Timestamp: off.IssuedAt})
+	off.Gaps = append(off.Gaps, vpec.Gap{GapID: "gap_unsigned-offline", GapType: gap.SystemUnavailable,
+		Severity: gap.SeverityOf(gap.SystemUnavailable), Timestamp: off.IssuedAt})
 	off.IsClean = false
 	return off
 }
@@ -1010,19 +1017,19 @@ func UnsignedOffline(v *vpec.VPEC) *vpec.VPEC {
 // chain hashes from genesis, derived fields, Ed25519 signature and RFC 3161
 // timestamp; it returns the document. Tests use it for VPECs a service
 // should never have signed.
-func SealRecords(runID string, records []vpec.Record, s *signing.Signer, tsa vpec.Timestamper) ([]byte, error) {
-	v := &vpec.VPEC{VPECID: vpec.NewID("vpec_"), RunID: runID, WorkflowID: "test", OrgID: "org_test",
+func SealRecords(runID string, records []vpec.Record, s *signing.Signer, tsa timestamp.Timestamper) ([]byte, error) {
+	v := &vpec.VPEC{VPECID: names.NewID("vpec_"), RunID: runID, WorkflowID: "test", OrgID: "org_test",
 		Environment: vpec.Production, APIKeyID: "pk_live_test", Records: records, IssuedAt: vpec.FormatTime(time.Now())}
-	if _, err := vpec.Chain(vpec.Genesis(runID), v.Records); err != nil {
+	if _, err := issue.Chain(vpec.Genesis(runID), v.Records); err != nil {
 		return nil, err
 	}
-	jcs, err := vpec.RecordsJCS(v.Records)
+	jcs, err := issue.RecordsJCS(v.Records)
 	if err != nil {
 		return nil, err
 	}
-	v.Gaps = vpec.IssueGaps(runID, v.Records, jcs, v.IssuedAt)
-	vpec.Finish(v, jcs)
-	if err := vpec.Seal(context.Background(), v, s, tsa); err != nil {
+	v.Gaps = issue.Gaps(runID, v.Records, jcs, v.IssuedAt)
+	issue.Finish(v, jcs)
+	if err := issue.Seal(context.Background(), v, s, tsa); err != nil {
 		return nil, err
 	}
 	return document.MarshalIndent(v)

@@ -9,6 +9,8 @@ import (
 
 	"github.com/svc-gov/svc/pkg/core/commitment"
 	"github.com/svc-gov/svc/pkg/core/document"
+	"github.com/svc-gov/svc/pkg/core/issue"
+	"github.com/svc-gov/svc/pkg/core/names"
 	"github.com/svc-gov/svc/pkg/core/signing"
 	"github.com/svc-gov/svc/pkg/core/timestamp"
 	"github.com/svc-gov/svc/pkg/core/vpec"
@@ -61,17 +63,17 @@ func LargeVPEC(dir string, n int) (*Large, error) {
 			Details:             map[string]any{"model": "pii-detector-v3", "threshold": 0.8},
 		}
 	}
-	v := &vpec.VPEC{VPECID: vpec.NewID("vpec_"), RunID: vpec.NewID("run_"), WorkflowID: "bench", OrgID: "org_bench",
+	v := &vpec.VPEC{VPECID: names.NewID("vpec_"), RunID: names.NewID("run_"), WorkflowID: "bench", OrgID: "org_bench",
 		Environment: vpec.Production, APIKeyID: "pk_live_bench", Records: recs, IssuedAt: vpec.FormatTime(time.Now())}
-	if _, err := vpec.Chain(vpec.Genesis(v.RunID), v.Records); err != nil {
+	if _, err := issue.Chain(vpec.Genesis(v.RunID), v.Records); err != nil {
 		return nil, err
 	}
-	jcs, err := vpec.RecordsJCS(v.Records)
+	jcs, err := issue.RecordsJCS(v.Records)
 	if err != nil {
 		return nil, err
 	}
-	vpec.Finish(v, jcs)
-	if err := vpec.Seal(context.Background(), v, signer, tsa); err != nil {
+	issue.Finish(v, jcs)
+	if err := issue.Seal(context.Background(), v, signer, tsa); err != nil {
 		return nil, err
 	}
 	doc, err := document.MarshalIndent(v)

@@ -11,11 +11,14 @@ import (
 	"time"
 
 	"github.com/svc-gov/svc/pkg/core/document"
+	"github.com/svc-gov/svc/pkg/core/gap"
 	"github.com/svc-gov/svc/pkg/core/signing"
+	"github.com/svc-gov/svc/pkg/core/stage"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/ml/modelgen"
 	"github.com/svc-gov/svc/pkg/zk"
 	"github.com/svc-gov/svc/pkg/zk/conditions"
+	"github.com/svc-gov/svc/pkg/zk/zkverify"
 )
 
 // The proof vectors (docs/FORMATS.md "zk_proof block", docs/PROOFS.md).
@@ -92,8 +95,8 @@ func (g *gen) setupProofs() (*proofKit, error) {
 		keys    **zk.Keys
 		file    string
 	}{
-		{vpec.CircuitMLPHead, onnx, &kit.head, HeadCircuitFile},
-		{vpec.CircuitThreshold, nil, &kit.threshold, ThresholdCircuitFile},
+		{zkverify.CircuitMLPHead, onnx, &kit.head, HeadCircuitFile},
+		{zkverify.CircuitThreshold, nil, &kit.threshold, ThresholdCircuitFile},
 	} {
 		e, k, err := zk.PrepareEntry(zk.PublishInput{Circuit: c.circuit, Model: c.model, DevSetup: true, Operator: devOperator}, g.clk.now())
 		if err != nil {
@@ -103,7 +106,7 @@ func (g *gen) setupProofs() (*proofKit, error) {
 		if err := g.writeEntry(c.file, e, g.service, "svc.test/.well-known/svc/trust-bundle.pem"); err != nil {
 			return nil, err
 		}
-		if c.circuit == vpec.CircuitThreshold {
+		if c.circuit == zkverify.CircuitThreshold {
 			o := *e
 			if err := g.writeEntry(OtherKeyCircuitFile, &o, g.other, "attacker.example/key.pem"); err != nil {
 				return nil, err
@@ -153,7 +156,7 @@ func (g *gen) proofRecords(kit *proofKit) ([]vpec.Record, error) {
 	}
 	t := g.record(3, "toxicity_threshold", "", cp.CheckResult, vpec.Mathematical)
 	t.CommitmentAlgorithm, t.CommitmentHash = "poseidon2", cp.CommitmentHash
-	t.StagePart = vpec.StagePartPost
+	t.StagePart = stage.PartPost
 	t.ZKProof = cp.ZKProof
 	return []vpec.Record{
 		g.record(1, "pii_detection", "Patient John Doe, DOB 1970-01-01, claim #4411", vpec.ResultPass, vpec.Execution),
@@ -268,7 +271,7 @@ func (g *gen) proofSchema(valid []vpec.Record) error {
 			return err
 		}
 	}
-	v, err := g.circuitMissingVPEC("run_00000000-0000-4000-8000-0000000c0c02", valid[1].ONNXModelHash, vpec.High)
+	v, err := g.circuitMissingVPEC("run_00000000-0000-4000-8000-0000000c0c02", valid[1].ONNXModelHash, gap.High)
 	if err != nil {
 		return err
 	}
@@ -280,7 +283,7 @@ func (g *gen) proofSchema(valid []vpec.Record) error {
 // type mlp_head, the head's onnx_model_hash, and the advisory
 // circuit_missing gap.
 func (g *gen) circuitMissing(modelHash string) error {
-	v, err := g.circuitMissingVPEC("run_00000000-0000-4000-8000-0000000c0c01", modelHash, vpec.GapSeverity(vpec.GapCircuitMissing))
+	v, err := g.circuitMissingVPEC("run_00000000-0000-4000-8000-0000000c0c01", modelHash, gap.SeverityOf(gap.CircuitMissing))
 	if err != nil {
 		return err
 	}
@@ -294,15 +297,15 @@ func (g *gen) circuitMissing(modelHash string) error {
 
 // circuitMissingVPEC is the circuit-missing VPEC of run runID with its gap
 // at severity sev.
-func (g *gen) circuitMissingVPEC(runID, modelHash string, sev vpec.Severity) (*vpec.VPEC, error) {
+func (g *gen) circuitMissingVPEC(runID, modelHash string, sev gap.Severity) (*vpec.VPEC, error) {
 	recs := []vpec.Record{
 		g.record(1, "pii_detection", "Patient John Doe, DOB 1970-01-01, claim #4411", vpec.ResultPass, vpec.Execution),
 		g.record(2, "toxicity_head", "[0.5,-0.5,1,0,-1,0.5,-0.5,1,0,-1,0.5,-0.5,1,0,-1,0.5]", vpec.ResultPass, vpec.Execution),
 	}
-	recs[1].StageType, recs[1].ONNXModelHash = vpec.StageMLPHead, modelHash
+	recs[1].StageType, recs[1].ONNXModelHash = stage.MLPHead, modelHash
 	check, seq := recs[1].Check, recs[1].Sequence
 	g.clk.advance(time.Second)
-	gaps := []vpec.Gap{{GapID: "gap_00000000-0000-4000-8000-" + runID[len(runID)-12:], GapType: vpec.GapCircuitMissing,
+	gaps := []vpec.Gap{{GapID: "gap_00000000-0000-4000-8000-" + runID[len(runID)-12:], GapType: gap.CircuitMissing,
 		Severity: sev, Check: &check, Sequence: &seq, Timestamp: g.stamp()}}
 	return g.newVPEC(runID, recs, gaps)
 }

@@ -6,7 +6,6 @@ import (
 
 	"github.com/svc-gov/svc/pkg/core/document"
 	"github.com/svc-gov/svc/pkg/core/profile"
-	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/ml/calibration"
 )
 
@@ -27,7 +26,7 @@ const (
 
 // publishedBounded is the published profile's model traced in residual
 // mode (what the client's auto mode picks with such a profile).
-var publishedBounded = boundedSpec{PublishedProfileID, PublishedModelHash, vpec.TraceResidual, 23}
+var publishedBounded = boundedSpec{PublishedProfileID, PublishedModelHash, profile.TraceResidual, 23}
 
 // publishedCounts are the model's operator counts in each trace mode.
 var publishedCounts = map[string]int64{"full": 412, "production": 9, "residual": 23}

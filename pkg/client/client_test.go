@@ -18,7 +18,9 @@ import (
 	"github.com/svc-gov/svc/pkg/client"
 	"github.com/svc-gov/svc/pkg/core/api"
 	"github.com/svc-gov/svc/pkg/core/commitment"
+	"github.com/svc-gov/svc/pkg/core/gap"
 	"github.com/svc-gov/svc/pkg/core/signing"
+	"github.com/svc-gov/svc/pkg/core/stage"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 )
 
@@ -178,7 +180,7 @@ func TestRecordValidation(t *testing.T) {
 	if n, _ := p.PendingQueueCount(); n != 0 || run.Sequence() != 0 {
 		t.Fatalf("queued %d, sequence %d", n, run.Sequence())
 	}
-	res, err := run.Record(ctx, "c", manifest, vpec.ResultPass, []byte("x"), client.WithStage(vpec.StageOpenSourceML, "inference"),
+	res, err := run.Record(ctx, "c", manifest, vpec.ResultPass, []byte("x"), client.WithStage(stage.OpenSourceML, "inference"),
 		client.WithModelHash(commitment.String([]byte("model"))))
 	if err != nil || res.Sequence != 1 {
 		t.Fatalf("valid record after invalid ones: %+v %v", res, err)
@@ -187,7 +189,7 @@ func TestRecordValidation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep := e.verify(v.Raw); !rep.Valid || len(v.VPEC.Gaps) != 1 || v.VPEC.Gaps[0].GapType != vpec.GapModelProfileMissing {
+	if rep := e.verify(v.Raw); !rep.Valid || len(v.VPEC.Gaps) != 1 || v.VPEC.Gaps[0].GapType != gap.ModelProfileMissing {
 		t.Fatalf("%s %+v", rep.Verdict, v.VPEC.Gaps)
 	}
 }
@@ -298,7 +300,7 @@ func TestLogger(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.SetLogger(func(ev client.LogEvent) { events = append(events, ev) }, true)
-	r2, _ := run.Record(ctx, "tox", manifest, vpec.ResultFail, []byte("b"), client.WithStage(vpec.StageOpenSourceML, "inference"))
+	r2, _ := run.Record(ctx, "tox", manifest, vpec.ResultFail, []byte("b"), client.WithStage(stage.OpenSourceML, "inference"))
 	r3, _ := run.Record(ctx, "inj", manifest, vpec.ResultPass, []byte("c"), client.WithProofLevel(vpec.Attestation))
 	e.gate.set(unavailable)
 	r4, _ := run.Record(ctx, "queued", manifest, vpec.ResultPass, []byte("d"))

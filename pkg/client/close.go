@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/svc-gov/svc/pkg/core/api"
+	"github.com/svc-gov/svc/pkg/core/names"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 )
 
@@ -177,7 +178,7 @@ func (r *Run) closeWithKey(ctx context.Context) ([]byte, error) {
 // failed timestamp authority, a lost answer) completes the same close.
 func (r *Run) idempotencyKey() string {
 	if r.closeKey == "" {
-		r.closeKey = "close:" + strings.TrimPrefix(vpec.NewID("k"), "k")
+		r.closeKey = "close:" + strings.TrimPrefix(names.NewID("k"), "k")
 	}
 	return r.closeKey
 }

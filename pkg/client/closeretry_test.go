@@ -12,6 +12,7 @@ import (
 
 	"github.com/svc-gov/svc/pkg/client"
 	"github.com/svc-gov/svc/pkg/core/api"
+	"github.com/svc-gov/svc/pkg/core/timestamp"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/service/server"
 )
@@ -80,7 +81,7 @@ func TestCloseResponseLost(t *testing.T) {
 
 // flakyTSA fails while down is set.
 type flakyTSA struct {
-	next vpec.Timestamper
+	next timestamp.Timestamper
 	down atomic.Bool
 }
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/svc-gov/svc/pkg/core/commitment"
+	"github.com/svc-gov/svc/pkg/core/timestamp"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/service/server"
 )
@@ -15,7 +16,7 @@ import (
 // heldTSA holds every timestamp request until release is closed (or the
 // request's context ends), then asks next.
 type heldTSA struct {
-	next    vpec.Timestamper
+	next    timestamp.Timestamper
 	release chan struct{}
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/svc-gov/svc/pkg/client"
+	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/service/server"
 	"github.com/svc-gov/svc/pkg/service/store/sqlite"
@@ -82,8 +83,8 @@ func Example_endToEnd() {
 		log.Fatal(err)
 	}
 	fmt.Println("records:", v.VPEC.TotalChecksRun, "clean:", v.VPEC.IsClean, "test mode:", p.TestMode(), v.VPEC.Environment)
-	rep, err := vpec.Verify(v.Raw, vpec.Options{Trust: mat.Trust})
-	if err != nil { // not VALID: err says why (errors.Is vpec.ErrInvalid, ...)
+	rep, err := verify.Verify(v.Raw, verify.Options{Trust: mat.Trust})
+	if err != nil { // not VALID: err says why (errors.Is verify.ErrInvalid, ...)
 		log.Fatal(err)
 	}
 	fmt.Println(rep.Verdict)

@@ -20,6 +20,7 @@ import (
 	"github.com/svc-gov/svc/pkg/client"
 	"github.com/svc-gov/svc/pkg/core/api"
 	"github.com/svc-gov/svc/pkg/core/commitment"
+	"github.com/svc-gov/svc/pkg/core/gap"
 	"github.com/svc-gov/svc/pkg/core/signing"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/service/server"
@@ -256,7 +257,7 @@ func TestFailOpenConnectionRefused(t *testing.T) {
 		t.Fatalf("offline calls took %s", time.Since(start))
 	}
 	if !v.Offline || v.VPEC.IsClean || !v.VPEC.ChainIntact || v.VPEC.TotalChecksRun != 3 || v.VPEC.Signature != "" ||
-		len(v.VPEC.Gaps) != 1 || v.VPEC.Gaps[0].GapType != vpec.GapSystemUnavailable || v.VPEC.Gaps[0].Severity != vpec.High {
+		len(v.VPEC.Gaps) != 1 || v.VPEC.Gaps[0].GapType != gap.SystemUnavailable || v.VPEC.Gaps[0].Severity != gap.High {
 		t.Fatalf("offline VPEC %+v", v.VPEC)
 	}
 	if rep := e.verify(v.Raw); rep.Valid {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/svc-gov/svc/pkg/client"
 	"github.com/svc-gov/svc/pkg/core/api"
+	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/service/server"
 	"github.com/svc-gov/svc/pkg/service/store"
@@ -93,12 +94,12 @@ func (e *env) pipeline(mod ...func(*client.Options)) *client.Pipeline {
 }
 
 // verify checks a VPEC offline against the service's trust bundle.
-func (e *env) verify(doc []byte) *vpec.Report {
-	r, err := vpec.Verify(doc, vpec.Options{Trust: e.mat.Trust})
+func (e *env) verify(doc []byte) *verify.Report {
+	r, err := verify.Verify(doc, verify.Options{Trust: e.mat.Trust})
 	if r == nil { // the options are refused: a bug in the test
 		panic(err)
 	}
-	return r // err agrees with r.Valid (pkg/core/vpec TestVerifyFailsClosed)
+	return r // err agrees with r.Valid (pkg/core/verify TestVerifyFailsClosed)
 }
 
 // mustValid requires a VALID, clean VPEC of n records.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"log/slog"
 
+	"github.com/svc-gov/svc/pkg/core/gap"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 )
 
@@ -77,10 +78,10 @@ func (p *Pipeline) emit(rec *vpec.Record, runID, workflowID string) {
 	if gaps {
 		ev.GapTypesEmitted = []string{}
 		if rec.RaisesCircuitMissing() {
-			ev.GapTypesEmitted = append(ev.GapTypesEmitted, vpec.GapCircuitMissing)
+			ev.GapTypesEmitted = append(ev.GapTypesEmitted, gap.CircuitMissing)
 		}
 		if rec.RaisesProfileMissing() {
-			ev.GapTypesEmitted = append(ev.GapTypesEmitted, vpec.GapModelProfileMissing)
+			ev.GapTypesEmitted = append(ev.GapTypesEmitted, gap.ModelProfileMissing)
 		}
 	}
 	cb(ev)

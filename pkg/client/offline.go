@@ -13,6 +13,9 @@ import (
 	"github.com/svc-gov/svc/internal/fsutil"
 	"github.com/svc-gov/svc/pkg/core/commitment"
 	"github.com/svc-gov/svc/pkg/core/document"
+	"github.com/svc-gov/svc/pkg/core/gap"
+	"github.com/svc-gov/svc/pkg/core/issue"
+	"github.com/svc-gov/svc/pkg/core/names"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 )
 
@@ -23,7 +26,7 @@ import (
 func (r *Run) offlineVPEC() (*VPECResult, error) {
 	now := vpec.FormatTime(time.Now())
 	v := vpec.VPEC{
-		Schema: vpec.OfflineSchema, VPECID: vpec.NewID("vpec_"), RunID: r.id, WorkflowID: r.workflowID, OrgID: r.orgID,
+		Schema: vpec.OfflineSchema, VPECID: names.NewID("vpec_"), RunID: r.id, WorkflowID: r.workflowID, OrgID: r.orgID,
 		IssuedAt: now, Environment: r.env, APIKeyID: r.p.keyID,
 		Records: make([]vpec.Record, len(r.bodies)), Gaps: []vpec.Gap{},
 	}
@@ -36,19 +39,19 @@ func (r *Run) offlineVPEC() (*VPECResult, error) {
 		jcs[i] = tree.Canonical("chain_hash")
 	}
 	// The same chain, hole and empty-run gaps the service would declare.
-	v.Gaps = vpec.IssueGaps(r.id, v.Records, jcs, now)
+	v.Gaps = issue.Gaps(r.id, v.Records, jcs, now)
 	for i := range v.Records {
 		if rec := &v.Records[i]; rec.RaisesProfileMissing() {
 			check, sq := rec.Check, rec.Sequence
-			v.Gaps = append(v.Gaps, vpec.Gap{GapID: vpec.NewID("gap_"), GapType: vpec.GapModelProfileMissing, Severity: vpec.Medium, Check: &check, Sequence: &sq, Timestamp: now})
+			v.Gaps = append(v.Gaps, vpec.Gap{GapID: names.NewID("gap_"), GapType: gap.ModelProfileMissing, Severity: gap.Medium, Check: &check, Sequence: &sq, Timestamp: now})
 		}
 		if rec := &v.Records[i]; rec.RaisesCircuitMissing() {
 			check, sq := rec.Check, rec.Sequence
-			v.Gaps = append(v.Gaps, vpec.Gap{GapID: vpec.NewID("gap_"), GapType: vpec.GapCircuitMissing, Severity: vpec.Medium, Check: &check, Sequence: &sq, Timestamp: now})
+			v.Gaps = append(v.Gaps, vpec.Gap{GapID: names.NewID("gap_"), GapType: gap.CircuitMissing, Severity: gap.Medium, Check: &check, Sequence: &sq, Timestamp: now})
 		}
 	}
-	v.Gaps = append(v.Gaps, vpec.Gap{GapID: vpec.NewID("gap_"), GapType: vpec.GapSystemUnavailable, Severity: vpec.GapSeverity(vpec.GapSystemUnavailable), Timestamp: now})
-	vpec.Finish(&v, jcs)
+	v.Gaps = append(v.Gaps, vpec.Gap{GapID: names.NewID("gap_"), GapType: gap.SystemUnavailable, Severity: gap.SeverityOf(gap.SystemUnavailable), Timestamp: now})
+	issue.Finish(&v, jcs)
 	raw, err := document.MarshalIndent(v)
 	if err != nil {
 		return nil, fmt.Errorf("svc client: offline VPEC: %w", err)

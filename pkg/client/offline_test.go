@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/svc-gov/svc/pkg/client"
+	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 )
 
@@ -45,7 +46,7 @@ func TestOfflineVPECMarkerAndFlushReport(t *testing.T) {
 	}
 	rep := e.verify(v.Raw)
 	want := "UNSIGNED OFFLINE VPEC: fetch the signed one with svc vpec get " + run.ID()
-	if rep.Valid || rep.Verdict != want || rep.Check(vpec.CheckSchema).Code != vpec.CodeUnsignedOffline {
+	if rep.Valid || rep.Verdict != want || rep.Check(verify.CheckSchema).Code != verify.CodeUnsignedOffline {
 		t.Fatalf("verdict %q (valid %v), want %q", rep.Verdict, rep.Valid, want)
 	}
 

@@ -218,7 +218,7 @@ func resolve(opts Options) (key, base string, env vpec.Environment, err error) {
 	if key == "" {
 		return "", "", "", ErrNoAPIKey
 	}
-	env, ok := vpec.EnvironmentOf(key)
+	env, ok := api.EnvironmentOf(key)
 	if !ok {
 		return "", "", "", ErrInvalidAPIKey
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/svc-gov/svc/pkg/core/api"
 	"github.com/svc-gov/svc/pkg/core/commitment"
 	"github.com/svc-gov/svc/pkg/core/document"
+	"github.com/svc-gov/svc/pkg/core/names"
 	"github.com/svc-gov/svc/pkg/core/signing"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 )
@@ -103,7 +104,7 @@ func (r *Run) record(ctx context.Context, check, manifestID string, result vpec.
 		return nil, nil, fmt.Errorf("svc client: record %s on run %s: %w", check, r.id, ErrRunSealed)
 	}
 	rec := &vpec.Record{
-		RecordID: vpec.NewID("rec_"), Sequence: r.seq + 1, Check: check, ManifestID: manifestID,
+		RecordID: names.NewID("rec_"), Sequence: r.seq + 1, Check: check, ManifestID: manifestID,
 		CheckResult: result, ProofLevel: c.level, CommitmentAlgorithm: string(commitment.SHA256), ZKProof: c.zkProof,
 		CommitmentHash: h.input, OutputCommitment: h.output, ONNXModelHash: c.modelHash, Visibility: c.vis,
 		StageType: c.stageType, StagePart: c.stagePart, Details: c.details, BoundedInference: c.bounded,
@@ -191,7 +192,7 @@ func (r *Run) record(ctx context.Context, check, manifestID string, result vpec.
 		return nil, nil, invalid("%v", err)
 	}
 	next := vpec.NextChainHash(r.prev, jcs)
-	rec.ChainHash = vpec.FormatHash(next)
+	rec.ChainHash = commitment.OfSHA256(next).String()
 	if err := rec.Validate(); err != nil {
 		return nil, nil, fmt.Errorf("svc client: record %s: %w", check, err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/svc-gov/svc/pkg/core/canonical"
 	"github.com/svc-gov/svc/pkg/core/commitment"
 	"github.com/svc-gov/svc/pkg/core/document"
+	"github.com/svc-gov/svc/pkg/core/names"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 )
 
@@ -92,7 +93,7 @@ func (p *Pipeline) Open(ctx context.Context, policyPackID string) (*Run, error) 
 	defer p.exit()
 	ctx, cancel := p.callCtx(ctx)
 	defer cancel()
-	runID := vpec.NewID("run_")
+	runID := names.NewID("run_")
 	// opened_at: this clock's, so that records made before a queued open
 	// is delivered are not dated before the run (docs/API.md).
 	req := api.OpenRunRequest{RunID: runID, WorkflowID: p.workflowID, SurfaceID: p.surfaceID, Policy: p.policy,
@@ -178,7 +179,7 @@ func (p *Pipeline) serverRun(ctx context.Context, runID, what string) (api.Run, 
 
 // continueRun makes a Run that records after the service's last record.
 func (p *Pipeline) continueRun(ar api.Run) (*Run, error) {
-	prev, err := vpec.ParseHash(ar.LastChainHash)
+	prev, err := commitment.ParseSHA256(ar.LastChainHash)
 	if err != nil {
 		return nil, fmt.Errorf("svc client: run %s: last_chain_hash: %w", ar.RunID, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/svc-gov/svc/pkg/core/commitment"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 )
 
@@ -39,7 +40,7 @@ func (r *Run) State() RunState {
 	defer r.mu.Unlock()
 	st := RunState{RunID: r.id, BaseURL: r.p.baseURL, WorkflowID: r.workflowID, OrgID: r.orgID, Environment: r.env,
 		PolicySnapshotHash: r.policySnapshotHash, Sequence: r.seq, BaseSequence: r.baseSeq,
-		ChainHash: vpec.FormatHash(r.prev), LastCommitment: r.lastCommitment, Sealed: r.sealed,
+		ChainHash: commitment.OfSHA256(r.prev).String(), LastCommitment: r.lastCommitment, Sealed: r.sealed,
 		Records: make([]json.RawMessage, len(r.bodies)), UnsignedCopies: slices.Clone(r.copies)}
 	for i, b := range r.bodies {
 		st.Records[i] = json.RawMessage(b)
@@ -49,7 +50,7 @@ func (r *Run) State() RunState {
 
 // RestoreRun makes a Run from a saved state; it needs no network.
 func (p *Pipeline) RestoreRun(st RunState) (*Run, error) {
-	prev, err := vpec.ParseHash(st.ChainHash)
+	prev, err := commitment.ParseSHA256(st.ChainHash)
 	if err != nil {
 		return nil, fmt.Errorf("svc client: restore run %s: chain_hash: %w", st.RunID, err)
 	}

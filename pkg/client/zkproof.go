@@ -9,6 +9,7 @@ import (
 
 	"github.com/svc-gov/svc/pkg/core/commitment"
 	"github.com/svc-gov/svc/pkg/core/vpec"
+	"github.com/svc-gov/svc/pkg/zk/zkverify"
 )
 
 // WithZKProof attaches a zero-knowledge proof (docs/FORMATS.md, "Proofs in
@@ -19,7 +20,7 @@ import (
 func WithZKProof(z *vpec.ZKProof) RecordOption {
 	return func(c *recordConfig) {
 		c.zkProof = z
-		if z != nil && z.Circuit == vpec.CircuitMLPHead {
+		if z != nil && z.Circuit == zkverify.CircuitMLPHead {
 			c.level = vpec.VerifiableInference
 		} else if z != nil {
 			c.level = vpec.Mathematical

@@ -4,12 +4,12 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/zk"
 	"github.com/svc-gov/svc/pkg/zk/conditions"
+	"github.com/svc-gov/svc/pkg/zk/zkverify"
 )
 
-var below = sync.OnceValues(func() (*zk.Keys, error) { return zk.DevSetup(vpec.CircuitBelowThreshold, nil) })
+var below = sync.OnceValues(func() (*zk.Keys, error) { return zk.DevSetup(zkverify.CircuitBelowThreshold, nil) })
 
 // below_threshold_check against threshold_check (BenchmarkConditionProve,
 // BenchmarkConditionVerify), the same statement sizes, in the same run

@@ -13,6 +13,7 @@ import (
 	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/zk/conditions"
 	"github.com/svc-gov/svc/pkg/zk/head"
+	"github.com/svc-gov/svc/pkg/zk/zkverify"
 )
 
 // The canonical calibration corpus of a head's quantisation: the circuit
@@ -46,7 +47,7 @@ func QuantizeHead(onnx []byte) (*head.Quantized, head.Report, string, error) {
 // of an mlp_head circuit (nil for conditions).
 func compile(circuit string, onnx []byte) (*Keys, error) {
 	switch circuit {
-	case vpec.CircuitMLPHead:
+	case zkverify.CircuitMLPHead:
 		if onnx == nil {
 			return nil, fmt.Errorf("%w: an mlp_head circuit needs its ONNX model", ErrKeys)
 		}
@@ -59,7 +60,7 @@ func compile(circuit string, onnx []byte) (*Keys, error) {
 			return nil, err
 		}
 		return &Keys{Circuit: circuit, Head: c, ModelHash: modelHash, CCS: c.CS}, nil
-	case vpec.CircuitThreshold, vpec.CircuitTruncation, vpec.CircuitBelowThreshold:
+	case zkverify.CircuitThreshold, zkverify.CircuitTruncation, zkverify.CircuitBelowThreshold:
 		if onnx != nil {
 			return nil, fmt.Errorf("%w: a %s circuit proves no model", ErrKeys, circuit)
 		}
@@ -125,7 +126,7 @@ func LoadEntryKeys(e *Entry, onnx, pkBytes []byte) (*Keys, error) {
 	if got := HashBytes(pkBytes); got != e.ProvingKeyHash {
 		return nil, fmt.Errorf("%w: the proving key hashes to %s, circuit entry %s binds %s", ErrKeys, shortID(got), shortID(e.CircuitID), shortID(e.ProvingKeyHash))
 	}
-	if e.Circuit == vpec.CircuitMLPHead {
+	if e.Circuit == zkverify.CircuitMLPHead {
 		if got := commitment.String(onnx); got != e.ONNXModelHash {
 			return nil, fmt.Errorf("%w: the model hashes to %s, circuit entry %s proves %s", ErrKeys, shortID(got), shortID(e.CircuitID), shortID(e.ONNXModelHash))
 		}

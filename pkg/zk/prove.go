@@ -2,7 +2,6 @@ package zk
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -16,9 +15,11 @@ import (
 	groth16bn254 "github.com/consensys/gnark/backend/groth16/bn254"
 	"github.com/consensys/gnark/constraint"
 
+	"github.com/svc-gov/svc/pkg/core/commitment"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/zk/conditions"
 	"github.com/svc-gov/svc/pkg/zk/head"
+	"github.com/svc-gov/svc/pkg/zk/zkverify"
 )
 
 // Keys are what a prover needs for one circuit: the compiled constraint
@@ -47,10 +48,7 @@ func MarshalProvingKey(pk groth16.ProvingKey) ([]byte, error) {
 }
 
 // HashBytes returns "sha256:<hex>" of b.
-func HashBytes(b []byte) string {
-	s := sha256.Sum256(b)
-	return "sha256:" + hex.EncodeToString(s[:])
-}
+func HashBytes(b []byte) string { return commitment.String(b) }
 
 // DevSetupCondition compiles a condition circuit and makes its keys with a
 // single-party Groth16 setup (groth16.Setup): for tests and trying things
@@ -179,7 +177,7 @@ func ProveHead(k *Keys, x []float32) (*HeadProof, error) {
 		return nil, err
 	}
 	class := int64(pub.Class)
-	z := &vpec.ZKProof{System: System, Circuit: vpec.CircuitMLPHead, CircuitID: k.CircuitID,
+	z := &vpec.ZKProof{System: System, Circuit: zkverify.CircuitMLPHead, CircuitID: k.CircuitID,
 		Proof: base64.StdEncoding.EncodeToString(proof), Class: &class, Logits: pub.Logits}
 	return &HeadProof{CommitmentHash: pub.Commitment.String(), Class: pub.Class, Logits: pub.Logits, ZKProof: z}, nil
 }

@@ -75,7 +75,7 @@ type Set = zkverify.Set
 type EntryFile = zkverify.EntryFile
 
 // Verifier checks the zk_proof of VPEC records against signed circuit
-// entries (zkverify.Verifier); it implements vpec.ProofVerifier.
+// entries (zkverify.Verifier); it implements verify.ProofVerifier.
 type Verifier = zkverify.Verifier
 
 // NewSet returns an empty set of circuit entries.

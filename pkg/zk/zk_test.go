@@ -15,9 +15,10 @@ import (
 	"github.com/svc-gov/svc/pkg/ml/modelgen"
 	"github.com/svc-gov/svc/pkg/zk"
 	"github.com/svc-gov/svc/pkg/zk/conditions"
+	"github.com/svc-gov/svc/pkg/zk/zkverify"
 )
 
-var threshold = sync.OnceValues(func() (*zk.Keys, error) { return zk.DevSetup(vpec.CircuitThreshold, nil) })
+var threshold = sync.OnceValues(func() (*zk.Keys, error) { return zk.DevSetup(zkverify.CircuitThreshold, nil) })
 
 func keys(t testing.TB) *zk.Keys {
 	t.Helper()
@@ -84,25 +85,25 @@ func TestLoadKeysChecksTheCircuit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := zk.LoadKeys(vpec.CircuitThreshold, nil, vk, pk); err != nil {
+	if _, err := zk.LoadKeys(zkverify.CircuitThreshold, nil, vk, pk); err != nil {
 		t.Fatalf("own keys: %v", err)
 	}
-	if _, err := zk.LoadKeys(vpec.CircuitTruncation, nil, vk, pk); !errors.Is(err, zk.ErrKeys) {
+	if _, err := zk.LoadKeys(zkverify.CircuitTruncation, nil, vk, pk); !errors.Is(err, zk.ErrKeys) {
 		t.Fatalf("threshold keys as truncation keys: %v", err)
 	}
-	other, err := zk.DevSetup(vpec.CircuitThreshold, nil)
+	other, err := zk.DevSetup(zkverify.CircuitThreshold, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ovk, _ := zk.MarshalVerifyingKey(other.VK)
-	if _, err := zk.LoadKeys(vpec.CircuitThreshold, nil, ovk, pk); !errors.Is(err, zk.ErrKeys) {
+	if _, err := zk.LoadKeys(zkverify.CircuitThreshold, nil, ovk, pk); !errors.Is(err, zk.ErrKeys) {
 		t.Fatalf("mismatched pk/vk: %v", err)
 	}
 	onnx, err := modelgen.MLPHead(modelgen.MLPHeadConfig{Dims: []int{16, 4, 2}, Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := zk.LoadKeys(vpec.CircuitMLPHead, onnx, vk, pk); err == nil {
+	if _, err := zk.LoadKeys(zkverify.CircuitMLPHead, onnx, vk, pk); err == nil {
 		t.Fatal("condition keys loaded as a head's")
 	}
 	e, err := zk.NewEntry(k, "", zk.Ceremony{TranscriptHash: zk.HashBytes(nil), Contributors: []string{"a"}}, time.Now())
@@ -244,7 +245,7 @@ func FuzzRecordProof(f *testing.F) {
 		r := vpec.Record{RecordID: "rec_1", Sequence: 1, Check: "c", ManifestID: "m", CheckResult: vpec.CheckResult(result),
 			ProofLevel: vpec.Mathematical, CommitmentAlgorithm: "poseidon2", CommitmentHash: cm, Visibility: vpec.Opaque,
 			RecordedAt: "2026-11-24T00:00:00Z", ChainHash: "sha256:" + strings.Repeat("0", 64), ZKProof: &z}
-		if z.Circuit == vpec.CircuitMLPHead {
+		if z.Circuit == zkverify.CircuitMLPHead {
 			r.ProofLevel, r.ONNXModelHash = vpec.VerifiableInference, "sha256:"+strings.Repeat("1", 64)
 		}
 		if r.Validate() != nil {

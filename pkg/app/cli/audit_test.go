@@ -12,7 +12,9 @@ import (
 	"github.com/svc-gov/svc/internal/ortest"
 	"github.com/svc-gov/svc/internal/testvectors"
 	"github.com/svc-gov/svc/pkg/core/document"
+	"github.com/svc-gov/svc/pkg/core/names"
 	"github.com/svc-gov/svc/pkg/core/profile"
+	"github.com/svc-gov/svc/pkg/core/stage"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/ml/calibration"
 	"github.com/svc-gov/svc/pkg/ml/inference"
@@ -75,9 +77,9 @@ func TestAuditDishonestVPECs(t *testing.T) {
 	// sealed writes a one-record VPEC, signed with the service key, whose
 	// record claims tr on gpu.
 	sealed := func(name, gpu string, tr *trace.Trace) string {
-		rec := vpec.Record{RecordID: vpec.NewID("rec_"), Sequence: 1, Check: "toxicity", ManifestID: "m", CheckResult: vpec.ResultPass,
+		rec := vpec.Record{RecordID: names.NewID("rec_"), Sequence: 1, Check: "toxicity", ManifestID: "m", CheckResult: vpec.ResultPass,
 			ProofLevel: vpec.OperatorBound, CommitmentAlgorithm: "sha256", CommitmentHash: tr.InputCommitment, Visibility: vpec.Opaque,
-			RecordedAt: vpec.FormatTime(time.Now()), StageType: vpec.StageBoundCommittedInference, StagePart: vpec.StagePartInference,
+			RecordedAt: vpec.FormatTime(time.Now()), StageType: stage.BoundCommittedInference, StagePart: stage.PartInference,
 			BoundedInference: &vpec.BoundedInference{ProfileID: prof.ProfileID, GPUClass: gpu, ONNXModelHash: tr.ONNXModelHash,
 				TraceMode: tr.Mode, OperatorCount: tr.OperatorCount, MerkleRoot: tr.MerkleRoot}}
 		doc, err := testvectors.SealRecords("run_00000000-0000-4000-8000-000000000001", []vpec.Record{rec}, mat.Signer, mat.TSA)

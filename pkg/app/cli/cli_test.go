@@ -17,7 +17,7 @@ import (
 
 	"github.com/svc-gov/svc/internal/testvectors"
 	"github.com/svc-gov/svc/pkg/app/cli"
-	"github.com/svc-gov/svc/pkg/core/vpec"
+	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/ml/inference"
 	"github.com/svc-gov/svc/pkg/service/dashboard"
 )
@@ -137,13 +137,13 @@ func TestVectorsThroughBinaries(t *testing.T) {
 				if code != v.Exit {
 					t.Fatalf("--output json: exit %d, want %d", code, v.Exit)
 				}
-				var r vpec.Report
+				var r verify.Report
 				if err := json.Unmarshal([]byte(out), &r); err != nil {
 					t.Fatalf("--output json is not JSON: %v\n%s", err, out)
 				}
 				var failed []string
 				for _, c := range r.Checks {
-					if c.Status == vpec.Fail {
+					if c.Status == verify.Fail {
 						failed = append(failed, string(c.Name))
 					}
 				}

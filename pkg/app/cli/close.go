@@ -10,6 +10,7 @@ import (
 
 	"github.com/svc-gov/svc/pkg/app/cli/internal/present"
 	"github.com/svc-gov/svc/pkg/client"
+	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 )
 
@@ -92,7 +93,7 @@ check's result is fail or error.`,
 // notPassedError is the error of svc close --require-passed: nil when no
 // record of v failed or hit an error, else exit 1 naming them.
 func notPassedError(v *vpec.VPEC, out string) error {
-	failed, errored := vpec.CountNotPassed(v.Records)
+	failed, errored := verify.CountNotPassed(v.Records)
 	if failed+errored == 0 {
 		return nil
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/svc-gov/svc/internal/loadgen"
 	"github.com/svc-gov/svc/pkg/core/signing"
+	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 )
 
@@ -105,8 +106,8 @@ func TestCrashKeepsAcknowledgedRecords(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rep, _ := vpec.Verify(doc, vpec.Options{Trust: trust})
-		if !rep.Valid || !rep.IsClean { // vpec.Verify's error is nil exactly when rep.Valid
+		rep, _ := verify.Verify(doc, verify.Options{Trust: trust})
+		if !rep.Valid || !rep.IsClean { // verify.Verify's error is nil exactly when rep.Valid
 			t.Fatalf("run %s after restart: %s (clean %v)", run.ID, rep.Verdict, rep.IsClean)
 		}
 		var v vpec.VPEC

@@ -19,7 +19,11 @@ import (
 
 	"github.com/svc-gov/svc/internal/loadgen"
 	"github.com/svc-gov/svc/pkg/core/api"
+	"github.com/svc-gov/svc/pkg/core/commitment"
+	"github.com/svc-gov/svc/pkg/core/issue"
+	"github.com/svc-gov/svc/pkg/core/names"
 	"github.com/svc-gov/svc/pkg/core/signing"
+	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 )
 
@@ -31,7 +35,7 @@ import (
 func TestTwoServersOnePostgres(t *testing.T) {
 	dsn := postgresSchemaDSN(t)
 	data := t.TempDir()
-	org := "two-" + vpec.NewID("")[:8]
+	org := "two-" + names.NewID("")[:8]
 	key := newOrgKey(t, org, "--database", dsn, "--data-dir", data)
 	urlA, _ := startServe(t, data, "--database", dsn) // the first serve creates the key material
 	urlB, _ := startServe(t, data, "--database", dsn)
@@ -67,8 +71,8 @@ func TestTwoServersOnePostgres(t *testing.T) {
 	prev := vpec.Genesis(run.RunID)
 	for seq := int64(1); seq <= 20; seq++ {
 		recs := []vpec.Record{loadgen.Record(run.RunID, seq)}
-		vpec.Chain(prev, recs)
-		prev, _ = vpec.ParseHash(recs[0].ChainHash)
+		issue.Chain(prev, recs)
+		prev, _ = commitment.ParseSHA256(recs[0].ChainHash)
 		url := urlA
 		if seq%2 == 0 {
 			url = urlB
@@ -81,7 +85,7 @@ func TestTwoServersOnePostgres(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep, err := vpec.Verify(doc, vpec.Options{Trust: trust}); err != nil || !rep.Valid || !rep.IsClean || rep.Records != 20 {
+	if rep, err := verify.Verify(doc, verify.Options{Trust: trust}); err != nil || !rep.Valid || !rep.IsClean || rep.Records != 20 {
 		t.Fatalf("VPEC from B: %s, %d records", rep.Verdict, rep.Records)
 	}
 	var eb api.ErrorBody
@@ -185,7 +189,7 @@ func postgresSchemaDSN(t *testing.T) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(admin.Close)
-	schema := "svc_cli_" + strings.ToLower(vpec.NewID("")[:8])
+	schema := "svc_cli_" + strings.ToLower(names.NewID("")[:8])
 	if _, err := admin.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/svc-gov/svc/pkg/client"
 	"github.com/svc-gov/svc/pkg/core/api"
-	"github.com/svc-gov/svc/pkg/core/vpec"
+	"github.com/svc-gov/svc/pkg/core/commitment"
 )
 
 // modelHash returns --model-hash, or the commitment of the --model file.
@@ -26,7 +26,7 @@ func modelHash(hash, file string) (string, error) {
 	case hash == "":
 		return "", errorf(ExitUsage, "pass the model's sha256:… hash or --model FILE", "no model given")
 	}
-	if _, err := vpec.ParseHash(hash); err != nil {
+	if _, err := commitment.ParseSHA256(hash); err != nil {
 		return "", &Error{Code: ExitUsage, Err: err, Hint: "an onnx_model_hash is sha256: and 64 lowercase hex"}
 	}
 	return hash, nil

@@ -17,7 +17,10 @@ import (
 	"time"
 
 	"github.com/svc-gov/svc/pkg/core/commitment"
+	"github.com/svc-gov/svc/pkg/core/issue"
+	"github.com/svc-gov/svc/pkg/core/names"
 	"github.com/svc-gov/svc/pkg/core/signing"
+	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 )
 
@@ -161,11 +164,11 @@ func closeOneRecord(t *testing.T, url, key string) (int, []byte) {
 		t.Fatalf("open: %d %s", code, body)
 	}
 	recs := []vpec.Record{{
-		RecordID: vpec.NewID("rec_"), Sequence: 1, Check: "pii", ManifestID: "m", CheckResult: vpec.ResultPass,
+		RecordID: names.NewID("rec_"), Sequence: 1, Check: "pii", ManifestID: "m", CheckResult: vpec.ResultPass,
 		ProofLevel: vpec.Execution, CommitmentAlgorithm: "sha256", CommitmentHash: commitment.String([]byte("input")),
 		Visibility: vpec.Opaque, RecordedAt: vpec.FormatTime(time.Now()),
 	}}
-	if _, err := vpec.Chain(vpec.Genesis(run.RunID), recs); err != nil {
+	if _, err := issue.Chain(vpec.Genesis(run.RunID), recs); err != nil {
 		t.Fatal(err)
 	}
 	if code, body := post("/api/v1/runs/"+run.RunID+"/records", recs[0]); code != 201 {
@@ -226,8 +229,8 @@ func TestServeTSAFallbackExplicit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, _ := vpec.Verify(doc, vpec.Options{Trust: trust})
-	ts := rep.Check(vpec.CheckTimestamp)
+	rep, _ := verify.Verify(doc, verify.Options{Trust: trust})
+	ts := rep.Check(verify.CheckTimestamp)
 	if !rep.Valid || ts == nil || !strings.Contains(ts.Message, "svc built-in TSA") {
 		t.Fatalf("VPEC sealed by the fallback: %s, timestamp check %+v", rep.Verdict, ts)
 	}

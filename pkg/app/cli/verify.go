@@ -11,7 +11,7 @@ import (
 	"github.com/svc-gov/svc/pkg/app/cli/verifycmd"
 	"github.com/svc-gov/svc/pkg/core/profile"
 	"github.com/svc-gov/svc/pkg/core/signing"
-	"github.com/svc-gov/svc/pkg/core/vpec"
+	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/ml/calibration"
 	"github.com/svc-gov/svc/pkg/ml/trace"
 )
@@ -51,9 +51,9 @@ with cgo and ONNX Runtime (svc, not svc-verify).`,
 			cmd.Flags().StringVar(&o.inputFile, "input-file", "", "with --trace: the raw input the record commits to")
 			o.mo.addRuntime(cmd)
 		},
-		Run: func(doc []byte, trust *signing.Bundle, set *profile.Set) (vpec.Check, bool, error) {
+		Run: func(doc []byte, trust *signing.Bundle, set *profile.Set) (verify.Check, bool, error) {
 			if o.traceFile == "" {
-				return vpec.Check{}, false, nil
+				return verify.Check{}, false, nil
 			}
 			c, err := a.audit(o, doc, trust, set)
 			return c, err == nil, err
@@ -64,25 +64,25 @@ with cgo and ONNX Runtime (svc, not svc-verify).`,
 func (a *app) verifyProfileCmd() *cobra.Command { return verifycmd.VerifyProfile(a.core) }
 
 // printReport prints a verification report for a person.
-func (a *app) printReport(r *vpec.Report) { verifycmd.PrintReport(a.core, r) }
+func (a *app) printReport(r *verify.Report) { verifycmd.PrintReport(a.core, r) }
 
 // audit replays the trace of one Bounded Inference record of the VPEC doc
 // (svc verify --trace) and returns the audit check.
-func (a *app) audit(o *verifyOptions, doc []byte, trust *signing.Bundle, set *profile.Set) (vpec.Check, error) {
+func (a *app) audit(o *verifyOptions, doc []byte, trust *signing.Bundle, set *profile.Set) (verify.Check, error) {
 	if o.model == "" || o.inputFile == "" {
-		return vpec.Check{}, errorf(ExitUsage, "pass --model DIR and --input-file F with --trace", "the audit needs the model and the input")
+		return verify.Check{}, errorf(ExitUsage, "pass --model DIR and --input-file F with --trace", "the audit needs the model and the input")
 	}
 	raw, err := os.ReadFile(o.traceFile)
 	if err != nil {
-		return vpec.Check{}, &Error{Code: ExitUsage, Err: fmt.Errorf("read trace: %w", err)}
+		return verify.Check{}, &Error{Code: ExitUsage, Err: fmt.Errorf("read trace: %w", err)}
 	}
 	tr, err := trace.Decode(raw)
 	if err != nil {
-		return vpec.Check{}, &Error{Code: ExitUsage, Err: err, Hint: "--trace takes a trace file written by 'svc trace' or 'svc record --model --trace-out'"}
+		return verify.Check{}, &Error{Code: ExitUsage, Err: err, Hint: "--trace takes a trace file written by 'svc trace' or 'svc record --model --trace-out'"}
 	}
 	input, err := os.ReadFile(o.inputFile)
 	if err != nil {
-		return vpec.Check{}, &Error{Code: ExitUsage, Err: fmt.Errorf("read input: %w", err)}
+		return verify.Check{}, &Error{Code: ExitUsage, Err: fmt.Errorf("read input: %w", err)}
 	}
 	c, err := calibration.AuditRecord(calibration.RecordAudit{VPEC: doc, Trace: tr, Input: input, Trust: trust, Profiles: set,
 		LoadModel: func() (*trace.Model, error) { return o.mo.load(o.model) }})

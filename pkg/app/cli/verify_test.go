@@ -5,7 +5,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/svc-gov/svc/pkg/core/vpec"
+	"github.com/svc-gov/svc/pkg/core/names"
 )
 
 func TestSafe(t *testing.T) {
@@ -39,11 +39,11 @@ func FuzzSafe(f *testing.F) {
 			t.Fatalf("safe(%q) = %q: invalid UTF-8", s, out)
 		}
 		for _, r := range out {
-			if vpec.IsControl(r) || r == 0x2028 || r == 0x2029 {
+			if names.IsControl(r) || r == 0x2028 || r == 0x2029 {
 				t.Fatalf("safe(%q) = %q holds U+%04X", s, out, r)
 			}
 		}
-		if vpec.ValidName(s) == nil && !strings.ContainsAny(s, "\u2028\u2029") && out != s {
+		if names.ValidName(s) == nil && !strings.ContainsAny(s, "\u2028\u2029") && out != s {
 			t.Fatalf("safe changed clean text %q to %q", s, out)
 		}
 	})

@@ -13,6 +13,7 @@ import (
 	"github.com/svc-gov/svc/pkg/core/document"
 	"github.com/svc-gov/svc/pkg/core/profile"
 	"github.com/svc-gov/svc/pkg/core/signing"
+	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/ml/calibration"
 	"github.com/svc-gov/svc/pkg/ml/inference"
@@ -122,7 +123,7 @@ func runBounded(ctx context.Context, dir string, st registry, mat *server.Materi
 
 // audit is the replay audit of the quickstart's VPEC doc: what
 // svc verify --trace runs, on the kept trace, model and input.
-func (q *boundedStep) audit(doc []byte, trust *signing.Bundle, set *profile.Set) (vpec.Check, bool, error) {
+func (q *boundedStep) audit(doc []byte, trust *signing.Bundle, set *profile.Set) (verify.Check, bool, error) {
 	c, err := calibration.AuditRecord(calibration.RecordAudit{VPEC: doc, Trace: q.trace, Input: q.input, Trust: trust, Profiles: set,
 		LoadModel: func() (*trace.Model, error) { return q.model, nil }})
 	return c, true, err

@@ -8,11 +8,11 @@ import (
 
 	"github.com/svc-gov/svc/pkg/client"
 	"github.com/svc-gov/svc/pkg/client/zkprove"
-	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/ml/modelgen"
 	"github.com/svc-gov/svc/pkg/service/server"
 	"github.com/svc-gov/svc/pkg/service/store"
 	"github.com/svc-gov/svc/pkg/zk"
+	"github.com/svc-gov/svc/pkg/zk/zkverify"
 )
 
 // runProved is the quickstart's zero-knowledge part: a small MLP head
@@ -34,11 +34,11 @@ func runProved(ctx context.Context, dir string, st store.CircuitStore, mat *serv
 	publish := func(name, circuit string, model []byte) ([]byte, []byte, error) {
 		return publishDev(ctx, dir, st, mat, name, circuit, model)
 	}
-	headDoc, headPK, err := publish("head", vpec.CircuitMLPHead, onnx)
+	headDoc, headPK, err := publish("head", zkverify.CircuitMLPHead, onnx)
 	if err != nil {
 		return nil, "", fail("publish head circuit", err)
 	}
-	thrDoc, thrPK, err := publish("threshold", vpec.CircuitThreshold, nil)
+	thrDoc, thrPK, err := publish("threshold", zkverify.CircuitThreshold, nil)
 	if err != nil {
 		return nil, "", fail("publish threshold circuit", err)
 	}
@@ -107,7 +107,7 @@ func publishDev(ctx context.Context, dir string, st store.CircuitStore, mat *ser
 // entries in the circuit cache dir/circuits that the verification reads.
 func conditionProvers(ctx context.Context, dir string, st store.CircuitStore, mat *server.Material) ([]*zkprove.Condition, error) {
 	var out []*zkprove.Condition
-	for _, c := range []struct{ name, circuit string }{{"truncation", vpec.CircuitTruncation}, {"below-threshold", vpec.CircuitBelowThreshold}} {
+	for _, c := range []struct{ name, circuit string }{{"truncation", zkverify.CircuitTruncation}, {"below-threshold", zkverify.CircuitBelowThreshold}} {
 		doc, pk, err := publishDev(ctx, dir, st, mat, c.name, c.circuit, nil)
 		if err != nil {
 			return nil, fail("publish "+c.circuit+" circuit", err)

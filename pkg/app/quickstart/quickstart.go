@@ -25,6 +25,7 @@ import (
 	"github.com/svc-gov/svc/pkg/core/api"
 	"github.com/svc-gov/svc/pkg/core/profile"
 	"github.com/svc-gov/svc/pkg/core/signing"
+	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/service/server"
 	"github.com/svc-gov/svc/pkg/service/server/setup"
@@ -48,9 +49,9 @@ type Options struct {
 // Result is what a quickstart wrote and how its VPEC verified.
 type Result struct {
 	// Report is the offline verification of the VPEC, with the replay
-	// audit when Bounded; VerifyErr is vpec.Verify's error (nil exactly
+	// audit when Bounded; VerifyErr is verify.Verify's error (nil exactly
 	// when Report.Valid).
-	Report    *vpec.Report
+	Report    *verify.Report
 	VerifyErr error
 	// VPECPath and TrustBundlePath are the files written.
 	VPECPath, TrustBundlePath string
@@ -198,11 +199,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	say("run closed: VPEC written to %s, trust bundle to %s", vpecPath, bundlePath)
 	say("verifying offline:")
 
-	opts := vpec.Options{Trust: mat.Trust, Profiles: set, Proofs: &zk.Verifier{Trust: mat.Trust, Circuits: circuits}}
+	opts := verify.Options{Trust: mat.Trust, Profiles: set, Proofs: &zk.Verifier{Trust: mat.Trust, Circuits: circuits}}
 	if bi != nil {
-		opts.Extra = []vpec.ExtraCheck{func(doc []byte) (vpec.Check, bool, error) { return bi.audit(doc, mat.Trust, set) }}
+		opts.Extra = []verify.ExtraCheck{func(doc []byte) (verify.Check, bool, error) { return bi.audit(doc, mat.Trust, set) }}
 	}
-	report, verr := vpec.Verify(closed.Raw, opts)
+	report, verr := verify.Verify(closed.Raw, opts)
 	if report == nil {
 		return nil, fail("verify", verr)
 	}

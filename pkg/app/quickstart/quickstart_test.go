@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/svc-gov/svc/pkg/app/quickstart"
-	"github.com/svc-gov/svc/pkg/core/vpec"
+	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/ml/inference"
 )
 
@@ -34,9 +34,9 @@ func TestRun(t *testing.T) {
 	if ortErr == nil {
 		ortErr = inference.Init(lib)
 	}
-	var audit *vpec.Check
+	var audit *verify.Check
 	for i, c := range res.Report.Checks {
-		if c.Name == vpec.CheckAudit {
+		if c.Name == verify.CheckAudit {
 			audit = &res.Report.Checks[i]
 		}
 	}
@@ -46,7 +46,7 @@ func TestRun(t *testing.T) {
 		}
 		return
 	}
-	if res.Bounded == nil || audit == nil || audit.Status != vpec.Pass || !strings.Contains(audit.Message, "operators replayed") {
+	if res.Bounded == nil || audit == nil || audit.Status != verify.Pass || !strings.Contains(audit.Message, "operators replayed") {
 		t.Fatalf("bounded %+v audit %+v", res.Bounded, audit)
 	}
 	for _, p := range []string{res.Bounded.ModelDir, res.Bounded.TracePath, res.Bounded.ProfilePath, res.Bounded.InputPath} {

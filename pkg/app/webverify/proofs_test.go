@@ -11,7 +11,7 @@ import (
 	"github.com/svc-gov/svc/pkg/app/cli/clicore"
 	"github.com/svc-gov/svc/pkg/app/cli/verifycmd"
 	"github.com/svc-gov/svc/pkg/app/webverify"
-	"github.com/svc-gov/svc/pkg/core/vpec"
+	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/zk/zkverify"
 )
 
@@ -52,7 +52,7 @@ func circuitID(t testing.TB, rel string) string {
 // directory under their names) with --circuit for each circuit entry and
 // an empty circuit and profile cache, and returns its exit code and JSON
 // report (nil when it printed none).
-func cliVerify(t *testing.T, in webverify.Input) (int, *vpec.Report, string) {
+func cliVerify(t *testing.T, in webverify.Input) (int, *verify.Report, string) {
 	t.Helper()
 	dir := t.TempDir()
 	write := func(f webverify.File) string {
@@ -72,7 +72,7 @@ func cliVerify(t *testing.T, in webverify.Input) (int, *vpec.Report, string) {
 	if out.Len() == 0 {
 		return code, nil, errb.String()
 	}
-	var r vpec.Report
+	var r verify.Report
 	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
 		t.Fatalf("svc-verify printed %q: %v", out.String(), err)
 	}
@@ -98,29 +98,29 @@ func TestProofs(t *testing.T) {
 		in       webverify.Input
 		code     int
 		verdict  string
-		zk       vpec.Status
+		zk       verify.Status
 		message  []string // substrings of the zk_proofs message (or of Error)
 		notIn    string   // a substring the message must not carry
 		warnings int
 		sameText bool // the CLI's report has the same messages
 	}{
 		{name: "entries chosen as files", in: webverify.Input{VPEC: vector(t, proofsVPEC), Circuits: []webverify.File{head, threshold}},
-			code: webverify.ExitValid, verdict: "VALID", zk: vpec.Pass, message: []string{"ZK proofs valid (2 proofs, circuit ids ", "setup contributors: "}, sameText: true},
+			code: webverify.ExitValid, verdict: "VALID", zk: verify.Pass, message: []string{"ZK proofs valid (2 proofs, circuit ids ", "setup contributors: "}, sameText: true},
 		{name: "the same entry chosen twice", in: webverify.Input{VPEC: vector(t, proofsVPEC), Circuits: []webverify.File{head, threshold, head}},
-			code: webverify.ExitValid, verdict: "VALID", zk: vpec.Pass, message: []string{"ZK proofs valid (2 proofs"}, sameText: true},
+			code: webverify.ExitValid, verdict: "VALID", zk: verify.Pass, message: []string{"ZK proofs valid (2 proofs"}, sameText: true},
 		{name: "entries in a chosen folder", in: webverify.Input{VPEC: vector(t, proofsVPEC), CircuitFolder: []webverify.File{
 			{Name: "circuits/" + head.Name, Data: head.Data}, {Name: "circuits/" + threshold.Name, Data: threshold.Data},
 			{Name: "circuits/vpec.json", Data: vector(t, proofsVPEC).Data}, {Name: "circuits/notes.txt", Data: []byte("not JSON")},
 			{Name: "circuits/profile.json", Data: vector(t, aProfile).Data}}},
-			code: webverify.ExitValid, verdict: "VALID", zk: vpec.Pass, message: []string{"ZK proofs valid (2 proofs"}, warnings: 2},
+			code: webverify.ExitValid, verdict: "VALID", zk: verify.Pass, message: []string{"ZK proofs valid (2 proofs"}, warnings: 2},
 		{name: "a proof that does not verify", in: webverify.Input{VPEC: vector(t, flippedVPEC), Circuits: []webverify.File{head, threshold}},
-			code: webverify.ExitInvalid, verdict: "INVALID — ZK PROOF INVALID", zk: vpec.Fail, message: []string{"groth16 verify", "toxicity_head"}, sameText: true},
+			code: webverify.ExitInvalid, verdict: "INVALID — ZK PROOF INVALID", zk: verify.Fail, message: []string{"groth16 verify", "toxicity_head"}, sameText: true},
 		{name: "no circuit entries", in: webverify.Input{VPEC: vector(t, proofsVPEC)},
-			code: webverify.ExitTrust, verdict: "UNVERIFIED — CIRCUIT NOT AVAILABLE", zk: vpec.Fail, message: []string{headID, webverify.CircuitAdvice}, notIn: "--circuit"},
+			code: webverify.ExitTrust, verdict: "UNVERIFIED — CIRCUIT NOT AVAILABLE", zk: verify.Fail, message: []string{headID, webverify.CircuitAdvice}, notIn: "--circuit"},
 		{name: "one entry missing", in: webverify.Input{VPEC: vector(t, proofsVPEC), Circuits: []webverify.File{head}},
-			code: webverify.ExitTrust, verdict: "UNVERIFIED — CIRCUIT NOT AVAILABLE", zk: vpec.Fail, message: []string{thresholdID, "add its signed circuit entry under Circuit entries"}, notIn: "--circuit"},
+			code: webverify.ExitTrust, verdict: "UNVERIFIED — CIRCUIT NOT AVAILABLE", zk: verify.Fail, message: []string{thresholdID, "add its signed circuit entry under Circuit entries"}, notIn: "--circuit"},
 		{name: "an entry signed by another key", in: webverify.Input{VPEC: vector(t, proofsVPEC), Circuits: []webverify.File{head, foreign}},
-			code: webverify.ExitInvalid, verdict: "INVALID — ZK PROOF INVALID", zk: vpec.Fail, message: []string{"circuit entry file " + foreign.Name + ": circuit entry signature or schema"}, notIn: "--circuit"},
+			code: webverify.ExitInvalid, verdict: "INVALID — ZK PROOF INVALID", zk: verify.Fail, message: []string{"circuit entry file " + foreign.Name + ": circuit entry signature or schema"}, notIn: "--circuit"},
 		{name: "a profile chosen as a circuit entry", in: webverify.Input{VPEC: vector(t, proofsVPEC), Circuits: []webverify.File{head, threshold, vector(t, aProfile)}},
 			code: webverify.ExitUsage, message: []string{"pii-detection-v1.0.0.json is a model profile, not a signed circuit entry", "choose it as a profile"}},
 		{name: "two entries with one circuit id", in: webverify.Input{VPEC: vector(t, proofsVPEC), Circuits: []webverify.File{head, {Name: "copy.json", Data: reindented.Bytes()}}},
@@ -142,7 +142,7 @@ func TestProofs(t *testing.T) {
 				if res.Report == nil || res.Report.Verdict != c.verdict {
 					t.Fatalf("verdict of %s, want %q", res.JSON(), c.verdict)
 				}
-				zk := res.Report.Check(vpec.CheckZK)
+				zk := res.Report.Check(verify.CheckZK)
 				if zk.Status != c.zk {
 					t.Errorf("zk_proofs %s, want %s: %s", zk.Status, c.zk, zk.Message)
 				}
@@ -169,7 +169,7 @@ func TestProofs(t *testing.T) {
 				return
 			}
 			// The same missing entry, each surface's advice: svc-verify's names its flags.
-			if cliMsg := want.Check(vpec.CheckZK).Message; c.code == webverify.ExitTrust && (!strings.Contains(cliMsg, "--circuit") || strings.Contains(cliMsg, webverify.CircuitAdvice)) {
+			if cliMsg := want.Check(verify.CheckZK).Message; c.code == webverify.ExitTrust && (!strings.Contains(cliMsg, "--circuit") || strings.Contains(cliMsg, webverify.CircuitAdvice)) {
 				t.Errorf("svc-verify's advice %q", cliMsg)
 			}
 			if want.Verdict != res.Report.Verdict || len(want.Checks) != len(res.Report.Checks) {
@@ -210,9 +210,9 @@ func TestFolderLikeCircuitDir(t *testing.T) {
 	os.WriteFile(vp, in.VPEC.Data, 0o644)
 	code := verifycmd.Main([]string{"verify", vp, "--trust-root", trust, "--circuit-dir", dir, "--profile-dir", t.TempDir(), "--output", "json"},
 		&clicore.Streams{In: strings.NewReader(""), Out: &out, Err: &errb, Getenv: func(string) string { return "" }})
-	var want vpec.Report
+	var want verify.Report
 	if err := json.Unmarshal(out.Bytes(), &want); err != nil || code != res.ExitCode || want.Verdict != res.Report.Verdict ||
-		want.Check(vpec.CheckZK).Message != res.Report.Check(vpec.CheckZK).Message {
+		want.Check(verify.CheckZK).Message != res.Report.Check(verify.CheckZK).Message {
 		t.Errorf("svc-verify --circuit-dir: exit %d %q (%v), the page %d %q", code, want.Verdict, err, res.ExitCode, res.Report.Verdict)
 	}
 	if strings.Count(errb.String(), "skipping cached circuit entry") != 1 {
@@ -235,7 +235,7 @@ func FuzzVerifyCircuits(f *testing.F) {
 		if res.Report == nil && res.Error == "" {
 			t.Fatal("neither report nor error")
 		}
-		if res.ExitCode == webverify.ExitValid && (res.Report == nil || !res.Report.Valid || res.Report.Check(vpec.CheckZK).Status != vpec.Pass) {
+		if res.ExitCode == webverify.ExitValid && (res.Report == nil || !res.Report.Valid || res.Report.Check(verify.CheckZK).Status != verify.Pass) {
 			t.Fatalf("exit 0 without valid proofs: %s", res.JSON())
 		}
 		if res.ExitCode == webverify.ExitValid && !(bytes.Equal(a, head) || bytes.Equal(b, head)) {

@@ -1,6 +1,6 @@
 // Package webverify is the verification the offline verifier page
 // (verify.html, cmd/svc-verify-wasm) runs inside the browser: the same
-// pkg/core/vpec verification as svc verify, with the same proof verifier over
+// pkg/core/verify verification as svc verify, with the same proof verifier over
 // the same circuit entry loading (pkg/zk/zkverify), over documents the
 // user chose instead of files named on a command line. It reads no files,
 // uses no network and imports nothing that does (cmd/svc-verify-wasm's
@@ -14,7 +14,7 @@ import (
 
 	"github.com/svc-gov/svc/pkg/core/profile"
 	"github.com/svc-gov/svc/pkg/core/signing"
-	"github.com/svc-gov/svc/pkg/core/vpec"
+	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/zk/zkverify"
 )
 
@@ -60,7 +60,7 @@ type Input struct {
 }
 
 // CircuitAdvice is what the page tells a user whose VPEC has a proof
-// without its circuit entry (vpec.Options.CircuitAdvice).
+// without its circuit entry (verify.Options.CircuitAdvice).
 const CircuitAdvice = "add its signed circuit entry under Circuit entries (a .json file: svc registry get-circuit writes one, the quickstart keeps them in its circuits folder)"
 
 // CircuitGiven names a chosen circuit entry file in a problem with it
@@ -71,8 +71,8 @@ const CircuitGiven = "circuit entry file"
 // would give, or, when the inputs cannot be verified at all, Error with
 // ExitUsage or ExitTrust and no report.
 type Result struct {
-	Report *vpec.Report `json:"report,omitempty"`
-	Error  string       `json:"error,omitempty"`
+	Report *verify.Report `json:"report,omitempty"`
+	Error  string         `json:"error,omitempty"`
 	// Warnings name the files of a chosen circuit folder that were
 	// skipped (svc verify prints them on standard error).
 	Warnings []string `json:"warnings,omitempty"`
@@ -144,21 +144,21 @@ func Verify(in Input) Result {
 		}
 		return Result{Error: msg, Warnings: skipped, ExitCode: code}
 	}
-	report, err := vpec.Verify(in.VPEC.Data, vpec.Options{Trust: trust, Profiles: set, RequireClean: in.RequireClean,
+	report, err := verify.Verify(in.VPEC.Data, verify.Options{Trust: trust, Profiles: set, RequireClean: in.RequireClean,
 		Proofs: &zkverify.Verifier{Trust: trust, Circuits: circuits, Given: CircuitGiven}, CircuitAdvice: CircuitAdvice})
 	code := ExitValid
 	switch {
 	case err == nil:
-	case errors.Is(err, vpec.ErrUnreadable):
+	case errors.Is(err, verify.ErrUnreadable):
 		code = ExitUsage
-	case errors.Is(err, vpec.ErrUnverified):
+	case errors.Is(err, verify.ErrUnverified):
 		code = ExitTrust
-	case errors.Is(err, vpec.ErrInvalid):
+	case errors.Is(err, verify.ErrInvalid):
 		code = ExitInvalid
 	default:
 		return Result{Error: err.Error(), Warnings: skipped, ExitCode: ExitUsage}
 	}
-	report.TrustRoot = &vpec.TrustRoot{File: in.Trust.Name, Source: TrustSource}
+	report.TrustRoot = &verify.TrustRoot{File: in.Trust.Name, Source: TrustSource}
 	return Result{Report: report, Warnings: skipped, ExitCode: code}
 }
 

@@ -11,7 +11,7 @@ import (
 	"github.com/svc-gov/svc/internal/testvectors"
 	"github.com/svc-gov/svc/pkg/app/webverify"
 	"github.com/svc-gov/svc/pkg/core/signing"
-	"github.com/svc-gov/svc/pkg/core/vpec"
+	"github.com/svc-gov/svc/pkg/core/verify"
 )
 
 func large(t testing.TB) (doc, bundle []byte) {
@@ -44,15 +44,15 @@ func TestSameAsLibrary(t *testing.T) {
 		doc      []byte
 		code     int
 		verdict  string
-		failing  vpec.CheckName
+		failing  verify.CheckName
 		wantKind error
 	}{
 		{"valid", doc, webverify.ExitValid, "VALID", "", nil},
-		{"tampered", tampered, webverify.ExitInvalid, "INVALID — ", vpec.CheckSignature, vpec.ErrInvalid},
+		{"tampered", tampered, webverify.ExitInvalid, "INVALID — ", verify.CheckSignature, verify.ErrInvalid},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			res := webverify.Verify(webverify.Input{VPEC: webverify.File{Name: "vpec.json", Data: c.doc}, Trust: webverify.File{Name: "trust-bundle.pem", Data: bundle}})
-			want, werr := vpec.Verify(c.doc, vpec.Options{Trust: trust})
+			want, werr := verify.Verify(c.doc, verify.Options{Trust: trust})
 			if !errors.Is(werr, c.wantKind) && !(c.wantKind == nil && werr == nil) {
 				t.Fatalf("library error %v, want %v", werr, c.wantKind)
 			}

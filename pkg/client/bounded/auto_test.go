@@ -12,6 +12,7 @@ import (
 
 	"github.com/svc-gov/svc/internal/ortest"
 	"github.com/svc-gov/svc/pkg/client/bounded"
+	"github.com/svc-gov/svc/pkg/core/stage"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/ml/calibration"
 	"github.com/svc-gov/svc/pkg/ml/modelgen"
@@ -89,7 +90,7 @@ func TestAutoMode(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if first.Trace.Mode != trace.Production || first.Trace.OperatorCount != 6 || first.StageType != vpec.StageOpenSourceML {
+			if first.Trace.Mode != trace.Production || first.Trace.OperatorCount != 6 || first.StageType != stage.OpenSourceML {
 				t.Fatalf("without a profile: mode %s, %d operators, stage %s", first.Trace.Mode, first.Trace.OperatorCount, first.StageType)
 			}
 			v, err := run.Close(ctx)

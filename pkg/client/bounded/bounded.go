@@ -32,6 +32,7 @@ import (
 	"github.com/svc-gov/svc/pkg/core/canonical"
 	"github.com/svc-gov/svc/pkg/core/profile"
 	"github.com/svc-gov/svc/pkg/core/signing"
+	"github.com/svc-gov/svc/pkg/core/stage"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/ml/inference"
 	"github.com/svc-gov/svc/pkg/ml/tokenizer"
@@ -410,7 +411,7 @@ func (c *Classifier) start(ctx context.Context, run *client.Run, check, manifest
 	if err != nil {
 		return nil, fmt.Errorf("bounded: %s: %w", check, err)
 	}
-	res := &Result{Probabilities: probs, StageType: vpec.StageOpenSourceML, ProofLevel: vpec.Execution, ProfileNote: note}
+	res := &Result{Probabilities: probs, StageType: stage.OpenSourceML, ProofLevel: vpec.Execution, ProfileNote: note}
 	label := *c.opts.Label
 	outputOK := len(probs) > label
 	var sum float64
@@ -456,7 +457,7 @@ func (p *Pending) finish(ctx context.Context) (*Result, error) {
 	res.Trace = tr
 	var inferOpts []client.RecordOption
 	if prof != nil {
-		res.StageType, res.ProofLevel, res.ProfileID = vpec.StageBoundCommittedInference, vpec.OperatorBound, prof.ProfileID
+		res.StageType, res.ProofLevel, res.ProfileID = stage.BoundCommittedInference, vpec.OperatorBound, prof.ProfileID
 		inferOpts = append(inferOpts, client.WithBoundedInference(vpec.BoundedInference{
 			ProfileID: prof.ProfileID, GPUClass: c.opts.GPUClass, ONNXModelHash: tr.ONNXModelHash,
 			TraceMode: tr.Mode, OperatorCount: tr.OperatorCount, MerkleRoot: tr.MerkleRoot,
@@ -489,21 +490,21 @@ func (p *Pending) finish(ctx context.Context) (*Result, error) {
 	// operator_bound inference (decision D6); in the open_source_ml
 	// fallback they are execution-level records like the inference.
 	cond := vpec.Execution
-	if res.StageType == vpec.StageBoundCommittedInference {
+	if res.StageType == stage.BoundCommittedInference {
 		cond = vpec.Mathematical
 	}
 	math_ := client.WithProofLevel(cond)
 	parts := []part{
-		{check + ":tokenization", vpec.StagePartPre, vpec.ResultPass, []client.RecordOption{math_, client.WithOutput(ids),
+		{check + ":tokenization", stage.PartPre, vpec.ResultPass, []client.RecordOption{math_, client.WithOutput(ids),
 			client.WithDetails(map[string]any{"tokens": tr.Tokens})}},
-		{check + ":input_schema_validation", vpec.StagePartPre, passIf(len(input) > 0 && utf8.Valid(input)), []client.RecordOption{math_}},
-		{check + ":truncation_check", vpec.StagePartPre, passIf(!tr.Truncated), []client.RecordOption{math_,
+		{check + ":input_schema_validation", stage.PartPre, passIf(len(input) > 0 && utf8.Valid(input)), []client.RecordOption{math_}},
+		{check + ":truncation_check", stage.PartPre, passIf(!tr.Truncated), []client.RecordOption{math_,
 			client.WithDetails(map[string]any{"tokens": tr.Tokens, "max_tokens": maxTokens})}},
-		{check, vpec.StagePartInference, res.Verdict, append(inferOpts, client.WithOutput(output), client.WithModelHash(tr.ONNXModelHash),
-			client.WithDetails(map[string]any{vpec.DetailGPUClass: c.opts.GPUClass}))},
-		{check + ":threshold_check", vpec.StagePartPost, res.Verdict, []client.RecordOption{math_, client.WithOutput(output),
+		{check, stage.PartInference, res.Verdict, append(inferOpts, client.WithOutput(output), client.WithModelHash(tr.ONNXModelHash),
+			client.WithDetails(map[string]any{stage.DetailGPUClass: c.opts.GPUClass}))},
+		{check + ":threshold_check", stage.PartPost, res.Verdict, []client.RecordOption{math_, client.WithOutput(output),
 			client.WithDetails(map[string]any{"threshold": c.opts.Threshold, "label": label})}},
-		{check + ":output_schema_validation", vpec.StagePartPost, passIf(outputOK), []client.RecordOption{math_, client.WithOutput(output),
+		{check + ":output_schema_validation", stage.PartPost, passIf(outputOK), []client.RecordOption{math_, client.WithOutput(output),
 			client.WithDetails(map[string]any{"classes": len(tr.Probabilities)})}},
 	}
 	proved, err := c.proveConditions(check, input, res, maxTokens, output)

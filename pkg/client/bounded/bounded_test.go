@@ -19,7 +19,12 @@ import (
 	"github.com/svc-gov/svc/pkg/client"
 	"github.com/svc-gov/svc/pkg/client/bounded"
 	"github.com/svc-gov/svc/pkg/core/api"
+	"github.com/svc-gov/svc/pkg/core/gap"
+	"github.com/svc-gov/svc/pkg/core/issue"
+	"github.com/svc-gov/svc/pkg/core/names"
 	"github.com/svc-gov/svc/pkg/core/profile"
+	"github.com/svc-gov/svc/pkg/core/stage"
+	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/ml/calibration"
 	"github.com/svc-gov/svc/pkg/ml/modelgen"
@@ -56,7 +61,7 @@ func newService(t testing.TB) *service {
 
 func (s *service) pipeline(t testing.TB) *client.Pipeline { return s.sv.Pipeline(t) }
 
-func (s *service) verify(t *testing.T, doc []byte, profiles ...[]byte) *vpec.Report {
+func (s *service) verify(t *testing.T, doc []byte, profiles ...[]byte) *verify.Report {
 	t.Helper()
 	set := profile.NewSet()
 	for _, d := range profiles {
@@ -64,9 +69,9 @@ func (s *service) verify(t *testing.T, doc []byte, profiles ...[]byte) *vpec.Rep
 			t.Fatal(err)
 		}
 	}
-	rep, err := vpec.Verify(doc, vpec.Options{Trust: s.mat.Trust, Profiles: set})
+	rep, err := verify.Verify(doc, verify.Options{Trust: s.mat.Trust, Profiles: set})
 	if rep == nil || (err == nil) != rep.Valid {
-		t.Fatalf("vpec.Verify: report %v, error %v", rep, err)
+		t.Fatalf("verify.Verify: report %v, error %v", rep, err)
 	}
 	return rep
 }
@@ -97,7 +102,7 @@ func TestBoundCommittedInference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.StageType != vpec.StageOpenSourceML || res.ProofLevel != vpec.Execution || len(res.Records) != 6 || !strings.Contains(res.ProfileNote, "no profile") {
+	if res.StageType != stage.OpenSourceML || res.ProofLevel != vpec.Execution || len(res.Records) != 6 || !strings.Contains(res.ProfileNote, "no profile") {
 		t.Fatalf("without a profile: %+v", res)
 	}
 	v, err := run.Close(ctx)
@@ -106,9 +111,9 @@ func TestBoundCommittedInference(t *testing.T) {
 	}
 	gaps := 0
 	for _, g := range v.VPEC.Gaps {
-		if g.GapType == vpec.GapModelProfileMissing {
+		if g.GapType == gap.ModelProfileMissing {
 			gaps++
-			if g.Severity != vpec.Medium || g.Check == nil || *g.Check != "pii_detection" {
+			if g.Severity != gap.Medium || g.Check == nil || *g.Check != "pii_detection" {
 				t.Fatalf("gap %+v", g)
 			}
 		}
@@ -151,7 +156,7 @@ func TestBoundCommittedInference(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.StageType != vpec.StageBoundCommittedInference || res.ProofLevel != vpec.OperatorBound || res.ProfileID != prof.ProfileID {
+		if res.StageType != stage.BoundCommittedInference || res.ProofLevel != vpec.OperatorBound || res.ProfileID != prof.ProfileID {
 			t.Fatalf("check %d with a profile: %+v", i, res)
 		}
 		if i == 0 {
@@ -176,23 +181,23 @@ func TestBoundCommittedInference(t *testing.T) {
 	if !rep.Valid || rep.ProofLevelFloor != vpec.OperatorBound || !v.VPEC.IsClean {
 		t.Fatalf("bounded VPEC: %s floor %s clean %v gaps %+v", rep.Verdict, rep.ProofLevelFloor, v.VPEC.IsClean, v.VPEC.Gaps)
 	}
-	if c := rep.Check(vpec.CheckProfile); c.Status != vpec.Pass || !strings.Contains(c.Message, "acme/pii-class/v1.0.0 · cpu") {
+	if c := rep.Check(verify.CheckProfile); c.Status != verify.Pass || !strings.Contains(c.Message, "acme/pii-class/v1.0.0 · cpu") {
 		t.Fatalf("profile check %+v", c)
 	}
 	// 18 records: 15 mathematical pre/post conditions, 3 traced inferences.
 	b := v.VPEC.ProvableSurfaceBreakdown
-	if v.VPEC.TotalChecksRun != 18 || b["mathematical"] != vpec.Share(15, 18) || b["bounded_inference"] != vpec.Share(3, 18) {
+	if v.VPEC.TotalChecksRun != 18 || b["mathematical"] != issue.Share(15, 18) || b["bounded_inference"] != issue.Share(3, 18) {
 		t.Fatalf("%d records, breakdown %v", v.VPEC.TotalChecksRun, b)
 	}
 	levelsAsDocumented(t, v.VPEC.Records, "pii_detection", true)
 	parts := map[string]int{}
 	for _, r := range v.VPEC.Records {
 		parts[r.StagePart]++
-		if r.StageType != vpec.StageBoundCommittedInference {
+		if r.StageType != stage.BoundCommittedInference {
 			t.Fatalf("record %d stage type %q", r.Sequence, r.StageType)
 		}
 	}
-	if parts[vpec.StagePartPre] != 9 || parts[vpec.StagePartInference] != 3 || parts[vpec.StagePartPost] != 6 {
+	if parts[stage.PartPre] != 9 || parts[stage.PartInference] != 3 || parts[stage.PartPost] != 6 {
 		t.Fatalf("stage parts %v", parts)
 	}
 
@@ -211,14 +216,14 @@ func TestBoundCommittedInference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.StageType != vpec.StageOpenSourceML || !strings.Contains(res.ProfileNote, "does not cover gpu class a100") {
+	if res.StageType != stage.OpenSourceML || !strings.Contains(res.ProfileNote, "does not cover gpu class a100") {
 		t.Fatalf("uncovered GPU class: %+v", res)
 	}
 	a100, err := run.Close(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(a100.VPEC.Gaps) != 1 || a100.VPEC.Gaps[0].GapType != vpec.GapModelProfileMissing {
+	if len(a100.VPEC.Gaps) != 1 || a100.VPEC.Gaps[0].GapType != gap.ModelProfileMissing {
 		t.Fatalf("uncovered GPU class: gaps %+v", a100.VPEC.Gaps)
 	}
 
@@ -257,7 +262,7 @@ func TestDishonestClaims(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = run.Record(ctx, "prompt_injection", "m", vpec.ResultPass, input, client.WithStage(vpec.StageBoundCommittedInference, vpec.StagePartInference),
+		_, err = run.Record(ctx, "prompt_injection", "m", vpec.ResultPass, input, client.WithStage(stage.BoundCommittedInference, stage.PartInference),
 			client.WithBoundedInference(vpec.BoundedInference{ProfileID: prof.ProfileID, GPUClass: gpu, ONNXModelHash: m.Hash, TraceMode: t2.Mode, OperatorCount: t2.OperatorCount, MerkleRoot: t2.MerkleRoot}))
 		if err != nil {
 			t.Fatal(err)
@@ -280,7 +285,7 @@ func TestDishonestClaims(t *testing.T) {
 		t.Fatalf("a100 claim: err = %v", err)
 	}
 	// A VPEC claiming it anyway fails offline verification.
-	rec := vpec.Record{RecordID: vpec.NewID("rec_"), Sequence: 1, Check: "prompt_injection", ManifestID: "m", CheckResult: vpec.ResultPass,
+	rec := vpec.Record{RecordID: names.NewID("rec_"), Sequence: 1, Check: "prompt_injection", ManifestID: "m", CheckResult: vpec.ResultPass,
 		ProofLevel: vpec.OperatorBound, CommitmentAlgorithm: "sha256", CommitmentHash: tr.InputCommitment, Visibility: vpec.Opaque,
 		RecordedAt: vpec.FormatTime(time.Now()), BoundedInference: &a100}
 	doc, err := testvectors.SealRecords("run_00000000-0000-4000-8000-000000000001", []vpec.Record{rec}, svc.mat.Signer, svc.mat.TSA)
@@ -328,7 +333,7 @@ func TestServiceDown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Queued || res.StageType != vpec.StageOpenSourceML || !strings.Contains(res.ProfileNote, "lookup failed") || len(res.Records) != 6 {
+	if !res.Queued || res.StageType != stage.OpenSourceML || !strings.Contains(res.ProfileNote, "lookup failed") || len(res.Records) != 6 {
 		t.Fatalf("%+v", res)
 	}
 	if n, _ := p.PendingQueueCount(); n < 7 {

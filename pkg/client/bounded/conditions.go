@@ -9,6 +9,7 @@ import (
 	"github.com/svc-gov/svc/pkg/client"
 	"github.com/svc-gov/svc/pkg/client/zkprove"
 	"github.com/svc-gov/svc/pkg/core/commitment"
+	"github.com/svc-gov/svc/pkg/core/stage"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/zk/conditions"
 )
@@ -91,7 +92,7 @@ func (c *Classifier) proveConditions(check string, input []byte, res *Result, ma
 		var value, bound uint32
 		var name string
 		var want vpec.CheckResult
-		details := map[string]any{vpec.DetailInputCommitment: inputCommitment}
+		details := map[string]any{stage.DetailInputCommitment: inputCommitment}
 		var extra []client.RecordOption
 		switch cond.Kind() {
 		case conditions.Truncation:
@@ -105,7 +106,7 @@ func (c *Classifier) proveConditions(check string, input []byte, res *Result, ma
 			if res.Trace.Truncated {
 				want = vpec.ResultFail
 			}
-			details[vpec.DetailMaxTokens] = maxTokens
+			details[stage.DetailMaxTokens] = maxTokens
 		case conditions.BelowThreshold:
 			if res.Verdict == vpec.ResultError {
 				continue // no score to prove: the error record stays unproved
@@ -119,7 +120,7 @@ func (c *Classifier) proveConditions(check string, input []byte, res *Result, ma
 				return nil, err
 			}
 			want = res.Verdict
-			details[vpec.DetailThreshold] = c.opts.Threshold
+			details[stage.DetailThreshold] = c.opts.Threshold
 			details["label"] = *c.opts.Label
 			extra = append(extra, client.WithOutputCommitment(commitment.String(output)))
 		}
@@ -146,7 +147,7 @@ func (c *Classifier) proveConditions(check string, input []byte, res *Result, ma
 			listed[strings.TrimPrefix(o.Check, check+":")] = o.Commitment
 		}
 		out[check] = &provedPart{opts: []client.RecordOption{client.WithDetails(map[string]any{
-			vpec.DetailGPUClass: c.opts.GPUClass, vpec.DetailConditionCommitments: listed})}}
+			stage.DetailGPUClass: c.opts.GPUClass, stage.DetailConditionCommitments: listed})}}
 	}
 	return out, nil
 }

@@ -15,13 +15,17 @@ import (
 	"github.com/svc-gov/svc/pkg/client/bounded"
 	"github.com/svc-gov/svc/pkg/client/zkprove"
 	"github.com/svc-gov/svc/pkg/core/document"
+	"github.com/svc-gov/svc/pkg/core/issue"
 	"github.com/svc-gov/svc/pkg/core/profile"
+	"github.com/svc-gov/svc/pkg/core/stage"
+	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/ml/calibration"
 	"github.com/svc-gov/svc/pkg/ml/modelgen"
 	"github.com/svc-gov/svc/pkg/service/server"
 	"github.com/svc-gov/svc/pkg/zk"
 	"github.com/svc-gov/svc/pkg/zk/conditions"
+	"github.com/svc-gov/svc/pkg/zk/zkverify"
 )
 
 // publishCondition makes dev-setup keys of a condition circuit, publishes
@@ -167,7 +171,7 @@ func TestProvedConditions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	verify := func(raw []byte) *vpec.Report {
+	verifyDoc := func(raw []byte) *verify.Report {
 		t.Helper()
 		pset := profile.NewSet()
 		pset.AddDir(profDir)
@@ -177,14 +181,14 @@ func TestProvedConditions(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		rep, _ := vpec.Verify(raw, vpec.Options{Trust: svc.mat.Trust, Profiles: pset, Proofs: &zk.Verifier{Trust: svc.mat.Trust, Circuits: set}})
+		rep, _ := verify.Verify(raw, verify.Options{Trust: svc.mat.Trust, Profiles: pset, Proofs: &zk.Verifier{Trust: svc.mat.Trust, Circuits: set}})
 		if rep == nil {
 			t.Fatal("no report")
 		}
 		return rep
 	}
-	rep := verify(v.Raw)
-	if c := rep.Check(vpec.CheckZK); !rep.Valid || !strings.HasPrefix(c.Message, "ZK proofs valid (6 proofs") || !strings.Contains(c.Message, "acme-ops, auditor-llp") {
+	rep := verifyDoc(v.Raw)
+	if c := rep.Check(verify.CheckZK); !rep.Valid || !strings.HasPrefix(c.Message, "ZK proofs valid (6 proofs") || !strings.Contains(c.Message, "acme-ops, auditor-llp") {
 		t.Fatalf("verdict %s; zk check %q; first failure %+v", rep.Verdict, c.Message, rep.FirstFailure())
 	}
 	if rep.ProofLevelFloor != vpec.OperatorBound {
@@ -200,14 +204,14 @@ func TestProvedConditions(t *testing.T) {
 	}
 	defer fb.Close()
 	runFB, _ := p.Open(ctx, "")
-	if res, err := fb.Check(ctx, runFB, "pii", "manifest-1", short); err != nil || res.StageType != vpec.StageOpenSourceML || len(res.Conditions) != 2 {
+	if res, err := fb.Check(ctx, runFB, "pii", "manifest-1", short); err != nil || res.StageType != stage.OpenSourceML || len(res.Conditions) != 2 {
 		t.Fatalf("fallback: %+v %v", res, err)
 	}
 	vFB, err := runFB.Close(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep := verify(vFB.Raw); !rep.Valid || !strings.HasPrefix(rep.Check(vpec.CheckZK).Message, "ZK proofs valid (2 proofs") || len(vFB.VPEC.Gaps) != 1 {
+	if rep := verifyDoc(vFB.Raw); !rep.Valid || !strings.HasPrefix(rep.Check(verify.CheckZK).Message, "ZK proofs valid (2 proofs") || len(vFB.VPEC.Gaps) != 1 {
 		t.Fatalf("fallback VPEC: %s %+v, gaps %+v", rep.Verdict, rep.FirstFailure(), vFB.VPEC.Gaps)
 	}
 
@@ -270,10 +274,10 @@ func TestProvedConditions(t *testing.T) {
 		{"proof stripped", "carried by 0", func(r []vpec.Record) {
 			r[2].ZKProof, r[2].CommitmentAlgorithm, r[2].CommitmentHash = nil, "sha256", r[3].CommitmentHash
 		}},
-		{"below read as at-or-above", "circuit mismatch", func(r []vpec.Record) { thr(r, 0).ZKProof.Circuit = vpec.CircuitThreshold }},
+		{"below read as at-or-above", "circuit mismatch", func(r []vpec.Record) { thr(r, 0).ZKProof.Circuit = zkverify.CircuitThreshold }},
 		{"below proof under the at-or-above key", "groth16 verify", func(r []vpec.Record) {
 			z := thr(r, 2).ZKProof // a fail below: would read as a pass at or above
-			z.Circuit, z.CircuitID = vpec.CircuitThreshold, aboveEntry.CircuitID
+			z.Circuit, z.CircuitID = zkverify.CircuitThreshold, aboveEntry.CircuitID
 			thr(r, 2).CheckResult = vpec.ResultPass
 		}},
 	} {
@@ -283,9 +287,9 @@ func TestProvedConditions(t *testing.T) {
 		}
 		tc.mutate(d.Records)
 		raw := reseal(t, svc, &d)
-		rep := verify(raw)
-		c := rep.Check(vpec.CheckZK)
-		if rep.Valid || c.Status != vpec.Fail || !strings.Contains(strings.Join(append([]string{c.Message}, c.Details...), "\n"), tc.want) {
+		rep := verifyDoc(raw)
+		c := rep.Check(verify.CheckZK)
+		if rep.Valid || c.Status != verify.Fail || !strings.Contains(strings.Join(append([]string{c.Message}, c.Details...), "\n"), tc.want) {
 			t.Errorf("%s: verdict %s, zk check %q %v", tc.name, rep.Verdict, c.Message, c.Details)
 		}
 		t.Logf("%s: %s", tc.name, c.Message)
@@ -296,11 +300,11 @@ func TestProvedConditions(t *testing.T) {
 // and signs it again with the service's key and TSA.
 func reseal(t *testing.T, s *service, d *vpec.VPEC) []byte {
 	t.Helper()
-	if _, err := vpec.Chain(vpec.Genesis(d.RunID), d.Records); err != nil {
+	if _, err := issue.Chain(vpec.Genesis(d.RunID), d.Records); err != nil {
 		t.Fatal(err)
 	}
 	d.MerkleRoot = vpec.MerkleRoot(d.Records)
-	if err := vpec.Seal(context.Background(), d, s.mat.Signer, s.mat.TSA); err != nil {
+	if err := issue.Seal(context.Background(), d, s.mat.Signer, s.mat.TSA); err != nil {
 		t.Fatal(err)
 	}
 	raw, err := document.Marshal(d)

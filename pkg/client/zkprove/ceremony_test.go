@@ -12,11 +12,13 @@ import (
 	cs "github.com/consensys/gnark/constraint/bn254"
 
 	"github.com/svc-gov/svc/pkg/client/zkprove"
+	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/service/server"
 	"github.com/svc-gov/svc/pkg/zk"
 	"github.com/svc-gov/svc/pkg/zk/ceremony"
 	"github.com/svc-gov/svc/pkg/zk/conditions"
+	"github.com/svc-gov/svc/pkg/zk/zkverify"
 )
 
 // A two-contributor ceremony end to end: phase 1 and phase 2 (the
@@ -66,17 +68,17 @@ func TestCeremonyKeysEndToEnd(t *testing.T) {
 	vk, pk, tr := read(ceremony.VerifyingKeyFile), read(ceremony.ProvingKeyFile), read("transcript.json")
 
 	// Keys another setup made are not what this transcript sealed.
-	other, err := zk.DevSetup(vpec.CircuitThreshold, nil)
+	other, err := zk.DevSetup(zkverify.CircuitThreshold, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ovk, _ := zk.MarshalVerifyingKey(other.VK)
 	opk, _ := zk.MarshalProvingKey(other.PK)
-	if _, _, err := zk.PrepareEntry(zk.PublishInput{Circuit: vpec.CircuitThreshold, VerifyingKey: ovk, ProvingKey: opk, Transcript: tr}, time.Now()); !errors.Is(err, zk.ErrTranscript) {
+	if _, _, err := zk.PrepareEntry(zk.PublishInput{Circuit: zkverify.CircuitThreshold, VerifyingKey: ovk, ProvingKey: opk, Transcript: tr}, time.Now()); !errors.Is(err, zk.ErrTranscript) {
 		t.Fatalf("keys the transcript did not seal: %v", err)
 	}
 
-	e, _, err := zk.PrepareEntry(zk.PublishInput{Circuit: vpec.CircuitThreshold, VerifyingKey: vk, ProvingKey: pk, Transcript: tr}, time.Now())
+	e, _, err := zk.PrepareEntry(zk.PublishInput{Circuit: zkverify.CircuitThreshold, VerifyingKey: vk, ProvingKey: pk, Transcript: tr}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,11 +117,11 @@ func TestCeremonyKeysEndToEnd(t *testing.T) {
 	if _, err := set.Add(doc); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := vpec.Verify(v.Raw, vpec.Options{Trust: s.mat.Trust, Proofs: &zk.Verifier{Trust: s.mat.Trust, Circuits: set}})
+	rep, err := verify.Verify(v.Raw, verify.Options{Trust: s.mat.Trust, Proofs: &zk.Verifier{Trust: s.mat.Trust, Circuits: set}})
 	if err != nil {
 		t.Fatalf("verify: %v %+v", err, rep.FirstFailure())
 	}
-	if c := rep.Check(vpec.CheckZK); !strings.Contains(c.Message, "Example Org (phase 1), Auditor LLP (phase 1), Example Org (phase 2), Auditor LLP (phase 2)") {
+	if c := rep.Check(verify.CheckZK); !strings.Contains(c.Message, "Example Org (phase 1), Auditor LLP (phase 1), Example Org (phase 2), Auditor LLP (phase 2)") {
 		t.Fatalf("zk check %q", c.Message)
 	}
 }

@@ -11,11 +11,14 @@ import (
 	"github.com/svc-gov/svc/pkg/client"
 	"github.com/svc-gov/svc/pkg/client/zkprove"
 	"github.com/svc-gov/svc/pkg/core/document"
+	"github.com/svc-gov/svc/pkg/core/gap"
+	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/ml/modelgen"
 	"github.com/svc-gov/svc/pkg/service/server"
 	"github.com/svc-gov/svc/pkg/service/store"
 	"github.com/svc-gov/svc/pkg/zk"
+	"github.com/svc-gov/svc/pkg/zk/zkverify"
 )
 
 type service struct {
@@ -95,12 +98,12 @@ func TestProvedHead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(v.VPEC.Gaps) != 1 || v.VPEC.Gaps[0].GapType != vpec.GapCircuitMissing {
+	if len(v.VPEC.Gaps) != 1 || v.VPEC.Gaps[0].GapType != gap.CircuitMissing {
 		t.Fatalf("gaps %+v", v.VPEC.Gaps)
 	}
 
-	pk, _ := s.publish(t, vpec.CircuitMLPHead, onnx)
-	tpk, tdoc := s.publish(t, vpec.CircuitThreshold, nil)
+	pk, _ := s.publish(t, zkverify.CircuitMLPHead, onnx)
+	tpk, tdoc := s.publish(t, zkverify.CircuitThreshold, nil)
 	if _, err := zkprove.New(ctx, p, onnx, zkprove.Options{Trust: s.mat.Trust, CircuitDir: cache}); !errors.Is(err, zkprove.ErrNoProvingKey) {
 		t.Fatalf("published circuit without a proving key: %v", err)
 	}
@@ -143,11 +146,11 @@ func TestProvedHead(t *testing.T) {
 	if set.Len() != 2 {
 		t.Fatalf("cache holds %d entries", set.Len())
 	}
-	rep, err := vpec.Verify(v.Raw, vpec.Options{Trust: s.mat.Trust, Proofs: &zk.Verifier{Trust: s.mat.Trust, Circuits: set}})
+	rep, err := verify.Verify(v.Raw, verify.Options{Trust: s.mat.Trust, Proofs: &zk.Verifier{Trust: s.mat.Trust, Circuits: set}})
 	if err != nil {
 		t.Fatalf("verify: %v %+v", err, rep.FirstFailure())
 	}
-	c := rep.Check(vpec.CheckZK)
+	c := rep.Check(verify.CheckZK)
 	if !strings.HasPrefix(c.Message, "ZK proofs valid (2 proofs") || !strings.Contains(c.Message, "acme-ops, auditor-llp") || !v.VPEC.IsClean {
 		t.Fatalf("zk check %q, clean %v", c.Message, v.VPEC.IsClean)
 	}
@@ -156,7 +159,7 @@ func TestProvedHead(t *testing.T) {
 	if _, err := document.Parse(v.Raw, &doc); err != nil {
 		t.Fatal(err)
 	}
-	if doc.Records[1].ZKProof == nil || doc.Records[1].ZKProof.Circuit != vpec.CircuitMLPHead || doc.Records[2].ZKProof == nil {
+	if doc.Records[1].ZKProof == nil || doc.Records[1].ZKProof.Circuit != zkverify.CircuitMLPHead || doc.Records[2].ZKProof == nil {
 		t.Fatalf("records %+v", doc.Records)
 	}
 	if doc.Records[0].OutputCommitment != linked || doc.Records[1].CommitmentHash != linked {

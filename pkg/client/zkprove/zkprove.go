@@ -19,10 +19,12 @@ import (
 	"github.com/svc-gov/svc/pkg/client"
 	"github.com/svc-gov/svc/pkg/core/commitment"
 	"github.com/svc-gov/svc/pkg/core/signing"
+	"github.com/svc-gov/svc/pkg/core/stage"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/zk"
 	"github.com/svc-gov/svc/pkg/zk/conditions"
 	"github.com/svc-gov/svc/pkg/zk/head"
+	"github.com/svc-gov/svc/pkg/zk/zkverify"
 )
 
 // Options configure a Head.
@@ -113,7 +115,7 @@ func (h *Head) findEntry(ctx context.Context) ([]byte, string) {
 			if err != nil {
 				continue
 			}
-			if e, err := zk.ParseEntry(doc); err == nil && e.Circuit == vpec.CircuitMLPHead && e.ONNXModelHash == h.modelHash {
+			if e, err := zk.ParseEntry(doc); err == nil && e.Circuit == zkverify.CircuitMLPHead && e.ONNXModelHash == h.modelHash {
 				if pkHash == "" || e.ProvingKeyHash == pkHash {
 					return doc, ""
 				}
@@ -214,7 +216,7 @@ func (h *Head) Check(ctx context.Context, run *client.Run, check, manifestID str
 		}
 		res := &Result{Class: class, Logits: logits, Verdict: verdict(class)}
 		res.Record, err = run.RecordCommitted(ctx, check, manifestID, res.Verdict, commitment.SumPoseidon2Int8(xq).String(),
-			client.WithModelHash(h.modelHash), client.WithStage(vpec.StageMLPHead, vpec.StagePartInference),
+			client.WithModelHash(h.modelHash), client.WithStage(stage.MLPHead, stage.PartInference),
 			client.WithDetails(map[string]any{"circuit_missing": h.note}))
 		return res, err
 	}

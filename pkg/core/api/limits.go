@@ -7,6 +7,7 @@ import (
 
 	"github.com/svc-gov/svc/pkg/core/canonical"
 	"github.com/svc-gov/svc/pkg/core/disclosure"
+	"github.com/svc-gov/svc/pkg/core/names"
 	"github.com/svc-gov/svc/pkg/core/profile"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 )
@@ -46,7 +47,7 @@ const (
 var ErrLimit = errors.New("request field out of limits")
 
 // FieldError names the request field at fault and the problem. It wraps
-// ErrLimit and, when a name check failed, vpec.ErrInvalidName.
+// ErrLimit and, when a name check failed, names.ErrInvalidName.
 type FieldError struct {
 	Field   string
 	Problem string
@@ -68,7 +69,7 @@ func fieldErr(field, format string, a ...any) *FieldError {
 }
 
 // CheckName checks a name a person reads: between min and max bytes, and
-// free of control and bidi characters (vpec.ValidName).
+// free of control and bidi characters (names.ValidName).
 func CheckName(field, s string, minBytes, maxBytes int) error {
 	if len(s) < minBytes || len(s) > maxBytes {
 		if minBytes > 0 {
@@ -76,7 +77,7 @@ func CheckName(field, s string, minBytes, maxBytes int) error {
 		}
 		return fieldErr(field, "must be at most %d bytes, is %d", maxBytes, len(s))
 	}
-	if err := vpec.ValidName(s); err != nil {
+	if err := names.ValidName(s); err != nil {
 		return &FieldError{Field: field, Problem: err.Error(), Err: err}
 	}
 	return nil
@@ -92,8 +93,8 @@ func CheckText(field, s string, maxBytes int) error {
 		return fieldErr(field, "is not valid UTF-8")
 	}
 	for i, r := range s {
-		if r != '\n' && r != '\t' && vpec.IsControl(r) {
-			return &FieldError{Field: field, Problem: fmt.Sprintf("control character U+%04X at byte %d", r, i), Err: vpec.ErrInvalidName}
+		if r != '\n' && r != '\t' && names.IsControl(r) {
+			return &FieldError{Field: field, Problem: fmt.Sprintf("control character U+%04X at byte %d", r, i), Err: names.ErrInvalidName}
 		}
 	}
 	return nil

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/svc-gov/svc/pkg/core/api"
+	"github.com/svc-gov/svc/pkg/core/names"
 	"github.com/svc-gov/svc/pkg/core/profile"
-	"github.com/svc-gov/svc/pkg/core/vpec"
 )
 
 func TestCheckName(t *testing.T) {
@@ -34,14 +34,14 @@ func TestCheckName(t *testing.T) {
 		switch {
 		case tc.ok && err != nil, !tc.ok && err == nil:
 			t.Errorf("CheckName(%q, %d, %d) = %v, want ok %v", tc.s, tc.min, tc.max, err, tc.ok)
-		case err != nil && (!errors.As(err, &fe) || fe.Field != "f" || !errors.Is(err, api.ErrLimit) || errors.Is(err, vpec.ErrInvalidName) != tc.name):
+		case err != nil && (!errors.As(err, &fe) || fe.Field != "f" || !errors.Is(err, api.ErrLimit) || errors.Is(err, names.ErrInvalidName) != tc.name):
 			t.Errorf("CheckName(%q): %v: want a FieldError for f (name error %v)", tc.s, err, tc.name)
 		}
 	}
 	if err := api.CheckText("d", "line\n\tline", 64); err != nil {
 		t.Errorf("text with tab and newline: %v", err)
 	}
-	if err := api.CheckText("d", "a\u2067", 64); !errors.Is(err, vpec.ErrInvalidName) {
+	if err := api.CheckText("d", "a\u2067", 64); !errors.Is(err, names.ErrInvalidName) {
 		t.Errorf("text with a bidi control: %v", err)
 	}
 }

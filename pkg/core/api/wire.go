@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"regexp"
+	"strings"
 
 	"github.com/svc-gov/svc/pkg/core/vpec"
 )
@@ -163,12 +164,24 @@ var keyIDPattern = regexp.MustCompile(`^pk_(sb|live)_[0-9a-f]{12}$`)
 // (pk_sb_ or pk_live_) and the first 12 hex digits of the key's SHA-256.
 // The service stores and lists keys by it; the client names its queue by it.
 func KeyID(key string) string {
-	prefix := vpec.SandboxKeyPrefix
-	if env, _ := vpec.EnvironmentOf(key); env == vpec.Production {
-		prefix = vpec.ProductionKeyPrefix
+	env := vpec.Sandbox
+	if e, _ := EnvironmentOf(key); e == vpec.Production {
+		env = vpec.Production
 	}
 	sum := sha256.Sum256([]byte(key))
-	return prefix + hex.EncodeToString(sum[:])[:12]
+	return env.KeyPrefix() + hex.EncodeToString(sum[:])[:12]
+}
+
+// EnvironmentOf returns the environment an API key (or API key id)
+// selects by its prefix (vpec.Environment.KeyPrefix: pk_sb_ for sandbox,
+// pk_live_ for production), and false for any other prefix.
+func EnvironmentOf(key string) (vpec.Environment, bool) {
+	for _, e := range []vpec.Environment{vpec.Sandbox, vpec.Production} {
+		if strings.HasPrefix(key, e.KeyPrefix()) {
+			return e, true
+		}
+	}
+	return "", false
 }
 
 // ValidKeyID reports whether id has the form of an API key id (KeyID).

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/svc-gov/svc/pkg/core/api"
+	"github.com/svc-gov/svc/pkg/core/vpec"
 )
 
 // structTags returns, per struct type declared in the non-test Go files of
@@ -140,6 +141,30 @@ func TestKeyID(t *testing.T) {
 	for _, id := range []string{"", "pk_sb_", "pk_sb_0123456789ab0", "pk_test_0123456789ab", "pk_live_0123456789AB", "pk_sb_test"} {
 		if api.ValidKeyID(id) {
 			t.Errorf("ValidKeyID(%q) = true", id)
+		}
+	}
+}
+
+// TestEnvironmentOf: a key (or key id) selects its environment by the
+// prefix vpec.Environment.KeyPrefix names, the one a VPEC's api_key_id
+// must carry; any other prefix selects none.
+func TestEnvironmentOf(t *testing.T) {
+	for _, tc := range []struct {
+		key string
+		env vpec.Environment
+		ok  bool
+	}{
+		{"pk_sb_0123456789ab", vpec.Sandbox, true}, {"pk_sb_", vpec.Sandbox, true},
+		{"pk_live_0123456789ab", vpec.Production, true},
+		{"pk_test_x", "", false}, {"PK_SB_x", "", false}, {"pk_li", "", false}, {"", "", false},
+	} {
+		if env, ok := api.EnvironmentOf(tc.key); env != tc.env || ok != tc.ok {
+			t.Errorf("EnvironmentOf(%q) = %q, %v; want %q, %v", tc.key, env, ok, tc.env, tc.ok)
+		}
+	}
+	for _, e := range []vpec.Environment{vpec.Sandbox, vpec.Production} {
+		if env, ok := api.EnvironmentOf(api.KeyID(e.KeyPrefix() + "k")); !ok || env != e {
+			t.Errorf("a %s key's id selects %q", e, env)
 		}
 	}
 }

@@ -162,6 +162,36 @@ func Parse(s string) (Hash, error) {
 	return Hash{Algorithm: Algorithm(alg), Digest: raw}, nil
 }
 
+// ParseSHA256 reads a "sha256:<hex>" value (a chain hash, a Merkle root, a
+// model hash) into its 32 digest bytes: Parse's rules, and an error
+// wrapping ErrUnsupported for a well-formed hash of another algorithm.
+func ParseSHA256(s string) ([32]byte, error) {
+	var out [32]byte
+	h, err := Parse(s)
+	if err != nil {
+		return out, err
+	}
+	if h.Algorithm != SHA256 {
+		return out, fmt.Errorf("%w: %s hashes cannot be used here", ErrUnsupported, h.Algorithm)
+	}
+	copy(out[:], h.Digest)
+	return out, nil
+}
+
+// OfSHA256 is the Hash of a SHA-256 digest computed elsewhere (a chain
+// value, a Merkle root): OfSHA256(d).String() is "sha256:<hex>".
+func OfSHA256(digest [32]byte) Hash { return Hash{Algorithm: SHA256, Digest: digest[:]} }
+
+// Short abbreviates a commitment string for a message: its algorithm and
+// the first 12 digits of its digest, then "…" ("sha256:0123456789ab…");
+// a string too short to abbreviate is returned as it is.
+func Short(s string) string {
+	if i := strings.IndexByte(s, ':'); i >= 0 && len(s) > i+13 {
+		return s[:i+13] + "…"
+	}
+	return s
+}
+
 // Validate reports whether s is a well-formed commitment string; it is Parse
 // with the result discarded.
 func Validate(s string) error {

@@ -17,9 +17,7 @@ package disclosure
 
 import (
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"math/big"
@@ -28,6 +26,7 @@ import (
 	"strings"
 
 	"github.com/svc-gov/svc/pkg/core/canonical"
+	"github.com/svc-gov/svc/pkg/core/commitment"
 )
 
 // Salt sizes in bytes: the client draws SaltBytes from crypto/rand; a
@@ -130,8 +129,7 @@ func DigestOf(salt, field string, valueJCS []byte) (string, error) {
 		return "", errf(ErrMalformed, "field", "is not valid UTF-8")
 	}
 	b = append(append(append(b, ','), valueJCS...), ']')
-	sum := sha256.Sum256(b)
-	return "sha256:" + hex.EncodeToString(sum[:]), nil
+	return commitment.String(b), nil
 }
 
 // Digest returns the disclosure's digest (DigestOf with the RFC 8785 form
@@ -159,8 +157,7 @@ func Commitment(digests []string) string {
 		b, _ = canonical.AppendString(b, d)
 	}
 	b = append(b, ']')
-	sum := sha256.Sum256(b)
-	return "sha256:" + hex.EncodeToString(sum[:])
+	return commitment.String(b)
 }
 
 // EncodeBytes is the encoding of a transparent record's disclosed input
@@ -333,8 +330,7 @@ func CheckBytes(field, encoded, commitmentHash string) error {
 	if len(b) > MaxDisclosedBytes {
 		return errf(ErrMalformed, field, "discloses %d bytes, more than %d", len(b), MaxDisclosedBytes)
 	}
-	sum := sha256.Sum256(b)
-	if got := "sha256:" + hex.EncodeToString(sum[:]); got != commitmentHash {
+	if got := commitment.String(b); got != commitmentHash {
 		if encoded == "" {
 			return errf(ErrMismatch, field, "is absent, which discloses the empty byte string (%s), but the record commits to %s: a transparent record carries its bytes in this member", short(got), short(commitmentHash))
 		}

@@ -26,8 +26,9 @@ const maxSafeInteger = 1<<53 - 1
 // empty value (what omitempty would leave out: "", 0, false, [], {}, null)
 // are errors. A field is required unless its tag says omitempty. Values of
 // type any (details) take any JSON value, null included. A field tagged
-// maxitems:"N" takes at most N array elements or object members. Errors name each
-// field's path, e.g. records[3].sequence, and match ErrSchema.
+// maxitems:"N" takes at most N array elements or object members. The error
+// joins one *FieldError per problem, each naming its field's path (e.g.
+// records[3].sequence), at most 20 and a last note counting the rest.
 func Decode(v *canonical.Value, target any) error { return DecodeWith(v, target, Options{}) }
 
 // Options adjust DecodeWith.
@@ -66,7 +67,7 @@ func DecodeWith(v *canonical.Value, target any, opts Options) error {
 		return nil
 	}
 	if d.dropped > 0 {
-		d.errs = append(d.errs, fmt.Errorf("%w: … and %d more problems", ErrSchema, d.dropped))
+		d.errs = append(d.errs, &FieldError{Msg: fmt.Sprintf("… and %d more problems", d.dropped)})
 	}
 	return errors.Join(d.errs...)
 }
@@ -120,7 +121,7 @@ func (d *decoder) fail(format string, a ...any) {
 		d.dropped++
 		return
 	}
-	d.errs = append(d.errs, fmt.Errorf("%w: %s: %s", ErrSchema, d.path(), fmt.Sprintf(format, a...)))
+	d.errs = append(d.errs, &FieldError{Path: d.path(), Msg: fmt.Sprintf(format, a...)})
 }
 
 func (d *decoder) typeError(v *canonical.Value, want string) {

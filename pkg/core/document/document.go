@@ -1,7 +1,32 @@
 // Package document reads and signs svc's JSON documents (VPECs, model
-// profiles). It decodes untrusted JSON strictly and computes the exact bytes
-// a signature covers: the RFC 8785 canonical form of the document without its
-// signature fields.
+// profiles, circuit entries, API bodies). It decodes untrusted JSON
+// strictly and computes the exact bytes a signature covers: the RFC 8785
+// canonical form of the document without its signature fields.
+//
+// Reading untrusted JSON is three layers, each with one job. Add to one of
+// them; do not start a fourth:
+//
+//   - pkg/core/canonical is the JSON text layer: it parses bytes into a
+//     tree under I-JSON's rules (UTF-8, no duplicate keys, finite numbers,
+//     bounded nesting) and writes a tree's RFC 8785 bytes. It knows no
+//     document type; its errors are *canonical.Error at a byte offset.
+//   - this package is the document layer: CheckInput refuses what cannot
+//     be a document at all (too large, empty, binary, not UTF-8, a byte
+//     order mark) before anything is parsed, ParseTree parses, DecodeWith
+//     decodes a tree strictly into a Go struct by its json tags, and
+//     SignedBytes gives the bytes a signature covers. Its errors are the
+//     types every caller matches with errors.As, never by their text:
+//     *SyntaxError (the input is not readable JSON, at a byte offset),
+//     *FieldError (one member is wrong: Path names it, e.g.
+//     records[3].sequence) and *SchemaError (every problem a document's
+//     reader found, in order, as a person reads them). Each matches
+//     ErrSchema.
+//   - a document type's own reader adds what struct tags cannot say, and
+//     reports through those types: pkg/core/vpec's shape scan (shape.go: in
+//     one pass over the bytes it refuses what cannot be a v1 VPEC before
+//     any parse, and finds each record so a large VPEC is read one record
+//     at a time) and its v1 rules (ids, times, enums, which blocks go with
+//     which proof level); pkg/core/profile's rules likewise.
 package document
 
 import (
@@ -9,6 +34,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/svc-gov/svc/pkg/core/canonical"
@@ -64,6 +90,72 @@ func (e *SyntaxError) Error() string {
 
 // Unwrap returns the class of the problem and ErrSchema.
 func (e *SyntaxError) Unwrap() []error { return []error{e.Err, ErrSchema} }
+
+// FieldError is one schema problem of a decoded document: the member at
+// Path is missing, unknown, mistyped, null or empty where it must not be,
+// or a number not in its one form. It matches ErrSchema.
+type FieldError struct {
+	// Path names the member, e.g. records[3].review.session_id;
+	// "(document)" is the document itself. It is empty only on the note
+	// that closes a list cut short ("… and 4 more problems").
+	Path string
+	// Msg says what is wrong, e.g. "missing required field".
+	Msg string
+}
+
+// Error returns "schema: " followed by Detail.
+func (e *FieldError) Error() string { return "schema: " + e.Detail() }
+
+// Detail returns the problem as a person reads it, without the error's
+// class: "records[3].sequence: missing required field".
+func (e *FieldError) Detail() string {
+	if e.Path == "" {
+		return e.Msg
+	}
+	return e.Path + ": " + e.Msg
+}
+
+// Unwrap returns ErrSchema.
+func (e *FieldError) Unwrap() error { return ErrSchema }
+
+// FieldErrors returns the *FieldError values err holds (itself, or joined
+// or wrapped in it), in order; nil when it holds none.
+func FieldErrors(err error) []*FieldError {
+	var out []*FieldError
+	var walk func(error)
+	walk = func(err error) {
+		switch e := err.(type) {
+		case nil:
+		case *FieldError:
+			out = append(out, e)
+		case interface{ Unwrap() []error }:
+			for _, x := range e.Unwrap() {
+				walk(x)
+			}
+		case interface{ Unwrap() error }:
+			walk(e.Unwrap())
+		}
+	}
+	walk(err)
+	return out
+}
+
+// SchemaError is every problem a document type's reader found in one
+// document (pkg/core/vpec.Parse), in document order, each as a person
+// reads it and naming its member ("records[2].check_result \"ok\" is not
+// one of [...]"). A reader bounds the list (the last line then says more
+// were left out). It matches ErrSchema.
+type SchemaError struct {
+	Problems []string
+}
+
+// Error returns the problems, one a line, each after "schema: ".
+func (e *SchemaError) Error() string {
+	return "schema: " + strings.Join(e.Problems, "\nschema: ")
+}
+
+// Unwrap returns ErrSchema.
+func (e *SchemaError) Unwrap() error { return ErrSchema }
 
 // TooLarge is the error for input of size bytes, above MaxSize (size -1:
 // a stream known only to hold more than MaxSize bytes). It matches

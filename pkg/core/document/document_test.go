@@ -102,6 +102,66 @@ func TestErrorCap(t *testing.T) {
 	}
 }
 
+// TestFieldErrors: every decode problem is a *FieldError whose Path names
+// the member, found with errors.As and listed by FieldErrors in order, so
+// a caller (the server's 400, the VPEC reader) never parses error text;
+// input that is not JSON has none. Before, the path lived only in the
+// message ("schema: items[0].y: unknown field").
+func TestFieldErrors(t *testing.T) {
+	cases := []struct {
+		name, doc string
+		paths     []string
+	}{
+		{"unknown nested field", strings.Replace(good, `{"name":"x"}`, `{"name":"x","y":1}`, 1), []string{"items[0].y"}},
+		{"missing", `{"id":"a"}`, []string{"count", "share", "ok", "items", "counts", "ptr"}},
+		{"map value type", strings.Replace(good, `"pass":2`, `"pass":"2"`, 1), []string{"counts.pass"}},
+		{"member name with a space", strings.Replace(good, `"id":"a"`, `"id":"a","a b":1`, 1), []string{"a b"}},
+		{"not an object", `[1]`, []string{"(document)"}},
+		{"invalid json", `{"id":`, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var d doc
+			_, err := document.Parse([]byte(c.doc), &d)
+			fes := document.FieldErrors(err)
+			var paths []string
+			for _, fe := range fes {
+				paths = append(paths, fe.Path)
+				if !errors.Is(fe, document.ErrSchema) || fe.Error() != "schema: "+fe.Detail() || fe.Detail() != fe.Path+": "+fe.Msg {
+					t.Errorf("%#v: Error %q, Detail %q", fe, fe.Error(), fe.Detail())
+				}
+			}
+			if !reflect.DeepEqual(paths, c.paths) {
+				t.Fatalf("paths %q, want %q (error %v)", paths, c.paths, err)
+			}
+			var fe *document.FieldError
+			if errors.As(err, &fe) != (len(c.paths) > 0) || (fe != nil && fe.Path != c.paths[0]) {
+				t.Fatalf("errors.As: %v", fe)
+			}
+		})
+	}
+	// The note that closes a list cut short has no path.
+	var b strings.Builder
+	b.WriteString(`{"id":"a","count":1,"share":0,"ok":true,"counts":{},"ptr":null,"items":[`)
+	for i := range 30 {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString(`{"bad":1}`)
+	}
+	b.WriteString("]}")
+	var d doc
+	_, err := document.Parse([]byte(b.String()), &d)
+	fes := document.FieldErrors(err)
+	if len(fes) != 21 || fes[20].Path != "" || fes[20].Detail() != "… and 40 more problems" {
+		t.Fatalf("%d problems, last %#v", len(fes), fes[len(fes)-1])
+	}
+	se := &document.SchemaError{Problems: []string{"a: x", "b: y"}}
+	if !errors.Is(se, document.ErrSchema) || se.Error() != "schema: a: x\nschema: b: y" {
+		t.Fatalf("SchemaError %q", se)
+	}
+}
+
 func TestSignedBytes(t *testing.T) {
 	got, err := document.SignedBytes([]byte(`{"b":1, "a":"x", "signature":"s"}`), "signature")
 	if err != nil || string(got) != `{"a":"x","b":1}` {

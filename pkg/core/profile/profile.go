@@ -143,7 +143,15 @@ type Model struct {
 	OperatorCounts map[string]int64 `json:"operator_counts" maxitems:"3"`
 }
 
-var traceModes = [...]string{"full", "production", "residual"}
+// Trace modes of a Bounded Inference trace: the keys of a model's
+// operator_counts, and a VPEC record's bounded_inference.trace_mode.
+const (
+	TraceFull       = "full"
+	TraceProduction = "production"
+	TraceResidual   = "residual"
+)
+
+var traceModes = [...]string{TraceFull, TraceProduction, TraceResidual}
 
 // TraceModes returns the trace modes a model's operator_counts may name
 // (a new slice each call).

@@ -12,8 +12,9 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/svc-gov/svc/pkg/core/issue"
 	"github.com/svc-gov/svc/pkg/core/signing"
-	"github.com/svc-gov/svc/pkg/core/vpec"
+	"github.com/svc-gov/svc/pkg/core/timestamp"
 )
 
 // In-toto and DSSE constants.
@@ -92,7 +93,7 @@ type AttestationSeal struct {
 // Sigstore bundle v0.3. Unlike ExportBundle it signs: only the service, or
 // whoever holds its key, can issue it. The VPEC must be schema-valid and
 // signed by signer's key. It is SealAttestation then WriteAttestation.
-func Attest(ctx context.Context, doc []byte, signer *signing.Signer, tsa vpec.Timestamper) ([]byte, error) {
+func Attest(ctx context.Context, doc []byte, signer *signing.Signer, tsa timestamp.Timestamper) ([]byte, error) {
 	seal, err := SealAttestation(ctx, doc, signer, tsa)
 	if err != nil {
 		return nil, err
@@ -106,7 +107,7 @@ func Attest(ctx context.Context, doc []byte, signer *signing.Signer, tsa vpec.Ti
 
 // SealAttestation checks doc as Attest does and makes its attestation's
 // seal: one Ed25519 signature and one timestamp request.
-func SealAttestation(ctx context.Context, doc []byte, signer *signing.Signer, tsa vpec.Timestamper) (*AttestationSeal, error) {
+func SealAttestation(ctx context.Context, doc []byte, signer *signing.Signer, tsa timestamp.Timestamper) (*AttestationSeal, error) {
 	ex, err := ExportBundle(doc)
 	if err != nil {
 		return nil, fmt.Errorf("attest: %w", err)
@@ -128,7 +129,7 @@ func SealAttestation(ctx context.Context, doc []byte, signer *signing.Signer, ts
 	}
 	seal.Signature = signer.Sign(PAE(PayloadTypeInToto, payload))
 	payload = nil
-	if seal.Timestamp, err = tsa.Timestamp(ctx, vpec.TimestampImprint(seal.Signature)); err != nil {
+	if seal.Timestamp, err = tsa.Timestamp(ctx, issue.TimestampImprint(seal.Signature)); err != nil {
 		return nil, fmt.Errorf("attest: timestamp signature: %w", err)
 	}
 	return seal, nil

@@ -25,6 +25,7 @@ import (
 
 	"github.com/svc-gov/svc/pkg/core/signing"
 	"github.com/svc-gov/svc/pkg/core/timestamp"
+	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 )
 
@@ -112,9 +113,9 @@ type sealFields struct {
 // and timestamp are carried over as they are, not checked: a VPEC whose
 // signature does not verify gives a bundle that does not verify either.
 func ExportBundle(doc []byte) (*Export, error) {
-	if err := vpec.ValidateSchema(doc); err != nil {
+	if err := verify.ValidateSchema(doc); err != nil {
 		msg := err.Error()
-		var ve *vpec.VerificationError
+		var ve *verify.VerificationError
 		if errors.As(err, &ve) && ve.Check != nil {
 			msg = ve.Check.Message
 		}

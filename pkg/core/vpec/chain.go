@@ -2,23 +2,21 @@ package vpec
 
 import (
 	"crypto/sha256"
-	"encoding/hex"
-	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/svc-gov/svc/pkg/core/commitment"
 	"github.com/svc-gov/svc/pkg/core/document"
 	"github.com/svc-gov/svc/pkg/core/merkle"
 )
 
-// ChainGenesisPrefix is prepended to the run id to derive the chain's genesis value.
-const ChainGenesisPrefix = "svc.chain.v1:"
+// chainGenesisPrefix is prepended to the run id to derive the chain's
+// genesis value.
+const chainGenesisPrefix = "svc.chain.v1:"
 
 // Genesis returns the chain value that precedes a run's first record:
 // SHA-256 over "svc.chain.v1:" followed by the run id.
 func Genesis(runID string) [32]byte {
-	return sha256.Sum256([]byte(ChainGenesisPrefix + runID))
+	return sha256.Sum256([]byte(chainGenesisPrefix + runID))
 }
 
 // NextChainHash returns the chain hash of a record whose canonical bytes
@@ -32,46 +30,11 @@ func NextChainHash(prev [32]byte, recordJCS []byte) [32]byte {
 	return out
 }
 
-// FormatHash writes a SHA-256 value as "sha256:<hex>".
-func FormatHash(sum [32]byte) string { return "sha256:" + hex.EncodeToString(sum[:]) }
-
-// ParseHash reads a "sha256:<hex>" value.
-func ParseHash(s string) ([32]byte, error) {
-	var out [32]byte
-	h, err := commitment.Parse(s)
-	if err != nil {
-		return out, err
-	}
-	if h.Algorithm != commitment.SHA256 {
-		return out, fmt.Errorf("%w: %s hashes cannot be used here", commitment.ErrUnsupported, h.Algorithm)
-	}
-	copy(out[:], h.Digest)
-	return out, nil
-}
-
 // RecordBytes returns the canonical bytes a record's chain hash covers:
 // JCS of the record with its chain_hash field removed.
 func RecordBytes(r *Record) ([]byte, error) {
 	return document.MarshalSignedBytes(r, "chain_hash")
 }
-
-// Chain links records in order: it fills each record's ChainHash from the
-// previous one, starting at prev (Genesis for the first record of a run).
-// It returns the last chain value.
-func Chain(prev [32]byte, records []Record) ([32]byte, error) {
-	for i := range records {
-		b, err := RecordBytes(&records[i])
-		if err != nil {
-			return prev, fmt.Errorf("record %d: %w", records[i].Sequence, err)
-		}
-		prev = NextChainHash(prev, b)
-		records[i].ChainHash = FormatHash(prev)
-	}
-	return prev, nil
-}
-
-// ErrChainBroken reports a chain hash that does not follow from its predecessor.
-var ErrChainBroken = errors.New("chain broken")
 
 // ChainBreak describes where a chain stops verifying.
 type ChainBreak struct {
@@ -93,7 +56,7 @@ func VerifyChain(runID string, records []Record, recordJCS [][]byte) []ChainBrea
 	var prevSeq int64
 	for i := range records {
 		r := &records[i]
-		got, err := ParseHash(r.ChainHash)
+		got, err := commitment.ParseSHA256(r.ChainHash)
 		if err != nil {
 			// Nothing after this record can be linked to it: the next
 			// record is checked against a value that cannot match.
@@ -112,7 +75,7 @@ func VerifyChain(runID string, records []Record, recordJCS [][]byte) []ChainBrea
 		}
 		want := NextChainHash(prev, recordJCS[i])
 		if want != got {
-			breaks = append(breaks, ChainBreak{Sequence: r.Sequence, Reason: fmt.Sprintf("chain_hash is %s, recomputed %s", shortHash(r.ChainHash), shortHash(FormatHash(want)))})
+			breaks = append(breaks, ChainBreak{Sequence: r.Sequence, Reason: fmt.Sprintf("chain_hash is %s, recomputed %s", commitment.Short(r.ChainHash), commitment.Short(commitment.OfSHA256(want).String()))})
 		}
 		prev, prevSeq = got, r.Sequence
 	}
@@ -130,13 +93,6 @@ func missingRange(prev, cur int64) string {
 	}
 }
 
-func shortHash(s string) string {
-	if i := strings.IndexByte(s, ':'); i >= 0 && len(s) > i+13 {
-		return s[:i+13] + "…"
-	}
-	return s
-}
-
 // MerkleRoot returns the RFC 6962 Merkle root over the records' commitment
 // hash strings (UTF-8 bytes of "sha256:<hex>"), in record order, as "sha256:<hex>".
 func MerkleRoot(records []Record) string {
@@ -144,5 +100,5 @@ func MerkleRoot(records []Record) string {
 	for i := range records {
 		leaves[i] = merkle.LeafHash([]byte(records[i].CommitmentHash))
 	}
-	return FormatHash(merkle.RootFromLeafHashes(leaves))
+	return commitment.OfSHA256(merkle.RootFromLeafHashes(leaves)).String()
 }

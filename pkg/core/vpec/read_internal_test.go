@@ -14,9 +14,8 @@ import (
 )
 
 // readBoth reads doc in parts (as the verifier does) and as one tree.
-func readBoth(doc []byte) (parts, whole parsed, partsOK, wholeOK bool) {
-	parts, whole = parsed{raw: doc}, parsed{raw: doc}
-	var perrs, werrs []string
+func readBoth(doc []byte) (parts, whole Document, perrs, werrs []string, partsOK, wholeOK bool) {
+	parts, whole = Document{raw: doc}, Document{raw: doc}
 	partsOK = parts.read(doc, func(f string, a ...any) { perrs = append(perrs, f) })
 	wholeOK = whole.readWhole(doc, func(f string, a ...any) { werrs = append(werrs, f) })
 	return
@@ -65,24 +64,24 @@ func FuzzRead(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, doc []byte) {
-		if CheckShape(doc) != nil {
+		if checkShape(doc) != nil {
 			return
 		}
-		parts, whole, partsOK, wholeOK := readBoth(doc)
+		parts, whole, perrs, werrs, partsOK, wholeOK := readBoth(doc)
 		if partsOK != wholeOK {
-			t.Fatalf("read in parts ok=%v (%v), as one tree ok=%v (%v)", partsOK, parts.schemaErrs, wholeOK, whole.schemaErrs)
+			t.Fatalf("read in parts ok=%v (%v), as one tree ok=%v (%v)", partsOK, perrs, wholeOK, werrs)
 		}
 		if !partsOK {
 			return
 		}
-		if !bytes.Equal(parts.signedJCS, whole.signedJCS) {
-			t.Fatalf("signed bytes differ:\n%s\n%s", parts.signedJCS, whole.signedJCS)
+		if !bytes.Equal(parts.Signed, whole.Signed) {
+			t.Fatalf("signed bytes differ:\n%s\n%s", parts.Signed, whole.Signed)
 		}
-		if !reflect.DeepEqual(parts.recordJCS, whole.recordJCS) {
+		if !reflect.DeepEqual(parts.RecordBytes, whole.RecordBytes) {
 			t.Fatalf("chain input differs")
 		}
-		if !reflect.DeepEqual(parts.v, whole.v) {
-			t.Fatalf("decoded VPEC differs:\n%+v\n%+v", parts.v, whole.v)
+		if !reflect.DeepEqual(parts.VPEC, whole.VPEC) {
+			t.Fatalf("decoded VPEC differs:\n%+v\n%+v", parts.VPEC, whole.VPEC)
 		}
 	})
 }
@@ -124,11 +123,11 @@ func TestReadMemory(t *testing.T) {
 			var before, after runtime.MemStats
 			runtime.GC()
 			runtime.ReadMemStats(&before)
-			p := parsed{raw: doc}
+			p := Document{raw: doc}
 			var errs []string
 			p.read(doc, func(f string, a ...any) { errs = append(errs, fmt.Sprintf(f, a...)) })
 			runtime.ReadMemStats(&after)
-			if len(p.recordJCS) < 10 || len(p.signedJCS) == 0 {
+			if len(p.RecordBytes) < 10 || len(p.Signed) == 0 {
 				t.Fatalf("not read: %v", errs)
 			}
 			if n := after.TotalAlloc - before.TotalAlloc; n > 8*uint64(len(doc)) {

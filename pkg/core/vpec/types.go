@@ -1,168 +1,37 @@
-// Package vpec defines the Verifiable Process Execution Credential (VPEC):
-// its v1 wire format, the hash chain over its records, sealing (Ed25519
-// signature plus RFC 3161 timestamp) and offline verification.
+// Package vpec is the v1 format of the Verifiable Process Execution
+// Credential (VPEC): what an issuer and a verifier both need and nothing
+// more. It holds the document's types and enums, reads a document strictly
+// (Parse: the shape scan, the strict decode and the v1 rules; Record.Validate
+// for one record), and computes the bytes that are signed (SignedBytes),
+// chained (Genesis, NextChainHash, RecordBytes, VerifyChain), put under
+// the Merkle root (MerkleRoot) and timestamped in a witnessed review
+// (ReviewStatement, CheckOpenData, CheckCloseData), in the one time format
+// (ParseTime, FormatTime).
+//
+// The rest lives beside it: building and sealing a VPEC in pkg/core/issue,
+// verifying one offline in pkg/core/verify (one file per named check), the
+// gap types and severities in pkg/core/gap, the stage vocabulary of a
+// decomposition in pkg/core/stage, the rules for names and ids in
+// pkg/core/names, and how a layer of reading untrusted JSON hands its
+// problems to the next in pkg/core/document's doc comment.
 package vpec
 
 import (
-	"slices"
-
 	"github.com/svc-gov/svc/pkg/core/disclosure"
+	"github.com/svc-gov/svc/pkg/core/gap"
+	"github.com/svc-gov/svc/pkg/core/stage"
 )
 
 // Schema is the value of the schema field of a v1 VPEC.
 const Schema = "svc.vpec/v1"
 
-// ProofLevel is how strongly a record's execution is proven.
-type ProofLevel string
-
-// Proof levels, strongest first (docs/FORMATS.md).
-const (
-	Mathematical        ProofLevel = "mathematical"
-	VerifiableInference ProofLevel = "verifiable_inference"
-	OperatorBound       ProofLevel = "operator_bound"
-	Execution           ProofLevel = "execution"
-	Witnessed           ProofLevel = "witnessed"
-	Attestation         ProofLevel = "attestation"
-)
-
-// proofLevels lists the proof levels strongest first.
-var proofLevels = [...]ProofLevel{Mathematical, VerifiableInference, OperatorBound, Execution, Witnessed, Attestation}
-
-// ProofLevels returns the proof levels strongest first (a new slice each
-// call: the verifier's table cannot be changed through it).
-func ProofLevels() []ProofLevel { return slices.Clone(proofLevels[:]) }
-
-// Rank orders levels: 0 is the strongest; -1 means unknown.
-func (l ProofLevel) Rank() int { return slices.Index(proofLevels[:], l) }
-
-// Valid reports whether l is a known proof level.
-func (l ProofLevel) Valid() bool { return l.Rank() >= 0 }
-
-// Provable reports whether a level counts toward the provable surface:
-// mathematical, verifiable_inference and operator_bound.
-func (l ProofLevel) Provable() bool { r := l.Rank(); return r >= 0 && r <= OperatorBound.Rank() }
-
-// SurfaceKey is the key of l in provable_surface_breakdown: the level's
-// name, except operator_bound which is reported as "bounded_inference".
-func (l ProofLevel) SurfaceKey() string {
-	if l == OperatorBound {
-		return "bounded_inference"
-	}
-	return string(l)
-}
-
-// CheckResult is the outcome of one check (docs/FORMATS.md).
-type CheckResult string
-
-// Check results.
-const (
-	ResultPass          CheckResult = "pass"
-	ResultFail          CheckResult = "fail"
-	ResultError         CheckResult = "error"
-	ResultSkipped       CheckResult = "skipped"
-	ResultDegraded      CheckResult = "degraded"
-	ResultOverride      CheckResult = "override"
-	ResultNotApplicable CheckResult = "not_applicable"
-)
-
-var checkResults = [...]CheckResult{ResultPass, ResultFail, ResultError, ResultSkipped, ResultDegraded, ResultOverride, ResultNotApplicable}
-
-// CheckResults returns every check result (a new slice each call).
-func CheckResults() []CheckResult { return slices.Clone(checkResults[:]) }
-
-// Valid reports whether r is a known check result.
-func (r CheckResult) Valid() bool { return slices.Contains(checkResults[:], r) }
-
-// Visibility says what of a record's data the VPEC discloses (docs/FORMATS.md).
-type Visibility string
-
-// Visibility modes.
-const (
-	Opaque      Visibility = "opaque"
-	Selective   Visibility = "selective"
-	Transparent Visibility = "transparent"
-)
-
-var visibilities = [...]Visibility{Opaque, Selective, Transparent}
-
-// Visibilities returns every visibility mode (a new slice each call).
-func Visibilities() []Visibility { return slices.Clone(visibilities[:]) }
-
-// Valid reports whether v is a known visibility mode.
-func (v Visibility) Valid() bool { return slices.Contains(visibilities[:], v) }
-
-// Severity is a governance gap's severity (docs/FORMATS.md).
-type Severity string
-
-// Severities, most severe first.
-const (
-	Critical      Severity = "Critical"
-	High          Severity = "High"
-	Medium        Severity = "Medium"
-	Low           Severity = "Low"
-	Informational Severity = "Informational"
-)
-
-var severities = [...]Severity{Critical, High, Medium, Low, Informational}
-
-// Severities returns every severity, most severe first (a new slice each
-// call).
-func Severities() []Severity { return slices.Clone(severities[:]) }
-
-// Valid reports whether s is a known severity.
-func (s Severity) Valid() bool { return slices.Contains(severities[:], s) }
-
-// Gap types with a fixed severity.
-const (
-	GapSystemUnavailable   = "system_unavailable"    // High: the service was unreachable at close
-	GapModelProfileMissing = "model_profile_missing" // Medium, advisory: no drift profile for the model or GPU class
-	GapSequenceMissing     = "sequence_missing"      // High: a record sequence number never reached the service
-	GapChainBreak          = "chain_break"           // Critical: a record's chain hash does not follow from its predecessor
-	GapEmptyRun            = "empty_run"             // High: the run was closed without a single record
-	GapCircuitMissing      = "circuit_missing"       // Medium, advisory: no published circuit for an MLP head, recorded at execution level
-)
-
-// GapSeverity returns the fixed severity of a gap type svc defines, or ""
-// for any other gap type (whose severity the issuer chooses).
-func GapSeverity(gapType string) Severity {
-	switch gapType {
-	case GapSystemUnavailable, GapSequenceMissing, GapEmptyRun:
-		return High
-	case GapModelProfileMissing, GapCircuitMissing:
-		return Medium
-	case GapChainBreak:
-		return Critical
-	}
-	return ""
-}
-
-// Environment is sandbox or production, set by the API key prefix.
-type Environment string
-
-// Environments and the API key prefixes that select them.
-const (
-	Sandbox    Environment = "sandbox"
-	Production Environment = "production"
-
-	SandboxKeyPrefix    = "pk_sb_"
-	ProductionKeyPrefix = "pk_live_"
-)
-
-// Stage types (docs/FORMATS.md).
-const (
-	StageBoundCommittedInference = "bound_committed_inference"
-	StageOpenSourceML            = "open_source_ml"
-	// StageMLPHead is the inference of an MLP classifier head recorded at
-	// execution level because no circuit is published for it (the
-	// verifiable_inference fallback); it raises a circuit_missing gap.
-	StageMLPHead = "mlp_head"
-)
-
-// RaisesCircuitMissing reports whether the record is an MLP head's
-// inference recorded without a proof for want of a published circuit.
-func (r *Record) RaisesCircuitMissing() bool {
-	return r.StageType == StageMLPHead && r.ZKProof == nil
-}
+// OfflineSchema is the schema of an unsigned offline VPEC: the local copy a
+// client writes when it closes a run while the service is unreachable
+// (docs/FORMATS.md, "Unsigned offline VPEC"). It has the members of a v1
+// VPEC, with signing_key_id, signature and timestamp_rfc3161 empty. It is
+// not a credential: the verifier reports it as UNSIGNED OFFLINE VPEC,
+// never VALID, and names the command that fetches the signed one.
+const OfflineSchema = "svc.vpec.unsigned-offline/v1"
 
 // VPEC is a Verifiable Process Execution Credential, v1. JSON names are the
 // wire names; see docs/FORMATS.md.
@@ -173,7 +42,7 @@ type VPEC struct {
 	WorkflowID               string             `json:"workflow_id"`
 	OrgID                    string             `json:"org_id"`
 	IssuedAt                 string             `json:"issued_at"`
-	OpenedAt                 string             `json:"opened_at,omitempty"` // the run's open time (older VPECs lack it); see checkTime
+	OpenedAt                 string             `json:"opened_at,omitempty"` // the run's open time (older VPECs lack it); see the verifier's time check
 	Environment              Environment        `json:"environment"`
 	APIKeyID                 string             `json:"api_key_id"`
 	ProofLevelFloor          ProofLevel         `json:"proof_level_floor"`
@@ -193,13 +62,14 @@ type VPEC struct {
 	TimestampRFC3161         string             `json:"timestamp_rfc3161"`
 }
 
-// Gap is a governance gap found in a run (docs/FORMATS.md).
+// Gap is a governance gap found in a run (docs/FORMATS.md, "Gaps"; the
+// gap types svc defines are pkg/core/gap's).
 type Gap struct {
-	GapID    string   `json:"gap_id"`
-	GapType  string   `json:"gap_type"`
-	Severity Severity `json:"severity"`
-	Check    *string  `json:"check"`
-	Sequence *int64   `json:"sequence"`
+	GapID    string       `json:"gap_id"`
+	GapType  string       `json:"gap_type"`
+	Severity gap.Severity `json:"severity"`
+	Check    *string      `json:"check"`
+	Sequence *int64       `json:"sequence"`
 	// SequenceEnd is the last missing sequence (inclusive) of a
 	// sequence_missing gap, whose Sequence is the first; present on
 	// sequence_missing gaps and only on them.
@@ -222,8 +92,8 @@ type Record struct {
 	ONNXModelHash       string            `json:"onnx_model_hash,omitempty"`
 	Visibility          Visibility        `json:"visibility"`
 	RecordedAt          string            `json:"recorded_at"`
-	StageType           string            `json:"stage_type,omitempty"`
-	StagePart           string            `json:"stage_part,omitempty"`
+	StageType           string            `json:"stage_type,omitempty"` // pkg/core/stage's stage types
+	StagePart           string            `json:"stage_part,omitempty"` // pkg/core/stage's parts
 	Details             map[string]any    `json:"details,omitempty"`
 	Review              *Review           `json:"review,omitempty"`
 	CheckSession        *CheckSession     `json:"check_session,omitempty"`
@@ -262,28 +132,8 @@ type CheckSession struct {
 	CheckCloseTST string `json:"check_close_tst"`
 }
 
-// RaisesProfileMissing reports whether the record is the inference of an
-// open_source_ml stage (a model without a drift profile for its GPU
-// class), which raises a model_profile_missing gap: one per inference,
-// not one per pre- or post-condition.
-func (r *Record) RaisesProfileMissing() bool {
-	return r.StageType == StageOpenSourceML && (r.StagePart == "" || r.StagePart == StagePartInference)
-}
-
-// DetailGPUClass is the details key under which the inference record of a
-// classifier check names the GPU class it ran on (an open_source_ml record
-// has no bounded_inference block to say it): a profile that covers the
-// model but not that class does not resolve its model_profile_missing gap.
-const DetailGPUClass = "gpu_class"
-
-// Stage parts of the boundary rule decomposition (docs/FORMATS.md).
-const (
-	StagePartPre       = "pre_conditions"
-	StagePartInference = "inference"
-	StagePartPost      = "post_conditions"
-)
-
-// BoundedInference is the operator-trace evidence of an operator_bound record.
+// BoundedInference is the operator-trace evidence of an operator_bound
+// record. TraceMode is one of pkg/core/profile's trace modes.
 type BoundedInference struct {
 	ProfileID     string `json:"profile_id"`
 	GPUClass      string `json:"gpu_class"`
@@ -293,9 +143,41 @@ type BoundedInference struct {
 	MerkleRoot    string `json:"merkle_root"`
 }
 
-// Trace modes of a Bounded Inference record.
-const (
-	TraceFull       = "full"
-	TraceProduction = "production"
-	TraceResidual   = "residual"
-)
+// ZKProof is the zero-knowledge proof a verifiable_inference or
+// mathematical record carries (docs/FORMATS.md, "Proofs in records"). It
+// carries no vector of public inputs: the verifier rebuilds them from the
+// record's own fields (the commitment hash, the check result, the model
+// hash and the statement fields here), so the proof is about what the
+// record says or it fails. The circuits and their Go names are
+// pkg/zk/zkverify's; rules.go holds the schema of each.
+type ZKProof struct {
+	System    string `json:"system"`
+	Circuit   string `json:"circuit"`
+	CircuitID string `json:"circuit_id"`
+	// Proof is the standard base64 (padded) of the proof's canonical
+	// bytes (gnark's compressed encoding).
+	Proof string `json:"proof"`
+	// Threshold is the public threshold of a threshold_check proof.
+	Threshold *int64 `json:"threshold,omitempty"`
+	// MaxTokens is the model's maximum token count, public input of a
+	// truncation_check proof.
+	MaxTokens *int64 `json:"max_tokens,omitempty"`
+	// Class is the output class of an mlp_head proof.
+	Class *int64 `json:"class,omitempty"`
+	// Logits are the quantised output logits of an mlp_head proof.
+	Logits []int64 `json:"logits,omitempty" maxitems:"64"`
+}
+
+// RaisesCircuitMissing reports whether the record is an MLP head's
+// inference recorded without a proof for want of a published circuit.
+func (r *Record) RaisesCircuitMissing() bool {
+	return r.StageType == stage.MLPHead && r.ZKProof == nil
+}
+
+// RaisesProfileMissing reports whether the record is the inference of an
+// open_source_ml stage (a model without a drift profile for its GPU
+// class), which raises a model_profile_missing gap: one per inference,
+// not one per pre- or post-condition.
+func (r *Record) RaisesProfileMissing() bool {
+	return r.StageType == stage.OpenSourceML && (r.StagePart == "" || r.StagePart == stage.PartInference)
+}

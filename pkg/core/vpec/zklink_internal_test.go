@@ -34,19 +34,19 @@ func FuzzLinkDetails(f *testing.F) {
 		f.Add(bytes.Replace(base, []byte(`"sequence": 1,`), []byte(`"sequence": 1, `+ins), 1))
 	}
 	f.Fuzz(func(t *testing.T, doc []byte) {
-		if CheckShape(doc) != nil {
+		if checkShape(doc) != nil {
 			return
 		}
-		parts, whole, partsOK, wholeOK := readBoth(doc)
+		parts, whole, _, _, partsOK, wholeOK := readBoth(doc)
 		if partsOK != wholeOK || !partsOK {
 			return
 		}
-		for i := range parts.v.Records {
-			if !reflect.DeepEqual(parts.v.Records[i].Details, whole.v.Records[i].Details) {
-				t.Fatalf("record %d: details %v in parts, %v as one tree", i, parts.v.Records[i].Details, whole.v.Records[i].Details)
+		for i := range parts.VPEC.Records {
+			if !reflect.DeepEqual(parts.VPEC.Records[i].Details, whole.VPEC.Records[i].Details) {
+				t.Fatalf("record %d: details %v in parts, %v as one tree", i, parts.VPEC.Records[i].Details, whole.VPEC.Records[i].Details)
 			}
-			conditionLink(&parts.v, &parts.v.Records[i])
+			conditionLink(&parts.VPEC, &parts.VPEC.Records[i])
 		}
-		listedConditions(&parts.v)
+		listedConditions(&parts.VPEC)
 	})
 }

@@ -1,13 +1,12 @@
 package calibration
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
 	"slices"
 
+	"github.com/svc-gov/svc/pkg/core/commitment"
 	"github.com/svc-gov/svc/pkg/core/document"
 	"github.com/svc-gov/svc/pkg/core/profile"
 	"github.com/svc-gov/svc/pkg/ml/trace"
@@ -273,10 +272,7 @@ func Merge(files []*Measurements) ([]*Measurement, error) {
 }
 
 // inputHash is the "sha256:<hex>" of one calibration input.
-func inputHash(input []byte) string {
-	s := sha256.Sum256(input)
-	return "sha256:" + hex.EncodeToString(s[:])
-}
+func inputHash(input []byte) string { return commitment.String(input) }
 
 // MergeProfile reads measurements files (ParseMeasurements), merges them
 // (Merge) and builds their unsigned profile (Build): what 'svc calibrate

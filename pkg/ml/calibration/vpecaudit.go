@@ -7,11 +7,12 @@ import (
 	"github.com/svc-gov/svc/pkg/core/document"
 	"github.com/svc-gov/svc/pkg/core/profile"
 	"github.com/svc-gov/svc/pkg/core/signing"
+	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/ml/trace"
 )
 
-// Audit verdict codes (vpec.Check.Code of the audit check); docs/FORMATS.md
+// Audit verdict codes (verify.Check.Code of the audit check); docs/FORMATS.md
 // lists them with the other verdicts.
 const (
 	CodeAuditNotPossible    = "AUDIT NOT POSSIBLE"
@@ -28,7 +29,7 @@ func MismatchCode(gpuClass string) string { return "PROFILE MISMATCH (gpu_class 
 // VPEC needs (svc verify --trace).
 type RecordAudit struct {
 	// VPEC is the VPEC document; its signature is not checked here
-	// (vpec.Verify does that: run the audit as one of its Extra checks).
+	// (verify.Verify does that: run the audit as one of its Extra checks).
 	VPEC []byte
 	// Trace is the kept operator trace; the record audited is the one
 	// whose merkle_root is the trace's.
@@ -45,7 +46,7 @@ type RecordAudit struct {
 }
 
 // AuditRecord replays the trace of one Bounded Inference record of a VPEC
-// and returns the audit check (vpec.CheckAudit). The finding is in the
+// and returns the audit check (verify.CheckAudit). The finding is in the
 // check: pass with "profile consistent (profile · gpu class), sequence N:
 // ..." or fail with one of the Code* codes or MismatchCode. An error means
 // the audit could not run at all: the model could not be loaded, or the
@@ -58,10 +59,10 @@ type RecordAudit struct {
 // (else PROFILE MISMATCH, each disagreement a detail); the record's profile
 // must be in Profiles (else PROFILE NOT AVAILABLE, MissingTrust set) and
 // verify under Trust (else PROFILE INVALID); then Replay decides.
-func AuditRecord(a RecordAudit) (vpec.Check, error) {
-	c := vpec.Check{Name: vpec.CheckAudit}
-	fail := func(code, format string, args ...any) (vpec.Check, error) {
-		c.Status, c.Code, c.Message = vpec.Fail, code, fmt.Sprintf(format, args...)
+func AuditRecord(a RecordAudit) (verify.Check, error) {
+	c := verify.Check{Name: verify.CheckAudit}
+	fail := func(code, format string, args ...any) (verify.Check, error) {
+		c.Status, c.Code, c.Message = verify.Fail, code, fmt.Sprintf(format, args...)
 		return c, nil
 	}
 	if a.Trace == nil {
@@ -117,7 +118,7 @@ func AuditRecord(a RecordAudit) (vpec.Check, error) {
 		c.Details = append(res.Problems, res.RuleDetails()...)
 		return fail(MismatchCode(bi.GPUClass), "profile inconsistent (%s · %s), sequence %d: %s", prof.ProfileID, bi.GPUClass, rec.Sequence, summary)
 	}
-	c.Status = vpec.Pass
+	c.Status = verify.Pass
 	c.Message = fmt.Sprintf("profile consistent (%s · %s), sequence %d: %s", prof.ProfileID, bi.GPUClass, rec.Sequence, summary)
 	c.Details = res.RuleDetails()
 	return c, nil

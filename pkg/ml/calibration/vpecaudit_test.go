@@ -12,8 +12,11 @@ import (
 
 	"github.com/svc-gov/svc/internal/testvectors"
 	"github.com/svc-gov/svc/pkg/core/document"
+	"github.com/svc-gov/svc/pkg/core/names"
 	"github.com/svc-gov/svc/pkg/core/profile"
 	"github.com/svc-gov/svc/pkg/core/signing"
+	"github.com/svc-gov/svc/pkg/core/stage"
+	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/ml/calibration"
 	"github.com/svc-gov/svc/pkg/ml/trace"
@@ -54,9 +57,9 @@ func TestAuditRecord(t *testing.T) {
 	// seal issues a one-record VPEC whose record claims tr on gpu, with
 	// edit applied to the record first.
 	seal := func(gpu string, tr *trace.Trace, edit func(*vpec.Record)) []byte {
-		rec := vpec.Record{RecordID: vpec.NewID("rec_"), Sequence: 1, Check: "pii", ManifestID: "m", CheckResult: vpec.ResultPass,
+		rec := vpec.Record{RecordID: names.NewID("rec_"), Sequence: 1, Check: "pii", ManifestID: "m", CheckResult: vpec.ResultPass,
 			ProofLevel: vpec.OperatorBound, CommitmentAlgorithm: "sha256", CommitmentHash: tr.InputCommitment, Visibility: vpec.Opaque,
-			RecordedAt: vpec.FormatTime(time.Now()), StageType: vpec.StageBoundCommittedInference, StagePart: vpec.StagePartInference,
+			RecordedAt: vpec.FormatTime(time.Now()), StageType: stage.BoundCommittedInference, StagePart: stage.PartInference,
 			BoundedInference: &vpec.BoundedInference{ProfileID: prof.ProfileID, GPUClass: gpu, ONNXModelHash: tr.ONNXModelHash,
 				TraceMode: tr.Mode, OperatorCount: tr.OperatorCount, MerkleRoot: tr.MerkleRoot}}
 		if edit != nil {
@@ -84,7 +87,7 @@ func TestAuditRecord(t *testing.T) {
 		trust   *signing.Bundle
 		set     *profile.Set
 		loadErr error // LoadModel fails with it
-		status  vpec.Status
+		status  verify.Status
 		code    string
 		want    string // in the message
 		detail  string // in a detail
@@ -92,21 +95,21 @@ func TestAuditRecord(t *testing.T) {
 		loaded  bool // LoadModel must have been called
 		wantErr error
 	}{
-		{name: "honest", doc: seal("cpu", honest, nil), tr: honest, input: input, status: vpec.Pass, loaded: true,
+		{name: "honest", doc: seal("cpu", honest, nil), tr: honest, input: input, status: verify.Pass, loaded: true,
 			want: "profile consistent (test/pii-class/v1.0.0 · cpu), sequence 1: " + fmt.Sprint(honest.OperatorCount) + " operators replayed"},
-		{name: "unreadable vpec", doc: []byte("{"), tr: honest, input: input, status: vpec.Fail, code: calibration.CodeAuditNotPossible, want: "cannot be read"},
-		{name: "trace of no record", doc: seal("cpu", honest, nil), tr: &doctored, input: input, status: vpec.Fail, code: calibration.CodeTraceNotInVPEC, want: doctored.MerkleRoot},
+		{name: "unreadable vpec", doc: []byte("{"), tr: honest, input: input, status: verify.Fail, code: calibration.CodeAuditNotPossible, want: "cannot be read"},
+		{name: "trace of no record", doc: seal("cpu", honest, nil), tr: &doctored, input: input, status: verify.Fail, code: calibration.CodeTraceNotInVPEC, want: doctored.MerkleRoot},
 		{name: "record disagrees with trace", doc: seal("cpu", honest, func(r *vpec.Record) { r.BoundedInference.OperatorCount++ }), tr: honest, input: input,
-			status: vpec.Fail, code: "PROFILE MISMATCH (gpu_class cpu)", want: "does not match its record", detail: "operator_count"},
+			status: verify.Fail, code: "PROFILE MISMATCH (gpu_class cpu)", want: "does not match its record", detail: "operator_count"},
 		{name: "other input committed", doc: seal("cpu", honest, func(r *vpec.Record) { r.CommitmentHash = "sha256:" + strings.Repeat("0", 64) }), tr: honest, input: input,
-			status: vpec.Fail, code: "PROFILE MISMATCH (gpu_class cpu)", detail: "the record commits to input"},
+			status: verify.Fail, code: "PROFILE MISMATCH (gpu_class cpu)", detail: "the record commits to input"},
 		{name: "profile not available", doc: seal("cpu", honest, nil), tr: honest, input: input, set: profile.NewSet(), loadErr: errLoad,
-			status: vpec.Fail, code: calibration.CodeProfileNotAvailable, missing: true, want: "pass it with --profile"},
+			status: verify.Fail, code: calibration.CodeProfileNotAvailable, missing: true, want: "pass it with --profile"},
 		{name: "profile signed by another key", doc: seal("cpu", honest, nil), tr: honest, input: input, trust: other.Trust, loadErr: errLoad,
-			status: vpec.Fail, code: calibration.CodeProfileInvalid},
-		{name: "uncalibrated gpu class", doc: seal("a100", honest, nil), tr: honest, input: input, status: vpec.Fail, loaded: true,
+			status: verify.Fail, code: calibration.CodeProfileInvalid},
+		{name: "uncalibrated gpu class", doc: seal("a100", honest, nil), tr: honest, input: input, status: verify.Fail, loaded: true,
 			code: "PROFILE MISMATCH (gpu_class a100)", want: "profile inconsistent", detail: "gpu_class a100 is not among"},
-		{name: "input not the committed one", doc: seal("cpu", honest, nil), tr: honest, input: []byte("another text"), status: vpec.Fail, loaded: true,
+		{name: "input not the committed one", doc: seal("cpu", honest, nil), tr: honest, input: []byte("another text"), status: verify.Fail, loaded: true,
 			code: "PROFILE MISMATCH (gpu_class cpu)", want: "the input given hashes to"},
 		{name: "model cannot load", doc: seal("cpu", honest, nil), tr: honest, input: input, loadErr: errLoad, loaded: true, wantErr: errLoad},
 	}
@@ -140,7 +143,7 @@ func TestAuditRecord(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if c.Name != vpec.CheckAudit || c.Status != tc.status || c.Code != tc.code || c.MissingTrust != tc.missing {
+			if c.Name != verify.CheckAudit || c.Status != tc.status || c.Code != tc.code || c.MissingTrust != tc.missing {
 				t.Fatalf("check %+v, want status %s code %q missing_trust %v", c, tc.status, tc.code, tc.missing)
 			}
 			if !strings.Contains(c.Message, tc.want) {

@@ -14,8 +14,9 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/svc-gov/svc/pkg/core/canonical"
+	"github.com/svc-gov/svc/pkg/core/commitment"
 	"github.com/svc-gov/svc/pkg/core/merkle"
-	"github.com/svc-gov/svc/pkg/core/vpec"
+	"github.com/svc-gov/svc/pkg/core/profile"
 )
 
 // Modes: full traces every operator with a float output; production
@@ -26,10 +27,12 @@ import (
 // stream) and, when the model ends in Softmax, the logits it normalises:
 // values that depend on the weights whatever the normalization's gamma and
 // beta (docs/BOUNDED.md).
+// They are the trace modes of pkg/core/profile, the one list a profile's
+// operator_counts and a VPEC record's trace_mode are checked against.
 const (
-	Full       = "full"
-	Production = "production"
-	Residual   = "residual"
+	Full       = profile.TraceFull
+	Production = profile.TraceProduction
+	Residual   = profile.TraceResidual
 )
 
 // Modes returns the trace modes, in the order documents list them.
@@ -185,7 +188,7 @@ func Root(ops []Operator) (string, error) {
 		}
 		leaves[i] = merkle.LeafHash(b)
 	}
-	return vpec.FormatHash(merkle.RootFromLeafHashes(leaves)), nil
+	return commitment.OfSHA256(merkle.RootFromLeafHashes(leaves)).String(), nil
 }
 
 // Trace is a trace file (it stays local).

@@ -30,7 +30,7 @@ import (
 	"github.com/svc-gov/svc/pkg/core/api"
 	"github.com/svc-gov/svc/pkg/core/signing"
 	"github.com/svc-gov/svc/pkg/core/sigstore"
-	"github.com/svc-gov/svc/pkg/core/vpec"
+	"github.com/svc-gov/svc/pkg/core/timestamp"
 	"github.com/svc-gov/svc/pkg/service/store"
 )
 
@@ -64,7 +64,7 @@ type Config struct {
 	// Signer and Timestamper sign and time-stamp the in-toto attestation
 	// download (as GET /api/v1/vpecs/{id}/attestation does).
 	Signer      *signing.Signer
-	Timestamper vpec.Timestamper
+	Timestamper timestamp.Timestamper
 	// AuthKey checks an API key given at sign-in exactly as the API's
 	// Authorization header is checked, returning the stored key; its
 	// error is shown to the user.

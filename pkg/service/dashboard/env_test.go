@@ -21,6 +21,7 @@ import (
 	"github.com/svc-gov/svc/pkg/core/api"
 	"github.com/svc-gov/svc/pkg/core/commitment"
 	"github.com/svc-gov/svc/pkg/core/profile"
+	"github.com/svc-gov/svc/pkg/core/stage"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/service/notify"
 	"github.com/svc-gov/svc/pkg/service/server"
@@ -148,7 +149,7 @@ func (e *env) seed() {
 	}
 	for i := range 2 {
 		if _, err := run.Record(ctx, "pii_detection", reg.ManifestID, vpec.ResultPass, []byte{byte(i)},
-			client.WithStage(vpec.StageOpenSourceML, vpec.StagePartInference), client.WithModelHash(modelMissing)); err != nil {
+			client.WithStage(stage.OpenSourceML, stage.PartInference), client.WithModelHash(modelMissing)); err != nil {
 			t.Fatal(err)
 		}
 	}

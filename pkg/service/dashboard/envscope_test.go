@@ -15,6 +15,7 @@ import (
 	"github.com/svc-gov/svc/pkg/client"
 	"github.com/svc-gov/svc/pkg/core/api"
 	"github.com/svc-gov/svc/pkg/core/commitment"
+	"github.com/svc-gov/svc/pkg/core/stage"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/service/dashboard"
 	"github.com/svc-gov/svc/pkg/service/server"
@@ -32,7 +33,7 @@ func (e *env) closedRun(key, workflow, model string) (string, string) {
 		e.t.Fatal(err)
 	}
 	if _, err := run.Record(ctx, "toxicity", commitment.String([]byte("m")), vpec.ResultPass, []byte("in"),
-		client.WithStage(vpec.StageOpenSourceML, vpec.StagePartInference), client.WithModelHash(model)); err != nil {
+		client.WithStage(stage.OpenSourceML, stage.PartInference), client.WithModelHash(model)); err != nil {
 		e.t.Fatal(err)
 	}
 	res, err := run.Close(ctx)

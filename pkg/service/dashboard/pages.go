@@ -17,6 +17,7 @@ import (
 	"github.com/svc-gov/svc/pkg/core/api"
 	"github.com/svc-gov/svc/pkg/core/profile"
 	"github.com/svc-gov/svc/pkg/core/sigstore"
+	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/service/store"
 	"github.com/svc-gov/svc/pkg/zk/zkverify"
@@ -41,16 +42,16 @@ var funcs = template.FuncMap{
 		return strings.Contains(","+strings.Join(list, ",")+",", ","+s+",")
 	},
 	"mark":   mark,
-	"status": func(s vpec.Status) string { return string(s) },
+	"status": func(s verify.Status) string { return string(s) },
 }
 
-func mark(s vpec.Status) string {
+func mark(s verify.Status) string {
 	switch s {
-	case vpec.Pass:
+	case verify.Pass:
 		return "✔ pass"
-	case vpec.Fail:
+	case verify.Fail:
 		return "✖ FAIL"
-	case vpec.Warn:
+	case verify.Warn:
 		return "! warn"
 	}
 	return "– n/a"
@@ -263,7 +264,7 @@ type storeProfiles struct {
 func (p storeProfiles) Profile(id string) ([]byte, error) {
 	sp, err := p.d.cfg.Storage.Profiles.ProfileByID(p.r.Context(), id)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, fmt.Errorf("profile %s: %w", id, vpec.ErrProfileNotFound)
+		return nil, fmt.Errorf("profile %s: %w", id, verify.ErrProfileNotFound)
 	}
 	return sp.Body, err
 }
@@ -287,13 +288,13 @@ func (d *Dashboard) vpecPage(w http.ResponseWriter, r *http.Request) {
 		d.serverError(w, r, err)
 		return
 	}
-	report, err := vpec.Verify(sv.Body, vpec.Options{Trust: d.cfg.Trust, Profiles: storeProfiles{d, r},
+	report, err := verify.Verify(sv.Body, verify.Options{Trust: d.cfg.Trust, Profiles: storeProfiles{d, r},
 		Proofs: &zkverify.Verifier{Trust: d.cfg.Trust, Circuits: circuits, Given: "published circuit entry"}, CircuitAdvice: CircuitAdvice})
 	if report == nil {
 		d.serverError(w, r, err)
 		return
 	}
-	report.TrustRoot = &vpec.TrustRoot{File: "this service's trust bundle", Source: "svc serve"}
+	report.TrustRoot = &verify.TrustRoot{File: "this service's trust bundle", Source: "svc serve"}
 	d.render(w, r, http.StatusOK, "vpec", map[string]any{
 		"Title": "VPEC " + sv.ID, "Report": report, "V": &v, "DecodeError": decodeErr, "Stored": sv, "Downloads": downloads, "MaxRecords": 200,
 	})
@@ -301,7 +302,7 @@ func (d *Dashboard) vpecPage(w http.ResponseWriter, r *http.Request) {
 
 // CircuitAdvice is what a VPEC page tells a user whose VPEC has a proof
 // whose circuit entry this service has not published
-// (vpec.Options.CircuitAdvice).
+// (verify.Options.CircuitAdvice).
 const CircuitAdvice = "this service has not published that circuit entry: an operator publishes it with svc registry publish-circuit, or check the proof offline with the entry (svc verify --circuit)"
 
 // publishedCircuits returns this service's published circuit entries

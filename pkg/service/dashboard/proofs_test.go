@@ -21,12 +21,14 @@ import (
 	"github.com/svc-gov/svc/pkg/app/quickstart"
 	"github.com/svc-gov/svc/pkg/app/webverify"
 	"github.com/svc-gov/svc/pkg/core/commitment"
+	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/service/dashboard"
 	"github.com/svc-gov/svc/pkg/service/server"
 	"github.com/svc-gov/svc/pkg/service/server/setup"
 	"github.com/svc-gov/svc/pkg/service/store"
 	"github.com/svc-gov/svc/pkg/service/store/sqlite"
+	"github.com/svc-gov/svc/pkg/zk/zkverify"
 )
 
 // storeVPEC seals a fresh run of org acme with body as its VPEC, written
@@ -74,7 +76,7 @@ func TestVPECPageUndecodable(t *testing.T) {
 			if !strings.Contains(body, `id="verdict"`) || strings.Contains(body, ">"+"VALID") {
 				t.Errorf("the verifier's report is missing or VALID")
 			}
-			if !strings.Contains(body, string(vpec.CheckSchema)) {
+			if !strings.Contains(body, string(verify.CheckSchema)) {
 				t.Error("the report does not name the schema check")
 			}
 		})
@@ -164,7 +166,7 @@ func startQuickstart(t *testing.T, page []byte) *qsService {
 			continue
 		}
 		q.proofs++
-		if r.ZKProof.Circuit != vpec.CircuitMLPHead {
+		if r.ZKProof.Circuit != zkverify.CircuitMLPHead {
 			continue
 		}
 		q.headID = r.ZKProof.CircuitID
@@ -292,7 +294,7 @@ func TestBrowserProofs(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(q.dir, "profile.json")); err == nil {
 			profile = []string{filepath.Join(q.dir, "profile.json")}
 		}
-		verify := func(name, vpecPath string, entries []string, folder string) webverify.Result {
+		verifyIn := func(name, vpecPath string, entries []string, folder string) webverify.Result {
 			actions := []chromedp.Action[chromedp.Void]{
 				chromedp.Evaluate[chromedp.Void](`window.svcLastResult = undefined; document.getElementById("circuit-files").value = ""; document.getElementById("circuit-folder").value = ""`),
 				chromedp.SetUploadFiles(chromedp.CSS("#vpec-file"), []string{vpecPath}),
@@ -317,28 +319,28 @@ func TestBrowserProofs(t *testing.T) {
 			b.Screenshot(strings.ReplaceAll(name, " ", "-"))
 			return res
 		}
-		zkCheck := func(res webverify.Result) (vpec.Status, string) {
-			c := res.Report.Check(vpec.CheckZK)
+		zkCheck := func(res webverify.Result) (verify.Status, string) {
+			c := res.Report.Check(verify.CheckZK)
 			return c.Status, c.Message
 		}
 		vp := filepath.Join(q.dir, "vpec.json")
-		res := verify("entries as files", vp, q.entries, "")
-		if st, msg := zkCheck(res); res.ExitCode != webverify.ExitValid || b.Text("#verdict") != "VALID" || st != vpec.Pass || !strings.HasPrefix(msg, valid) {
+		res := verifyIn("entries as files", vp, q.entries, "")
+		if st, msg := zkCheck(res); res.ExitCode != webverify.ExitValid || b.Text("#verdict") != "VALID" || st != verify.Pass || !strings.HasPrefix(msg, valid) {
 			t.Errorf("entries as files: exit %d %q, zk_proofs %s %q", res.ExitCode, b.Text("#verdict"), st, msg)
 		}
 		t.Logf("the quickstart VPEC with its %d proofs, verified in the page in %s ms", q.proofs, browsertest.Eval[string](b, `document.getElementById("result").dataset.ms`))
 		doc, _ := os.ReadFile(vp)
 		want := webverify.Verify(q.input(t, doc, q.entries))
-		if st, msg := zkCheck(res); want.Report.Verdict != res.Report.Verdict || want.Report.Check(vpec.CheckZK).Message != msg || st != want.Report.Check(vpec.CheckZK).Status {
-			t.Errorf("the page's zk_proofs %q, the library's %q", msg, want.Report.Check(vpec.CheckZK).Message)
+		if st, msg := zkCheck(res); want.Report.Verdict != res.Report.Verdict || want.Report.Check(verify.CheckZK).Message != msg || st != want.Report.Check(verify.CheckZK).Status {
+			t.Errorf("the page's zk_proofs %q, the library's %q", msg, want.Report.Check(verify.CheckZK).Message)
 		}
-		res = verify("entries as a folder", vp, nil, filepath.Dir(q.entries[0]))
-		if st, msg := zkCheck(res); res.ExitCode != webverify.ExitValid || st != vpec.Pass || !strings.HasPrefix(msg, valid) {
+		res = verifyIn("entries as a folder", vp, nil, filepath.Dir(q.entries[0]))
+		if st, msg := zkCheck(res); res.ExitCode != webverify.ExitValid || st != verify.Pass || !strings.HasPrefix(msg, valid) {
 			t.Errorf("entries as a folder: exit %d, zk_proofs %s %q (warnings %q)", res.ExitCode, st, msg, res.Warnings)
 		}
-		res = verify("garbled proof", q.garbled, q.entries, "")
+		res = verifyIn("garbled proof", q.garbled, q.entries, "")
 		failing := browsertest.Eval[string](b, `document.querySelector("#checks li[data-status=fail]").dataset.check`)
-		if st, msg := zkCheck(res); res.ExitCode != webverify.ExitInvalid || failing != "zk_proofs" || st != vpec.Fail || !strings.Contains(msg, "groth16 verify") {
+		if st, msg := zkCheck(res); res.ExitCode != webverify.ExitInvalid || failing != "zk_proofs" || st != verify.Fail || !strings.Contains(msg, "groth16 verify") {
 			t.Errorf("garbled proof: exit %d, first failing check %q, zk_proofs %s %q", res.ExitCode, failing, st, msg)
 		}
 		var others []string
@@ -350,7 +352,7 @@ func TestBrowserProofs(t *testing.T) {
 		if len(others) != len(q.entries)-1 {
 			t.Fatalf("the head's entry %s is not among %q", q.headID, q.entries)
 		}
-		res = verify("missing entry", vp, others, "")
+		res = verifyIn("missing entry", vp, others, "")
 		shown := b.Text("#checks li[data-check=zk_proofs]")
 		if res.ExitCode != webverify.ExitTrust || b.Text("#verdict") != "UNVERIFIED — CIRCUIT NOT AVAILABLE" || !strings.Contains(shown, q.headID) ||
 			!strings.Contains(shown, "add its signed circuit entry under Circuit entries") || strings.Contains(shown, "--circuit") {
@@ -369,8 +371,8 @@ func TestBrowserProofs(t *testing.T) {
 		b.Do("drop the entries", chromedp.Evaluate[chromedp.Void](`(() => { const dt = new DataTransfer(); [`+strings.Join(files, ",")+`].forEach(f => dt.items.add(f));
 			document.getElementById("drop").dispatchEvent(new DragEvent("drop", {dataTransfer: dt, bubbles: true, cancelable: true})); })()`))
 		poll(b, "dropped files listed", fmt.Sprintf(`(document.getElementById("dropped").textContent.match(/\(circuit entry\)/g) || []).length === %d`, len(q.entries)))
-		res = verify("entries dropped", vp, nil, "")
-		if st, msg := zkCheck(res); res.ExitCode != webverify.ExitValid || st != vpec.Pass || !strings.HasPrefix(msg, valid) {
+		res = verifyIn("entries dropped", vp, nil, "")
+		if st, msg := zkCheck(res); res.ExitCode != webverify.ExitValid || st != verify.Pass || !strings.HasPrefix(msg, valid) {
 			t.Errorf("entries dropped: exit %d, zk_proofs %s %q", res.ExitCode, st, msg)
 		}
 		if after := b.Requests(); len(after) != loaded {

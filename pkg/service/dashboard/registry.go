@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/svc-gov/svc/pkg/core/api"
+	"github.com/svc-gov/svc/pkg/core/commitment"
 	"github.com/svc-gov/svc/pkg/core/profile"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/service/store"
@@ -52,7 +53,7 @@ func openRunModels(ctx context.Context, st Storage, orgID, env string, budget *s
 				if h == "" && rec.BoundedInference != nil {
 					h = rec.BoundedInference.ONNXModelHash
 				}
-				if _, err := vpec.ParseHash(h); err == nil {
+				if _, err := commitment.ParseSHA256(h); err == nil {
 					here[h] = true
 				}
 			}
@@ -163,7 +164,7 @@ func models(ctx context.Context, st Storage, orgID, env string, budget *scanBudg
 			continue
 		}
 		for _, stg := range m.Stages {
-			if _, err := vpec.ParseHash(stg.ONNXModelHash); err == nil {
+			if _, err := commitment.ParseSHA256(stg.ONNXModelHash); err == nil {
 				mm := get(stg.ONNXModelHash)
 				mm.Seen = append(mm.Seen, fmt.Sprintf("manifest %s, stage %s", m.Name, stg.StageName))
 			}
@@ -189,7 +190,7 @@ func models(ctx context.Context, st Storage, orgID, env string, budget *scanBudg
 			if h == "" && rec.BoundedInference != nil {
 				h = rec.BoundedInference.ONNXModelHash
 			}
-			if _, err := vpec.ParseHash(h); err != nil {
+			if _, err := commitment.ParseSHA256(h); err != nil {
 				continue
 			}
 			bySeq[rec.Sequence] = h

@@ -50,9 +50,9 @@ const keyAlphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvw
 // NewAPIKey returns a fresh API key for env: the prefix (pk_sb_ or
 // pk_live_) and 32 random base62 characters (190 bits).
 func NewAPIKey(env vpec.Environment) (string, error) {
-	prefix := vpec.SandboxKeyPrefix
+	prefix := vpec.Sandbox.KeyPrefix()
 	if env == vpec.Production {
-		prefix = vpec.ProductionKeyPrefix
+		prefix = vpec.Production.KeyPrefix()
 	}
 	b := make([]byte, 32)
 	for i := range b {
@@ -123,7 +123,7 @@ func ListAPIKeys(ctx context.Context, st store.OrgReader, orgName string) ([]sto
 // ErrInvalid.
 func RevokeAPIKey(ctx context.Context, st store.OrgStore, id string, now time.Time) (store.APIKey, error) {
 	if !api.ValidKeyID(id) {
-		if _, ok := vpec.EnvironmentOf(id); ok && len(id) > 20 {
+		if _, ok := api.EnvironmentOf(id); ok && len(id) > 20 {
 			// Never echo what looks like a secret key into logs or terminals.
 			return store.APIKey{}, fmt.Errorf("%w API key id: that is a secret API key, not a key id; give the key's id, not the secret key itself ('svc admin key list' shows the ids, e.g. %s)", ErrInvalid, KeyID(id))
 		}

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/svc-gov/svc/pkg/core/api"
+	"github.com/svc-gov/svc/pkg/core/commitment"
+	"github.com/svc-gov/svc/pkg/core/names"
 	"github.com/svc-gov/svc/pkg/core/profile"
 	"github.com/svc-gov/svc/pkg/core/signing"
 	"github.com/svc-gov/svc/pkg/core/vpec"
@@ -59,7 +61,7 @@ func (s *Server) requestCalibration(w http.ResponseWriter, r *http.Request) {
 // organisation and stores it: the API's POST and the dashboard's form
 // both come here. Validation errors are *httpError (400).
 func (s *Server) createCalibrationRequest(ctx context.Context, key store.APIKey, in api.CalibrationRequestInput) (api.CalibrationRequestView, error) {
-	if _, err := vpec.ParseHash(in.ONNXModelHash); err != nil {
+	if _, err := commitment.ParseSHA256(in.ONNXModelHash); err != nil {
 		return api.CalibrationRequestView{}, badRequest("onnx_model_hash", "onnx_model_hash must be sha256:<64 hex> of the ONNX model file: %v", err)
 	}
 	if len(in.DesiredGPUClasses) == 0 {
@@ -81,7 +83,7 @@ func (s *Server) createCalibrationRequest(ctx context.Context, key store.APIKey,
 		return api.CalibrationRequestView{}, err
 	}
 	now := s.cfg.Now().UTC().Truncate(time.Microsecond)
-	c := store.CalibrationRequest{ID: vpec.NewID("cal_req_"), OrgID: org.ID, ModelHash: in.ONNXModelHash,
+	c := store.CalibrationRequest{ID: names.NewID("cal_req_"), OrgID: org.ID, ModelHash: in.ONNXModelHash,
 		ModelDescription: in.ModelDescription, HubModelID: in.HubModelID, GPUClasses: in.DesiredGPUClasses,
 		NotifyEmail: in.NotifyEmail, Status: CalQueued, EstimatedCompletion: turnaround[org.Tier], CreatedAt: now, UpdatedAt: now}
 	if c.EstimatedCompletion == "" {

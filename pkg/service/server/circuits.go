@@ -9,7 +9,10 @@ import (
 	"time"
 
 	"github.com/svc-gov/svc/pkg/core/api"
+	"github.com/svc-gov/svc/pkg/core/commitment"
 	"github.com/svc-gov/svc/pkg/core/document"
+	"github.com/svc-gov/svc/pkg/core/gap"
+	"github.com/svc-gov/svc/pkg/core/names"
 	"github.com/svc-gov/svc/pkg/core/signing"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/service/store"
@@ -96,13 +99,13 @@ func (s *Server) circuits(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, badRequest("model_hash", "give exactly one of model_hash (the model's onnx_model_hash) and circuit_id"))
 		return
 	case model != "":
-		if _, err := vpec.ParseHash(model); err != nil {
+		if _, err := commitment.ParseSHA256(model); err != nil {
 			s.fail(w, r, badRequest("model_hash", "model_hash: %v", err))
 			return
 		}
 		c, err = cs.CircuitByModelHash(r.Context(), model)
 	default:
-		if _, err := vpec.ParseHash(id); err != nil {
+		if _, err := commitment.ParseSHA256(id); err != nil {
 			s.fail(w, r, badRequest("circuit_id", "circuit_id: %v", err))
 			return
 		}
@@ -166,5 +169,5 @@ func (s *Server) circuitGap(r *http.Request, rec *vpec.Record, stamp string) (*v
 		}
 	}
 	check, sq := rec.Check, rec.Sequence
-	return &vpec.Gap{GapID: vpec.NewID("gap_"), GapType: vpec.GapCircuitMissing, Severity: vpec.Medium, Check: &check, Sequence: &sq, Timestamp: stamp}, nil
+	return &vpec.Gap{GapID: names.NewID("gap_"), GapType: gap.CircuitMissing, Severity: gap.Medium, Check: &check, Sequence: &sq, Timestamp: stamp}, nil
 }

@@ -11,6 +11,9 @@ import (
 
 	"github.com/svc-gov/svc/pkg/core/api"
 	"github.com/svc-gov/svc/pkg/core/document"
+	"github.com/svc-gov/svc/pkg/core/gap"
+	"github.com/svc-gov/svc/pkg/core/issue"
+	"github.com/svc-gov/svc/pkg/core/names"
 	"github.com/svc-gov/svc/pkg/core/profile"
 	"github.com/svc-gov/svc/pkg/core/signing"
 	"github.com/svc-gov/svc/pkg/core/vpec"
@@ -44,7 +47,7 @@ type RunLimits struct {
 	// MaxRecords bounds the records of a run (DefaultMaxRecordsPerRun).
 	MaxRecords int64
 	// MaxDocumentBytes is the VPEC size the byte budget keeps below
-	// (vpec.MaxDocumentBytes; tests use less).
+	// (document.MaxSize; tests use less).
 	MaxDocumentBytes int64
 }
 
@@ -59,7 +62,7 @@ func (l RunLimits) withDefaults() RunLimits {
 		l.MaxRecords = DefaultMaxRecordsPerRun
 	}
 	if l.MaxDocumentBytes <= 0 {
-		l.MaxDocumentBytes = vpec.MaxDocumentBytes
+		l.MaxDocumentBytes = document.MaxSize
 	}
 	return l
 }
@@ -127,7 +130,7 @@ func (s *Server) issue(r *http.Request, run store.Run) (*vpec.VPEC, []byte, erro
 	ctx := r.Context()
 	stamp := vpec.FormatTime(s.cfg.Now().UTC())
 	v := &vpec.VPEC{
-		VPECID: vpec.NewID("vpec_"), RunID: run.ID, WorkflowID: run.WorkflowID, OrgID: run.OrgID,
+		VPECID: names.NewID("vpec_"), RunID: run.ID, WorkflowID: run.WorkflowID, OrgID: run.OrgID,
 		Environment: vpec.Environment(run.Environment), APIKeyID: run.APIKeyID, IssuedAt: stamp, OpenedAt: vpec.FormatTime(run.OpenedAt),
 	}
 	recs := make([]vpec.Record, 0, run.RecordCount)
@@ -148,7 +151,7 @@ func (s *Server) issue(r *http.Request, run store.Run) (*vpec.VPEC, []byte, erro
 			}
 			if !ok {
 				check, sq := rec.Check, rec.Sequence
-				profileGaps = append(profileGaps, vpec.Gap{GapID: vpec.NewID("gap_"), GapType: vpec.GapModelProfileMissing, Severity: vpec.Medium, Check: &check, Sequence: &sq, Timestamp: stamp})
+				profileGaps = append(profileGaps, vpec.Gap{GapID: names.NewID("gap_"), GapType: gap.ModelProfileMissing, Severity: gap.Medium, Check: &check, Sequence: &sq, Timestamp: stamp})
 			}
 		}
 		if rec.RaisesCircuitMissing() {
@@ -178,9 +181,9 @@ func (s *Server) issue(r *http.Request, run store.Run) (*vpec.VPEC, []byte, erro
 		// client can add what is missing and close again.
 		return nil, nil, &refusedClose{err}
 	}
-	v.Gaps = append(vpec.IssueGaps(run.ID, recs, jcs, stamp), profileGaps...)
+	v.Gaps = append(issue.Gaps(run.ID, recs, jcs, stamp), profileGaps...)
 	v.Records = recs
-	vpec.Finish(v, jcs)
+	issue.Finish(v, jcs)
 	count := len(recs)
 	v.Records, recs, jcs = []vpec.Record{}, nil, nil
 	collect(bodyBytes) // the chain bytes are garbage now: reuse their memory
@@ -197,7 +200,7 @@ func (s *Server) issue(r *http.Request, run store.Run) (*vpec.VPEC, []byte, erro
 	sig := s.cfg.Signer.Sign(msg)
 	msg = nil
 	collect(bodyBytes)
-	token, err := s.cfg.Timestamper.Timestamp(ctx, vpec.TimestampImprint(sig))
+	token, err := s.cfg.Timestamper.Timestamp(ctx, issue.TimestampImprint(sig))
 	if err != nil {
 		// The run stays sealed without a VPEC either way; a close with the
 		// same Idempotency-Key completes it.

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/svc-gov/svc/pkg/core/api"
+	"github.com/svc-gov/svc/pkg/core/timestamp"
+	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/service/server"
 	"github.com/svc-gov/svc/pkg/service/store/sqlite"
@@ -23,7 +25,7 @@ import (
 // answers only when the request's context is done, with its error; the
 // error is also sent on abandoned. Otherwise it asks next.
 type hangingTSA struct {
-	next      vpec.Timestamper
+	next      timestamp.Timestamper
 	hang      atomic.Bool
 	arrived   chan struct{}
 	abandoned chan error
@@ -158,7 +160,7 @@ func TestCloseClientDisconnects(t *testing.T) {
 		t.Fatalf("close retried with its key: %d %s %v", code, doc, err)
 	}
 	var v vpec.VPEC
-	if rep, err := vpec.Verify(doc, vpec.Options{Trust: mat.Trust}); err != nil || rep.Verdict != "VALID" || json.Unmarshal(doc, &v) != nil || len(v.Records) != 2 {
+	if rep, err := verify.Verify(doc, verify.Options{Trust: mat.Trust}); err != nil || rep.Verdict != "VALID" || json.Unmarshal(doc, &v) != nil || len(v.Records) != 2 {
 		t.Errorf("VPEC: %v, %d records; want VALID with the 2 acknowledged", err, len(v.Records))
 	}
 	if code, again, _ := e.post(hs.URL, "/api/v1/runs/"+run.RunID+"/close", nil, map[string]string{"Idempotency-Key": "k-1"}); code != 200 || !bytes.Equal(again, doc) {

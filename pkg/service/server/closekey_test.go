@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/svc-gov/svc/pkg/core/api"
+	"github.com/svc-gov/svc/pkg/core/timestamp"
+	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/service/server"
 	"github.com/svc-gov/svc/pkg/service/store/sqlite"
@@ -20,7 +22,7 @@ import (
 
 // flakyTSA fails while down is set.
 type flakyTSA struct {
-	next vpec.Timestamper
+	next timestamp.Timestamper
 	down atomic.Bool
 }
 
@@ -127,7 +129,7 @@ func TestCloseIdempotency(t *testing.T) {
 	if code != 200 {
 		t.Fatalf("close retried with its key: %d %s", code, doc)
 	}
-	if rep, err := vpec.Verify(doc, vpec.Options{Trust: mat.Trust}); err != nil || rep.Verdict != "VALID" || json.Unmarshal(doc, &v) != nil || len(v.Records) != 2 {
+	if rep, err := verify.Verify(doc, verify.Options{Trust: mat.Trust}); err != nil || rep.Verdict != "VALID" || json.Unmarshal(doc, &v) != nil || len(v.Records) != 2 {
 		t.Errorf("VPEC: %s, %d records; want VALID with the 2 acknowledged", rep.Verdict, len(v.Records))
 	}
 	if code, again := closeWith(run.RunID, "k-3"); code != 200 || !bytes.Equal(again, doc) {

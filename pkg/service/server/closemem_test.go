@@ -17,6 +17,7 @@ import (
 
 	"github.com/svc-gov/svc/pkg/core/api"
 	"github.com/svc-gov/svc/pkg/core/canonical"
+	"github.com/svc-gov/svc/pkg/core/issue"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/service/store"
 	"github.com/svc-gov/svc/pkg/service/store/sqlite"
@@ -67,7 +68,7 @@ func TestCloseMemory(t *testing.T) {
 		rec.Sequence = int64(i + 1)
 		rec.Details = map[string]any{"blob": pad}
 		recs := []vpec.Record{rec}
-		if prev, err = vpec.Chain(prev, recs); err != nil {
+		if prev, err = issue.Chain(prev, recs); err != nil {
 			t.Fatal(err)
 		}
 		b, err := canonical.Marshal(recs[0])

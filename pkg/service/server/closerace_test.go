@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/svc-gov/svc/pkg/core/api"
-	"github.com/svc-gov/svc/pkg/core/vpec"
+	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/service/store"
 	"github.com/svc-gov/svc/pkg/service/store/postgres"
 	"github.com/svc-gov/svc/pkg/service/store/sqlite"
@@ -90,7 +90,7 @@ func closeRaceTrials(t *testing.T, e *stressEnv, trials int) {
 		if err != nil || code != 200 || !bytes.Equal(stored, doc) {
 			t.Fatalf("trial %d: the stored VPEC %s is not the one returned (%d %v)", trial, got.VPECID, code, err)
 		}
-		if r, err := vpec.Verify(doc, vpec.Options{Trust: e.trust}); err != nil || r.Verdict != "VALID" || r.Records != 3 {
+		if r, err := verify.Verify(doc, verify.Options{Trust: e.trust}); err != nil || r.Verdict != "VALID" || r.Records != 3 {
 			t.Fatalf("trial %d: %s, %d records", trial, r.Verdict, r.Records)
 		}
 	}

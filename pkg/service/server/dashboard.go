@@ -11,7 +11,6 @@ import (
 
 	"github.com/svc-gov/svc/pkg/core/api"
 	"github.com/svc-gov/svc/pkg/core/sigstore"
-	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/service/dashboard"
 	"github.com/svc-gov/svc/pkg/service/store"
 )
@@ -57,7 +56,7 @@ func (s *Server) mountDashboard() error {
 		// Sign-in reads the key from the store, never from the key cache:
 		// a key revoked a moment ago creates no session.
 		AuthKey: func(ctx context.Context, key string) (store.APIKey, error) {
-			if _, ok := vpec.EnvironmentOf(key); !ok {
+			if _, ok := api.EnvironmentOf(key); !ok {
 				return store.APIKey{}, errors.New("API keys start with pk_sb_ (sandbox) or pk_live_ (production)")
 			}
 			return s.freshAPIKey(ctx, HashKey(key))

@@ -11,6 +11,8 @@ import (
 	"github.com/svc-gov/svc/pkg/core/canonical"
 	"github.com/svc-gov/svc/pkg/core/commitment"
 	"github.com/svc-gov/svc/pkg/core/disclosure"
+	"github.com/svc-gov/svc/pkg/core/issue"
+	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 )
 
@@ -28,7 +30,7 @@ func (e *env) postRaw(runID, body string) (int, api.ErrorBody, []byte) {
 		code, _, eb, data := e.raw("POST", "/api/v1/runs/"+runID+"/records", e.keyB, []string{"application/json"}, body)
 		return code, eb, data
 	}
-	ch := vpec.FormatHash(vpec.NextChainHash(vpec.Genesis(runID), tree.Canonical("chain_hash")))
+	ch := commitment.OfSHA256(vpec.NextChainHash(vpec.Genesis(runID), tree.Canonical("chain_hash"))).String()
 	full := `{"chain_hash":"` + ch + `",` + strings.TrimPrefix(strings.TrimSpace(body), "{")
 	code, _, eb, data := e.raw("POST", "/api/v1/runs/"+runID+"/records", e.keyB, []string{"application/json"}, full)
 	return code, eb, data
@@ -289,7 +291,7 @@ func TestHostileSaltReusedAcrossRecords(t *testing.T) {
 	recs[1].Check, recs[1].ManifestID, recs[1].Visibility, recs[1].Manifest = recs[0].Check, recs[0].ManifestID, vpec.Selective, recs[0].Manifest
 	recs[1].CommitmentHash, recs[1].FieldDigests = recs[0].CommitmentHash, recs[0].FieldDigests
 	recs[1].Disclosures = recs[0].Disclosures
-	vpec.Chain(vpec.Genesis(run.RunID), recs)
+	issue.Chain(vpec.Genesis(run.RunID), recs)
 	for _, r := range recs {
 		if code, body := e.do("POST", "/api/v1/runs/"+run.RunID+"/records", e.keyB, r, nil); code != 201 {
 			t.Fatalf("record %d: %d %s", r.Sequence, code, body)
@@ -300,8 +302,8 @@ func TestHostileSaltReusedAcrossRecords(t *testing.T) {
 		t.Fatalf("close: %d %s", code, doc)
 	}
 	rep := e.verify(doc)
-	c := rep.Check(vpec.CheckDisclosure)
-	if rep.Valid || c.Status != vpec.Fail || c.Code != "SALT REUSED" || !strings.Contains(c.Message, "record 2") {
+	c := rep.Check(verify.CheckDisclosure)
+	if rep.Valid || c.Status != verify.Fail || c.Code != "SALT REUSED" || !strings.Contains(c.Message, "record 2") {
 		t.Fatalf("%s: %+v", rep.Verdict, c)
 	}
 }
@@ -315,7 +317,7 @@ func TestHostileCarriedManifestSpelling(t *testing.T) {
 	run := e.open(e.keyB)
 	recs := chain(run.RunID, 1)
 	makeSelective(t, &recs[0], `{"document_type":"passport"}`, []string{"document_type"})
-	vpec.Chain(vpec.Genesis(run.RunID), recs)
+	issue.Chain(vpec.Genesis(run.RunID), recs)
 	if code, body := e.do("POST", "/api/v1/runs/"+run.RunID+"/records", e.keyB, recs[0], nil); code != 201 {
 		t.Fatalf("record: %d %s", code, body)
 	}
@@ -337,8 +339,8 @@ func TestHostileCarriedManifestSpelling(t *testing.T) {
 			}
 			bad := strings.Replace(string(doc), edit[0], edit[1], 1)
 			rep := e.verify([]byte(bad))
-			c := rep.Check(vpec.CheckSchema)
-			if rep.Valid || c == nil || c.Status != vpec.Fail || !strings.Contains(c.Message+strings.Join(c.Details, " "), "manifest") {
+			c := rep.Check(verify.CheckSchema)
+			if rep.Valid || c == nil || c.Status != verify.Fail || !strings.Contains(c.Message+strings.Join(c.Details, " "), "manifest") {
 				t.Fatalf("%s: schema %+v", rep.Verdict, c)
 			}
 		})
@@ -364,7 +366,7 @@ func TestHostileDisclosuresRaceClose(t *testing.T) {
 				recs[i].Visibility, recs[i].CommitmentHash, recs[i].DisclosedInput = vpec.Transparent, commitment.String(in), disclosure.EncodeBytes(in)
 			}
 		}
-		vpec.Chain(vpec.Genesis(run.RunID), recs)
+		issue.Chain(vpec.Genesis(run.RunID), recs)
 		codes := make([]int, n)
 		var closeCode int
 		var doc []byte
@@ -407,7 +409,7 @@ func TestHostileDisclosuresRaceClose(t *testing.T) {
 			}
 		}
 		t.Logf("trial %d: %d of %d records accepted before the seal", trial, accepted, n)
-		if c := rep.Check(vpec.CheckDisclosure); accepted > 0 && (c.Status != vpec.Pass || len(rep.Disclosed) != accepted) {
+		if c := rep.Check(verify.CheckDisclosure); accepted > 0 && (c.Status != verify.Pass || len(rep.Disclosed) != accepted) {
 			t.Fatalf("trial %d: %d accepted, disclosures %+v, %d disclosed", trial, accepted, c, len(rep.Disclosed))
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"github.com/svc-gov/svc/pkg/core/api"
 	"github.com/svc-gov/svc/pkg/core/commitment"
 	"github.com/svc-gov/svc/pkg/core/disclosure"
+	"github.com/svc-gov/svc/pkg/core/issue"
+	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 )
 
@@ -93,7 +95,7 @@ func TestDisclosuresInVPEC(t *testing.T) {
 	in := []byte{0, 1, 2, 0xfe}
 	recs[1].Visibility, recs[1].CommitmentHash, recs[1].DisclosedInput = vpec.Transparent, commitment.String(in), disclosure.EncodeBytes(in)
 	makeSelective(t, &recs[2], `{"document_type":"passport","jurisdiction":"FR","name":"Alice"}`, []string{"document_type", "jurisdiction"})
-	vpec.Chain(vpec.Genesis(run.RunID), recs)
+	issue.Chain(vpec.Genesis(run.RunID), recs)
 	for _, r := range recs {
 		if code, body := e.do("POST", "/api/v1/runs/"+run.RunID+"/records", e.keyA, r, nil); code != 201 {
 			t.Fatalf("record %d: %d %s", r.Sequence, code, body)
@@ -104,8 +106,8 @@ func TestDisclosuresInVPEC(t *testing.T) {
 		t.Fatalf("close: %d %s", code, doc)
 	}
 	rep := e.verify(doc)
-	c := rep.Check(vpec.CheckDisclosure)
-	if !rep.Valid || c.Status != vpec.Pass || !strings.HasPrefix(c.Message, "2 disclosed inputs") {
+	c := rep.Check(verify.CheckDisclosure)
+	if !rep.Valid || c.Status != verify.Pass || !strings.HasPrefix(c.Message, "2 disclosed inputs") {
 		t.Fatalf("%s: %+v", rep.Verdict, c)
 	}
 	var v vpec.VPEC

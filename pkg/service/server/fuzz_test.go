@@ -14,6 +14,8 @@ import (
 	"github.com/svc-gov/svc/pkg/core/api"
 	"github.com/svc-gov/svc/pkg/core/commitment"
 	"github.com/svc-gov/svc/pkg/core/disclosure"
+	"github.com/svc-gov/svc/pkg/core/profile"
+	"github.com/svc-gov/svc/pkg/core/stage"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/service/server"
 	"github.com/svc-gov/svc/pkg/service/store/sqlite"
@@ -114,9 +116,9 @@ func FuzzRequestBodies(f *testing.F) {
 	// documented maxima and int64 edges (sequence, min_duration_seconds,
 	// operator_count).
 	bi := rec
-	bi.ProofLevel, bi.StageType, bi.StagePart = vpec.OperatorBound, vpec.StageBoundCommittedInference, vpec.StagePartInference
+	bi.ProofLevel, bi.StageType, bi.StagePart = vpec.OperatorBound, stage.BoundCommittedInference, stage.PartInference
 	bi.BoundedInference = &vpec.BoundedInference{ProfileID: "acme/pii-class/v1.0.0", GPUClass: "cpu", ONNXModelHash: commitment.String([]byte("m")),
-		TraceMode: vpec.TraceProduction, OperatorCount: 9, MerkleRoot: commitment.String([]byte("t"))}
+		TraceMode: profile.TraceProduction, OperatorCount: 9, MerkleRoot: commitment.String([]byte("t"))}
 	biJSON, _ := json.Marshal(bi)
 	for _, seed := range []struct {
 		route int

@@ -18,6 +18,8 @@ import (
 
 	"github.com/svc-gov/svc/pkg/core/api"
 	"github.com/svc-gov/svc/pkg/core/canonical"
+	"github.com/svc-gov/svc/pkg/core/issue"
+	"github.com/svc-gov/svc/pkg/core/timestamp"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/service/server"
 	"github.com/svc-gov/svc/pkg/service/store"
@@ -43,7 +45,7 @@ type hostile struct {
 // countingTSA counts timestamp requests and, while gate is set, holds each
 // one until gate is closed.
 type countingTSA struct {
-	next vpec.Timestamper
+	next timestamp.Timestamper
 	n    atomic.Int64
 	mu   sync.Mutex
 	gate chan struct{}
@@ -225,7 +227,7 @@ func (h *hostile) bigRun(key string, mb int) string {
 		recs[0].Sequence = int64(i + 1)
 		recs[0].Details = map[string]any{"blob": pad}
 		var err error
-		if prev, err = vpec.Chain(prev, recs); err != nil {
+		if prev, err = issue.Chain(prev, recs); err != nil {
 			h.t.Fatal(err)
 		}
 		b, err := canonical.Marshal(recs[0])

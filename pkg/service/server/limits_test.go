@@ -12,7 +12,11 @@ import (
 
 	"github.com/svc-gov/svc/pkg/core/api"
 	"github.com/svc-gov/svc/pkg/core/commitment"
+	"github.com/svc-gov/svc/pkg/core/issue"
+	"github.com/svc-gov/svc/pkg/core/names"
 	"github.com/svc-gov/svc/pkg/core/profile"
+	"github.com/svc-gov/svc/pkg/core/stage"
+	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/service/server"
 )
@@ -212,7 +216,7 @@ func TestFieldErrorIs(t *testing.T) {
 	m := api.Manifest{Name: "a\u202Eb", Version: "1"}
 	err := m.CheckLimits()
 	var fe *api.FieldError
-	if !errors.As(err, &fe) || fe.Field != "name" || !errors.Is(err, api.ErrLimit) || !errors.Is(err, vpec.ErrInvalidName) {
+	if !errors.As(err, &fe) || fe.Field != "name" || !errors.Is(err, api.ErrLimit) || !errors.Is(err, names.ErrInvalidName) {
 		t.Fatalf("%v", err)
 	}
 }
@@ -226,7 +230,7 @@ func (e *env) recordOne(key string, mutate func(*vpec.Record)) (vpec.Record, int
 	rec.CheckResult = vpec.ResultPass
 	mutate(&rec)
 	recs := []vpec.Record{rec}
-	if _, err := vpec.Chain(vpec.Genesis(run.RunID), recs); err != nil {
+	if _, err := issue.Chain(vpec.Genesis(run.RunID), recs); err != nil {
 		e.t.Fatal(err)
 	}
 	body, _ := json.Marshal(recs[0])
@@ -249,14 +253,14 @@ func TestClaimsNeedEvidence(t *testing.T) {
 		fields string
 	}{
 		{"mathematical bare", vpec.Mathematical, "", "", 422, api.CodeClaimWithoutEvidence, "proof_level"},
-		{"mathematical open_source_ml pre", vpec.Mathematical, vpec.StageOpenSourceML, vpec.StagePartPre, 422, api.CodeClaimWithoutEvidence, "proof_level"},
-		{"mathematical bci inference", vpec.Mathematical, vpec.StageBoundCommittedInference, vpec.StagePartInference, 422, api.CodeClaimWithoutEvidence, "proof_level"},
-		{"mathematical bci no part", vpec.Mathematical, vpec.StageBoundCommittedInference, "", 422, api.CodeClaimWithoutEvidence, "proof_level"},
-		{"mathematical bci pre", vpec.Mathematical, vpec.StageBoundCommittedInference, vpec.StagePartPre, 201, "", ""},
-		{"mathematical bci post", vpec.Mathematical, vpec.StageBoundCommittedInference, vpec.StagePartPost, 201, "", ""},
-		{"mathematical bci pre, check without a part", vpec.Mathematical, vpec.StageBoundCommittedInference, vpec.StagePartPre, 422, api.CodeClaimWithoutEvidence, "proof_level"},
+		{"mathematical open_source_ml pre", vpec.Mathematical, stage.OpenSourceML, stage.PartPre, 422, api.CodeClaimWithoutEvidence, "proof_level"},
+		{"mathematical bci inference", vpec.Mathematical, stage.BoundCommittedInference, stage.PartInference, 422, api.CodeClaimWithoutEvidence, "proof_level"},
+		{"mathematical bci no part", vpec.Mathematical, stage.BoundCommittedInference, "", 422, api.CodeClaimWithoutEvidence, "proof_level"},
+		{"mathematical bci pre", vpec.Mathematical, stage.BoundCommittedInference, stage.PartPre, 201, "", ""},
+		{"mathematical bci post", vpec.Mathematical, stage.BoundCommittedInference, stage.PartPost, 201, "", ""},
+		{"mathematical bci pre, check without a part", vpec.Mathematical, stage.BoundCommittedInference, stage.PartPre, 422, api.CodeClaimWithoutEvidence, "proof_level"},
 		{"verifiable_inference", vpec.VerifiableInference, "", "", 422, "", "proof_level"},
-		{"verifiable_inference bci pre", vpec.VerifiableInference, vpec.StageBoundCommittedInference, vpec.StagePartPre, 422, "", "proof_level"},
+		{"verifiable_inference bci pre", vpec.VerifiableInference, stage.BoundCommittedInference, stage.PartPre, 422, "", "proof_level"},
 		{"execution", vpec.Execution, "", "", 201, "", ""},
 		{"attestation", vpec.Attestation, "", "", 201, "", ""},
 		{"witnessed without review", vpec.Witnessed, "", "", 422, api.CodeClaimWithoutEvidence, "proof_level"},
@@ -362,7 +366,7 @@ func TestNullDetails(t *testing.T) {
 // refused naming the block.
 func TestRecordBlockWithoutLevel(t *testing.T) {
 	e := newEnv(t)
-	bi := &vpec.BoundedInference{ProfileID: "p", GPUClass: "cpu", ONNXModelHash: vpec.FormatHash([32]byte{1}), TraceMode: vpec.TraceFull, OperatorCount: 3, MerkleRoot: vpec.FormatHash([32]byte{2})}
+	bi := &vpec.BoundedInference{ProfileID: "p", GPUClass: "cpu", ONNXModelHash: commitment.OfSHA256([32]byte{1}).String(), TraceMode: profile.TraceFull, OperatorCount: 3, MerkleRoot: commitment.OfSHA256([32]byte{2}).String()}
 	_, code, eb, data := e.recordOne(e.keyB, func(r *vpec.Record) { r.BoundedInference = bi })
 	if code != 400 || eb.Error.Field != "bounded_inference" {
 		t.Fatalf("%d %s, want 400 naming bounded_inference", code, data)
@@ -387,21 +391,21 @@ func TestCloseNeedsDecompositionAnchor(t *testing.T) {
 	decomposition := func(runID string, withInference bool) []vpec.Record {
 		recs := chain(runID, 3)
 		for i := range recs {
-			recs[i].ProofLevel, recs[i].StageType = vpec.Mathematical, vpec.StageBoundCommittedInference
+			recs[i].ProofLevel, recs[i].StageType = vpec.Mathematical, stage.BoundCommittedInference
 			recs[i].CheckResult, recs[i].CommitmentHash = vpec.ResultPass, input
 		}
 		recs[0].Check, recs[1].Check, recs[2].Check = "pii:tokenization", "pii", "pii:threshold_check"
-		recs[0].StagePart, recs[2].StagePart = vpec.StagePartPre, vpec.StagePartPost
-		recs[1].StagePart = vpec.StagePartInference
+		recs[0].StagePart, recs[2].StagePart = stage.PartPre, stage.PartPost
+		recs[1].StagePart = stage.PartInference
 		if withInference {
 			recs[1].ProofLevel, recs[1].ONNXModelHash = vpec.OperatorBound, model
 			recs[1].BoundedInference = &vpec.BoundedInference{ProfileID: p.ProfileID, GPUClass: "cpu", ONNXModelHash: model,
-				TraceMode: vpec.TraceFull, OperatorCount: 100, MerkleRoot: vpec.FormatHash([32]byte{7})}
+				TraceMode: profile.TraceFull, OperatorCount: 100, MerkleRoot: commitment.OfSHA256([32]byte{7}).String()}
 		} else {
 			recs = append(recs[:1], recs[2])
 			recs[1].Sequence = 2
 		}
-		vpec.Chain(vpec.Genesis(runID), recs)
+		issue.Chain(vpec.Genesis(runID), recs)
 		return recs
 	}
 	for _, with := range []bool{false, true} {
@@ -424,12 +428,12 @@ func TestCloseNeedsDecompositionAnchor(t *testing.T) {
 			e.do("GET", "/api/v1/runs/"+run.RunID, e.keyB, nil, &got)
 			inf := chain(run.RunID, 1)[0]
 			inf.Sequence, inf.CheckResult, inf.Check, inf.CommitmentHash = 3, vpec.ResultPass, "pii", input
-			inf.ProofLevel, inf.StageType, inf.StagePart, inf.ONNXModelHash = vpec.OperatorBound, vpec.StageBoundCommittedInference, vpec.StagePartInference, model
+			inf.ProofLevel, inf.StageType, inf.StagePart, inf.ONNXModelHash = vpec.OperatorBound, stage.BoundCommittedInference, stage.PartInference, model
 			inf.BoundedInference = &vpec.BoundedInference{ProfileID: p.ProfileID, GPUClass: "cpu", ONNXModelHash: model,
-				TraceMode: vpec.TraceFull, OperatorCount: 100, MerkleRoot: vpec.FormatHash([32]byte{8})}
-			prev, _ := vpec.ParseHash(got.LastChainHash)
+				TraceMode: profile.TraceFull, OperatorCount: 100, MerkleRoot: commitment.OfSHA256([32]byte{8}).String()}
+			prev, _ := commitment.ParseSHA256(got.LastChainHash)
 			one := []vpec.Record{inf}
-			vpec.Chain(prev, one)
+			issue.Chain(prev, one)
 			if code, body := e.do("POST", "/api/v1/runs/"+run.RunID+"/records", e.keyB, one[0], nil); code != 201 || got.Status != api.RunOpen {
 				t.Fatalf("the refused close sealed the run (%s): the inference record got %d %s", got.Status, code, body)
 			}
@@ -448,7 +452,7 @@ func TestCloseNeedsDecompositionAnchor(t *testing.T) {
 			if _, err := set.Add(sp.Body); err != nil {
 				t.Fatal(err)
 			}
-			if rep, err := vpec.Verify(doc, vpec.Options{Trust: e.mat.Trust, Profiles: set}); err != nil || !rep.Valid {
+			if rep, err := verify.Verify(doc, verify.Options{Trust: e.mat.Trust, Profiles: set}); err != nil || !rep.Valid {
 				t.Fatalf("anchored decomposition: %s %+v", rep.Verdict, rep.Checks)
 			}
 		}
@@ -456,7 +460,7 @@ func TestCloseNeedsDecompositionAnchor(t *testing.T) {
 }
 
 // The service seals a mathematical condition only beside the inference of
-// its own decomposition, the verifier's rule (vpec.Claims): an
+// its own decomposition, the verifier's rule (verify.Claims): an
 // operator_bound record of another check or input is not its evidence
 // (422 at close), and a mathematical record whose check names no part is
 // refused at once. Found: any operator_bound record let the run close, and
@@ -489,17 +493,17 @@ func TestCloseNeedsOwnInference(t *testing.T) {
 			run := e.open(e.keyB)
 			recs := chain(run.RunID, 2)
 			for i := range recs {
-				recs[i].CheckResult, recs[i].StageType, recs[i].CommitmentHash = vpec.ResultPass, vpec.StageBoundCommittedInference, input
+				recs[i].CheckResult, recs[i].StageType, recs[i].CommitmentHash = vpec.ResultPass, stage.BoundCommittedInference, input
 			}
-			recs[0].Check, recs[0].StagePart = tc.inference, vpec.StagePartInference
+			recs[0].Check, recs[0].StagePart = tc.inference, stage.PartInference
 			recs[0].ProofLevel, recs[0].ONNXModelHash = vpec.OperatorBound, model
 			recs[0].BoundedInference = &vpec.BoundedInference{ProfileID: p.ProfileID, GPUClass: "cpu", ONNXModelHash: model,
-				TraceMode: vpec.TraceFull, OperatorCount: 100, MerkleRoot: vpec.FormatHash([32]byte{7})}
-			recs[1].Check, recs[1].StagePart, recs[1].ProofLevel = tc.condition, vpec.StagePartPost, vpec.Mathematical
+				TraceMode: profile.TraceFull, OperatorCount: 100, MerkleRoot: commitment.OfSHA256([32]byte{7}).String()}
+			recs[1].Check, recs[1].StagePart, recs[1].ProofLevel = tc.condition, stage.PartPost, vpec.Mathematical
 			if tc.otherInput {
 				recs[1].CommitmentHash = commitment.String([]byte("another input"))
 			}
-			vpec.Chain(vpec.Genesis(run.RunID), recs)
+			issue.Chain(vpec.Genesis(run.RunID), recs)
 			for i, r := range recs {
 				want := 201
 				if i == 1 {

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/svc-gov/svc/pkg/core/api"
+	"github.com/svc-gov/svc/pkg/core/names"
 	"github.com/svc-gov/svc/pkg/core/signing"
-	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/service/server"
 )
 
@@ -107,7 +107,7 @@ func TestSandboxRateLimit(t *testing.T) {
 // down and create it later); a retry returns the same run.
 func TestProposedRunID(t *testing.T) {
 	e := newEnv(t)
-	id := vpec.NewID("run_")
+	id := names.NewID("run_")
 	var first, again api.Run
 	if code, body := e.do("POST", "/api/v1/runs", e.keyA, api.OpenRunRequest{RunID: id, WorkflowID: "offline"}, &first); code != 201 || first.RunID != id {
 		t.Fatalf("proposed id: %d %s", code, body)

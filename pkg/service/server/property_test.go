@@ -18,8 +18,11 @@ import (
 	"github.com/svc-gov/svc/pkg/core/api"
 	"github.com/svc-gov/svc/pkg/core/canonical"
 	"github.com/svc-gov/svc/pkg/core/commitment"
+	"github.com/svc-gov/svc/pkg/core/names"
 	"github.com/svc-gov/svc/pkg/core/profile"
 	"github.com/svc-gov/svc/pkg/core/signing"
+	"github.com/svc-gov/svc/pkg/core/stage"
+	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/service/server"
 )
@@ -47,7 +50,7 @@ func chainRaw(t *testing.T, runID string, prev *[32]byte, m map[string]any) []by
 	if prev != nil {
 		p = *prev
 	}
-	m["chain_hash"] = vpec.FormatHash(vpec.NextChainHash(p, jcs))
+	m["chain_hash"] = commitment.OfSHA256(vpec.NextChainHash(p, jcs)).String()
 	out, err := canonical.Marshal(m)
 	if err != nil {
 		t.Fatal(err)
@@ -227,7 +230,7 @@ func (g *gen) optional(ms []member, key string, valid func() string) []member {
 func (g *gen) record(seq int64) []member {
 	g.tags = g.tags[:0]
 	hash := func() string { return commitment.String([]byte(g.text(16, false))) }
-	id := "rec_" + strings.TrimPrefix(vpec.NewID(""), "_")
+	id := "rec_" + strings.TrimPrefix(names.NewID(""), "_")
 	if g.p(0.03) {
 		id = "rec_" + g.text(6, true)
 		g.tag("odd record_id")
@@ -258,7 +261,7 @@ func (g *gen) record(seq int64) []member {
 		stamp = g.now.Add(time.Hour).UTC().Format("2006-01-02T15:04:05.000Z")
 		g.tag("recorded_at future")
 	case 2:
-		stamp = vpec.FormatTime(g.opened.Add(-vpec.MaxClockSkew - time.Minute))
+		stamp = vpec.FormatTime(g.opened.Add(-verify.MaxClockSkew - time.Minute))
 		g.tag("recorded_at before the run")
 	}
 	g.tag("%s/%s", level, result)
@@ -279,26 +282,26 @@ func (g *gen) record(seq int64) []member {
 		if g.p(0.5) {
 			return g.str(g.model)
 		}
-		return g.str(vpec.FormatHash([32]byte{byte(g.rng.IntN(256))}))
+		return g.str(commitment.OfSHA256([32]byte{byte(g.rng.IntN(256))}).String())
 	})
 	if level == vpec.OperatorBound && g.p(0.7) {
 		// The inference record of a decomposition, with its evidence.
-		root := vpec.FormatHash([32]byte{byte(g.rng.IntN(256)), 1})
-		ms = append(ms, member{"stage_type", g.str(vpec.StageBoundCommittedInference)}, member{"stage_part", g.str(vpec.StagePartInference)},
+		root := commitment.OfSHA256([32]byte{byte(g.rng.IntN(256)), 1}).String()
+		ms = append(ms, member{"stage_type", g.str(stage.BoundCommittedInference)}, member{"stage_part", g.str(stage.PartInference)},
 			member{"bounded_inference", fmt.Sprintf(`{"profile_id":%s,"gpu_class":"cpu","onnx_model_hash":%s,"trace_mode":"full","operator_count":100,"merkle_root":%s}`,
 				g.str(g.profileID), g.str(g.model), g.str(root))})
 		g.tag("operator_bound anchor")
 	} else if level == vpec.Mathematical && g.p(0.6) {
 		// The decomposition records that may claim mathematical.
-		ms = append(ms, member{"stage_type", g.str(vpec.StageBoundCommittedInference)},
-			member{"stage_part", g.str([]string{vpec.StagePartPre, vpec.StagePartPost}[g.rng.IntN(2)])})
+		ms = append(ms, member{"stage_type", g.str(stage.BoundCommittedInference)},
+			member{"stage_part", g.str([]string{stage.PartPre, stage.PartPost}[g.rng.IntN(2)])})
 		g.tag("bci pre/post")
 	} else {
 		ms = g.optional(ms, "stage_type", func() string {
-			return g.str([]string{vpec.StageBoundCommittedInference, vpec.StageOpenSourceML}[g.rng.IntN(2)])
+			return g.str([]string{stage.BoundCommittedInference, stage.OpenSourceML}[g.rng.IntN(2)])
 		})
 		ms = g.optional(ms, "stage_part", func() string {
-			return g.str([]string{vpec.StagePartPre, vpec.StagePartInference, vpec.StagePartPost}[g.rng.IntN(3)])
+			return g.str([]string{stage.PartPre, stage.PartInference, stage.PartPost}[g.rng.IntN(3)])
 		})
 	}
 	switch r := g.rng.Float64(); {
@@ -451,7 +454,7 @@ func TestPropertyAcceptedVerifies(t *testing.T) {
 				t.Fatalf("case %d: generator wrote invalid JSON: %v\n%s", c, err, text)
 			}
 			next := vpec.NextChainHash(prev, jcs)
-			body := g.assemble(append(ms, member{"chain_hash", `"` + vpec.FormatHash(next) + `"`}))
+			body := g.assemble(append(ms, member{"chain_hash", `"` + commitment.OfSHA256(next).String() + `"`}))
 			code, _, eb, data := e.raw("POST", "/api/v1/runs/"+run.RunID+"/records", e.keyB, []string{"application/json"}, body)
 			switch {
 			case code == 201:
@@ -487,7 +490,7 @@ func TestPropertyAcceptedVerifies(t *testing.T) {
 			}
 			continue
 		}
-		rep, _ := vpec.Verify(doc, vpec.Options{Trust: e.mat.Trust, Profiles: profiles})
+		rep, _ := verify.Verify(doc, verify.Options{Trust: e.mat.Trust, Profiles: profiles})
 		sealed++
 		var v vpec.VPEC
 		json.Unmarshal(doc, &v)
@@ -503,7 +506,7 @@ func TestPropertyAcceptedVerifies(t *testing.T) {
 			invalid++
 			var failed, why []string
 			for _, ch := range rep.Checks {
-				if ch.Status == vpec.Fail {
+				if ch.Status == verify.Fail {
 					failed = append(failed, string(ch.Name))
 					why = append(why, string(ch.Name)+": "+firstLine(ch.Message))
 				}

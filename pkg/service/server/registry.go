@@ -8,7 +8,6 @@ import (
 	"github.com/svc-gov/svc/pkg/core/api"
 	"github.com/svc-gov/svc/pkg/core/commitment"
 	"github.com/svc-gov/svc/pkg/core/profile"
-	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/service/store"
 )
 
@@ -27,7 +26,7 @@ func (s *Server) registerManifest(w http.ResponseWriter, r *http.Request) {
 		if st.ONNXModelHash == "" {
 			continue
 		}
-		if _, err := vpec.ParseHash(st.ONNXModelHash); err != nil {
+		if _, err := commitment.ParseSHA256(st.ONNXModelHash); err != nil {
 			s.fail(w, r, badRequest(fmt.Sprintf("stages[%d].onnx_model_hash", i), "stages[%d].onnx_model_hash must be sha256:<64 hex> of the ONNX model file: %v", i, err))
 			return
 		}
@@ -60,7 +59,7 @@ func (s *Server) getManifest(w http.ResponseWriter, r *http.Request) {
 // profile of that model (docs/API.md).
 func (s *Server) profiles(w http.ResponseWriter, r *http.Request) {
 	if h := r.URL.Query().Get("model_hash"); h != "" {
-		if _, err := vpec.ParseHash(h); err != nil {
+		if _, err := commitment.ParseSHA256(h); err != nil {
 			s.fail(w, r, badRequest("model_hash", "model_hash: %v", err))
 			return
 		}
@@ -94,7 +93,7 @@ func (s *Server) profiles(w http.ResponseWriter, r *http.Request) {
 // exactly {"found": false}.
 func (s *Server) lookup(w http.ResponseWriter, r *http.Request) {
 	h := r.URL.Query().Get("hash")
-	if _, err := vpec.ParseHash(h); err != nil {
+	if _, err := commitment.ParseSHA256(h); err != nil {
 		s.fail(w, r, badRequest("hash", "hash must be the model's onnx_model_hash, sha256:<64 hex>: %v", err))
 		return
 	}

@@ -11,8 +11,13 @@ import (
 
 	"github.com/svc-gov/svc/pkg/core/api"
 	"github.com/svc-gov/svc/pkg/core/commitment"
+	"github.com/svc-gov/svc/pkg/core/gap"
+	"github.com/svc-gov/svc/pkg/core/issue"
+	"github.com/svc-gov/svc/pkg/core/names"
 	"github.com/svc-gov/svc/pkg/core/profile"
 	"github.com/svc-gov/svc/pkg/core/signing"
+	"github.com/svc-gov/svc/pkg/core/stage"
+	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/service/notify"
 	"github.com/svc-gov/svc/pkg/service/server"
@@ -58,7 +63,7 @@ func TestWitnessedReview(t *testing.T) {
 
 	der, _ := x509.MarshalPKIXPublicKey(reviewer.PublicKey())
 	rec := vpec.Record{
-		RecordID: vpec.NewID("rec_"), Sequence: 1, Check: "human_review", ManifestID: "m1", CheckResult: vpec.ResultPass,
+		RecordID: names.NewID("rec_"), Sequence: 1, Check: "human_review", ManifestID: "m1", CheckResult: vpec.ResultPass,
 		ProofLevel: vpec.Witnessed, CommitmentAlgorithm: "sha256", CommitmentHash: ch, Visibility: vpec.Opaque,
 		RecordedAt: vpec.FormatTime(time.Now()),
 		Review: &vpec.Review{SessionID: sess.SessionID, ReviewerKeyID: reviewer.KeyID(), ReviewerPublicKey: base64.StdEncoding.EncodeToString(der),
@@ -68,7 +73,7 @@ func TestWitnessedReview(t *testing.T) {
 		stmt, _ := vpec.ReviewStatement(run.RunID, r)
 		r.Review.ReviewerSignature = signing.FormatSignature(s.Sign(stmt))
 		recs := []vpec.Record{*r}
-		vpec.Chain(vpec.Genesis(run.RunID), recs)
+		issue.Chain(vpec.Genesis(run.RunID), recs)
 		*r = recs[0]
 	}
 	// Signed by someone else: refused.
@@ -90,8 +95,8 @@ func TestWitnessedReview(t *testing.T) {
 		t.Fatalf("close: %d %s", code, doc)
 	}
 	rep := e.verify(doc)
-	if !rep.Valid || rep.ProofLevelFloor != vpec.Witnessed || rep.Check(vpec.CheckReviews).Status != vpec.Pass {
-		t.Fatalf("witnessed VPEC: %s floor %s reviews %+v", rep.Verdict, rep.ProofLevelFloor, rep.Check(vpec.CheckReviews))
+	if !rep.Valid || rep.ProofLevelFloor != vpec.Witnessed || rep.Check(verify.CheckReviews).Status != verify.Pass {
+		t.Fatalf("witnessed VPEC: %s floor %s reviews %+v", rep.Verdict, rep.ProofLevelFloor, rep.Check(verify.CheckReviews))
 	}
 }
 
@@ -125,8 +130,8 @@ func TestCalibrationAndPublish(t *testing.T) {
 	closeOne := func() *vpec.VPEC {
 		run := e.open(e.keyA)
 		recs := chain(run.RunID, 1)
-		recs[0].StageType, recs[0].ONNXModelHash = vpec.StageOpenSourceML, model
-		vpec.Chain(vpec.Genesis(run.RunID), recs)
+		recs[0].StageType, recs[0].ONNXModelHash = stage.OpenSourceML, model
+		issue.Chain(vpec.Genesis(run.RunID), recs)
 		if code, body := e.do("POST", "/api/v1/runs/"+run.RunID+"/records", e.keyA, recs[0], nil); code != 201 {
 			t.Fatalf("record: %d %s", code, body)
 		}
@@ -140,7 +145,7 @@ func TestCalibrationAndPublish(t *testing.T) {
 		}
 		return &v
 	}
-	if v := closeOne(); len(v.Gaps) != 1 || v.Gaps[0].GapType != vpec.GapModelProfileMissing || v.Gaps[0].Severity != vpec.Medium {
+	if v := closeOne(); len(v.Gaps) != 1 || v.Gaps[0].GapType != gap.ModelProfileMissing || v.Gaps[0].Severity != gap.Medium {
 		t.Fatalf("before publication: gaps %+v", v.Gaps)
 	}
 
@@ -205,7 +210,7 @@ func TestCheckSession(t *testing.T) {
 	var eb api.ErrorBody
 	withSession := func() {
 		recs[0].CheckSession = &vpec.CheckSession{SessionID: sess.SessionID, CheckOpenTST: sess.CheckOpenTST, CheckCloseTST: sess.CheckCloseTST}
-		vpec.Chain(vpec.Genesis(run.RunID), recs)
+		issue.Chain(vpec.Genesis(run.RunID), recs)
 	}
 	// Still open: no close timestamp to carry.
 	withSession()
@@ -220,8 +225,8 @@ func TestCheckSession(t *testing.T) {
 		t.Fatalf("record on the closed session: %d %s", code, body)
 	}
 	_, doc := e.do("POST", base+"/close", e.keyA, nil, nil)
-	if rep := e.verify(doc); !rep.Valid || rep.Check(vpec.CheckReviews).Status != vpec.Pass {
-		t.Fatalf("VPEC: %s %+v", rep.Verdict, rep.Check(vpec.CheckReviews))
+	if rep := e.verify(doc); !rep.Valid || rep.Check(verify.CheckReviews).Status != verify.Pass {
+		t.Fatalf("VPEC: %s %+v", rep.Verdict, rep.Check(verify.CheckReviews))
 	}
 }
 

@@ -10,6 +10,10 @@ import (
 	"github.com/svc-gov/svc/pkg/core/api"
 	"github.com/svc-gov/svc/pkg/core/commitment"
 	"github.com/svc-gov/svc/pkg/core/document"
+	"github.com/svc-gov/svc/pkg/core/issue"
+	"github.com/svc-gov/svc/pkg/core/names"
+	"github.com/svc-gov/svc/pkg/core/stage"
+	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/service/server"
 	"github.com/svc-gov/svc/pkg/service/store"
@@ -30,14 +34,14 @@ func TestRunByteBudget(t *testing.T) {
 	t.Cleanup(func() { st.Close() })
 	const records = 40
 	// The records (and so the budget) depend on the run id: propose one.
-	run := api.Run{RunID: vpec.NewID("run_")}
+	run := api.Run{RunID: names.NewID("run_")}
 	recs := chain(run.RunID, records+10)
 	for i := range recs {
 		recs[i].Sequence = int64(2*i + 2) // a hole before every record
 		recs[i].Check = strings.Repeat(`"`, 256)
-		recs[i].StageType, recs[i].ONNXModelHash = vpec.StageOpenSourceML, commitment.String([]byte("no profile"))
+		recs[i].StageType, recs[i].ONNXModelHash = stage.OpenSourceML, commitment.String([]byte("no profile"))
 	}
-	vpec.Chain(vpec.Genesis(run.RunID), recs)
+	issue.Chain(vpec.Genesis(run.RunID), recs)
 	var bodies int64
 	for _, r := range recs[:records] {
 		b, err := document.Marshal(r)
@@ -69,7 +73,7 @@ func TestRunByteBudget(t *testing.T) {
 	if err != nil || code != 200 {
 		t.Fatalf("close: %d %s %v", code, doc, err)
 	}
-	if rep, err := vpec.Verify(doc, vpec.Options{Trust: e.trust}); err != nil || rep.Verdict != "VALID" {
+	if rep, err := verify.Verify(doc, verify.Options{Trust: e.trust}); err != nil || rep.Verdict != "VALID" {
 		t.Fatalf("VPEC: %s", rep.Verdict)
 	}
 	var v vpec.VPEC

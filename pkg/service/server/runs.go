@@ -12,7 +12,10 @@ import (
 	"github.com/svc-gov/svc/pkg/core/api"
 	"github.com/svc-gov/svc/pkg/core/canonical"
 	"github.com/svc-gov/svc/pkg/core/commitment"
+	"github.com/svc-gov/svc/pkg/core/names"
 	"github.com/svc-gov/svc/pkg/core/profile"
+	"github.com/svc-gov/svc/pkg/core/stage"
+	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/service/store"
 )
@@ -47,7 +50,7 @@ func (s *Server) openRun(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	id := vpec.NewID("run_")
+	id := names.NewID("run_")
 	if req.RunID != "" {
 		if !runIDPattern.MatchString(req.RunID) {
 			s.fail(w, r, badRequest("run_id", "a proposed run_id must be run_ followed by a lowercase UUID v4, e.g. %s", id))
@@ -120,7 +123,7 @@ func (s *Server) runView(r *http.Request, run store.Run) api.Run {
 		PolicyPackID: run.PolicyPackID, PolicySnapshotHash: run.PolicySnapshotHash,
 		ProcessContextHash: run.ProcessContextHash, Environment: vpec.Environment(run.Environment),
 		Status: api.RunOpen, OpenedAt: vpec.FormatTime(run.OpenedAt), VPECID: run.VPECID,
-		LastChainHash: vpec.FormatHash(vpec.Genesis(run.ID)),
+		LastChainHash: commitment.OfSHA256(vpec.Genesis(run.ID)).String(),
 	}
 	if run.Sealed {
 		out.Status, out.ClosedAt = api.RunSealed, vpec.FormatTime(run.ClosedAt)
@@ -239,9 +242,9 @@ func (s *Server) checkRecord(r *http.Request, run store.Run, rec *vpec.Record, t
 		if err != nil {
 			return err
 		}
-		if err := vpec.VerifyReview(run.ID, rec, s.cfg.Trust); err != nil {
+		if err := verify.Review(run.ID, rec, s.cfg.Trust); err != nil {
 			code := api.CodeInvalidSignature
-			if errors.Is(err, vpec.ErrReviewTooShort) {
+			if errors.Is(err, verify.ErrReviewTooShort) {
 				code = api.CodeReviewTooShort
 			}
 			return &httpError{http.StatusUnprocessableEntity, code, "witnessed review rejected: " + err.Error(), "review"}
@@ -263,7 +266,7 @@ func (s *Server) checkRecord(r *http.Request, run store.Run, rec *vpec.Record, t
 		if err != nil {
 			return err
 		}
-		if err := vpec.VerifyCheckSession(rec, s.cfg.Trust); err != nil {
+		if err := verify.CheckSession(rec, s.cfg.Trust); err != nil {
 			return &httpError{http.StatusUnprocessableEntity, api.CodeInvalidSignature, "check session rejected: " + err.Error(), "check_session"}
 		}
 		claims = append(claims, claim{sess, "check_session"})
@@ -288,7 +291,7 @@ func (s *Server) checkChainLink(r *http.Request, run store.Run, rec *vpec.Record
 	prev := vpec.Genesis(run.ID)
 	if tip, ok := s.tips.get(run.ID); ok && tip.seq == rec.Sequence-1 && rec.Sequence > 1 {
 		var err error
-		if prev, err = vpec.ParseHash(tip.chain); err != nil {
+		if prev, err = commitment.ParseSHA256(tip.chain); err != nil {
 			return err
 		}
 	} else if rec.Sequence > 1 {
@@ -299,11 +302,11 @@ func (s *Server) checkChainLink(r *http.Request, run store.Run, rec *vpec.Record
 		case err != nil:
 			return err
 		}
-		if prev, err = vpec.ParseHash(p.ChainHash); err != nil {
+		if prev, err = commitment.ParseSHA256(p.ChainHash); err != nil {
 			return fmt.Errorf("stored chain hash of sequence %d: %w", p.Sequence, err)
 		}
 	}
-	want := vpec.FormatHash(vpec.NextChainHash(prev, tree.Canonical("chain_hash")))
+	want := commitment.OfSHA256(vpec.NextChainHash(prev, tree.Canonical("chain_hash"))).String()
 	if rec.ChainHash != want {
 		return &httpError{http.StatusUnprocessableEntity, api.CodeChainMismatch,
 			fmt.Sprintf("chain_hash of sequence %d does not follow from the stored chain: expected %s (SHA-256 of the previous chain hash and the record's canonical JSON without chain_hash)", rec.Sequence, want), "chain_hash"}
@@ -484,6 +487,6 @@ func (s *Server) checkBounded(r *http.Request, bi *vpec.BoundedInference) error 
 // gpuClassOf is the GPU class an open_source_ml record names in its details
 // (gpu_class), or "".
 func gpuClassOf(rec *vpec.Record) string {
-	g, _ := rec.Details[vpec.DetailGPUClass].(string)
+	g, _ := rec.Details[stage.DetailGPUClass].(string)
 	return g
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/svc-gov/svc/pkg/core/api"
+	"github.com/svc-gov/svc/pkg/core/names"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/service/server"
 )
@@ -79,7 +80,7 @@ func TestEnvironmentCrossing(t *testing.T) {
 			}
 			// Opening the run's id again (a client's retry of a proposed
 			// run_id) does not hand the run to a key of the other environment.
-			proposed := vpec.NewID("run_")
+			proposed := names.NewID("run_")
 			req := api.OpenRunRequest{RunID: proposed, WorkflowID: "claims"}
 			if code, body := e.do("POST", "/api/v1/runs", c.owner, req, nil); code != 201 {
 				t.Fatalf("owner open of a proposed id: %d %s", code, body)

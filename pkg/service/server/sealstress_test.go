@@ -22,6 +22,7 @@ import (
 
 	"github.com/svc-gov/svc/pkg/core/api"
 	"github.com/svc-gov/svc/pkg/core/signing"
+	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/service/server"
 	"github.com/svc-gov/svc/pkg/service/store"
@@ -167,7 +168,7 @@ func sealTrial(t *testing.T, e *stressEnv, n int) (acked, refused int) {
 	if err != nil || code != 200 {
 		t.Fatalf("close: %d %s %v", code, doc, err)
 	}
-	if rep, err := vpec.Verify(doc, vpec.Options{Trust: e.trust}); err != nil || rep.Verdict != "VALID" {
+	if rep, err := verify.Verify(doc, verify.Options{Trust: e.trust}); err != nil || rep.Verdict != "VALID" {
 		t.Fatalf("the VPEC does not verify: %s", rep.Verdict)
 	}
 	var v vpec.VPEC

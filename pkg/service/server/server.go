@@ -24,6 +24,7 @@ import (
 	"github.com/svc-gov/svc/pkg/core/document"
 	"github.com/svc-gov/svc/pkg/core/profile"
 	"github.com/svc-gov/svc/pkg/core/signing"
+	"github.com/svc-gov/svc/pkg/core/timestamp"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/service/dashboard"
 	"github.com/svc-gov/svc/pkg/service/store"
@@ -41,7 +42,7 @@ type Config struct {
 	Signer *signing.Signer
 	// Timestamper obtains RFC 3161 tokens (the built-in authority or
 	// external ones). Required.
-	Timestamper vpec.Timestamper
+	Timestamper timestamp.Timestamper
 	// Trust is the bundle published at /.well-known/svc/trust-bundle.pem
 	// and used to check review timestamps. Required.
 	Trust *signing.Bundle
@@ -386,7 +387,7 @@ func (s *Server) decode(r *http.Request, v any) (*canonical.Value, error) {
 	}
 	tree, err := document.Parse(body, v)
 	if err != nil {
-		return nil, badRequest(schemaField(err), "%s", strings.ReplaceAll(strings.TrimPrefix(err.Error(), "schema: "), "\nschema: ", "; "))
+		return nil, schemaError(err)
 	}
 	if l, ok := v.(limited); ok {
 		if err := l.CheckLimits(); err != nil {
@@ -421,13 +422,19 @@ func checkMediaType(values []string) error {
 	return nil
 }
 
-// schemaField extracts the field path from a document schema error.
-func schemaField(err error) string {
-	msg := strings.TrimPrefix(strings.SplitN(err.Error(), "\n", 2)[0], "schema: ")
-	if i := strings.Index(msg, ": "); i > 0 && !strings.HasPrefix(msg, "canonical") && !strings.Contains(msg[:i], " ") {
-		return msg[:i]
+// schemaError is the 400 of a body the strict decoder refused: the field
+// of its first problem (document.FieldError.Path) and every problem, "; "
+// between them; input that is not JSON at all names no field.
+func schemaError(err error) error {
+	fes := document.FieldErrors(err)
+	if len(fes) == 0 {
+		return badRequest("", "%v", err)
 	}
-	return ""
+	msgs := make([]string, len(fes))
+	for i, fe := range fes {
+		msgs[i] = fe.Detail()
+	}
+	return badRequest(fes[0].Path, "%s", strings.Join(msgs, "; "))
 }
 
 // --- auth -----------------------------------------------------------------------
@@ -457,7 +464,7 @@ func (s *Server) authWith(limited bool, next http.HandlerFunc) http.HandlerFunc 
 			writeError(w, http.StatusUnauthorized, api.CodeUnauthorized, "send Authorization: Bearer <API key> (pk_sb_... or pk_live_...)", "")
 			return
 		}
-		if _, ok := vpec.EnvironmentOf(tok); !ok {
+		if _, ok := api.EnvironmentOf(tok); !ok {
 			writeError(w, http.StatusUnauthorized, api.CodeUnauthorized, "API keys start with pk_sb_ (sandbox) or pk_live_ (production)", "")
 			return
 		}

@@ -17,6 +17,10 @@ import (
 
 	"github.com/svc-gov/svc/pkg/core/api"
 	"github.com/svc-gov/svc/pkg/core/commitment"
+	"github.com/svc-gov/svc/pkg/core/gap"
+	"github.com/svc-gov/svc/pkg/core/issue"
+	"github.com/svc-gov/svc/pkg/core/names"
+	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/service/server"
 	"github.com/svc-gov/svc/pkg/service/store"
@@ -116,30 +120,30 @@ func chain(runID string, n int) []vpec.Record {
 	recs := make([]vpec.Record, n)
 	for i := range recs {
 		recs[i] = vpec.Record{
-			RecordID: vpec.NewID("rec_"), Sequence: int64(i + 1), Check: []string{"pii", "toxicity", "injection"}[i%3],
+			RecordID: names.NewID("rec_"), Sequence: int64(i + 1), Check: []string{"pii", "toxicity", "injection"}[i%3],
 			ManifestID: "sha256:" + strings.Repeat("ab", 32), CheckResult: vpec.ResultPass, ProofLevel: vpec.Execution,
 			CommitmentAlgorithm: "sha256", CommitmentHash: commitment.String([]byte(fmt.Sprint("input ", i))),
 			Visibility: vpec.Opaque, RecordedAt: vpec.FormatTime(time.Now()),
 		}
 	}
 	recs[n-1].CheckResult = vpec.ResultFail
-	vpec.Chain(vpec.Genesis(runID), recs)
+	issue.Chain(vpec.Genesis(runID), recs)
 	return recs
 }
 
-func (e *env) verify(doc []byte) *vpec.Report {
-	r, err := vpec.Verify(doc, vpec.Options{Trust: e.mat.Trust})
+func (e *env) verify(doc []byte) *verify.Report {
+	r, err := verify.Verify(doc, verify.Options{Trust: e.mat.Trust})
 	if r == nil { // the options are refused: a bug in the test
 		panic(err)
 	}
-	return r // err agrees with r.Valid (pkg/core/vpec TestVerifyFailsClosed)
+	return r // err agrees with r.Valid (pkg/core/verify TestVerifyFailsClosed)
 }
 
 // The run state table of docs/API.md, row by row.
 func TestRunLifecycle(t *testing.T) {
 	e := newEnv(t)
 	run := e.open(e.keyA)
-	if run.Status != api.RunOpen || run.Environment != vpec.Sandbox || run.LastChainHash != vpec.FormatHash(vpec.Genesis(run.RunID)) {
+	if run.Status != api.RunOpen || run.Environment != vpec.Sandbox || run.LastChainHash != commitment.OfSHA256(vpec.Genesis(run.RunID)).String() {
 		t.Fatalf("opened run: %+v", run)
 	}
 	recs := chain(run.RunID, 3)
@@ -202,7 +206,7 @@ func TestRecordErrors(t *testing.T) {
 	e.do("POST", path, e.keyA, recs[0], nil)
 
 	other := recs[1]
-	other.RecordID = vpec.NewID("rec_")
+	other.RecordID = names.NewID("rec_")
 	bad := recs[1]
 	bad.ChainHash = recs[0].ChainHash
 	raw, _ := json.Marshal(recs[1])
@@ -215,6 +219,9 @@ func TestRecordErrors(t *testing.T) {
 	}{
 		{"chain mismatch", bad, 422, api.CodeChainMismatch, "chain_hash"},
 		{"unknown field", strings.Replace(string(raw), `"check":`, `"approved":true,"check":`, 1), 400, api.CodeBadRequest, "approved"},
+		// The field is the decoder's path (document.FieldError), not text
+		// parsed back out of the message: a member name with a space is named.
+		{"unknown field with a space", strings.Replace(string(raw), `"check":`, `"approved by":"me","check":`, 1), 400, api.CodeBadRequest, "approved by"},
 		{"wrong type", strings.Replace(string(raw), `"sequence":2`, `"sequence":"2"`, 1), 400, api.CodeBadRequest, "sequence"},
 		{"bad enum", strings.Replace(string(raw), `"check_result":"pass"`, `"check_result":"passed"`, 1), 400, api.CodeBadRequest, "check_result"},
 		{"malformed json", `{"record_id":`, 400, api.CodeBadRequest, ""},
@@ -233,8 +240,8 @@ func TestRecordErrors(t *testing.T) {
 	}
 	// A different record claiming a stored sequence conflicts.
 	r0 := []vpec.Record{recs[0]}
-	r0[0].RecordID = vpec.NewID("rec_")
-	vpec.Chain(vpec.Genesis(run.RunID), r0) // a well-chained, different record 1
+	r0[0].RecordID = names.NewID("rec_")
+	issue.Chain(vpec.Genesis(run.RunID), r0) // a well-chained, different record 1
 	var eb api.ErrorBody
 	if code, _ := e.do("POST", path, e.keyA, r0[0], &eb); code != 409 || eb.Error.Code != api.CodeSequenceConflict {
 		t.Fatalf("sequence conflict: %d %+v", code, eb)
@@ -269,12 +276,12 @@ func TestGapAtClose(t *testing.T) {
 		t.Fatalf("close: %d %s", code, doc)
 	}
 	rep := e.verify(doc)
-	if !rep.Valid || rep.IsClean || rep.Check(vpec.CheckChain).Status != vpec.Warn {
-		t.Fatalf("verdict %s clean=%v chain=%+v", rep.Verdict, rep.IsClean, rep.Check(vpec.CheckChain))
+	if !rep.Valid || rep.IsClean || rep.Check(verify.CheckChain).Status != verify.Warn {
+		t.Fatalf("verdict %s clean=%v chain=%+v", rep.Verdict, rep.IsClean, rep.Check(verify.CheckChain))
 	}
 	var v vpec.VPEC
 	json.Unmarshal(doc, &v)
-	if len(v.Gaps) != 1 || v.Gaps[0].GapType != vpec.GapSequenceMissing || *v.Gaps[0].Sequence != 2 || v.Gaps[0].Severity != vpec.High {
+	if len(v.Gaps) != 1 || v.Gaps[0].GapType != gap.SequenceMissing || *v.Gaps[0].Sequence != 2 || v.Gaps[0].Severity != gap.High {
 		t.Fatalf("gaps: %+v", v.Gaps)
 	}
 }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/svc-gov/svc/pkg/core/api"
 	"github.com/svc-gov/svc/pkg/core/commitment"
+	"github.com/svc-gov/svc/pkg/core/issue"
+	"github.com/svc-gov/svc/pkg/core/names"
 	"github.com/svc-gov/svc/pkg/core/signing"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 )
@@ -57,18 +59,18 @@ func TestSessionBacksOneRecord(t *testing.T) {
 					RationaleHash: commitment.String([]byte("ok")), CheckOpenTST: sess.CheckOpenTST, CheckCloseTST: sess.CheckCloseTST}
 			}
 			for i := range recs {
-				vpec.Chain(vpec.Genesis(run.RunID), recs[:i+1])
+				issue.Chain(vpec.Genesis(run.RunID), recs[:i+1])
 				if recs[i].Review != nil {
 					stmt, _ := vpec.ReviewStatement(run.RunID, &recs[i])
 					recs[i].Review.ReviewerSignature = signing.FormatSignature(reviewer.Sign(stmt))
 				}
 			}
-			vpec.Chain(vpec.Genesis(run.RunID), recs)
+			issue.Chain(vpec.Genesis(run.RunID), recs)
 			// A record refused for its chain (after its session checks
 			// passed) does not take the session: the corrected record,
 			// under another record_id, still gets it.
 			bad := recs[0]
-			bad.RecordID, bad.ChainHash = vpec.NewID("rec_"), "sha256:"+strings.Repeat("0", 64)
+			bad.RecordID, bad.ChainHash = names.NewID("rec_"), "sha256:"+strings.Repeat("0", 64)
 			if bad.Review != nil {
 				rv := *bad.Review
 				bad.Review = &rv

@@ -11,7 +11,10 @@ import (
 
 	"github.com/svc-gov/svc/pkg/core/api"
 	"github.com/svc-gov/svc/pkg/core/commitment"
+	"github.com/svc-gov/svc/pkg/core/issue"
+	"github.com/svc-gov/svc/pkg/core/names"
 	"github.com/svc-gov/svc/pkg/core/signing"
+	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/service/store"
 )
@@ -114,8 +117,8 @@ func (s *Server) openSession(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, badRequest("reviewer_key_id", "reviewer_key_id goes with kind review only"))
 		return
 	}
-	id := vpec.NewID("chk_")
-	tok, err := s.cfg.Timestamper.Timestamp(r.Context(), vpec.CheckOpenImprint(id))
+	id := names.NewID("chk_")
+	tok, err := s.cfg.Timestamper.Timestamp(r.Context(), issue.CheckOpenImprint(id))
 	if err != nil {
 		s.fail(w, r, timestampFailed(r, "check-open timestamp", "", err))
 		return
@@ -158,17 +161,17 @@ func (s *Server) closeSession(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := s.cfg.Now().UTC().Truncate(time.Microsecond)
-	// Compared in whole seconds and nanoseconds (vpec.LastedAtLeast), never
+	// Compared in whole seconds and nanoseconds (verify.LastedAtLeast), never
 	// as time.Duration(seconds)*time.Second, which wraps around above
 	// 9,223,372,036 s (open refuses more than a week; the store is not
 	// trusted to have kept that).
-	if !vpec.LastedAtLeast(sess.OpenedAt, now, sess.MinDurationSeconds) {
+	if !verify.LastedAtLeast(sess.OpenedAt, now, sess.MinDurationSeconds) {
 		after := time.Unix(sess.OpenedAt.Unix()+min(sess.MinDurationSeconds, maxSessionSeconds), int64(sess.OpenedAt.Nanosecond()))
 		s.fail(w, r, &httpError{http.StatusUnprocessableEntity, api.CodeReviewTooShort,
 			fmt.Sprintf("the session has been open %s; its minimum duration is %ds: close it after %s", now.Sub(sess.OpenedAt).Round(time.Millisecond), sess.MinDurationSeconds, vpec.FormatTime(after)), ""})
 		return
 	}
-	tok, err := s.cfg.Timestamper.Timestamp(r.Context(), vpec.CheckCloseImprint(sess.ID, req.CommitmentHash))
+	tok, err := s.cfg.Timestamper.Timestamp(r.Context(), issue.CheckCloseImprint(sess.ID, req.CommitmentHash))
 	if err != nil {
 		s.fail(w, r, timestampFailed(r, "check-close timestamp", "", err))
 		return

@@ -12,6 +12,9 @@ import (
 	"time"
 
 	"github.com/svc-gov/svc/pkg/core/api"
+	"github.com/svc-gov/svc/pkg/core/issue"
+	"github.com/svc-gov/svc/pkg/core/names"
+	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/service/server"
 )
@@ -175,7 +178,7 @@ func keyID(t *testing.T, h *hostile, key string) string {
 	return k.ID
 }
 
-// TestRecordedAtBeforeOpen: a record dated more than vpec.MaxClockSkew
+// TestRecordedAtBeforeOpen: a record dated more than verify.MaxClockSkew
 // before its run was opened is refused naming recorded_at (found:
 // 0001-01-01 was accepted and the VPEC verified VALID); a run opened with
 // the client's earlier opened_at (a queued open) takes records from then
@@ -187,7 +190,7 @@ func TestRecordedAtBeforeOpen(t *testing.T) {
 	post := func(run api.Run, at time.Time) (int, []byte) {
 		recs := chain(run.RunID, 1)
 		recs[0].RecordedAt = vpec.FormatTime(at)
-		vpec.Chain(vpec.Genesis(run.RunID), recs)
+		issue.Chain(vpec.Genesis(run.RunID), recs)
 		resp, body := h.do("POST", "/api/v1/runs/"+run.RunID+"/records", h.live, recs[0], nil)
 		return resp.StatusCode, body
 	}
@@ -232,7 +235,7 @@ func TestRecordedAtBeforeOpen(t *testing.T) {
 	if err := json.Unmarshal(doc, &v); err != nil || v.OpenedAt != vpec.FormatTime(now.Add(-time.Hour)) {
 		t.Errorf("the VPEC's opened_at %q, want the run's %s (%v)", v.OpenedAt, vpec.FormatTime(now.Add(-time.Hour)), err)
 	}
-	if r, _ := vpec.Verify(doc, vpec.Options{Trust: h.mat.Trust}); r == nil || !r.Valid {
+	if r, _ := verify.Verify(doc, verify.Options{Trust: h.mat.Trust}); r == nil || !r.Valid {
 		t.Errorf("the VPEC with opened_at does not verify: %+v", r)
 	}
 }
@@ -246,10 +249,10 @@ func TestRecordIDLength(t *testing.T) {
 		run := h.open(h.live)
 		recs := chain(run.RunID, 1)
 		recs[0].RecordID = "rec_" + strings.Repeat("7", n-4)
-		vpec.Chain(vpec.Genesis(run.RunID), recs)
+		issue.Chain(vpec.Genesis(run.RunID), recs)
 		resp, body := h.do("POST", "/api/v1/runs/"+run.RunID+"/records", h.live, recs[0], nil)
 		want := 400
-		if n <= vpec.MaxIDBytes {
+		if n <= names.MaxIDBytes {
 			want = 201
 		}
 		if resp.StatusCode != want || (want == 400 && !strings.Contains(string(body), `"field":"record_id"`)) {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/svc-gov/svc/pkg/core/api"
+	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/service/store"
 	"github.com/svc-gov/svc/pkg/service/store/sqlite"
@@ -119,7 +120,7 @@ func TestStoreErrorsAreNotFacts(t *testing.T) {
 		t.Fatalf("close once the store answers: %d %s", code, body)
 	}
 	var v vpec.VPEC
-	if rep, err := vpec.Verify(body, vpec.Options{Trust: e.trust}); err != nil || rep.Verdict != "VALID" || json.Unmarshal(body, &v) != nil || len(v.Records) != 3 {
+	if rep, err := verify.Verify(body, verify.Options{Trust: e.trust}); err != nil || rep.Verdict != "VALID" || json.Unmarshal(body, &v) != nil || len(v.Records) != 3 {
 		t.Errorf("VPEC: %s, %d records", rep.Verdict, len(v.Records))
 	}
 }

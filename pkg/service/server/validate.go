@@ -10,6 +10,8 @@ import (
 	"github.com/svc-gov/svc/pkg/core/api"
 	"github.com/svc-gov/svc/pkg/core/canonical"
 	"github.com/svc-gov/svc/pkg/core/document"
+	"github.com/svc-gov/svc/pkg/core/stage"
+	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 )
 
@@ -64,9 +66,9 @@ func checkClaims(rec *vpec.Record) error {
 		if rec.ZKProof != nil {
 			break // a proved condition: its zk_proof is its evidence (checkProof)
 		}
-		if rec.StageType != vpec.StageBoundCommittedInference || (rec.StagePart != vpec.StagePartPre && rec.StagePart != vpec.StagePartPost) {
+		if rec.StageType != stage.BoundCommittedInference || (rec.StagePart != stage.PartPre && rec.StagePart != stage.PartPost) {
 			return unprocessable("proof_level", "proof_level mathematical is accepted only on the pre_conditions or post_conditions records of a %s decomposition (stage_type %q, stage_part %q); record the check at execution level instead",
-				vpec.StageBoundCommittedInference, rec.StageType, rec.StagePart)
+				stage.BoundCommittedInference, rec.StageType, rec.StagePart)
 		}
 		if i := strings.LastIndexByte(rec.Check, ':'); i < 0 || i == len(rec.Check)-1 {
 			return unprocessable("proof_level", "proof_level mathematical without a proof is accepted only on a decomposition's part, check <check>:<part> beside the inference record of check <check> (check %q names no part); record the check at execution level instead", rec.Check)
@@ -81,13 +83,13 @@ func checkClaims(rec *vpec.Record) error {
 // runClaims is the close-time half of decision D6: a mathematical pre- or
 // post-condition record is evidence only beside the operator_bound
 // inference record of its bound_committed_inference decomposition (its
-// check without :<part>, the same input: vpec.Claims, the verifier's own
+// check without :<part>, the same input: verify.Claims, the verifier's own
 // rule), so a run holding such a record without it is not sealed (the
 // verifier would fail the VPEC's evidence check). The client records the
 // missing inference record (it may still be queued) and closes again.
 // Feed it every record of the run with add (in any order, so a close can
 // stream the records), then ask err.
-type runClaims struct{ vpec.Claims }
+type runClaims struct{ verify.Claims }
 
 func (c *runClaims) add(r *vpec.Record) { c.Add(r) }
 
@@ -97,19 +99,19 @@ func (c *runClaims) err() error {
 		return nil
 	}
 	return unprocessable("proof_level", "%d mathematical record(s) without their evidence, first: %s. A mathematical pre/post-condition <check>:<part> is evidence only beside the operator_bound %s inference record of check <check> on the same input, so the service does not seal this run; record that inference record and close again",
-		len(bad), bad[0], vpec.StageBoundCommittedInference)
+		len(bad), bad[0], stage.BoundCommittedInference)
 }
 
 // MaxRecordAhead is how far a record's recorded_at may be ahead of the
-// service clock: vpec.MaxClockSkew less one minute, the room left for a
+// service clock: verify.MaxClockSkew less one minute, the room left for a
 // timestamp authority whose clock lags the service's (the verifier allows
 // recorded_at up to MaxClockSkew after the VPEC's timestamp).
-const MaxRecordAhead = vpec.MaxClockSkew - time.Minute
+const MaxRecordAhead = verify.MaxClockSkew - time.Minute
 
 // checkRecordTime refuses a record dated more than MaxRecordAhead after
 // the server clock (decision D7): the VPEC sealed later would carry a
 // record from the future, which the verifier rejects; and one dated more
-// than vpec.MaxClockSkew before its run was opened (the VPEC's opened_at:
+// than verify.MaxClockSkew before its run was opened (the VPEC's opened_at:
 // the verifier rejects that too).
 func (s *Server) checkRecordTime(rec *vpec.Record, openedAt time.Time) error {
 	t, err := vpec.ParseTime(rec.RecordedAt)
@@ -121,9 +123,9 @@ func (s *Server) checkRecordTime(rec *vpec.Record, openedAt time.Time) error {
 		return badRequest("recorded_at", "recorded_at %s is %s ahead of the service clock (%s); at most %s ahead is accepted: check the client's clock",
 			rec.RecordedAt, t.Sub(now).Round(time.Second), vpec.FormatTime(now), MaxRecordAhead)
 	}
-	if floor := openedAt.Add(-vpec.MaxClockSkew); !openedAt.IsZero() && t.Before(floor) {
+	if floor := openedAt.Add(-verify.MaxClockSkew); !openedAt.IsZero() && t.Before(floor) {
 		return badRequest("recorded_at", "recorded_at %s is before the run was opened (%s); at most %s earlier is accepted: check the client's clock (a run opened while the service was unreachable gives its opened_at when it is delivered)",
-			rec.RecordedAt, vpec.FormatTime(openedAt), vpec.MaxClockSkew)
+			rec.RecordedAt, vpec.FormatTime(openedAt), verify.MaxClockSkew)
 	}
 	return nil
 }

@@ -3,7 +3,7 @@
 // authority, and a handler that serves an [timestamp.Authority].
 //
 // It is the only part of the time-stamp code that links net/http, kept out
-// of package timestamp so that verification (pkg/core/vpec, svc-verify) never
+// of package timestamp so that verification (pkg/core/verify, svc-verify) never
 // links an HTTP stack.
 package tsahttp
 

@@ -26,7 +26,6 @@ package ceremony
 
 import (
 	"bytes"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -41,6 +40,7 @@ import (
 	"github.com/consensys/gnark/logger"
 
 	"github.com/svc-gov/svc/internal/fsutil"
+	"github.com/svc-gov/svc/pkg/core/commitment"
 	"github.com/svc-gov/svc/pkg/zk/ceremony/transcript"
 	"github.com/svc-gov/svc/pkg/zk/conditions"
 )
@@ -411,7 +411,7 @@ func (c *Ceremony) phase2Shape() (*mpcsetup.Phase2, error) {
 // runs gnark's verification of the update (verify).
 func step(verify func() error, challenge, prevData []byte, label string) error {
 	want := transcript.HashBytes(prevData)
-	if got := "sha256:" + hex.EncodeToString(challenge); got != want {
+	if got := (commitment.Hash{Algorithm: commitment.SHA256, Digest: challenge}).String(); got != want {
 		return fmt.Errorf("%w: %s was made on a state with hash %s, not on its predecessor (%s)", transcript.ErrChain, label, got, want)
 	}
 	if err := verify(); err != nil {

@@ -8,8 +8,8 @@ import (
 	"github.com/svc-gov/svc/pkg/core/canonical"
 	"github.com/svc-gov/svc/pkg/core/commitment"
 	"github.com/svc-gov/svc/pkg/core/document"
+	"github.com/svc-gov/svc/pkg/core/names"
 	"github.com/svc-gov/svc/pkg/core/signing"
-	"github.com/svc-gov/svc/pkg/core/vpec"
 )
 
 // EntrySchema is the schema of a v1 circuit entry.
@@ -94,14 +94,14 @@ func (e *Entry) Validate() error {
 		bad("schema", "is %q, want %q", e.Schema, EntrySchema)
 	}
 	switch e.Circuit {
-	case vpec.CircuitMLPHead:
+	case CircuitMLPHead:
 		sha("onnx_model_hash", e.ONNXModelHash, true)
-	case vpec.CircuitThreshold, vpec.CircuitTruncation, vpec.CircuitBelowThreshold:
+	case CircuitThreshold, CircuitTruncation, CircuitBelowThreshold:
 		if e.ONNXModelHash != "" {
 			bad("onnx_model_hash", "a %s circuit proves no model: omit it", e.Circuit)
 		}
 	default:
-		bad("circuit", "%q is not one of %s, %s, %s, %s", e.Circuit, vpec.CircuitMLPHead, vpec.CircuitThreshold, vpec.CircuitTruncation, vpec.CircuitBelowThreshold)
+		bad("circuit", "%q is not one of %s, %s, %s, %s", e.Circuit, CircuitMLPHead, CircuitThreshold, CircuitTruncation, CircuitBelowThreshold)
 	}
 	if e.System != System {
 		bad("system", "is %q, want %s", e.System, System)
@@ -124,7 +124,7 @@ func (e *Entry) Validate() error {
 		field := fmt.Sprintf("ceremony.contributors[%d]", i)
 		if c == "" || len(c) > MaxContributorBytes {
 			bad(field, "must be 1-%d bytes", MaxContributorBytes)
-		} else if err := vpec.ValidName(c); err != nil {
+		} else if err := names.ValidName(c); err != nil {
 			bad(field, "%v", err)
 		}
 		if seen[c] {

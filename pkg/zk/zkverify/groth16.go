@@ -14,9 +14,7 @@ package zkverify
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -91,10 +89,7 @@ const (
 
 // CircuitID returns the circuit id of a verifying key: "sha256:" and the
 // lowercase hex SHA-256 of its canonical bytes (MarshalVerifyingKey).
-func CircuitID(vk []byte) string {
-	sum := sha256.Sum256(vk)
-	return "sha256:" + hex.EncodeToString(sum[:])
-}
+func CircuitID(vk []byte) string { return commitment.String(vk) }
 
 // MarshalVerifyingKey returns the canonical bytes of a verifying key:
 // gnark's compressed encoding (VerifyingKey.WriteTo).
@@ -254,13 +249,13 @@ func VerifyWithKey(vk *groth16bn254.VerifyingKey, proofBytes []byte, public fr.V
 	if err != nil {
 		return err
 	}
-	if err := verify(proof, vk, public); err != nil {
+	if err := groth16Verify(proof, vk, public); err != nil {
 		return fmt.Errorf("%w: %v", ErrProofInvalid, err)
 	}
 	return nil
 }
 
-func verify(proof *groth16bn254.Proof, vk *groth16bn254.VerifyingKey, public fr.Vector) (err error) {
+func groth16Verify(proof *groth16bn254.Proof, vk *groth16bn254.VerifyingKey, public fr.Vector) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("verifier panicked: %v", p)
@@ -335,7 +330,7 @@ func VerifyHead(vk *groth16bn254.VerifyingKey, proofBytes []byte, pub HeadPublic
 	if want := nbPublic(vk); len(v) != want {
 		return fmt.Errorf("%w: the key takes %d public values (%d logits), got %d logits", ErrHeadPublicInputs, want, want-2, len(pub.Logits))
 	}
-	if err := verify(proof, vk, v); err != nil {
+	if err := groth16Verify(proof, vk, v); err != nil {
 		return fmt.Errorf("%w: %v", ErrHeadInvalidProof, err)
 	}
 	return nil

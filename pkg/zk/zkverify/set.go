@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/svc-gov/svc/pkg/core/document"
-	"github.com/svc-gov/svc/pkg/core/vpec"
+	"github.com/svc-gov/svc/pkg/core/verify"
 )
 
 // ErrAmbiguous reports two explicitly given entry files that hold the same
@@ -35,11 +35,11 @@ func NewSet() *Set {
 }
 
 // Entry returns the document of the entry with the given circuit id, or an
-// error matching vpec.ErrCircuitNotFound.
+// error matching verify.ErrCircuitNotFound.
 func (s *Set) Entry(circuitID string) ([]byte, error) {
 	doc, ok := s.Get(circuitID)
 	if !ok {
-		return nil, fmt.Errorf("%w: %s", vpec.ErrCircuitNotFound, circuitID)
+		return nil, fmt.Errorf("%w: %s", verify.ErrCircuitNotFound, circuitID)
 	}
 	return doc, nil
 }

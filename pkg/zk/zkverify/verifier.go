@@ -9,6 +9,7 @@ import (
 
 	"github.com/svc-gov/svc/pkg/core/commitment"
 	"github.com/svc-gov/svc/pkg/core/signing"
+	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 )
 
@@ -25,7 +26,7 @@ var (
 )
 
 // Verifier checks the zk_proof of VPEC records against signed circuit
-// entries; it implements vpec.ProofVerifier. It verifies and decodes each
+// entries; it implements verify.ProofVerifier. It verifies and decodes each
 // entry once and remembers the outcome, so use one Verifier per
 // verification and not from several goroutines at once.
 type Verifier struct {
@@ -77,7 +78,7 @@ func (v *Verifier) entry(id string) (*verifiedEntry, error) {
 		ve.err = err
 		return ve, err
 	}
-	if ve.e.Circuit == vpec.CircuitMLPHead {
+	if ve.e.Circuit == CircuitMLPHead {
 		ve.headVK, ve.headErr = ParseHeadKey(raw)
 	}
 	return ve, nil
@@ -111,53 +112,53 @@ func (v *Verifier) Problems() []string {
 // a key of the trust bundle, names the same circuit (and, for mlp_head,
 // the record's onnx_model_hash), and the Groth16 proof verifies against
 // the entry's key with public inputs rebuilt from the record's fields.
-func (v *Verifier) VerifyProof(_ string, r *vpec.Record) (vpec.ProofInfo, error) {
+func (v *Verifier) VerifyProof(_ string, r *vpec.Record) (verify.ProofInfo, error) {
 	z := r.ZKProof
 	if z == nil {
-		return vpec.ProofInfo{}, fmt.Errorf("record has no zk_proof")
+		return verify.ProofInfo{}, fmt.Errorf("record has no zk_proof")
 	}
 	if v.Circuits == nil {
-		return vpec.ProofInfo{}, fmt.Errorf("%w: %s", vpec.ErrCircuitNotFound, z.CircuitID)
+		return verify.ProofInfo{}, fmt.Errorf("%w: %s", verify.ErrCircuitNotFound, z.CircuitID)
 	}
 	ve, err := v.entry(z.CircuitID)
 	if err != nil {
-		return vpec.ProofInfo{}, err
+		return verify.ProofInfo{}, err
 	}
 	e := ve.e
 	if e.Circuit != z.Circuit {
-		return vpec.ProofInfo{}, fmt.Errorf("%w: circuit %s is a %s entry, the record names %s", ErrCircuitMismatch, shortID(e.CircuitID), e.Circuit, z.Circuit)
+		return verify.ProofInfo{}, fmt.Errorf("%w: circuit %s is a %s entry, the record names %s", ErrCircuitMismatch, shortID(e.CircuitID), e.Circuit, z.Circuit)
 	}
-	if e.Circuit == vpec.CircuitMLPHead && e.ONNXModelHash != r.ONNXModelHash {
-		return vpec.ProofInfo{}, fmt.Errorf("%w: circuit %s proves model %s, the record names %s", ErrModelMismatch, shortID(e.CircuitID), shortID(e.ONNXModelHash), shortID(r.ONNXModelHash))
+	if e.Circuit == CircuitMLPHead && e.ONNXModelHash != r.ONNXModelHash {
+		return verify.ProofInfo{}, fmt.Errorf("%w: circuit %s proves model %s, the record names %s", ErrModelMismatch, shortID(e.CircuitID), shortID(e.ONNXModelHash), shortID(r.ONNXModelHash))
 	}
 	proof, err := signing.DecodeBase64(z.Proof)
 	if err != nil {
-		return vpec.ProofInfo{}, fmt.Errorf("%w: proof: %v", ErrEncoding, err)
+		return verify.ProofInfo{}, fmt.Errorf("%w: proof: %v", ErrEncoding, err)
 	}
-	if e.Circuit == vpec.CircuitMLPHead {
+	if e.Circuit == CircuitMLPHead {
 		pub, err := RecordHeadPublic(r)
 		if err != nil {
-			return vpec.ProofInfo{}, err
+			return verify.ProofInfo{}, err
 		}
 		if ve.headVK == nil {
-			return vpec.ProofInfo{}, fmt.Errorf("groth16 verify (circuit %s, %s): %w", shortID(e.CircuitID), e.Circuit, ve.headErr)
+			return verify.ProofInfo{}, fmt.Errorf("groth16 verify (circuit %s, %s): %w", shortID(e.CircuitID), e.Circuit, ve.headErr)
 		}
 		if err := VerifyHead(ve.headVK, proof, pub); err != nil {
 			if errors.Is(err, ErrHeadInvalidProof) {
 				err = fmt.Errorf("%w: %v", ErrProofInvalid, err)
 			}
-			return vpec.ProofInfo{}, fmt.Errorf("groth16 verify (circuit %s, %s): %w", shortID(e.CircuitID), e.Circuit, err)
+			return verify.ProofInfo{}, fmt.Errorf("groth16 verify (circuit %s, %s): %w", shortID(e.CircuitID), e.Circuit, err)
 		}
-		return vpec.ProofInfo{CircuitID: e.CircuitID, Contributors: e.Ceremony.Contributors}, nil
+		return verify.ProofInfo{CircuitID: e.CircuitID, Contributors: e.Ceremony.Contributors}, nil
 	}
 	public, err := PublicWitness(r)
 	if err != nil {
-		return vpec.ProofInfo{}, err
+		return verify.ProofInfo{}, err
 	}
 	if err := VerifyWithKey(ve.vk, proof, public); err != nil {
-		return vpec.ProofInfo{}, fmt.Errorf("groth16 verify (circuit %s, %s): %w", shortID(e.CircuitID), e.Circuit, err)
+		return verify.ProofInfo{}, fmt.Errorf("groth16 verify (circuit %s, %s): %w", shortID(e.CircuitID), e.Circuit, err)
 	}
-	return vpec.ProofInfo{CircuitID: e.CircuitID, Contributors: e.Ceremony.Contributors}, nil
+	return verify.ProofInfo{CircuitID: e.CircuitID, Contributors: e.Ceremony.Contributors}, nil
 }
 
 // PublicWitness rebuilds the public inputs of a condition proof from the
@@ -173,12 +174,12 @@ func PublicWitness(r *vpec.Record) (fr.Vector, error) {
 		return nil, fmt.Errorf("%w: commitment_hash is not a 32-byte poseidon2 commitment", ErrStatement)
 	}
 	switch z.Circuit {
-	case vpec.CircuitThreshold, vpec.CircuitTruncation, vpec.CircuitBelowThreshold:
+	case CircuitThreshold, CircuitTruncation, CircuitBelowThreshold:
 		bound := z.Threshold
-		if z.Circuit == vpec.CircuitTruncation {
+		if z.Circuit == CircuitTruncation {
 			bound = z.MaxTokens
 		}
-		passed, ok := vpec.PassedBit(r.CheckResult)
+		passed, ok := PassedBit(r.CheckResult)
 		if !ok || bound == nil || *bound < 0 || *bound > 1<<32-1 {
 			return nil, fmt.Errorf("%w: %s needs check_result pass or fail and a 32-bit bound", ErrStatement, z.Circuit)
 		}

@@ -11,7 +11,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/svc-gov/svc/pkg/core/document"
-	"github.com/svc-gov/svc/pkg/core/vpec"
+	"github.com/svc-gov/svc/pkg/core/names"
+	"github.com/svc-gov/svc/pkg/core/verify"
 )
 
 // --output flag values.
@@ -104,26 +105,26 @@ func (a *App) Palette() Palette {
 }
 
 // Mark returns the status marker: symbols with color on a TTY, words otherwise.
-func (a *App) Mark(st vpec.Status) string {
+func (a *App) Mark(st verify.Status) string {
 	p := a.Palette()
 	if !a.Streams.MarksOut() {
 		switch st {
-		case vpec.Pass:
+		case verify.Pass:
 			return "[ok]  "
-		case vpec.Fail:
+		case verify.Fail:
 			return "[FAIL]"
-		case vpec.Warn:
+		case verify.Warn:
 			return "[warn]"
 		default:
 			return "[n/a] "
 		}
 	}
 	switch st {
-	case vpec.Pass:
+	case verify.Pass:
 		return p.Green("✓")
-	case vpec.Fail:
+	case verify.Fail:
 		return p.Red("✗")
-	case vpec.Warn:
+	case verify.Warn:
 		return p.Yellow("!")
 	default:
 		return p.Dim("–")
@@ -135,8 +136,8 @@ func (a *App) Mark(st vpec.Status) string {
 // circuit entry not given) is marked [need] (a yellow ? on a terminal),
 // never with the mark of a failure: nothing was found wrong, something
 // was not checked.
-func (a *App) MarkCheck(c vpec.Check) string {
-	if c.Status != vpec.Fail || !c.MissingTrust {
+func (a *App) MarkCheck(c verify.Check) string {
+	if c.Status != verify.Fail || !c.MissingTrust {
 		return a.Mark(c.Status)
 	}
 	if !a.Streams.MarksOut() {
@@ -152,7 +153,7 @@ func (a *App) MarkCheck(c vpec.Check) string {
 func Safe(s string) string {
 	clean := true
 	for _, r := range s {
-		if vpec.IsControl(r) || r == utf8.RuneError || r == 0x2028 || r == 0x2029 {
+		if names.IsControl(r) || r == utf8.RuneError || r == 0x2028 || r == 0x2029 {
 			clean = false
 			break
 		}
@@ -166,9 +167,9 @@ func Safe(s string) string {
 		switch {
 		case r == utf8.RuneError && n <= 1:
 			fmt.Fprintf(&b, "\\x%02x", s[i])
-		case r < 0x80 && vpec.IsControl(r):
+		case r < 0x80 && names.IsControl(r):
 			fmt.Fprintf(&b, "\\x%02x", r)
-		case vpec.IsControl(r) || r == 0x2028 || r == 0x2029:
+		case names.IsControl(r) || r == 0x2028 || r == 0x2029:
 			fmt.Fprintf(&b, "\\u%04x", r)
 		default:
 			b.WriteString(s[i : i+n])

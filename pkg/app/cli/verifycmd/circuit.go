@@ -12,7 +12,7 @@ import (
 	"github.com/svc-gov/svc/pkg/app/cli/clicore"
 	"github.com/svc-gov/svc/pkg/core/document"
 	"github.com/svc-gov/svc/pkg/core/signing"
-	"github.com/svc-gov/svc/pkg/core/vpec"
+	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/zk"
 	"github.com/svc-gov/svc/pkg/zk/zkverify"
 )
@@ -95,10 +95,10 @@ type circuitReport struct {
 	TranscriptHash string   `json:"transcript_hash,omitempty"`
 	Contributors   []string `json:"contributors,omitempty"`
 	// TranscriptChecked is true when --transcript was given and matched.
-	TranscriptChecked bool            `json:"transcript_checked"`
-	SigningKeyID      string          `json:"signing_key_id,omitempty"`
-	Error             string          `json:"error,omitempty"`
-	TrustRoot         *vpec.TrustRoot `json:"trust_root,omitempty"`
+	TranscriptChecked bool              `json:"transcript_checked"`
+	SigningKeyID      string            `json:"signing_key_id,omitempty"`
+	Error             string            `json:"error,omitempty"`
+	TrustRoot         *verify.TrustRoot `json:"trust_root,omitempty"`
 }
 
 // VerifyCircuit is the verify-circuit command.
@@ -154,7 +154,7 @@ func runVerifyCircuit(a *clicore.App, o *verifyCircuitOptions, path string) erro
 	if verr == nil && tr != nil {
 		verr = zk.CheckTranscript(e, tr)
 	}
-	rep := circuitReport{Valid: verr == nil, Verdict: "VALID", TrustRoot: &vpec.TrustRoot{File: o.trust.TrustRoot, Source: o.trust.Source}}
+	rep := circuitReport{Valid: verr == nil, Verdict: "VALID", TrustRoot: &verify.TrustRoot{File: o.trust.TrustRoot, Source: o.trust.Source}}
 	if e != nil {
 		rep.CircuitID, rep.Circuit, rep.ONNXModelHash = e.CircuitID, e.Circuit, e.ONNXModelHash
 		rep.TranscriptHash, rep.Contributors, rep.SigningKeyID = e.Ceremony.TranscriptHash, e.Ceremony.Contributors, e.SigningKeyID
@@ -209,16 +209,16 @@ func printCircuitReport(a *clicore.App, r circuitReport, err error) {
 		fmt.Fprintf(w, "  trust root %s (from %s)\n", safe(tr.File), tr.Source)
 	}
 	if err == nil {
-		fmt.Fprintf(w, "  %s schema valid (circuit id is the SHA-256 of the verifying key)\n", a.Mark(vpec.Pass))
-		fmt.Fprintf(w, "  %s signature valid (Ed25519, key %s)\n", a.Mark(vpec.Pass), safe(r.SigningKeyID))
+		fmt.Fprintf(w, "  %s schema valid (circuit id is the SHA-256 of the verifying key)\n", a.Mark(verify.Pass))
+		fmt.Fprintf(w, "  %s signature valid (Ed25519, key %s)\n", a.Mark(verify.Pass), safe(r.SigningKeyID))
 		if r.TranscriptChecked {
-			fmt.Fprintf(w, "  %s transcript matches (its hash, the sealed keys and the contributors)\n", a.Mark(vpec.Pass))
+			fmt.Fprintf(w, "  %s transcript matches (its hash, the sealed keys and the contributors)\n", a.Mark(verify.Pass))
 		}
 		fmt.Fprintln(w, p.Green(r.Verdict))
 		return
 	}
 	for _, line := range strings.Split(err.Error(), "\n") {
-		fmt.Fprintf(w, "  %s %s\n", a.Mark(vpec.Fail), safe(line))
+		fmt.Fprintf(w, "  %s %s\n", a.Mark(verify.Fail), safe(line))
 	}
 	fmt.Fprintln(w, p.Red(r.Verdict))
 }

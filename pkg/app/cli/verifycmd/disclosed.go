@@ -8,6 +8,7 @@ import (
 
 	"github.com/svc-gov/svc/pkg/app/cli/clicore"
 	"github.com/svc-gov/svc/pkg/core/canonical"
+	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 )
 
@@ -18,7 +19,7 @@ const maxShown = 200
 // printDisclosed prints what the transparent and selective records
 // disclose, every value escaped (clicore.Safe): a disclosed value cannot
 // move the cursor, clear the screen or reorder what a person reads.
-func printDisclosed(w io.Writer, r *vpec.Report) {
+func printDisclosed(w io.Writer, r *verify.Report) {
 	if len(r.Disclosed) == 0 {
 		return
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 )
 
@@ -13,7 +14,7 @@ import (
 func TestDisclosedValuesEscaped(t *testing.T) {
 	evil := "ok\x1b[2J\x1b]0;pwned\x07\u202eexe.txt\r\n\u2028"
 	b64, bin := "AAEC/g==", "AAEC/g=="
-	r := &vpec.Report{Disclosed: []vpec.Disclosed{
+	r := &verify.Report{Disclosed: []verify.Disclosed{
 		{Sequence: 2, Check: "t\x1b[31m", Visibility: vpec.Transparent, Input: &b64, InputText: &evil, Output: &bin},
 		{Sequence: 3, Check: "kyc", Visibility: vpec.Selective, Fields: map[string]any{"doc\u202etype": evil, "n": 0.5}, Undisclosed: 2},
 	}}

@@ -11,7 +11,7 @@ import (
 	"github.com/svc-gov/svc/pkg/core/document"
 	"github.com/svc-gov/svc/pkg/core/profile"
 	"github.com/svc-gov/svc/pkg/core/signing"
-	"github.com/svc-gov/svc/pkg/core/vpec"
+	"github.com/svc-gov/svc/pkg/core/verify"
 )
 
 type verifyProfileOptions struct {
@@ -30,7 +30,7 @@ type profileReport struct {
 	SigningKeyID         string   `json:"signing_key_id,omitempty"`
 	Error                string   `json:"error,omitempty"`
 	// TrustRoot names the trust bundle and where its name came from.
-	TrustRoot *vpec.TrustRoot `json:"trust_root,omitempty"`
+	TrustRoot *verify.TrustRoot `json:"trust_root,omitempty"`
 }
 
 // VerifyProfile is the verify-profile command.
@@ -70,7 +70,7 @@ func runVerifyProfile(a *clicore.App, o *verifyProfileOptions, path string) erro
 		return err
 	}
 	prof, verr := profile.Verify(doc, trust)
-	rep := profileReport{Valid: verr == nil, Verdict: "VALID", TrustRoot: &vpec.TrustRoot{File: o.trust.TrustRoot, Source: o.trust.Source}}
+	rep := profileReport{Valid: verr == nil, Verdict: "VALID", TrustRoot: &verify.TrustRoot{File: o.trust.TrustRoot, Source: o.trust.Source}}
 	if prof != nil {
 		rep.ProfileID, rep.ModelClass, rep.CalibratedGPUClasses = prof.ProfileID, prof.ModelClass, prof.CalibratedGPUClasses
 		rep.Models, rep.SigningKeyID = len(prof.Models), prof.SigningKeyID
@@ -117,13 +117,13 @@ func printProfileReport(a *clicore.App, r profileReport, err error) {
 		fmt.Fprintf(w, "  trust root %s (from %s)\n", safe(tr.File), tr.Source)
 	}
 	if err == nil {
-		fmt.Fprintf(w, "  %s schema valid\n", a.Mark(vpec.Pass))
-		fmt.Fprintf(w, "  %s signature valid (Ed25519, key %s)\n", a.Mark(vpec.Pass), safe(r.SigningKeyID))
+		fmt.Fprintf(w, "  %s schema valid\n", a.Mark(verify.Pass))
+		fmt.Fprintf(w, "  %s signature valid (Ed25519, key %s)\n", a.Mark(verify.Pass), safe(r.SigningKeyID))
 		fmt.Fprintln(w, p.Green(r.Verdict))
 		return
 	}
 	for _, line := range strings.Split(err.Error(), "\n") {
-		fmt.Fprintf(w, "  %s %s\n", a.Mark(vpec.Fail), safe(line))
+		fmt.Fprintf(w, "  %s %s\n", a.Mark(verify.Fail), safe(line))
 	}
 	fmt.Fprintln(w, p.Red(r.Verdict))
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/svc-gov/svc/pkg/core/document"
 	"github.com/svc-gov/svc/pkg/core/profile"
 	"github.com/svc-gov/svc/pkg/core/signing"
-	"github.com/svc-gov/svc/pkg/core/vpec"
+	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/zk/zkverify"
 )
 
@@ -28,7 +28,7 @@ type Audit struct {
 	AddFlags func(cmd *cobra.Command)
 	// Run returns the audit's check, or ok false when its flags did not
 	// ask for an audit. It runs only on a readable document.
-	Run func(doc []byte, trust *signing.Bundle, set *profile.Set) (c vpec.Check, ok bool, err error)
+	Run func(doc []byte, trust *signing.Bundle, set *profile.Set) (c verify.Check, ok bool, err error)
 }
 
 type verifyOptions struct {
@@ -121,7 +121,7 @@ func runVerify(a *clicore.App, o *verifyOptions, audit *Audit, path string) erro
 		return err
 	}
 	if tooLarge != nil {
-		report, _ := vpec.VerifyUnreadable(tooLarge, vpec.Options{Trust: trust})
+		report, _ := verify.Unreadable(tooLarge, verify.Options{Trust: trust})
 		return writeVerdict(a, o, trust, report, clicore.ExitUsage)
 	}
 	set := profile.NewSet()
@@ -158,19 +158,19 @@ func runVerify(a *clicore.App, o *verifyOptions, audit *Audit, path string) erro
 	if err != nil {
 		return err
 	}
-	opts := vpec.Options{Trust: trust, Profiles: set, RequireClean: o.requireClean, RequirePassed: o.requirePassed, Proofs: verifier(trust, circuits), CircuitAdvice: circuitAdvice}
+	opts := verify.Options{Trust: trust, Profiles: set, RequireClean: o.requireClean, RequirePassed: o.requirePassed, Proofs: verifier(trust, circuits), CircuitAdvice: circuitAdvice}
 	if audit != nil && audit.Run != nil {
-		opts.Extra = append(opts.Extra, func(doc []byte) (vpec.Check, bool, error) { return audit.Run(doc, trust, set) })
+		opts.Extra = append(opts.Extra, func(doc []byte) (verify.Check, bool, error) { return audit.Run(doc, trust, set) })
 	}
-	report, err := vpec.Verify(doc, opts)
+	report, err := verify.Verify(doc, opts)
 	code := clicore.ExitValid
 	switch {
 	case err == nil:
-	case errors.Is(err, vpec.ErrUnreadable):
+	case errors.Is(err, verify.ErrUnreadable):
 		code = clicore.ExitUsage
-	case errors.Is(err, vpec.ErrUnverified):
+	case errors.Is(err, verify.ErrUnverified):
 		code = clicore.ExitTrust
-	case errors.Is(err, vpec.ErrInvalid):
+	case errors.Is(err, verify.ErrInvalid):
 		code = clicore.ExitInvalid
 	default:
 		// Not a verdict: the audit's own error (flags, files).
@@ -180,15 +180,15 @@ func runVerify(a *clicore.App, o *verifyOptions, audit *Audit, path string) erro
 }
 
 // writeVerdict prints the report (text or JSON) and exits with code.
-func writeVerdict(a *clicore.App, o *verifyOptions, trust *signing.Bundle, report *vpec.Report, code int) error {
-	report.TrustRoot = &vpec.TrustRoot{File: o.trust.TrustRoot, Source: o.trust.Source}
+func writeVerdict(a *clicore.App, o *verifyOptions, trust *signing.Bundle, report *verify.Report, code int) error {
+	report.TrustRoot = &verify.TrustRoot{File: o.trust.TrustRoot, Source: o.trust.Source}
 	if o.output == clicore.OutputJSON {
 		if err := a.WriteJSON(report); err != nil {
 			return err
 		}
 	} else {
 		PrintReport(a, report)
-		if c := report.Check(vpec.CheckSignature); c != nil && c.Code == codeUnknownSigningKey {
+		if c := report.Check(verify.CheckSignature); c != nil && c.Code == codeUnknownSigningKey {
 			// The checks after it fail too (timestamp, proofs): say
 			// what they most likely have in common.
 			fmt.Fprintf(a.Streams.Err, "%s: hint: the VPEC is signed by key %s, and %s holds key(s) %s: it is probably not the trust bundle of the service that issued this VPEC; get that service's (%s, or 'svc serve trust-bundle' on it) and verify again\n",
@@ -203,7 +203,7 @@ func writeVerdict(a *clicore.App, o *verifyOptions, trust *signing.Bundle, repor
 
 // PrintReport prints a verification report for a person: one line per
 // check, then the verdict.
-func PrintReport(a *clicore.App, r *vpec.Report) {
+func PrintReport(a *clicore.App, r *verify.Report) {
 	p := a.Palette()
 	w := a.Streams.Out
 	safe := clicore.Safe
@@ -217,7 +217,7 @@ func PrintReport(a *clicore.App, r *vpec.Report) {
 	for i := 0; i < len(r.Checks); i++ {
 		c := r.Checks[i]
 		// Checks that did not run for one reason are one line naming them.
-		if c.Status == vpec.NotApplicable && (c.Message == vpec.NotCheckedSchema || c.Message == vpec.NotCheckedUnreadable) {
+		if c.Status == verify.NotApplicable && (c.Message == verify.NotCheckedSchema || c.Message == verify.NotCheckedUnreadable) {
 			var names []string
 			for ; i < len(r.Checks) && r.Checks[i].Message == c.Message; i++ {
 				names = append(names, string(r.Checks[i].Name))
@@ -227,7 +227,7 @@ func PrintReport(a *clicore.App, r *vpec.Report) {
 			continue
 		}
 		fmt.Fprintf(w, "  %s %s\n", a.MarkCheck(c), safe(c.Message))
-		if (c.Status == vpec.Fail || c.Status == vpec.Warn) && !(len(c.Details) == 1 && strings.HasSuffix(c.Message, c.Details[0])) {
+		if (c.Status == verify.Fail || c.Status == verify.Warn) && !(len(c.Details) == 1 && strings.HasSuffix(c.Message, c.Details[0])) {
 			for i, d := range c.Details {
 				if i == 10 {
 					fmt.Fprintf(w, "        … and %d more\n", len(c.Details)-10)
@@ -238,11 +238,11 @@ func PrintReport(a *clicore.App, r *vpec.Report) {
 		}
 	}
 	printDisclosed(w, r)
-	if r.ProofLevelFloor != "" && r.Check(vpec.CheckSchema).Status == vpec.Pass {
+	if r.ProofLevelFloor != "" && r.Check(verify.CheckSchema).Status == verify.Pass {
 		fmt.Fprintf(w, "  proof_level_floor: %s\n", p.Bold(safe(string(r.ProofLevelFloor))))
 	}
 	// Only an authentic VPEC's counts mean anything (no check failed).
-	if r.Check(vpec.CheckSchema).Status == vpec.Pass && r.FirstFailure() == nil && !r.Passed() {
+	if r.Check(verify.CheckSchema).Status == verify.Pass && r.FirstFailure() == nil && !r.Passed() {
 		fmt.Fprintf(w, "  %s\n", p.Yellow(fmt.Sprintf("not passed: %s; --require-passed exits 1", notPassed(r))))
 	}
 	verdict := safe(r.Verdict)
@@ -259,7 +259,7 @@ func PrintReport(a *clicore.App, r *vpec.Report) {
 }
 
 // notPassed says how many recorded checks failed or hit an error.
-func notPassed(r *vpec.Report) string {
+func notPassed(r *verify.Report) string {
 	var parts []string
 	if r.ChecksFailed > 0 {
 		parts = append(parts, fmt.Sprintf("%d check(s) failed", r.ChecksFailed))

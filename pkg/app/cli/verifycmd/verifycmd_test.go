@@ -12,7 +12,7 @@ import (
 	"github.com/svc-gov/svc/pkg/app/cli/clicore"
 	"github.com/svc-gov/svc/pkg/app/cli/verifycmd"
 	"github.com/svc-gov/svc/pkg/core/document"
-	"github.com/svc-gov/svc/pkg/core/vpec"
+	"github.com/svc-gov/svc/pkg/core/verify"
 )
 
 func streams(out, errb *bytes.Buffer) *clicore.Streams {
@@ -125,7 +125,7 @@ func TestVerifyTooLarge(t *testing.T) {
 				if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
 					t.Fatalf("--output json is not a report: %v\n%s\nstderr %q", err, out.String(), errb.String())
 				}
-				if rep.Verdict != "UNREADABLE — TOO LARGE" || rep.Valid || !rep.Unreadable || len(rep.Checks) != len(vpec.Checks()) ||
+				if rep.Verdict != "UNREADABLE — TOO LARGE" || rep.Valid || !rep.Unreadable || len(rep.Checks) != len(verify.Checks()) ||
 					rep.Checks[0].Name != "schema" || rep.Checks[0].Code != "TOO LARGE" || rep.TrustRoot == nil {
 					t.Fatalf("report %+v", rep)
 				}

@@ -2,14 +2,13 @@ package setup
 
 import (
 	"context"
-	"crypto/sha256"
 	"crypto/x509"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"path/filepath"
 	"time"
 
+	"github.com/svc-gov/svc/pkg/core/commitment"
 	"github.com/svc-gov/svc/pkg/service/server"
 	"github.com/svc-gov/svc/pkg/service/store"
 )
@@ -35,10 +34,7 @@ func IdentityOf(m *server.Material, now time.Time) (store.Identity, error) {
 }
 
 // CertID is "sha256:<hex>" of a certificate's DER.
-func CertID(c *x509.Certificate) string {
-	sum := sha256.Sum256(c.Raw)
-	return "sha256:" + hex.EncodeToString(sum[:])
-}
+func CertID(c *x509.Certificate) string { return commitment.String(c.Raw) }
 
 // short is the first 16 hex digits of a "sha256:<hex>" id, for messages.
 func short(id string) string {

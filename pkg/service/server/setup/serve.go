@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/svc-gov/svc/pkg/core/timestamp"
-	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/service/server"
 	"github.com/svc-gov/svc/pkg/service/tsahttp"
 )
@@ -21,7 +20,7 @@ import (
 // URL is given; else the external RFC 3161 authorities at urls, asked in
 // order and nothing else, unless fallback lets builtin answer when they
 // all fail (logged on log as a warning every time).
-func Timestamper(urls []string, fallback bool, builtin *timestamp.Authority, log *slog.Logger) vpec.Timestamper {
+func Timestamper(urls []string, fallback bool, builtin *timestamp.Authority, log *slog.Logger) timestamp.Timestamper {
 	if len(urls) == 0 {
 		return builtin
 	}

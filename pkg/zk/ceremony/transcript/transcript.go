@@ -21,14 +21,15 @@
 package transcript
 
 import (
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/svc-gov/svc/pkg/core/commitment"
 	"github.com/svc-gov/svc/pkg/core/document"
+	"github.com/svc-gov/svc/pkg/core/names"
 )
 
 // Schema is the value of a transcript's schema member.
@@ -184,10 +185,7 @@ type Contribution struct {
 
 // HashBytes returns "sha256:" and the lowercase hex SHA-256 of b, the form
 // of every hash in a transcript.
-func HashBytes(b []byte) string {
-	sum := sha256.Sum256(b)
-	return "sha256:" + hex.EncodeToString(sum[:])
-}
+func HashBytes(b []byte) string { return commitment.String(b) }
 
 // ValidHash reports whether s is "sha256:" and 64 lowercase hex digits,
 // the form of every hash in a transcript.
@@ -426,7 +424,7 @@ func ParseBeacon(s string) ([]byte, error) {
 
 // ValidName checks a contributor or circuit name: 1 to MaxNameBytes bytes
 // of UTF-8 without control characters (C0, DEL, C1) or bidirectional
-// controls, the rule vpec.ValidName applies to every name a person reads.
+// controls: names.IsControl, the rule every name a person reads follows.
 func ValidName(s string) error {
 	switch {
 	case s == "":
@@ -437,7 +435,7 @@ func ValidName(s string) error {
 		return errors.New("not valid UTF-8")
 	}
 	for i, r := range s {
-		if isControl(r) {
+		if names.IsControl(r) {
 			return fmt.Errorf("control character U+%04X at byte %d", r, i)
 		}
 	}
@@ -449,18 +447,6 @@ func checkName(field, s string) error {
 		return fail(ErrSchema, field, "%v", err)
 	}
 	return nil
-}
-
-// isControl is vpec.IsControl (a test keeps them equal); pkg/core/vpec may
-// import this package, so it cannot import pkg/core/vpec.
-func isControl(r rune) bool {
-	switch {
-	case r < 0x20, r == 0x7f, r >= 0x80 && r <= 0x9f:
-		return true
-	case r == 0x061c, r == 0x200e, r == 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
-		return true
-	}
-	return false
 }
 
 // Report is what Check found: the transcript's hash and who contributed.

@@ -11,7 +11,7 @@ import (
 
 	"github.com/svc-gov/svc/internal/fuzzedge"
 	"github.com/svc-gov/svc/pkg/core/canonical"
-	"github.com/svc-gov/svc/pkg/core/vpec"
+	"github.com/svc-gov/svc/pkg/core/names"
 	"github.com/svc-gov/svc/pkg/zk/ceremony/transcript"
 )
 
@@ -188,12 +188,12 @@ func TestDocumentErrors(t *testing.T) {
 	}
 }
 
-// TestNameRuleIsVPECs: the transcript's name rule is vpec.ValidName's.
+// TestNameRuleIsVPECs: the transcript's name rule is names.ValidName's.
 func TestNameRuleIsVPECs(t *testing.T) {
 	for r := rune(0); r < 0x3000; r++ {
 		s := "a" + string(r)
-		if (transcript.ValidName(s) == nil) != (vpec.ValidName(s) == nil) {
-			t.Fatalf("U+%04X: transcript %v, vpec %v", r, transcript.ValidName(s), vpec.ValidName(s))
+		if (transcript.ValidName(s) == nil) != (names.ValidName(s) == nil) {
+			t.Fatalf("U+%04X: transcript %v, vpec %v", r, transcript.ValidName(s), names.ValidName(s))
 		}
 	}
 }

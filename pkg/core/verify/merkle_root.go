@@ -1,0 +1,24 @@
+package verify
+
+import (
+	"fmt"
+
+	"github.com/svc-gov/svc/pkg/core/commitment"
+	"github.com/svc-gov/svc/pkg/core/vpec"
+)
+
+// CheckMerkle: merkle_root is the RFC 6962 root over the records'
+// commitment hashes.
+const CheckMerkle CheckName = "merkle_root"
+
+func (s *state) merkleRoot() Check { return checkMerkleRoot(&s.doc.VPEC) }
+
+// checkMerkleRoot recomputes v's Merkle root from its records.
+func checkMerkleRoot(v *vpec.VPEC) Check {
+	c := Check{Name: CheckMerkle}
+	if got := vpec.MerkleRoot(v.Records); got != v.MerkleRoot {
+		return fail(c, "MERKLE ROOT MISMATCH", fmt.Sprintf("merkle_root %s does not match the records' commitments (recomputed %s)", commitment.Short(v.MerkleRoot), commitment.Short(got)), false)
+	}
+	c.Status, c.Message = Pass, fmt.Sprintf("merkle root matches %d commitments", len(v.Records))
+	return c
+}

@@ -1,0 +1,6 @@
+package vpec
+
+// QuantizeProbability is quantizeProbability, for the external test that
+// compares it with pkg/zk/conditions.QuantizeScore (an internal test
+// cannot import pkg/zk, which imports this package).
+var QuantizeProbability = quantizeProbability

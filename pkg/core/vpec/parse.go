@@ -1,0 +1,248 @@
+package vpec
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+
+	"github.com/svc-gov/svc/pkg/core/commitment"
+	"github.com/svc-gov/svc/pkg/core/document"
+	"github.com/svc-gov/svc/pkg/core/gap"
+	"github.com/svc-gov/svc/pkg/core/names"
+	"github.com/svc-gov/svc/pkg/core/signing"
+)
+
+// Document is a VPEC as Parse read it: the decoded VPEC and the bytes its
+// signature and chain cover, taken from the input as given (never from a
+// re-encoding of the decoded value).
+type Document struct {
+	// VPEC is the decoded document. A record's Details holds only the
+	// members the decomposition links name (read.go): the verifier needs
+	// no more, and decoded details cost up to 20 times their size.
+	VPEC VPEC
+	// Signed is the bytes the signature covers (SignedBytes).
+	Signed []byte
+	// RecordBytes holds each record's chain input: RFC 8785 of the record
+	// without chain_hash (RecordBytes of the record as given).
+	RecordBytes [][]byte
+	// Signature and Token are the decoded signature and RFC 3161 token;
+	// nil in an unsigned offline VPEC.
+	Signature, Token []byte
+
+	raw []byte
+}
+
+// Parse reads a v1 VPEC (or an unsigned offline VPEC, OfflineSchema) from
+// untrusted bytes: the input rules (document.CheckInput), the shape scan,
+// the strict decode and every v1 rule that needs no trust material (ids,
+// times, enums, encodings, records, gaps). It proves nothing about who
+// issued the document: that is pkg/core/verify's.
+//
+// Input that is not a JSON document at all gives a nil Document and the
+// *document.SyntaxError. A document that breaks the schema gives the
+// Document as far as it was read (to say which VPEC it was) and a
+// *document.SchemaError listing every problem, each naming its member.
+func Parse(doc []byte) (*Document, error) {
+	if err := document.CheckInput(doc); err != nil {
+		return nil, err
+	}
+	d := &Document{raw: doc}
+	var problems []string
+	bad := func(format string, a ...any) { problems = append(problems, fmt.Sprintf(format, a...)) }
+	if d.read(doc, bad) {
+		d.checkRules(bad)
+	}
+	if len(problems) == 0 {
+		checkGapRules(&d.VPEC, bad)
+	}
+	if len(problems) > 0 {
+		return d, &document.SchemaError{Problems: problems}
+	}
+	return d, nil
+}
+
+var keyIDPattern = regexp.MustCompile(`^[0-9a-f]{16}$`)
+
+// checkRules applies the v1 rules to the decoded VPEC, in member order,
+// and decodes the signature and token.
+func (d *Document) checkRules(bad func(string, ...any)) {
+	v := &d.VPEC
+	offline := v.Schema == OfflineSchema
+	if v.Schema != Schema && !offline {
+		bad("schema is %q, want %q (this verifier reads v1 VPECs)", v.Schema, Schema)
+	}
+	prefixed := func(field, val, prefix string) {
+		if !names.ValidPrefixedID(val, prefix) {
+			bad("%s %q must be %s followed by an id, %d bytes at most in all", field, val, prefix, names.MaxIDBytes)
+		}
+	}
+	prefixed("vpec_id", v.VPECID, "vpec_")
+	prefixed("run_id", v.RunID, "run_")
+	if !names.ValidID(v.WorkflowID) {
+		bad("workflow_id %q must be 1-128 characters of letters, digits and ._:-", v.WorkflowID)
+	}
+	if !names.ValidID(v.OrgID) && !(offline && v.OrgID == "") { // a run opened offline: org unknown
+		bad("org_id %q must be 1-128 characters of letters, digits and ._:-", v.OrgID)
+	}
+	timeField := func(field, val string) {
+		if !validTime(val) {
+			bad("%s %q is not an RFC 3339 UTC time (…Z)", field, val)
+		}
+	}
+	timeField("issued_at", v.IssuedAt)
+	if v.OpenedAt != "" {
+		timeField("opened_at", v.OpenedAt)
+	}
+	if v.Environment != Sandbox && v.Environment != Production {
+		bad("environment %q must be sandbox or production", v.Environment)
+	}
+	if _, ok := environmentOf(v.APIKeyID); !ok || !names.ValidID(v.APIKeyID) {
+		bad("api_key_id %q must start with %s or %s", v.APIKeyID, Sandbox.KeyPrefix(), Production.KeyPrefix())
+	}
+	if !v.ProofLevelFloor.Valid() {
+		bad("proof_level_floor %q is not a proof level %v", v.ProofLevelFloor, proofLevels)
+	}
+	for k, n := range v.ProofLevelBreakdown {
+		if !ProofLevel(k).Valid() {
+			bad("proof_level_breakdown key %q is not a proof level", k)
+		}
+		if n < 0 {
+			bad("proof_level_breakdown.%s is negative", k)
+		}
+	}
+	share := func(field string, f float64) {
+		if math.IsNaN(f) || f < 0 || f > 1 {
+			bad("%s is %v, want a share between 0 and 1", field, f)
+		}
+	}
+	share("provable_surface", v.ProvableSurface)
+	for k, f := range v.ProvableSurfaceBreakdown {
+		share("provable_surface_breakdown."+k, f)
+	}
+	for _, n := range []int64{v.TotalChecksRun, v.ChecksPassed, v.ChecksFailed} {
+		if n < 0 {
+			bad("check counts must not be negative")
+			break
+		}
+	}
+	for i, g := range v.Gaps {
+		f := fmt.Sprintf("gaps[%d]", i)
+		if !names.ValidID(g.GapID) {
+			bad("%s.gap_id %q is not an id", f, g.GapID)
+		}
+		if !names.ValidID(g.GapType) {
+			bad("%s.gap_type %q is not a gap type", f, g.GapType)
+		}
+		if !g.Severity.Valid() {
+			bad("%s.severity %q is not one of %v", f, g.Severity, gap.Severities())
+		} else if want := gap.SeverityOf(g.GapType); want != "" && want != g.Severity {
+			bad("%s.severity of a %s gap is %s, not %s", f, g.GapType, want, g.Severity)
+		}
+		timeField(f+".timestamp", g.Timestamp)
+	}
+	if _, err := commitment.ParseSHA256(v.MerkleRoot); err != nil {
+		bad("merkle_root: %v", err)
+	}
+	switch {
+	case offline:
+		// An unsigned offline VPEC: the verifier reports it as such.
+		if v.SigningKeyID != "" || v.Signature != "" || v.TimestampRFC3161 != "" {
+			bad("an unsigned offline VPEC (%s) has empty signing_key_id, signature and timestamp_rfc3161", OfflineSchema)
+		}
+	default:
+		if !keyIDPattern.MatchString(v.SigningKeyID) {
+			bad("signing_key_id %q must be 16 lowercase hex characters", v.SigningKeyID)
+		}
+		sig, err := signing.ParseSignature(v.Signature)
+		if err != nil {
+			bad("signature: %v", err)
+		}
+		d.Signature = sig
+		tok, err := signing.DecodeBase64(v.TimestampRFC3161)
+		if err != nil || len(tok) == 0 {
+			bad("timestamp_rfc3161 must be the base64 DER of an RFC 3161 response (standard alphabet, padded, no line breaks)")
+		}
+		d.Token = tok
+	}
+	ids := map[string]bool{}
+	var prevSeq int64
+	for i := range v.Records {
+		checkRecord(&v.Records[i], fmt.Sprintf("records[%d]", i), bad)
+		checkEvidenceEncoding(&v.Records[i], fmt.Sprintf("records[%d]", i), bad)
+		rec := &v.Records[i]
+		if ids[rec.RecordID] {
+			bad("records[%d].record_id %q appears twice", i, rec.RecordID)
+		}
+		ids[rec.RecordID] = true
+		if rec.Sequence <= prevSeq {
+			bad("records[%d].sequence %d does not increase (previous %d)", i, rec.Sequence, prevSeq)
+		}
+		prevSeq = rec.Sequence
+	}
+}
+
+// checkEvidenceEncoding checks, in a sealed VPEC, the spelling of a
+// record's review and check-session members (docs/FORMATS.md, encoding:
+// one spelling), before any signature, so a re-spelt one is a schema error
+// whatever else is wrong; their content is the reviews check's. (A record
+// sent to the service has no tokens yet: the service adds them.)
+func checkEvidenceEncoding(r *Record, f string, bad func(string, ...any)) {
+	if cs := r.CheckSession; cs != nil {
+		checkTokenEncoding(f+".check_session", cs.CheckOpenTST, cs.CheckCloseTST, bad)
+	}
+	if rv := r.Review; rv != nil {
+		if _, err := signing.ParseSignature(rv.ReviewerSignature); err != nil {
+			bad("%s.review.reviewer_signature: %v", f, err)
+		}
+		if b, err := signing.DecodeBase64(rv.ReviewerPublicKey); err != nil || len(b) == 0 {
+			bad("%s.review.reviewer_public_key must be the base64 of SPKI DER (standard alphabet, padded, no line breaks)", f)
+		}
+		checkTokenEncoding(f+".review", rv.CheckOpenTST, rv.CheckCloseTST, bad)
+	}
+}
+
+// checkTokenEncoding checks the spelling of a session's two time-stamp
+// tokens.
+func checkTokenEncoding(f, open, closed string, bad func(string, ...any)) {
+	for _, t := range []struct{ name, v string }{{"check_open_tst", open}, {"check_close_tst", closed}} {
+		if b, err := signing.DecodeBase64(t.v); err != nil || len(b) == 0 {
+			bad("%s.%s must be the base64 DER of an RFC 3161 response (standard alphabet, padded, no line breaks)", f, t.name)
+		}
+	}
+}
+
+// checkGapRules applies the gap rules the struct decoder cannot: which
+// members go with which gap type. bad reports a schema problem.
+func checkGapRules(v *VPEC, bad func(string, ...any)) {
+	for i, g := range v.Gaps {
+		f := fmt.Sprintf("gaps[%d]", i)
+		if err := names.ValidName(g.GapType); err != nil {
+			bad("%s.gap_type: %v", f, err)
+		}
+		if g.Check != nil {
+			if err := names.ValidName(*g.Check); err != nil {
+				bad("%s.check: %v", f, err)
+			}
+		}
+		switch g.GapType {
+		case gap.SequenceMissing:
+			switch {
+			case g.Sequence == nil || g.SequenceEnd == nil:
+				bad("%s: a sequence_missing gap needs sequence (first missing) and sequence_end (last missing)", f)
+			case *g.Sequence < 1 || *g.SequenceEnd < *g.Sequence:
+				bad("%s: sequence %d to sequence_end %d is not a range of sequence numbers", f, *g.Sequence, *g.SequenceEnd)
+			}
+		case gap.ChainBreak:
+			if g.Sequence == nil || *g.Sequence < 1 {
+				bad("%s: a chain_break gap needs the sequence of the record whose chain hash fails", f)
+			}
+		case gap.EmptyRun:
+			if g.Check != nil || g.Sequence != nil {
+				bad("%s: an empty_run gap has check and sequence null", f)
+			}
+		}
+		if g.GapType != gap.SequenceMissing && g.SequenceEnd != nil {
+			bad("%s.sequence_end: only a sequence_missing gap has one", f)
+		}
+	}
+}

@@ -1,0 +1,270 @@
+package vpec
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/svc-gov/svc/pkg/core/canonical"
+	"github.com/svc-gov/svc/pkg/core/document"
+)
+
+// read parses doc and decodes it into p (the VPEC, its signed bytes and
+// each record's chain input), reporting problems through bad. It returns
+// false when there were any.
+//
+// Memory: when the shape scan has located every record, the document is
+// read in parts: the top level without its records as one small tree,
+// then each record on its own with one reused parser, written straight
+// into the two canonical encodings (signed bytes, chain input) and decoded
+// into its Record. What stays is the input, those two encodings and the
+// decoded records; no tree of the whole document is ever built. Details
+// are checked (an object, not empty, at most MaxDetailsBytes canonical)
+// and covered by both encodings, but not decoded into Record.Details
+// (decoded, the densest JSON costs 20 times its size): only a proved
+// record's link members are (linkDetails), for the ZK proofs check.
+// A document the scan could not follow is read as one tree (its parse
+// error is then reported exactly).
+func (p *Document) read(doc []byte, bad func(string, ...any)) bool {
+	s := shapeScanner{d: doc, collect: true, arrays: [2]arrayPart{{name: "records", start: -1}, {name: "gaps", start: -1}}}
+	if err := s.scan(); err != nil {
+		var se *shapeError
+		if errors.As(err, &se) {
+			bad("%s", se.detail())
+		} else {
+			bad("%v", err)
+		}
+		return false
+	}
+	if s.bad || s.arrays[0].start < 0 {
+		return p.readWhole(doc, bad)
+	}
+	var errs []string
+	if err := p.readParts(doc, &s, &errs); err != nil {
+		p.VPEC, p.Signed, p.RecordBytes = VPEC{}, nil, nil
+		if err == errWhole {
+			return p.readWhole(doc, bad)
+		}
+		bad("%v", err)
+		return false
+	}
+	for _, e := range errs {
+		bad("%s", e)
+	}
+	return len(errs) == 0
+}
+
+// maxReported bounds how many schema problems one document reports.
+const maxReported = 20
+
+// addErrors adds the problems of a strict decode (its *document.FieldError
+// values) to errs, at most maxReported and a last line saying more were
+// left out.
+func addErrors(errs *[]string, err error) {
+	add := func(e string) {
+		switch {
+		case len(*errs) < maxReported:
+			*errs = append(*errs, e)
+		case len(*errs) == maxReported:
+			*errs = append(*errs, "… and more problems")
+		}
+	}
+	fes := document.FieldErrors(err)
+	if len(fes) == 0 {
+		add(err.Error())
+	}
+	for _, fe := range fes {
+		add(fe.Detail())
+	}
+}
+
+var errWhole = errors.New("read the whole document")
+
+// readParts is read in parts (see read). It returns the parse error of
+// the document, if any; schema problems are added to errs.
+func (p *Document) readParts(doc []byte, s *shapeScanner, errs *[]string) error {
+	// The skeleton: the document with the records and gaps arrays empty.
+	var parts []*arrayPart
+	cut := 0
+	for i := range s.arrays {
+		if a := &s.arrays[i]; a.start >= 0 {
+			parts = append(parts, a)
+			cut += a.end - a.start - 2
+		}
+	}
+	slices.SortFunc(parts, func(a, b *arrayPart) int { return a.start - b.start })
+	skel := make([]byte, 0, len(doc)-cut)
+	at := 0
+	for _, a := range parts {
+		skel = append(append(skel, doc[at:a.start]...), "[]"...)
+		at = a.end
+	}
+	skel = append(skel, doc[at:]...)
+	top, err := document.ParseTree(skel)
+	if err != nil {
+		// The error is outside the records and gaps: read the whole
+		// document for its exact position.
+		return errWhole
+	}
+	if err := document.DecodeWith(top, &p.VPEC, document.Options{SkipFreeMaps: true, CanonicalNumbers: true}); err != nil {
+		addErrors(errs, err)
+	}
+	ps := canonical.Parser{MaxDepth: document.MaxDepth - 2} // elements are at depth 3
+	var perr error
+	// each parses element i of a and writes it, calling use on its tree.
+	each := func(dst []byte, a *arrayPart, use func(i int, v *canonical.Value)) []byte {
+		dst = append(dst, '[')
+		for i := range len(a.elems) / 2 {
+			if len(*errs) > maxReported || perr != nil {
+				break
+			}
+			v, err := ps.Parse(doc[a.elems[2*i]:a.elems[2*i+1]])
+			if err != nil {
+				perr = document.SyntaxErrorAt(doc, int(a.elems[2*i]), err)
+				break
+			}
+			if a.name == "records" {
+				s.scratch = checkDetails(v, i, s.scratch, errs)
+				checkDisclosureNumbers(v, i, errs)
+			}
+			if len(*errs) == 0 {
+				// The encodings are needed only for a document without
+				// schema problems (their checks do not run otherwise).
+				if i > 0 {
+					dst = append(dst, ',')
+				}
+				dst = v.AppendCanonical(dst)
+			}
+			use(i, v)
+		}
+		return append(dst, ']')
+	}
+	recs := &s.arrays[0]
+	n := len(recs.elems) / 2
+	records := make([]Record, n)
+	p.RecordBytes = make([][]byte, n)
+	chainBuf := make([]byte, 0, recs.end-recs.start)
+	replace := map[string]func([]byte) []byte{
+		"records": func(dst []byte) []byte {
+			return each(dst, recs, func(i int, v *canonical.Value) {
+				if len(*errs) == 0 {
+					start := len(chainBuf)
+					chainBuf = v.AppendCanonical(chainBuf, "chain_hash")
+					p.RecordBytes[i] = chainBuf[start:len(chainBuf):len(chainBuf)]
+				}
+				if err := document.DecodeWith(v, &records[i], document.Options{Path: "records", Indexed: true, Index: i, SkipFreeMaps: true, CanonicalNumbers: true}); err != nil {
+					addErrors(errs, err)
+				}
+				records[i].Details = linkDetails(v)
+			})
+		},
+	}
+	var gaps []Gap
+	if g := &s.arrays[1]; g.start >= 0 {
+		gaps = make([]Gap, len(g.elems)/2)
+		replace["gaps"] = func(dst []byte) []byte {
+			return each(dst, g, func(i int, v *canonical.Value) {
+				if err := document.DecodeWith(v, &gaps[i], document.Options{Path: "gaps", Indexed: true, Index: i, CanonicalNumbers: true}); err != nil {
+					addErrors(errs, err)
+				}
+			})
+		}
+	}
+	p.Signed = top.AppendCanonicalReplacing(make([]byte, 0, len(doc)), replace, unsignedFields...)
+	if perr != nil {
+		return perr
+	}
+	p.VPEC.Records = records
+	if gaps != nil {
+		p.VPEC.Gaps = gaps
+	}
+	return nil
+}
+
+// readWhole reads doc as one tree.
+func (p *Document) readWhole(doc []byte, bad func(string, ...any)) bool {
+	tree, err := document.ParseTree(doc)
+	if err != nil {
+		bad("%v", err)
+		return false
+	}
+	p.encode(tree)
+	var errs []string
+	if err := document.DecodeWith(tree, &p.VPEC, document.Options{SkipFreeMaps: true, CanonicalNumbers: true}); err != nil {
+		addErrors(&errs, err)
+	}
+	if recs := tree.Get("records"); recs != nil {
+		var scratch []byte
+		for i, rec := range recs.Elements() {
+			if i < len(p.VPEC.Records) {
+				p.VPEC.Records[i].Details = linkDetails(rec)
+			}
+			scratch = checkDetails(rec, i, scratch, &errs)
+			checkDisclosureNumbers(rec, i, &errs)
+		}
+	}
+	for _, e := range errs {
+		bad("%s", e)
+	}
+	return len(errs) == 0
+}
+
+// checkDetails reports a record whose details hold a number not in its
+// RFC 8785 form (in a VPEC every number has its one form; the service
+// writes details canonically) or exceed MaxDetailsBytes in canonical form
+// (the rule Record.Validate applies to decoded details).
+func checkDetails(rec *canonical.Value, i int, scratch []byte, errs *[]string) []byte {
+	d := rec.Get("details")
+	if d == nil || d.Kind() != canonical.KindObject {
+		return scratch
+	}
+	if n := d.NonCanonicalNumber(); n != nil {
+		if len(*errs) < maxReported {
+			text, _ := n.Number()
+			*errs = append(*errs, fmt.Sprintf("records[%d].details: the number %.40s is not in its canonical form %s (RFC 8785)", i, n.Raw(), text))
+		}
+		return scratch
+	}
+	scratch = d.AppendCanonical(scratch[:0])
+	if len(scratch) > MaxDetailsBytes && len(*errs) < maxReported {
+		*errs = append(*errs, fmt.Sprintf("records[%d].details is %d bytes in canonical form, more than %d", i, len(scratch), MaxDetailsBytes))
+	}
+	return scratch
+}
+
+// encode computes the signed bytes and each record's chain input from the
+// tree, the two halves in parallel.
+func (p *Document) encode(tree *canonical.Value) {
+	if tree.Kind() != canonical.KindObject {
+		return
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		p.Signed = tree.AppendCanonical(make([]byte, 0, len(p.raw)), unsignedFields...)
+	}()
+	if recs := tree.Get("records"); recs != nil && recs.Kind() == canonical.KindArray {
+		// One buffer for every record; each record's bytes are a window of it.
+		buf := make([]byte, 0, len(p.raw))
+		p.RecordBytes = make([][]byte, recs.Len())
+		for i, rec := range recs.Elements() {
+			start := len(buf)
+			buf = rec.AppendCanonical(buf, "chain_hash")
+			p.RecordBytes[i] = buf[start:len(buf):len(buf)]
+		}
+	}
+	<-done
+}
+
+// checkDisclosureNumbers reports a record whose disclosed values hold a
+// number not in its RFC 8785 form (one form per document, as for details).
+func checkDisclosureNumbers(rec *canonical.Value, i int, errs *[]string) {
+	d := rec.Get("disclosures")
+	if d == nil {
+		return
+	}
+	if n := d.NonCanonicalNumber(); n != nil && len(*errs) < maxReported {
+		text, _ := n.Number()
+		*errs = append(*errs, fmt.Sprintf("records[%d].disclosures: the number %.40s is not in its canonical form %s (RFC 8785)", i, n.Raw(), text))
+	}
+}
