@@ -38,7 +38,6 @@ import (
 	"github.com/consensys/gnark/backend/groth16"
 	"github.com/consensys/gnark/backend/groth16/bn254/mpcsetup"
 	cs "github.com/consensys/gnark/constraint/bn254"
-	"github.com/consensys/gnark/logger"
 
 	"github.com/svc-gov/svc/internal/fsutil"
 	"github.com/svc-gov/svc/pkg/zk/ceremony/transcript"
@@ -894,10 +893,8 @@ type InitOptions struct {
 }
 
 // Init starts phase 1 (InitPhase1) or phase 2 (InitPhase2 for the demo
-// circuit or a constraint system read from a file), as opts say. gnark's
-// debug logging is turned off: a ceremony reports through its results.
+// circuit or a constraint system read from a file), as opts say.
 func Init(opts InitOptions) (*Ceremony, error) {
-	logger.Disable()
 	switch opts.Phase {
 	case 1:
 		if opts.Phase1Dir != "" || opts.Circuit != "" || opts.R1CSFile != "" || opts.Model != "" || opts.Quantized != "" {
