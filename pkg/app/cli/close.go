@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/svc-gov/svc/pkg/app/cli/internal/present"
-	"github.com/svc-gov/svc/pkg/client"
+	"github.com/svc-gov/svc/pkg/app/cli/internal/statefile"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 )
 
@@ -48,7 +48,7 @@ check's result is fail or error.`,
 			}
 			defer sr.Release()
 			res, err := sr.CloseTo(cmdContext(cmd), out, force)
-			var we *client.VPECWriteError
+			var we *statefile.VPECWriteError
 			switch {
 			case errors.As(err, &we):
 				hint := fmt.Sprintf("fetch it again with: %s vpec get %s --out FILE", a.name, we.RunID)
@@ -59,7 +59,7 @@ check's result is fail or error.`,
 			case errors.Is(err, fs.ErrExist):
 				return &Error{Code: ExitUsage, Err: fmt.Errorf("%w; nothing was closed: run %s is still open", err, sr.Run.ID()),
 					Hint: "pass --force to replace " + out + ", or choose another --out"}
-			case errors.Is(err, client.ErrOutNotWritable):
+			case errors.Is(err, statefile.ErrOutNotWritable):
 				return &Error{Code: ExitUsage, Err: fmt.Errorf("%w; nothing was closed: run %s is still open", err, sr.Run.ID()),
 					Hint: "choose an --out in a writable directory"}
 			case err != nil:

@@ -48,7 +48,7 @@ wrote (a changed file is left alone, with a warning).`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return fco.do(func(p *client.Pipeline) error {
-				f := present.NewFlush(p.FlushState(cmdContext(cmd), fso.file()))
+				f := present.NewFlush(fso.file().Flush(cmdContext(cmd), p))
 				if fco.output == outputJSON {
 					if err := a.writeJSON(f.JSON()); err != nil {
 						return err

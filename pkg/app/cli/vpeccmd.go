@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/svc-gov/svc/pkg/app/cli/internal/statefile"
 	"github.com/svc-gov/svc/pkg/client"
 )
 
@@ -72,13 +73,13 @@ offline VPEC of that run.`,
 	return cmd
 }
 
-// writeSigned writes the signed VPEC to out (client.WriteVPEC): a new
+// writeSigned writes the signed VPEC to out (statefile.WriteVPEC): a new
 // file, any file with force, else only over the unsigned offline VPEC of
 // the same run.
 func writeSigned(out string, force bool, res *client.VPECResult) error {
-	err := client.WriteVPEC(out, force, res)
+	err := statefile.WriteVPEC(out, force, res)
 	switch {
-	case errors.Is(err, client.ErrNotUnsignedCopy):
+	case errors.Is(err, statefile.ErrNotUnsignedCopy):
 		return errorf(ExitUsage, "choose another --out or pass --force", "%s already exists and is not the unsigned offline VPEC of %s", out, res.VPEC.RunID)
 	case err != nil:
 		return &Error{Code: ExitFailure, Err: err}
