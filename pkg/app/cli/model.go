@@ -68,9 +68,9 @@ parameters). This is the model a verifiable_inference proof covers
 			if dims != "" {
 				return errorf(ExitUsage, "--dims is for --style mlp-head", "--dims given for style %q", cfg.Style)
 			}
-			if !slices.Contains(modelgen.Styles, cfg.Style) {
-				return errorf(ExitUsage, "use --style "+strings.Join(modelgen.Styles, " or --style "),
-					"unknown model style %q (allowed: %s)", cfg.Style, strings.Join(modelgen.Styles, ", "))
+			if !slices.Contains(modelgen.Styles(), cfg.Style) {
+				return errorf(ExitUsage, "use --style "+strings.Join(modelgen.Styles(), " or --style "),
+					"unknown model style %q (allowed: %s)", cfg.Style, strings.Join(modelgen.Styles(), ", "))
 			}
 			if err := os.MkdirAll(out, 0o755); err != nil {
 				return &Error{Code: ExitFailure, Err: err}
@@ -137,7 +137,7 @@ func (a *app) generateMLPHead(out, dims string, seed int64, output string) error
 	}
 	d := cfg.Dims
 	if d == nil {
-		d = modelgen.DefaultMLPHeadDims
+		d = modelgen.DefaultMLPHeadDims()
 	}
 	if output == outputJSON {
 		return a.writeJSON(map[string]any{"dir": out, "onnx_model_hash": h.String(), "bytes": n, "style": modelgen.StyleMLPHead,

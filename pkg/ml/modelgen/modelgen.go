@@ -61,8 +61,8 @@ const (
 	StyleTorch = "torch" // torch.onnx.export of a Hugging Face DistilBERT
 )
 
-// Styles lists the graph styles, default first.
-var Styles = []string{StyleBERT, StyleTorch}
+// Styles returns the graph styles, default first (a new slice each call).
+func Styles() []string { return []string{StyleBERT, StyleTorch} }
 
 // Input and output names of the generated graph. Both styles take
 // InputName; the torch style also takes MaskName and outputs LogitsName.
@@ -98,7 +98,7 @@ func (c Config) WithDefaults() Config {
 func (c Config) validate() error {
 	switch {
 	case c.Style != StyleBERT && c.Style != StyleTorch:
-		return fmt.Errorf("modelgen: unknown style %q (want %s)", c.Style, strings.Join(Styles, " or "))
+		return fmt.Errorf("modelgen: unknown style %q (want %s)", c.Style, strings.Join(Styles(), " or "))
 	case c.Layers < 0 || c.Hidden < 0 || c.Heads < 0 || c.SeqLen < 0 || c.Vocab < 0 || c.Classes < 0:
 		return errors.New("modelgen: negative size in config")
 	case c.Hidden%c.Heads != 0:
