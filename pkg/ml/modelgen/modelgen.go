@@ -242,19 +242,14 @@ func (b *builder) ints(name string, dims []int64, v ...int64) string {
 // random adds a float16 initializer of normal(0, 1)*0.02 values and
 // returns its name (the float16 tensor, not cast).
 func (b *builder) random(name string, dims ...int64) string {
-	b.unique(name)
-	n := int64(1)
-	for _, d := range dims {
-		n *= d
-	}
-	bits := make([]uint16, n)
-	for i := range bits {
-		bits[i] = onnxmodel.Float16Bits(float32(b.rng.NormFloat64() * 0.02))
+	f := b.normals(name, dims)
+	bits := make([]uint16, len(f))
+	for i, v := range f {
+		bits[i] = onnxmodel.Float16Bits(v)
 	}
 	if b.varies() {
 		// Stored as float32 so that a perturbation below float16's
 		// precision survives (the Cast to float stays, as a no-op).
-		f := make([]float32, n)
 		for i, h := range bits {
 			f[i] = onnxmodel.Float16Value(h)
 		}

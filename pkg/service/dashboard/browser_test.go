@@ -38,7 +38,7 @@ func verifyPage(t *testing.T) ([]byte, webbuild.Info) {
 		}
 		defer os.RemoveAll(dir)
 		out := filepath.Join(dir, "verify.html")
-		root, _ := filepath.Abs("../..")
+		root, _ := filepath.Abs("../../..")
 		if pageInfo, pageErr = webbuild.Build(context.Background(), webbuild.Options{ModuleDir: root, Out: out, Version: "v0.0.0-test"}); pageErr == nil {
 			pageHTML, pageErr = os.ReadFile(out)
 		}
