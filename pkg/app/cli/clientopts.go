@@ -29,6 +29,9 @@ func (o *clientOptions) add(cmd *cobra.Command) {
 	addOutputFlag(cmd, &o.output)
 }
 
+// validate checks the group's flags alone (--output).
+func (o *clientOptions) validate() error { return checkOutput(o.output) }
+
 func (o *clientOptions) pipeline(workflowID string, policy []string) (*client.Pipeline, error) {
 	if err := checkOutput(o.output); err != nil {
 		return nil, err
