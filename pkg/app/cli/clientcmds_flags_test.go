@@ -117,7 +117,9 @@ func TestVPECGetFlags(t *testing.T) {
 }
 
 func TestManifestRegisterFlags(t *testing.T) {
-	defaults := func() *manifestRegisterOptions { return &manifestRegisterOptions{co: defaultClient(), file: "pii.yaml"} }
+	defaults := func() *manifestRegisterOptions {
+		return &manifestRegisterOptions{co: defaultClient(), file: "pii.yaml"}
+	}
 	cases := []flagCase[manifestRegisterOptions]{
 		{name: "a file"},
 		{name: "two files", args: []string{"b.yaml"}, code: ExitUsage},
@@ -141,7 +143,9 @@ func TestRecordFlags(t *testing.T) {
 			{name: "--details repeated", args: []string{"--details", "model=v3", "--details", "a=b,c"}, want: func(o *recordOptions) { o.details = []string{"model=v3", "a=b,c"} }},
 			{name: "--visibility transparent", args: []string{"--visibility", "transparent"}, want: func(o *recordOptions) { o.visibility = "transparent" }},
 			{name: "--visibility selective --manifest-file --disclosures-out", args: []string{"--visibility", "selective", "--manifest-file", "kyc.yaml", "--disclosures-out", "d.json"},
-				want: func(o *recordOptions) { o.visibility, o.manifestFile, o.disclosuresOut = "selective", "kyc.yaml", "d.json" }},
+				want: func(o *recordOptions) {
+					o.visibility, o.manifestFile, o.disclosuresOut = "selective", "kyc.yaml", "d.json"
+				}},
 			{name: "--result fail", args: []string{"--result", "fail"}, want: func(o *recordOptions) { o.result = "fail" }},
 			{name: "flag over SVC_MANIFEST_ID, SVC_VISIBILITY", args: []string{"--manifest-id", "sha256:flag"}, env: map[string]string{"SVC_MANIFEST_ID": "sha256:env", "SVC_VISIBILITY": "transparent"},
 				want: func(o *recordOptions) { o.manifestID, o.visibility = "sha256:flag", "transparent" }},
@@ -168,7 +172,9 @@ func TestRecordFlags(t *testing.T) {
 		cases := []flagCase[recordOptions]{
 			{name: "defaults"},
 			{name: "--gpu-class --mode --threshold --label", args: []string{"--gpu-class", "nvidia-a100", "--mode", "residual", "--threshold", "0.7", "--label", "0"},
-				want: func(o *recordOptions) { o.inf.gpuClass, o.inf.mode, o.inf.threshold, o.inf.label = "nvidia-a100", "residual", 0.7, 0 }},
+				want: func(o *recordOptions) {
+					o.inf.gpuClass, o.inf.mode, o.inf.threshold, o.inf.label = "nvidia-a100", "residual", 0.7, 0
+				}},
 			{name: "--trace-out --profile-dir --ort-lib", args: []string{"--trace-out", "t.json", "--profile-dir", "p", "--ort-lib", "libort.so"},
 				want: func(o *recordOptions) { o.inf.traceOut, o.inf.dir, o.inf.mo.ortLib = "t.json", "p", "libort.so" }},
 			{name: "SVC_PROFILE_DIR and SVC_ORT_LIB", env: map[string]string{"SVC_PROFILE_DIR": "envp", "SVC_ORT_LIB": "env.so"},
@@ -197,4 +203,72 @@ func TestRecordFlags(t *testing.T) {
 			}
 		}
 	})
+}
+
+const testHash = "sha256:1111111111111111111111111111111111111111111111111111111111111111"
+
+func TestRegistryClientFlags(t *testing.T) {
+	t.Run("list", func(t *testing.T) {
+		cases := []flagCase[registryListOptions]{{name: "defaults"}, {name: "an argument", args: []string{"x"}, code: ExitUsage}}
+		cases = append(cases, clientFlagCases(func(o *registryListOptions) *clientOptions { return &o.co })...)
+		runFlagCases(t, newCmdRegistryList, nil, func() *registryListOptions { return &registryListOptions{co: defaultClient()} }, cases)
+	})
+	t.Run("lookup", func(t *testing.T) {
+		cases := []flagCase[registryLookupOptions]{
+			{name: "a hash", args: []string{testHash}, want: func(o *registryLookupOptions) { o.hash = testHash }},
+			{name: "--model", args: []string{"--model", "m.onnx"}, want: func(o *registryLookupOptions) { o.model = "m.onnx" }},
+			{name: "SVC_MODEL", env: map[string]string{"SVC_MODEL": "env.onnx"}, want: func(o *registryLookupOptions) { o.model = "env.onnx" }},
+			{name: "neither", code: ExitUsage},
+			{name: "both", args: []string{testHash, "--model", "m.onnx"}, code: ExitUsage},
+			{name: "not a hash", args: []string{"sha256:ABC"}, code: ExitUsage},
+			{name: "two hashes", args: []string{testHash, testHash}, code: ExitUsage},
+		}
+		for _, c := range clientFlagCases(func(o *registryLookupOptions) *clientOptions { return &o.co }) {
+			want := c.want
+			c.args = append(c.args, testHash)
+			c.want = func(o *registryLookupOptions) {
+				o.hash = testHash
+				if want != nil {
+					want(o)
+				}
+			}
+			cases = append(cases, c)
+		}
+		runFlagCases(t, newCmdRegistryLookup, nil, func() *registryLookupOptions { return &registryLookupOptions{co: defaultClient()} }, cases)
+	})
+	t.Run("get", func(t *testing.T) {
+		cases := []flagCase[registryGetOptions]{{name: "a hash"}}
+		cases = append(cases, clientFlagCases(func(o *registryGetOptions) *clientOptions { return &o.co })...)
+		runFlagCases(t, newCmdRegistryGet, []string{testHash}, func() *registryGetOptions { return &registryGetOptions{co: defaultClient(), hash: testHash} }, cases)
+		for _, args := range [][]string{{"sha256:00"}, {}, {testHash, testHash}} {
+			if got, err := parseFlags(t, newCmdRegistryGet, nil, args...); got != nil || exitCode(err) != ExitUsage {
+				t.Errorf("svc registry get %q: exit %d (%v), want %d", args, exitCode(err), err, ExitUsage)
+			}
+		}
+	})
+}
+
+func TestCalibrateRequestFlags(t *testing.T) {
+	defaults := func() *calibrateRequestOptions { return &calibrateRequestOptions{co: defaultClient(), hash: testHash} }
+	cases := []flagCase[calibrateRequestOptions]{
+		{name: "--model-hash"},
+		{name: "--hub-model-id --email --description", args: []string{"--hub-model-id", "acme/pii", "--email", "ml@acme.example", "--description", "a PII model"},
+			want: func(o *calibrateRequestOptions) { o.hub, o.email, o.desc = "acme/pii", "ml@acme.example", "a PII model" }},
+		{name: "--gpu-class list and repeated", args: []string{"--gpu-class", "cpu,a10g", "--gpu-class", "h100"},
+			want: func(o *calibrateRequestOptions) { o.gpus = []string{"cpu", "a10g", "h100"} }},
+		{name: "SVC_EMAIL", env: map[string]string{"SVC_EMAIL": "env@acme.example"}, want: func(o *calibrateRequestOptions) { o.email = "env@acme.example" }},
+		{name: "--model as well", args: []string{"--model", "m.onnx"}, code: ExitUsage},
+		{name: "an argument", args: []string{"m.onnx"}, code: ExitUsage},
+	}
+	cases = append(cases, clientFlagCases(func(o *calibrateRequestOptions) *clientOptions { return &o.co })...)
+	runFlagCases(t, newCmdCalibrateRequest, []string{"--model-hash", testHash}, defaults, cases)
+	for _, args := range [][]string{{}, {"--model-hash", "sha256:00"}} {
+		if got, err := parseFlags(t, newCmdCalibrateRequest, nil, args...); got != nil || exitCode(err) != ExitUsage {
+			t.Errorf("svc calibrate request %q: exit %d (%v), want %d", args, exitCode(err), err, ExitUsage)
+		}
+	}
+	got, err := parseFlags(t, newCmdCalibrateRequest, nil, "--model", "m.onnx")
+	if err != nil || got.model != "m.onnx" || got.hash != "" {
+		t.Errorf("svc calibrate request --model: %+v %v", got, err)
+	}
 }
