@@ -119,7 +119,7 @@ profiles offline.`, s)
 		a.verifyCmd(),
 		a.verifyProfileCmd(),
 		a.verifyCircuitCmd(),
-		a.recordProofCmd(),
+		newCmdRecordProof(a, nil),
 		a.hashCmd(),
 		a.keygenCmd(),
 		a.tsaCmd(),
