@@ -155,3 +155,58 @@ func TestRecordProofFlags(t *testing.T) {
 		}
 	}
 }
+
+func TestAdminFlags(t *testing.T) {
+	t.Run("org create", func(t *testing.T) {
+		cases := []flagCase[orgCreateOptions]{
+			{name: "defaults"},
+			{name: "--tier", args: []string{"--tier", "enterprise"}, want: func(o *orgCreateOptions) { o.tier = "enterprise" }},
+			{name: "SVC_TIER", env: map[string]string{"SVC_TIER": "enterprise"}, want: func(o *orgCreateOptions) { o.tier = "enterprise" }},
+			{name: "two names", args: []string{"initech"}, code: ExitUsage},
+		}
+		cases = append(cases, dataFlagCases(func(o *orgCreateOptions) *dataOptions { return &o.data })...)
+		cases = append(cases, outputFlagCases(func(o *orgCreateOptions) *string { return &o.output })...)
+		runFlagCases(t, newCmdOrgCreate, []string{"globex"}, func() *orgCreateOptions {
+			return &orgCreateOptions{name: "globex", tier: "standard", output: outputText}
+		}, cases)
+	})
+	t.Run("key create", func(t *testing.T) {
+		cases := []flagCase[keyCreateOptions]{
+			{name: "--sandbox"},
+			{name: "--live instead", args: []string{"--sandbox=false", "--live"}, want: func(o *keyCreateOptions) { o.sandbox, o.live = false, true }},
+			{name: "--sandbox and --live", args: []string{"--live"}, code: ExitUsage},
+			{name: "SVC_LIVE as well", env: map[string]string{"SVC_LIVE": "true"}, code: ExitUsage},
+			{name: "SVC_ORG under the flag", env: map[string]string{"SVC_ORG": "initech"}},
+			{name: "an argument", args: []string{"acme"}, code: ExitUsage},
+		}
+		cases = append(cases, dataFlagCases(func(o *keyCreateOptions) *dataOptions { return &o.data })...)
+		cases = append(cases, outputFlagCases(func(o *keyCreateOptions) *string { return &o.output })...)
+		runFlagCases(t, newCmdKeyCreate, []string{"--org", "acme", "--sandbox"}, func() *keyCreateOptions {
+			return &keyCreateOptions{org: "acme", sandbox: true, output: outputText}
+		}, cases)
+		for _, args := range [][]string{{"--org", "acme"}, {"--sandbox"}} {
+			if got, err := parseFlags(t, newCmdKeyCreate, nil, args...); got != nil || exitCode(err) != ExitUsage {
+				t.Errorf("svc admin key create %q: exit %d (%v), want %d", args, exitCode(err), err, ExitUsage)
+			}
+		}
+		if got, err := parseFlags(t, newCmdKeyCreate, map[string]string{"SVC_ORG": "env-org"}, "--live"); err != nil || got.org != "env-org" || !got.live {
+			t.Errorf("SVC_ORG: %+v %v", got, err)
+		}
+	})
+	t.Run("key list", func(t *testing.T) {
+		cases := []flagCase[keyListOptions]{
+			{name: "defaults"},
+			{name: "--org", args: []string{"--org", "acme"}, want: func(o *keyListOptions) { o.org = "acme" }},
+			{name: "an argument", args: []string{"acme"}, code: ExitUsage},
+		}
+		cases = append(cases, dataFlagCases(func(o *keyListOptions) *dataOptions { return &o.data })...)
+		cases = append(cases, outputFlagCases(func(o *keyListOptions) *string { return &o.output })...)
+		runFlagCases(t, newCmdKeyList, nil, func() *keyListOptions { return &keyListOptions{output: outputText} }, cases)
+	})
+	t.Run("key revoke", func(t *testing.T) {
+		cases := []flagCase[keyRevokeOptions]{{name: "defaults"}, {name: "two keys", args: []string{"pk_live_2"}, code: ExitUsage}}
+		cases = append(cases, dataFlagCases(func(o *keyRevokeOptions) *dataOptions { return &o.data })...)
+		cases = append(cases, outputFlagCases(func(o *keyRevokeOptions) *string { return &o.output })...)
+		runFlagCases(t, newCmdKeyRevoke, []string{"pk_live_1"}, func() *keyRevokeOptions { return &keyRevokeOptions{keyID: "pk_live_1", output: outputText} }, cases)
+	})
+}
