@@ -253,7 +253,9 @@ func TestCalibrateRequestFlags(t *testing.T) {
 	cases := []flagCase[calibrateRequestOptions]{
 		{name: "--model-hash"},
 		{name: "--hub-model-id --email --description", args: []string{"--hub-model-id", "acme/pii", "--email", "ml@acme.example", "--description", "a PII model"},
-			want: func(o *calibrateRequestOptions) { o.hub, o.email, o.desc = "acme/pii", "ml@acme.example", "a PII model" }},
+			want: func(o *calibrateRequestOptions) {
+				o.hub, o.email, o.desc = "acme/pii", "ml@acme.example", "a PII model"
+			}},
 		{name: "--gpu-class list and repeated", args: []string{"--gpu-class", "cpu,a10g", "--gpu-class", "h100"},
 			want: func(o *calibrateRequestOptions) { o.gpus = []string{"cpu", "a10g", "h100"} }},
 		{name: "SVC_EMAIL", env: map[string]string{"SVC_EMAIL": "env@acme.example"}, want: func(o *calibrateRequestOptions) { o.email = "env@acme.example" }},

@@ -16,11 +16,15 @@ func TestCalibrateRunFlags(t *testing.T) {
 		{name: "--model repeated, --hub-model-id", args: []string{"--model", "n", "--hub-model-id", "a/m", "--hub-model-id", "a/n"},
 			want: func(o *calibrateRunOptions) { o.models, o.hubIDs = []string{"m", "n"}, []string{"a/m", "a/n"} }},
 		{name: "--gpu-class --passes --safety-margin --seed --threads", args: []string{"--gpu-class", "a10g", "--passes", "10", "--safety-margin", "2.5", "--seed", "7", "--threads", "2"},
-			want: func(o *calibrateRunOptions) { o.gpuClass, o.passes, o.margin, o.seed, o.threads = "a10g", 10, 2.5, 7, 2 }},
+			want: func(o *calibrateRunOptions) {
+				o.gpuClass, o.passes, o.margin, o.seed, o.threads = "a10g", 10, 2.5, 7, 2
+			}},
 		{name: "--corpus --force --measurements-out", args: []string{"--corpus", "c.txt", "--force", "--measurements-out", "meas.json"},
 			want: func(o *calibrateRunOptions) { o.corpus, o.force, o.measOut = "c.txt", true, "meas.json" }},
 		{name: "--profile-id --model-class --architecture", args: []string{"--profile-id", "acme/pii-class/v1.2.3", "--model-class", "pii", "--architecture", "distilbert"},
-			want: func(o *calibrateRunOptions) { o.profileID, o.modelClass, o.architecture = "acme/pii-class/v1.2.3", "pii", "distilbert" }},
+			want: func(o *calibrateRunOptions) {
+				o.profileID, o.modelClass, o.architecture = "acme/pii-class/v1.2.3", "pii", "distilbert"
+			}},
 		{name: "--ort-lib -o json", args: []string{"--ort-lib", "libort.so", "-o", "json"}, want: func(o *calibrateRunOptions) { o.mo.ortLib, o.output = "libort.so", outputJSON }},
 		{name: "SVC_PASSES and SVC_ORT_LIB", env: map[string]string{"SVC_PASSES": "20", "SVC_ORT_LIB": "env.so"}, want: func(o *calibrateRunOptions) { o.passes, o.mo.ortLib = 20, "env.so" }},
 		{name: "--passes 0", args: []string{"--passes", "0"}, code: ExitUsage},

@@ -2,9 +2,11 @@ package cli
 
 import (
 	"testing"
+	"time"
 
 	"github.com/svc-gov/svc/pkg/app/cli/clicore"
 	"github.com/svc-gov/svc/pkg/app/cli/internal/statefile"
+	"github.com/svc-gov/svc/pkg/service/server"
 )
 
 // dataFlagCases are the rows of the data-directory flag group.
@@ -36,7 +38,9 @@ func TestRegistryPublishFlags(t *testing.T) {
 	cases := []flagCase[publishOptions]{
 		{name: "defaults"},
 		{name: "--signed-by --smtp", args: []string{"--signed-by", "svc.example/tb.pem", "--smtp", "smtp://mail:25?from=r@example.com"},
-			want: func(o *publishOptions) { o.signedBy, o.smtp = "svc.example/tb.pem", "smtp://mail:25?from=r@example.com" }},
+			want: func(o *publishOptions) {
+				o.signedBy, o.smtp = "svc.example/tb.pem", "smtp://mail:25?from=r@example.com"
+			}},
 		{name: "SVC_SMTP", env: map[string]string{"SVC_SMTP": "smtp://env:25"}, want: func(o *publishOptions) { o.smtp = "smtp://env:25" }},
 		{name: "two profiles", args: []string{"other.json"}, code: ExitUsage},
 	}
@@ -91,7 +95,9 @@ func TestGetCircuitFlags(t *testing.T) {
 	cases := []flagCase[getCircuitOptions]{
 		{name: "--model-hash"},
 		{name: "--circuit-dir --trust-root", args: []string{"--circuit-dir", "c", "--trust-root", "tb.pem"},
-			want: func(o *getCircuitOptions) { o.cache, o.trust = "c", clicore.TrustOptions{TrustRoot: "tb.pem", FromFlag: true} }},
+			want: func(o *getCircuitOptions) {
+				o.cache, o.trust = "c", clicore.TrustOptions{TrustRoot: "tb.pem", FromFlag: true}
+			}},
 		{name: "SVC_TRUST_ROOT and SVC_CIRCUIT_DIR", env: map[string]string{"SVC_TRUST_ROOT": "env.pem", "SVC_CIRCUIT_DIR": "envc"},
 			want: func(o *getCircuitOptions) { o.cache, o.trust = "envc", clicore.TrustOptions{TrustRoot: "env.pem"} }},
 		{name: "--model as well", args: []string{"--model", "head.onnx"}, code: ExitUsage},
@@ -209,4 +215,34 @@ func TestAdminFlags(t *testing.T) {
 		cases = append(cases, outputFlagCases(func(o *keyRevokeOptions) *string { return &o.output })...)
 		runFlagCases(t, newCmdKeyRevoke, []string{"pk_live_1"}, func() *keyRevokeOptions { return &keyRevokeOptions{keyID: "pk_live_1", output: outputText} }, cases)
 	})
+}
+
+func TestServeFlags(t *testing.T) {
+	defaults := func() *serveOptions {
+		return &serveOptions{addr: "127.0.0.1:8080", maxBodyBytes: server.DefaultMaxBodyBytes, maxRecordsPerRun: server.DefaultMaxRecordsPerRun,
+			logFormat: "text", shutdown: 30 * time.Second, sandboxRate: server.DefaultSandboxRate, sandboxBurst: server.DefaultSandboxBurst}
+	}
+	cases := []flagCase[serveOptions]{
+		{name: "defaults"},
+		{name: "--addr --addr-file --log-format", args: []string{"--addr", "127.0.0.1:0", "--addr-file", "a.addr", "--log-format", "json"},
+			want: func(o *serveOptions) { o.addr, o.addrFile, o.logFormat = "127.0.0.1:0", "a.addr", "json" }},
+		{name: "limits", args: []string{"--max-body-bytes", "1024", "--max-records-per-run", "5", "--shutdown-timeout", "2s", "--sandbox-rate", "0", "--sandbox-burst", "3"},
+			want: func(o *serveOptions) {
+				o.maxBodyBytes, o.maxRecordsPerRun, o.shutdown, o.sandboxRate, o.sandboxBurst = 1024, 5, 2*time.Second, 0, 3
+			}},
+		{name: "external TSAs", args: []string{"--tsa-url", "http://tsa1", "--tsa-url", "http://tsa2", "--tsa-fallback-builtin", "--tsa-root", "r.pem"},
+			want: func(o *serveOptions) {
+				o.tsaURLs, o.tsaFallbackBuiltin, o.tsaRoots = []string{"http://tsa1", "http://tsa2"}, true, []string{"r.pem"}
+			}},
+		{name: "SVC_ADDR and SVC_LOG_FORMAT", env: map[string]string{"SVC_ADDR": "0.0.0.0:9090", "SVC_LOG_FORMAT": "json"},
+			want: func(o *serveOptions) { o.addr, o.logFormat = "0.0.0.0:9090", "json" }},
+		{name: "SVC_TSA_URL", env: map[string]string{"SVC_TSA_URL": "http://env-tsa"}, want: func(o *serveOptions) { o.tsaURLs = []string{"http://env-tsa"} }},
+		{name: "bad --log-format", args: []string{"--log-format", "yaml"}, code: ExitUsage},
+		{name: "--tsa-fallback-builtin without --tsa-url", args: []string{"--tsa-fallback-builtin"}, code: ExitUsage},
+		{name: "--max-records-per-run 0", args: []string{"--max-records-per-run", "0"}, code: ExitUsage},
+		{name: "bad --shutdown-timeout", args: []string{"--shutdown-timeout", "soon"}, code: ExitUsage},
+		{name: "an argument", args: []string{"now"}, code: ExitUsage},
+	}
+	cases = append(cases, dataFlagCases(func(o *serveOptions) *dataOptions { return &o.data })...)
+	runFlagCases(t, newCmdServe, nil, defaults, cases)
 }
