@@ -1,9 +1,12 @@
 package cli
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/svc-gov/svc/pkg/ml/calibration"
+	"github.com/svc-gov/svc/pkg/ml/modelgen"
+	"github.com/svc-gov/svc/pkg/ml/trace"
 )
 
 func TestCalibrateRunFlags(t *testing.T) {
@@ -59,5 +62,58 @@ func TestCalibrateMergeFlags(t *testing.T) {
 		if got, err := parseFlags(t, newCmdCalibrateMerge, nil, args...); got != nil || exitCode(err) != ExitUsage {
 			t.Errorf("svc calibrate merge %q: exit %d (%v), want %d", args, exitCode(err), err, ExitUsage)
 		}
+	}
+}
+
+func TestModelGenerateFlags(t *testing.T) {
+	defaults := func() *modelGenerateOptions {
+		return &modelGenerateOptions{out: "m", cfg: modelgen.Config{Style: modelgen.StyleBERT}, output: outputText}
+	}
+	runFlagCases(t, newCmdModelGenerate, []string{"--out", "m"}, defaults, []flagCase[modelGenerateOptions]{
+		{name: "defaults"},
+		{name: "bert sizes", args: []string{"--layers", "4", "--hidden", "256", "--heads", "4", "--seq", "128", "--classes", "3", "--seed", "9"},
+			want: func(o *modelGenerateOptions) {
+				o.cfg.Layers, o.cfg.Hidden, o.cfg.Heads, o.cfg.SeqLen, o.cfg.Classes, o.cfg.Seed = 4, 256, 4, 128, 3, 9
+			}},
+		{name: "--style torch", args: []string{"--style", "torch"}, want: func(o *modelGenerateOptions) { o.cfg.Style = modelgen.StyleTorch }},
+		{name: "--style mlp-head --dims", args: []string{"--style", "mlp-head", "--dims", "16,8,2"},
+			want: func(o *modelGenerateOptions) { o.cfg.Style, o.dims = modelgen.StyleMLPHead, "16,8,2" }},
+		{name: "SVC_STYLE and SVC_SEED", env: map[string]string{"SVC_STYLE": "torch", "SVC_SEED": "3"},
+			want: func(o *modelGenerateOptions) { o.cfg.Style, o.cfg.Seed = modelgen.StyleTorch, 3 }},
+		{name: "-o json", args: []string{"-o", "json"}, want: func(o *modelGenerateOptions) { o.output = outputJSON }},
+		{name: "unknown --style", args: []string{"--style", "gpt"}, code: ExitUsage},
+		{name: "--dims without mlp-head", args: []string{"--dims", "16,8,2"}, code: ExitUsage},
+		{name: "bad --dims", args: []string{"--style", "mlp-head", "--dims", "16,x"}, code: ExitUsage},
+		{name: "bad --layers", args: []string{"--layers", "two"}, code: ExitUsage},
+		{name: "bad --output", args: []string{"-o", "yaml"}, code: ExitUsage},
+		{name: "an argument", args: []string{"m"}, code: ExitUsage},
+	})
+	if got, err := parseFlags(t, newCmdModelGenerate, nil); got != nil || exitCode(err) != ExitUsage {
+		t.Errorf("without --out: exit %d (%v), want %d", exitCode(err), err, ExitUsage)
+	}
+}
+
+func TestTraceFlags(t *testing.T) {
+	defaults := func() *traceOptions {
+		return &traceOptions{model: "m", input: "hello", mode: trace.Production, output: outputText}
+	}
+	runFlagCases(t, newCmdTrace, []string{"--model", "m"}, func() *traceOptions { o := defaults(); o.input = ""; o.inputFile = "in.txt"; return o }, []flagCase[traceOptions]{
+		{name: "--input-file", args: []string{"--input-file", "in.txt"}},
+		{name: "--mode --out --ort-lib -o json", args: []string{"--input-file", "in.txt", "--mode", "residual", "--out", "t.json", "--ort-lib", "l.so", "-o", "json"},
+			want: func(o *traceOptions) {
+				o.mode, o.out, o.mo.ortLib, o.output = trace.Residual, "t.json", "l.so", outputJSON
+			}},
+		{name: "SVC_INPUT_FILE and SVC_MODE", env: map[string]string{"SVC_INPUT_FILE": "in.txt", "SVC_MODE": "full"},
+			want: func(o *traceOptions) { o.mode = trace.Full }},
+		{name: "--input and --input-file", args: []string{"--input-file", "in.txt", "--input", "x"}, code: ExitUsage},
+		{name: "no input", code: ExitUsage},
+		{name: "unknown --mode", args: []string{"--input-file", "in.txt", "--mode", "fast"}, code: ExitUsage},
+		{name: "bad --output", args: []string{"--input-file", "in.txt", "-o", "yaml"}, code: ExitUsage},
+	})
+	if got, err := parseFlags(t, newCmdTrace, nil, "--input", "hello"); got != nil || exitCode(err) != ExitUsage {
+		t.Errorf("without --model: exit %d (%v), want %d", exitCode(err), err, ExitUsage)
+	}
+	if got, err := parseFlags(t, newCmdTrace, nil, "--model", "m", "--input", "hello"); err != nil || !reflect.DeepEqual(got, defaults()) {
+		t.Errorf("--input: %+v %v", got, err)
 	}
 }

@@ -246,3 +246,26 @@ func TestServeFlags(t *testing.T) {
 	cases = append(cases, dataFlagCases(func(o *serveOptions) *dataOptions { return &o.data })...)
 	runFlagCases(t, newCmdServe, nil, defaults, cases)
 }
+
+func TestKeygenAndTSAInitFlags(t *testing.T) {
+	t.Run("keygen", func(t *testing.T) {
+		cases := []flagCase[keygenOptions]{
+			{name: "defaults"},
+			{name: "--dir --tsa-dir", args: []string{"--dir", "k", "--tsa-dir", "t"}, want: func(o *keygenOptions) { o.dir, o.tsaDir = "k", "t" }},
+			{name: "SVC_TSA_DIR", env: map[string]string{"SVC_TSA_DIR": "envt"}, want: func(o *keygenOptions) { o.tsaDir = "envt" }},
+			{name: "an argument", args: []string{"k"}, code: ExitUsage},
+		}
+		cases = append(cases, outputFlagCases(func(o *keygenOptions) *string { return &o.output })...)
+		runFlagCases(t, newCmdKeygen, nil, func() *keygenOptions { return &keygenOptions{dir: defaultKeyDir, output: outputText} }, cases)
+	})
+	t.Run("tsa init", func(t *testing.T) {
+		cases := []flagCase[tsaInitOptions]{
+			{name: "defaults"},
+			{name: "--dir --name", args: []string{"--dir", "t", "--name", "Example TSA"}, want: func(o *tsaInitOptions) { o.dir, o.name = "t", "Example TSA" }},
+			{name: "SVC_NAME", env: map[string]string{"SVC_NAME": "Env TSA"}, want: func(o *tsaInitOptions) { o.name = "Env TSA" }},
+			{name: "an argument", args: []string{"t"}, code: ExitUsage},
+		}
+		cases = append(cases, outputFlagCases(func(o *tsaInitOptions) *string { return &o.output })...)
+		runFlagCases(t, newCmdTSAInit, nil, func() *tsaInitOptions { return &tsaInitOptions{dir: defaultTSADir, output: outputText} }, cases)
+	})
+}
