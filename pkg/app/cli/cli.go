@@ -136,7 +136,7 @@ profiles offline.`, s)
 		a.quickstartCmd(),
 		a.modelCmd(),
 		newCmdTrace(a, nil),
-		a.exportCmd(),
+		newCmdExport(a, nil),
 		a.zkCmd(),
 		a.versionCmd(),
 	)
