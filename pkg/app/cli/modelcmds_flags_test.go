@@ -117,3 +117,41 @@ func TestTraceFlags(t *testing.T) {
 		t.Errorf("--input: %+v %v", got, err)
 	}
 }
+
+// svc verify: the replay audit's flags; the verifier's own are
+// pkg/app/cli/verifycmd's TestVerifyFlags.
+func TestVerifyAuditFlags(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  map[string]string
+		want verifyOptions
+		code int
+	}{
+		{name: "no audit", args: []string{"vpec.json", "--trust-root", "tb.pem"}},
+		{name: "--trace --model --input-file --ort-lib", args: []string{"vpec.json", "--trace", "t.json", "--model", "m", "--input-file", "in.txt", "--ort-lib", "l.so"},
+			want: verifyOptions{traceFile: "t.json", model: "m", inputFile: "in.txt", mo: modelOptions{ortLib: "l.so"}}},
+		{name: "SVC_MODEL and SVC_INPUT_FILE", args: []string{"vpec.json", "--trace", "t.json"}, env: map[string]string{"SVC_MODEL": "m", "SVC_INPUT_FILE": "in.txt"},
+			want: verifyOptions{traceFile: "t.json", model: "m", inputFile: "in.txt"}},
+		{name: "--trace without --model", args: []string{"vpec.json", "--trace", "t.json", "--input-file", "in.txt"}, code: ExitUsage},
+		{name: "--trace without --input-file", args: []string{"vpec.json", "--trace", "t.json", "--model", "m"}, code: ExitUsage},
+		{name: "the verifier's flags still checked", args: []string{"vpec.json", "-o", "yaml"}, code: ExitUsage},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := parseFlags(t, newCmdVerify, tc.env, tc.args...)
+			if c := exitCode(err); c != tc.code || (c != 0) != (got == nil) {
+				t.Fatalf("exit %d (%v), options %+v; want exit %d", c, err, got, tc.code)
+			}
+			if got == nil {
+				return
+			}
+			if got.verifier == nil {
+				t.Fatal("the verifier's options were not passed on")
+			}
+			got.verifier = nil
+			if !reflect.DeepEqual(*got, tc.want) {
+				t.Errorf("options\n got %+v\nwant %+v", *got, tc.want)
+			}
+		})
+	}
+}

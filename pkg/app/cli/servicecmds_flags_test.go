@@ -271,14 +271,18 @@ func TestKeygenAndTSAInitFlags(t *testing.T) {
 }
 
 func TestExportFlags(t *testing.T) {
-	defaults := func() *exportOptions { return &exportOptions{path: "vpec.json", format: formatSigstoreBundle, out: "-"} }
+	defaults := func() *exportOptions {
+		return &exportOptions{path: "vpec.json", format: formatSigstoreBundle, out: "-"}
+	}
 	runFlagCases(t, newCmdExport, []string{"vpec.json"}, defaults, []flagCase[exportOptions]{
 		{name: "defaults"},
 		{name: "every file", args: []string{"--artifact", "a.json", "--out", "b.json", "--trusted-root-out", "tr.json", "--key-out", "k.pub", "--force"},
 			want: func(o *exportOptions) {
 				o.artifact, o.out, o.trustedRoot, o.keyOut, o.force = "a.json", "b.json", "tr.json", "k.pub", true
 			}},
-		{name: "--trust-root", args: []string{"--trust-root", "tb.pem"}, want: func(o *exportOptions) { o.trust.TrustOptions = clicore.TrustOptions{TrustRoot: "tb.pem", FromFlag: true} }},
+		{name: "--trust-root", args: []string{"--trust-root", "tb.pem"}, want: func(o *exportOptions) {
+			o.trust.TrustOptions = clicore.TrustOptions{TrustRoot: "tb.pem", FromFlag: true}
+		}},
 		{name: "SVC_TRUST_ROOT", env: map[string]string{"SVC_TRUST_ROOT": "env.pem"}, want: func(o *exportOptions) { o.trust.TrustOptions = clicore.TrustOptions{TrustRoot: "env.pem"} }},
 		{name: "SVC_KEY_OUT", env: map[string]string{"SVC_KEY_OUT": "env.pub"}, want: func(o *exportOptions) { o.keyOut = "env.pub" }},
 		{name: "unknown --format", args: []string{"--format", "in-toto"}, code: ExitUsage},

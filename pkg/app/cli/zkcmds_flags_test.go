@@ -18,9 +18,13 @@ func TestZKCeremonyFlags(t *testing.T) {
 			{name: "phase 2 --model", args: []string{"--phase", "2", "--phase1", "base", "--model", "head.onnx"},
 				want: func(o *zkInitOptions) { o.opts.Phase, o.opts.Phase1Dir, o.opts.Model = 2, "base", "head.onnx" }},
 			{name: "phase 2 --quantized --onnx-model-hash", args: []string{"--phase", "2", "--phase1", "base", "--quantized", "h.json", "--onnx-model-hash", testHash},
-				want: func(o *zkInitOptions) { o.opts.Phase, o.opts.Phase1Dir, o.opts.Quantized, o.opts.ONNXModelHash = 2, "base", "h.json", testHash }},
+				want: func(o *zkInitOptions) {
+					o.opts.Phase, o.opts.Phase1Dir, o.opts.Quantized, o.opts.ONNXModelHash = 2, "base", "h.json", testHash
+				}},
 			{name: "phase 2 --r1cs --name", args: []string{"--phase", "2", "--phase1", "base", "--r1cs", "c.r1cs", "--name", "mine"},
-				want: func(o *zkInitOptions) { o.opts.Phase, o.opts.Phase1Dir, o.opts.R1CSFile, o.opts.CircuitName = 2, "base", "c.r1cs", "mine" }},
+				want: func(o *zkInitOptions) {
+					o.opts.Phase, o.opts.Phase1Dir, o.opts.R1CSFile, o.opts.CircuitName = 2, "base", "c.r1cs", "mine"
+				}},
 			{name: "phase 2 --circuit", args: []string{"--phase", "2", "--phase1", "base", "--circuit", "demo"},
 				want: func(o *zkInitOptions) { o.opts.Phase, o.opts.Phase1Dir, o.opts.Circuit = 2, "base", "demo" }},
 			{name: "phase 1 with a circuit", args: []string{"--circuit", "demo"}, code: ExitUsage},
