@@ -28,6 +28,7 @@ require (
 	github.com/consensys/gnark-crypto v0.21.0
 	github.com/go-sql-driver/mysql v1.9.3
 	github.com/miekg/pkcs11 v1.1.2
+	github.com/rs/zerolog v1.35.1
 	github.com/sigstore/sigstore v1.10.11
 	github.com/sigstore/sigstore/pkg/signature/kms/hashivault v1.10.11
 	github.com/transparency-dev/formats v0.1.1
@@ -84,7 +85,6 @@ require (
 	github.com/natefinch/atomic v1.0.1 // indirect
 	github.com/opencontainers/go-digest v1.0.0 // indirect
 	github.com/ronanh/intcomp v1.1.1 // indirect
-	github.com/rs/zerolog v1.35.1 // indirect
 	github.com/ryanuber/go-glob v1.0.0 // indirect
 	github.com/secure-systems-lab/go-securesystemslib v0.11.1 // indirect
 	github.com/sigstore/protobuf-specs v0.5.2 // indirect

@@ -18,6 +18,8 @@ package main
 import (
 	"syscall/js"
 
+	"github.com/consensys/gnark/logger"
+
 	"github.com/svc-gov/svc/pkg/app/webverify"
 	"github.com/svc-gov/svc/pkg/zk/zkverify"
 )
@@ -59,6 +61,7 @@ func verify(this js.Value, args []js.Value) any {
 }
 
 func main() {
+	logger.Disable() // gnark would log a debug line per proof to the console
 	js.Global().Set("svcVerify", js.FuncOf(verify))
 	js.Global().Set("svcVerifierVersion", version)
 	js.Global().Set("svcMaxCircuitEntryBytes", zkverify.MaxEntryBytes)

@@ -1,7 +1,7 @@
 // Package svctest starts a real svc service for tests: SQLite in a
 // temporary directory, fresh key material and built-in timestamp
 // authority, an HTTP server on 127.0.0.1, one organisation "acme" with a
-// production API key.
+// production and a sandbox API key.
 package svctest
 
 import (
@@ -25,14 +25,19 @@ type Service struct {
 	// tests publish through it and read what the service stored.
 	Store    store.Store
 	Material *server.Material
-	// URL is the server's base URL; Key a production API key of "acme".
-	URL, Key string
+	// Server is the service's HTTP handler, before New's wrap: a test
+	// puts its own front (a proxy that fails requests) before it.
+	Server *server.Server
+	// URL is the server's base URL; Key a production API key of "acme",
+	// SandboxKey a sandbox one.
+	URL, Key, SandboxKey string
 }
 
 // New starts a service that the test's cleanup stops. wrap, when not
 // nil, wraps its HTTP handler (to count or observe requests). Sandbox rate
-// limits are off.
-func New(tb testing.TB, wrap func(http.Handler) http.Handler) *Service {
+// limits are off; each configure then changes the server's configuration
+// (a wrapped timestamp authority, a rate limit).
+func New(tb testing.TB, wrap func(http.Handler) http.Handler, configure ...func(*server.Config)) *Service {
 	tb.Helper()
 	ctx := context.Background()
 	dir := tb.TempDir()
@@ -45,7 +50,11 @@ func New(tb testing.TB, wrap func(http.Handler) http.Handler) *Service {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	srv, err := server.New(server.Config{Storage: server.StorageOf(st), Signer: mat.Signer, Timestamper: mat.TSA, Trust: mat.Trust, SandboxLimit: server.RateLimit{PerSecond: -1}})
+	cfg := server.Config{Storage: server.StorageOf(st), Signer: mat.Signer, Timestamper: mat.TSA, Trust: mat.Trust, SandboxLimit: server.RateLimit{PerSecond: -1}}
+	for _, c := range configure {
+		c(&cfg)
+	}
+	srv, err := server.New(cfg)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -55,11 +64,14 @@ func New(tb testing.TB, wrap func(http.Handler) http.Handler) *Service {
 	}
 	hs := httptest.NewServer(h)
 	tb.Cleanup(hs.Close)
-	s := &Service{Store: st, Material: mat, URL: hs.URL}
+	s := &Service{Store: st, Material: mat, Server: srv, URL: hs.URL}
 	if _, err := server.CreateOrg(ctx, st, "acme", server.TierStandard, time.Now()); err != nil {
 		tb.Fatal(err)
 	}
 	if s.Key, _, err = server.CreateAPIKey(ctx, st, "acme", vpec.Production, time.Now()); err != nil {
+		tb.Fatal(err)
+	}
+	if s.SandboxKey, _, err = server.CreateAPIKey(ctx, st, "acme", vpec.Sandbox, time.Now()); err != nil {
 		tb.Fatal(err)
 	}
 	return s

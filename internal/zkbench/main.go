@@ -23,12 +23,14 @@ import (
 
 	groth16bn254 "github.com/consensys/gnark/backend/groth16/bn254"
 	cs "github.com/consensys/gnark/constraint/bn254"
+	"github.com/consensys/gnark/logger"
 
 	"github.com/svc-gov/svc/pkg/ml/modelgen"
 	"github.com/svc-gov/svc/pkg/zk/head"
 )
 
 func main() {
+	logger.Disable() // gnark's debug lines would mix into the JSON on stdout
 	if len(os.Args) < 2 {
 		fmt.Fprintln(os.Stderr, "usage: zkbench setup|prove|verify [flags]")
 		os.Exit(2)

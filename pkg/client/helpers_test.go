@@ -2,7 +2,6 @@ package client_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"net"
@@ -14,13 +13,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/svc-gov/svc/internal/svctest"
 	"github.com/svc-gov/svc/pkg/client"
 	"github.com/svc-gov/svc/pkg/core/api"
 	"github.com/svc-gov/svc/pkg/core/verify"
-	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/service/server"
 	"github.com/svc-gov/svc/pkg/service/store"
-	"github.com/svc-gov/svc/pkg/service/store/sqlite"
 )
 
 // env is a real service on loopback (SQLite in a temp directory) behind a
@@ -39,42 +37,11 @@ type env struct {
 
 func newEnv(tb testing.TB, configure ...func(*server.Config)) *env {
 	tb.Helper()
-	dir := tb.TempDir()
-	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(dir, "svc.db"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { st.Close() })
-	mat, err := server.LoadMaterial(filepath.Join(dir, "data"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	cfg := server.Config{Storage: server.StorageOf(st), Signer: mat.Signer, Timestamper: mat.TSA, Trust: mat.Trust,
-		SandboxLimit: server.RateLimit{PerSecond: -1}}
-	for _, c := range configure {
-		c(&cfg)
-	}
-	srv, err := server.New(cfg)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	hs := httptest.NewServer(srv)
-	tb.Cleanup(hs.Close)
-	g := &gate{next: srv, release: make(chan struct{})}
+	sv := svctest.New(tb, nil, configure...)
+	g := &gate{next: sv.Server, release: make(chan struct{})}
 	gs := httptest.NewServer(g)
 	tb.Cleanup(func() { g.unhang(); gs.Close() })
-	e := &env{tb: tb, st: st, srv: srv, mat: mat, url: hs.URL, gate: g, gated: gs.URL}
-	if _, err := server.CreateOrg(ctx, st, "acme", server.TierStandard, time.Now()); err != nil {
-		tb.Fatal(err)
-	}
-	if e.key, _, err = server.CreateAPIKey(ctx, st, "acme", vpec.Production, time.Now()); err != nil {
-		tb.Fatal(err)
-	}
-	if e.sbKey, _, err = server.CreateAPIKey(ctx, st, "acme", vpec.Sandbox, time.Now()); err != nil {
-		tb.Fatal(err)
-	}
-	return e
+	return &env{tb: tb, st: sv.Store, srv: sv.Server, mat: sv.Material, url: sv.URL, gate: g, gated: gs.URL, key: sv.Key, sbKey: sv.SandboxKey}
 }
 
 // pipeline opens a Pipeline on the gate with a queue in a temp directory.

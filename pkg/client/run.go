@@ -37,8 +37,7 @@ type Run struct {
 	bodies             [][]byte // the records this client made, as sent
 	lastCommitment     string
 	sealed             bool
-	closeKey           string         // the Idempotency-Key of this Run's close, made at the first Close
-	copies             []UnsignedCopy // RunState.UnsignedCopies, kept from RestoreRun to State
+	closeKey           string // the Idempotency-Key of this Run's close, made at the first Close
 }
 
 // ID is the run id (client-proposed, accepted by the service).

@@ -3,7 +3,6 @@ package client
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/svc-gov/svc/pkg/core/commitment"
@@ -12,7 +11,9 @@ import (
 
 // RunState is a Run's position in its chain, saved between processes (the
 // command line keeps it in a state file) so that a later process continues
-// the same chain, even while the service is unreachable.
+// the same chain, even while the service is unreachable: Run.State reads
+// it, Pipeline.RestoreRun makes a Run from it. Keep it as the program
+// likes (it is plain JSON); the client does not write it anywhere.
 type RunState struct {
 	RunID string `json:"run_id"`
 	// BaseURL is the address of the service the run was opened on
@@ -28,10 +29,6 @@ type RunState struct {
 	Records            []json.RawMessage `json:"records"`
 	LastCommitment     string            `json:"last_commitment,omitempty"`
 	Sealed             bool              `json:"sealed"`
-	// UnsignedCopies are the unsigned offline VPECs written by closes of
-	// this state file (this run's and earlier runs') whose signed VPEC
-	// has not replaced them yet.
-	UnsignedCopies []UnsignedCopy `json:"unsigned_copies,omitempty"`
 }
 
 // State returns the run's current position.
@@ -41,7 +38,7 @@ func (r *Run) State() RunState {
 	st := RunState{RunID: r.id, BaseURL: r.p.baseURL, WorkflowID: r.workflowID, OrgID: r.orgID, Environment: r.env,
 		PolicySnapshotHash: r.policySnapshotHash, Sequence: r.seq, BaseSequence: r.baseSeq,
 		ChainHash: commitment.OfSHA256(r.prev).String(), LastCommitment: r.lastCommitment, Sealed: r.sealed,
-		Records: make([]json.RawMessage, len(r.bodies)), UnsignedCopies: slices.Clone(r.copies)}
+		Records: make([]json.RawMessage, len(r.bodies))}
 	for i, b := range r.bodies {
 		st.Records[i] = json.RawMessage(b)
 	}
@@ -59,7 +56,7 @@ func (p *Pipeline) RestoreRun(st RunState) (*Run, error) {
 	}
 	r := &Run{p: p, id: st.RunID, workflowID: st.WorkflowID, orgID: st.OrgID, env: st.Environment,
 		policySnapshotHash: st.PolicySnapshotHash, seq: st.Sequence, baseSeq: st.BaseSequence, prev: prev,
-		lastCommitment: st.LastCommitment, sealed: st.Sealed, copies: slices.Clone(st.UnsignedCopies)}
+		lastCommitment: st.LastCommitment, sealed: st.Sealed}
 	for _, b := range st.Records {
 		r.bodies = append(r.bodies, []byte(b))
 	}

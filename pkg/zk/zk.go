@@ -9,6 +9,11 @@
 // The circuits live in subpackages: pkg/zk/head (mlp_head: the
 // verifiable_inference level) and pkg/zk/conditions (threshold_check,
 // truncation_check: the mathematical level).
+//
+// None of these packages configures gnark's logger (a global of
+// github.com/consensys/gnark/logger, which writes debug lines to stdout
+// outside tests): the program decides. svc and svc-verify turn it off
+// (pkg/app/cli/clicore.Run).
 package zk
 
 import (

@@ -9,10 +9,13 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/consensys/gnark/logger"
+
 	"github.com/svc-gov/svc/internal/testvectors"
 )
 
 func main() {
+	logger.Disable() // gnark logs a debug line per compile, setup and proof
 	if len(os.Args) != 2 {
 		fmt.Fprintln(os.Stderr, "usage: genvectors DIR")
 		os.Exit(2)

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"text/tabwriter"
@@ -32,9 +33,16 @@ func viewKey(k store.APIKey) keyView {
 	return v
 }
 
-func (a *app) adminKeyListCmd() *cobra.Command {
-	var data dataOptions
-	var org, output string
+// keyListOptions are the flags of svc admin key list.
+type keyListOptions struct {
+	data        dataOptions
+	org, output string
+}
+
+// newCmdKeyList builds svc admin key list; runF, when not nil, gets the
+// parsed options instead of the run (a test's seam).
+func newCmdKeyList(a *app, runF func(*keyListOptions) error) *cobra.Command {
+	o := &keyListOptions{}
 	cmd := &cobra.Command{
 		Use:   "list [--org NAME]",
 		Short: "List API keys: id, organisation, environment, created, revoked (never the secret)",
@@ -42,53 +50,69 @@ func (a *app) adminKeyListCmd() *cobra.Command {
   svc admin key list --org acme --output json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(output); err != nil {
+			if err := checkOutput(o.output); err != nil {
 				return err
 			}
-			st, _, err := data.openExisting(cmdContext(cmd))
-			if err != nil {
-				return err
+			if runF != nil {
+				return runF(o)
 			}
-			defer st.Close()
-			keys, err := server.ListAPIKeys(cmdContext(cmd), st, org)
-			if err != nil {
-				if errors.Is(err, store.ErrNotFound) {
-					return &Error{Code: ExitUsage, Err: err, Hint: "'svc admin org create " + org + "' creates it"}
-				}
-				return &Error{Code: ExitFailure, Err: err}
-			}
-			views := make([]keyView, len(keys))
-			for i, k := range keys {
-				views[i] = viewKey(k)
-			}
-			if output == outputJSON {
-				return a.writeJSON(views)
-			}
-			if len(views) == 0 {
-				fmt.Fprintln(a.streams.Err, a.name+": no API keys; create one with 'svc admin key create --org NAME --sandbox'")
-				return nil
-			}
-			tw := tabwriter.NewWriter(a.streams.Out, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "KEY ID\tORG\tENVIRONMENT\tCREATED\tREVOKED")
-			for _, v := range views {
-				revoked := "-"
-				if v.Revoked {
-					revoked = v.RevokedAt
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", v.KeyID, v.OrgID, v.Environment, v.CreatedAt, revoked)
-			}
-			return tw.Flush()
+			return a.runKeyList(cmdContext(cmd), o)
 		},
 	}
-	data.add(cmd)
-	cmd.Flags().StringVar(&org, "org", "", "only the keys of this organisation")
-	addOutputFlag(cmd, &output)
+	o.data.add(cmd)
+	cmd.Flags().StringVar(&o.org, "org", "", "only the keys of this organisation")
+	addOutputFlag(cmd, &o.output)
 	return cmd
 }
 
-func (a *app) adminKeyRevokeCmd() *cobra.Command {
-	var data dataOptions
-	var output string
+// runKeyList prints the API keys (server.ListAPIKeys).
+func (a *app) runKeyList(ctx context.Context, o *keyListOptions) error {
+	st, _, err := o.data.openExisting(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	keys, err := server.ListAPIKeys(ctx, st, o.org)
+	if err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return &Error{Code: ExitUsage, Err: err, Hint: "'svc admin org create " + o.org + "' creates it"}
+		}
+		return &Error{Code: ExitFailure, Err: err}
+	}
+	views := make([]keyView, len(keys))
+	for i, k := range keys {
+		views[i] = viewKey(k)
+	}
+	if o.output == outputJSON {
+		return a.writeJSON(views)
+	}
+	if len(views) == 0 {
+		fmt.Fprintln(a.streams.Err, a.name+": no API keys; create one with 'svc admin key create --org NAME --sandbox'")
+		return nil
+	}
+	tw := tabwriter.NewWriter(a.streams.Out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "KEY ID\tORG\tENVIRONMENT\tCREATED\tREVOKED")
+	for _, v := range views {
+		revoked := "-"
+		if v.Revoked {
+			revoked = v.RevokedAt
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", v.KeyID, v.OrgID, v.Environment, v.CreatedAt, revoked)
+	}
+	return tw.Flush()
+}
+
+// keyRevokeOptions are the flags and argument of svc admin key revoke.
+type keyRevokeOptions struct {
+	keyID  string
+	data   dataOptions
+	output string
+}
+
+// newCmdKeyRevoke builds svc admin key revoke; runF, when not nil, gets
+// the parsed options instead of the run (a test's seam).
+func newCmdKeyRevoke(a *app, runF func(*keyRevokeOptions) error) *cobra.Command {
+	o := &keyRevokeOptions{}
 	cmd := &cobra.Command{
 		Use:   "revoke KEY_ID",
 		Short: "Revoke an API key: every server sharing the database refuses it within a second",
@@ -101,32 +125,41 @@ another key of the organisation, still name the key that opened them.`,
 		Example: `  svc admin key revoke pk_live_9c1e4b7a2f30`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(output); err != nil {
+			o.keyID = args[0]
+			if err := checkOutput(o.output); err != nil {
 				return err
 			}
-			st, _, err := data.openExisting(cmdContext(cmd))
-			if err != nil {
-				return err
+			if runF != nil {
+				return runF(o)
 			}
-			defer st.Close()
-			k, err := server.RevokeAPIKey(cmdContext(cmd), st, args[0], time.Now())
-			switch {
-			case errors.Is(err, server.ErrInvalid):
-				return &Error{Code: ExitUsage, Err: err}
-			case errors.Is(err, store.ErrNotFound):
-				return &Error{Code: ExitUsage, Err: err, Hint: "'svc admin key list' shows the key ids"}
-			case err != nil:
-				return &Error{Code: ExitFailure, Err: err}
-			}
-			if output == outputJSON {
-				return a.writeJSON(viewKey(k))
-			}
-			fmt.Fprintf(a.streams.Out, "API key %s (%s, %s) revoked at %s: servers sharing this database refuse it within %s\n",
-				k.ID, k.OrgID, k.Environment, vpec.FormatTime(k.RevokedAt), server.RevocationDelay)
-			return nil
+			return a.runKeyRevoke(cmdContext(cmd), o)
 		},
 	}
-	data.add(cmd)
-	addOutputFlag(cmd, &output)
+	o.data.add(cmd)
+	addOutputFlag(cmd, &o.output)
 	return cmd
+}
+
+// runKeyRevoke revokes the key (server.RevokeAPIKey).
+func (a *app) runKeyRevoke(ctx context.Context, o *keyRevokeOptions) error {
+	st, _, err := o.data.openExisting(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	k, err := server.RevokeAPIKey(ctx, st, o.keyID, time.Now())
+	switch {
+	case errors.Is(err, server.ErrInvalid):
+		return &Error{Code: ExitUsage, Err: err}
+	case errors.Is(err, store.ErrNotFound):
+		return &Error{Code: ExitUsage, Err: err, Hint: "'svc admin key list' shows the key ids"}
+	case err != nil:
+		return &Error{Code: ExitFailure, Err: err}
+	}
+	if o.output == outputJSON {
+		return a.writeJSON(viewKey(k))
+	}
+	fmt.Fprintf(a.streams.Out, "API key %s (%s, %s) revoked at %s: servers sharing this database refuse it within %s\n",
+		k.ID, k.OrgID, k.Environment, vpec.FormatTime(k.RevokedAt), server.RevocationDelay)
+	return nil
 }

@@ -15,14 +15,18 @@ import (
 	"github.com/svc-gov/svc/pkg/ml/calibration"
 )
 
+// calibrateMergeOptions are the flags and arguments of svc calibrate merge.
 type calibrateMergeOptions struct {
+	files                                            []string // the measurements files
 	out, profileID, modelClass, architecture, output string
 	hubIDs                                           []string
 	margin                                           float64
 	force                                            bool
 }
 
-func (a *app) calibrateMergeCmd() *cobra.Command {
+// newCmdCalibrateMerge builds svc calibrate merge; runF, when not nil,
+// gets the parsed options instead of the run (a test's seam).
+func newCmdCalibrateMerge(a *app, runF func(*calibrateMergeOptions) error) *cobra.Command {
 	o := &calibrateMergeOptions{}
 	cmd := &cobra.Command{
 		Use:   "merge MEASUREMENTS... --out profile.json",
@@ -39,7 +43,16 @@ measured distribution per operator class. Publish it with
 		Example: `  svc calibrate run --model pii-model --passes 1000 --out profile.unsigned.json --measurements-out avx512.json   # on each machine
   svc calibrate merge avx512.json avx2.json sse42.json --out profile.json`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return a.runCalibrateMerge(o, args) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.files = args
+			if err := o.validate(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(o)
+			}
+			return a.runCalibrateMerge(o)
+		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.out, "out", "", "write the unsigned profile here (required)")
@@ -53,18 +66,29 @@ measured distribution per operator class. Publish it with
 	return cmd
 }
 
-func (a *app) runCalibrateMerge(o *calibrateMergeOptions, files []string) error {
+// validate checks the flags alone.
+func (o *calibrateMergeOptions) validate() error {
 	if err := checkOutput(o.output); err != nil {
 		return err
 	}
-	if o.out == "" {
+	switch {
+	case o.out == "":
 		return errorf(ExitUsage, "pass --out profile.json", "no output file given")
+	case o.profileID != "" && !profile.ValidID(o.profileID):
+		return errorf(ExitUsage, "write it as <publisher>/<model_class>-class/v<major>.<minor>.<patch>, lowercase", "--profile-id %q is not a profile id", o.profileID)
 	}
+	return nil
+}
+
+// runCalibrateMerge merges the measurements into one unsigned profile
+// (calibration.MergeProfile).
+func (a *app) runCalibrateMerge(o *calibrateMergeOptions) error {
+	files := o.files
 	if _, err := os.Stat(o.out); err == nil && !o.force {
 		return errorf(ExitUsage, "choose another --out or pass --force", "%s already exists", o.out)
 	}
 	if o.profileID == "" {
-		o.profileID = "local/" + o.modelClass + "-class/v1.0.0"
+		o.profileID = calibration.DefaultProfileID(o.modelClass)
 	}
 	if !profile.ValidID(o.profileID) {
 		return errorf(ExitUsage, "write it as <publisher>/<model_class>-class/v<major>.<minor>.<patch>, lowercase", "--profile-id %q is not a profile id", o.profileID)

@@ -15,6 +15,7 @@ import (
 	"github.com/svc-gov/svc/pkg/ml/calibration"
 )
 
+// calibrateRunOptions are the flags of svc calibrate run.
 type calibrateRunOptions struct {
 	mo                                  modelOptions
 	models, hubIDs                      []string
@@ -27,7 +28,9 @@ type calibrateRunOptions struct {
 	output                              string
 }
 
-func (a *app) calibrateRunCmd() *cobra.Command {
+// newCmdCalibrateRun builds svc calibrate run; runF, when not nil, gets
+// the parsed options instead of the run (a test's seam).
+func newCmdCalibrateRun(a *app, runF func(*calibrateRunOptions) error) *cobra.Command {
 	o := &calibrateRunOptions{}
 	cmd := &cobra.Command{
 		Use:   "run --model DIR|FILE [--model ...] --out profile.json",
@@ -53,7 +56,15 @@ separately. Needs a build with cgo and ONNX Runtime (make ort).`,
 		Example: `  svc calibrate run --model pii-model --gpu-class cpu --passes 1000 --out profile.json
   svc registry publish profile.json --data-dir /var/lib/svc   # the operator: the service signs it`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error { return a.runCalibrate(o) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.validate(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(o)
+			}
+			return a.runCalibrate(o)
+		},
 	}
 	f := cmd.Flags()
 	f.StringArrayVar(&o.models, "model", nil, "model directory or model.onnx (repeatable: one profile for several models of a class)")
@@ -75,7 +86,8 @@ separately. Needs a build with cgo and ONNX Runtime (make ort).`,
 	return cmd
 }
 
-func (a *app) runCalibrate(o *calibrateRunOptions) error {
+// validate checks the flags alone.
+func (o *calibrateRunOptions) validate() error {
 	if err := checkOutput(o.output); err != nil {
 		return err
 	}
@@ -87,7 +99,15 @@ func (a *app) runCalibrate(o *calibrateRunOptions) error {
 	case o.passes < 1:
 		// The library reads 0 as its default; on the command line 0 is a mistake.
 		return errorf(ExitUsage, "pass --passes N with N at least 1 (the default is 1000)", "--passes %d: no inference to calibrate on", o.passes)
+	case o.profileID != "" && !profile.ValidID(o.profileID):
+		return errorf(ExitUsage, "write it as <publisher>/<model_class>-class/v<major>.<minor>.<patch>, lowercase", "--profile-id %q is not a profile id", o.profileID)
 	}
+	return nil
+}
+
+// runCalibrate measures the models and writes the unsigned profile
+// (calibration.Calibrate).
+func (a *app) runCalibrate(o *calibrateRunOptions) error {
 	if _, err := os.Stat(o.out); err == nil && !o.force {
 		return errorf(ExitUsage, "choose another --out or pass --force", "%s already exists", o.out)
 	}

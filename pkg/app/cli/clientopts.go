@@ -8,12 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/svc-gov/svc/pkg/app/cli/internal/statefile"
 	"github.com/svc-gov/svc/pkg/client"
 )
-
-// DefaultStateFile is where `svc run open` keeps the open run for the
-// following `svc record` and `svc close` of a shell script.
-const DefaultStateFile = client.DefaultStateFile
 
 // clientOptions is the flag group of every command that talks to a service.
 type clientOptions struct {
@@ -31,6 +28,9 @@ func (o *clientOptions) add(cmd *cobra.Command) {
 	cmd.Flags().DurationVar(&o.timeout, "timeout", client.DefaultTimeout, "longest a call may take before the record is queued instead")
 	addOutputFlag(cmd, &o.output)
 }
+
+// validate checks the group's flags alone (--output).
+func (o *clientOptions) validate() error { return checkOutput(o.output) }
 
 func (o *clientOptions) pipeline(workflowID string, policy []string) (*client.Pipeline, error) {
 	if err := checkOutput(o.output); err != nil {
@@ -71,16 +71,16 @@ func (o *clientOptions) do(fn func(p *client.Pipeline) error) error {
 type stateOptions struct{ path string }
 
 func (o *stateOptions) add(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&o.path, "state", DefaultStateFile, "file holding the open run between commands (env SVC_STATE)")
+	cmd.Flags().StringVar(&o.path, "state", statefile.DefaultPath, "file holding the open run between commands (env SVC_STATE)")
 }
 
-func (o *stateOptions) file() client.StateFile { return client.StateFile{Path: o.path} }
+func (o *stateOptions) file() statefile.File { return statefile.File{Path: o.path} }
 
 // runError is the command error for err of a run kept in a state file;
 // sealedHint is the hint when the run is already closed.
 func (o *stateOptions) runError(err error, sealedHint string) error {
 	var ce *Error
-	var other *client.OtherServiceError
+	var other *statefile.OtherServiceError
 	switch {
 	case errors.As(err, &ce):
 		return err
@@ -89,15 +89,15 @@ func (o *stateOptions) runError(err error, sealedHint string) error {
 			other.OpenedOn, other.OpenedOn, other.BaseURL, o.path)}
 	case errors.Is(err, client.ErrNotFound):
 		return &Error{Code: ExitUsage, Err: err, Hint: "the service does not know this run: was it opened on another service (check --base-url or SVC_BASE_URL) or with another organisation's API key? Continue it there, or remove " + o.path + " and run 'svc run open'"}
-	case errors.Is(err, client.ErrNoOpenRun):
+	case errors.Is(err, statefile.ErrNoOpenRun):
 		return &Error{Code: ExitUsage, Err: err, Hint: "open one first with 'svc run open' (or pass --state)"}
-	case errors.Is(err, client.ErrBadState):
+	case errors.Is(err, statefile.ErrBadState):
 		return &Error{Code: ExitUsage, Err: err, Hint: "remove the file and open a new run"}
-	case errors.Is(err, client.ErrRunStillOpen):
+	case errors.Is(err, statefile.ErrRunStillOpen):
 		return &Error{Code: ExitUsage, Err: err, Hint: "close it with 'svc close', or remove " + o.path}
 	case errors.Is(err, client.ErrRunSealed):
 		return &Error{Code: ExitUsage, Err: err, Hint: sealedHint}
-	case errors.Is(err, client.ErrStateLock):
+	case errors.Is(err, statefile.ErrStateLock):
 		return &Error{Code: ExitFailure, Err: err, Hint: "check the directory of --state is writable"}
 	case errors.Is(err, fs.ErrExist):
 		return &Error{Code: ExitUsage, Err: err, Hint: "choose another --out or pass --force"}

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"testing"
 
+	"github.com/svc-gov/svc/pkg/app/cli/internal/statefile"
 	"github.com/svc-gov/svc/pkg/client"
 )
 
@@ -21,11 +22,11 @@ func TestRunErrorExitCodes(t *testing.T) {
 		code int
 		hint string
 	}{
-		{"no state file", fmt.Errorf("%w: x", client.ErrNoOpenRun), ExitUsage, "open one first with 'svc run open' (or pass --state)"},
-		{"bad state", fmt.Errorf("%w: x", client.ErrBadState), ExitUsage, "remove the file and open a new run"},
-		{"still open", &client.RunStillOpenError{RunID: "run_1", Path: "s.json"}, ExitUsage, "close it with 'svc close', or remove s.json"},
+		{"no state file", fmt.Errorf("%w: x", statefile.ErrNoOpenRun), ExitUsage, "open one first with 'svc run open' (or pass --state)"},
+		{"bad state", fmt.Errorf("%w: x", statefile.ErrBadState), ExitUsage, "remove the file and open a new run"},
+		{"still open", &statefile.RunStillOpenError{RunID: "run_1", Path: "s.json"}, ExitUsage, "close it with 'svc close', or remove s.json"},
 		{"sealed", client.ErrRunSealed, ExitUsage, "sealed hint"},
-		{"lock", fmt.Errorf("%w: x", client.ErrStateLock), ExitFailure, "check the directory of --state is writable"},
+		{"lock", fmt.Errorf("%w: x", statefile.ErrStateLock), ExitFailure, "check the directory of --state is writable"},
 		{"out exists", fmt.Errorf("v.json: %w", fs.ErrExist), ExitUsage, "choose another --out or pass --force"},
 		{"anything else", errors.New("boom"), ExitFailure, ""},
 		{"a command error", own, ExitTrust, "h"},

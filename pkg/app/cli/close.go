@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -9,19 +10,24 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/svc-gov/svc/pkg/app/cli/internal/present"
-	"github.com/svc-gov/svc/pkg/client"
+	"github.com/svc-gov/svc/pkg/app/cli/internal/statefile"
 	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 )
 
-func (a *app) closeCmd() *cobra.Command {
-	var (
-		co            clientOptions
-		so            stateOptions
-		out           string
-		force         bool
-		requirePassed bool
-	)
+// closeOptions are the flags of svc close.
+type closeOptions struct {
+	co            clientOptions
+	so            stateOptions
+	out           string
+	force         bool
+	requirePassed bool
+}
+
+// newCmdClose builds svc close; runF, when not nil, gets the parsed
+// options instead of the run (a test's seam).
+func newCmdClose(a *app, runF func(*closeOptions) error) *cobra.Command {
+	o := &closeOptions{}
 	cmd := &cobra.Command{
 		Use:   "close [--out vpec.json]",
 		Short: "Close the open run and write its VPEC",
@@ -43,51 +49,62 @@ check's result is fail or error.`,
 		Example: `  svc close --out vpec.json --force --require-passed && svc verify vpec.json --trust-root trust-bundle.pem   # --force: a CI job run again in one workspace`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			sr, err := so.file().Continue(co.forRun)
-			if err != nil {
-				return so.runError(err, "")
+			if err := o.co.validate(); err != nil {
+				return err
 			}
-			defer sr.Release()
-			res, err := sr.CloseTo(cmdContext(cmd), out, force)
-			var we *client.VPECWriteError
-			switch {
-			case errors.As(err, &we):
-				hint := fmt.Sprintf("fetch it again with: %s vpec get %s --out FILE", a.name, we.RunID)
-				if we.Offline {
-					hint = fmt.Sprintf("the close is queued: once the service is reachable, '%s queue flush', then: %s vpec get %s --out FILE", a.name, a.name, we.RunID)
-				}
-				return &Error{Code: ExitFailure, Err: err, Hint: hint}
-			case errors.Is(err, fs.ErrExist):
-				return &Error{Code: ExitUsage, Err: fmt.Errorf("%w; nothing was closed: run %s is still open", err, sr.Run.ID()),
-					Hint: "pass --force to replace " + out + ", or choose another --out"}
-			case errors.Is(err, client.ErrOutNotWritable):
-				return &Error{Code: ExitUsage, Err: fmt.Errorf("%w; nothing was closed: run %s is still open", err, sr.Run.ID()),
-					Hint: "choose an --out in a writable directory"}
-			case err != nil:
-				return so.runError(err, "the run was already closed")
+			if runF != nil {
+				return runF(o)
 			}
-			if co.output == outputJSON {
-				if err := a.writeJSON(present.ClosedJSON(res, out)); err != nil {
-					return err
-				}
-			} else {
-				if res.Offline {
-					fmt.Fprintf(a.streams.Err, "%s: warning: the service is unreachable: %s holds an unsigned local VPEC with a system_unavailable gap; the close is queued: 'svc queue flush --state %s' writes the signed VPEC over it (or: svc vpec get %s --out %s)\n", a.name, out, so.path, res.VPEC.RunID, out)
-				}
-				present.Closed(a.streams.Out, &res.VPEC, out)
-			}
-			if requirePassed {
-				return notPassedError(&res.VPEC, out)
-			}
-			return nil
+			return a.runClose(cmdContext(cmd), o)
 		},
 	}
-	co.add(cmd)
-	so.add(cmd)
-	cmd.Flags().StringVar(&out, "out", "vpec.json", "file to write the VPEC to")
-	cmd.Flags().BoolVar(&force, "force", false, "replace --out if it exists")
-	cmd.Flags().BoolVar(&requirePassed, "require-passed", false, "exit 1 (after writing the VPEC) when a recorded check's result is fail or error; skipped, degraded and override pass")
+	o.co.add(cmd)
+	o.so.add(cmd)
+	cmd.Flags().StringVar(&o.out, "out", "vpec.json", "file to write the VPEC to")
+	cmd.Flags().BoolVar(&o.force, "force", false, "replace --out if it exists")
+	cmd.Flags().BoolVar(&o.requirePassed, "require-passed", false, "exit 1 (after writing the VPEC) when a recorded check's result is fail or error; skipped, degraded and override pass")
 	return cmd
+}
+
+// runClose closes the state file's run and writes its VPEC to o.out.
+func (a *app) runClose(ctx context.Context, o *closeOptions) error {
+	sr, err := o.so.file().Continue(o.co.forRun)
+	if err != nil {
+		return o.so.runError(err, "")
+	}
+	defer sr.Release()
+	res, err := sr.CloseTo(ctx, o.out, o.force)
+	var we *statefile.VPECWriteError
+	switch {
+	case errors.As(err, &we):
+		hint := fmt.Sprintf("fetch it again with: %s vpec get %s --out FILE", a.name, we.RunID)
+		if we.Offline {
+			hint = fmt.Sprintf("the close is queued: once the service is reachable, '%s queue flush', then: %s vpec get %s --out FILE", a.name, a.name, we.RunID)
+		}
+		return &Error{Code: ExitFailure, Err: err, Hint: hint}
+	case errors.Is(err, fs.ErrExist):
+		return &Error{Code: ExitUsage, Err: fmt.Errorf("%w; nothing was closed: run %s is still open", err, sr.Run.ID()),
+			Hint: "pass --force to replace " + o.out + ", or choose another --out"}
+	case errors.Is(err, statefile.ErrOutNotWritable):
+		return &Error{Code: ExitUsage, Err: fmt.Errorf("%w; nothing was closed: run %s is still open", err, sr.Run.ID()),
+			Hint: "choose an --out in a writable directory"}
+	case err != nil:
+		return o.so.runError(err, "the run was already closed")
+	}
+	if o.co.output == outputJSON {
+		if err := a.writeJSON(present.ClosedJSON(res, o.out)); err != nil {
+			return err
+		}
+	} else {
+		if res.Offline {
+			fmt.Fprintf(a.streams.Err, "%s: warning: the service is unreachable: %s holds an unsigned local VPEC with a system_unavailable gap; the close is queued: 'svc queue flush --state %s' writes the signed VPEC over it (or: svc vpec get %s --out %s)\n", a.name, o.out, o.so.path, res.VPEC.RunID, o.out)
+		}
+		present.Closed(a.streams.Out, &res.VPEC, o.out)
+	}
+	if o.requirePassed {
+		return notPassedError(&res.VPEC, o.out)
+	}
+	return nil
 }
 
 // notPassedError is the error of svc close --require-passed: nil when no

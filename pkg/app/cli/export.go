@@ -15,7 +15,9 @@ import (
 // Export formats.
 const formatSigstoreBundle = "sigstore-bundle"
 
+// exportOptions are the flags and argument of svc export.
 type exportOptions struct {
+	path        string // the VPEC
 	format      string
 	artifact    string
 	out         string
@@ -25,7 +27,9 @@ type exportOptions struct {
 	force       bool
 }
 
-func (a *app) exportCmd() *cobra.Command {
+// newCmdExport builds svc export; runF, when not nil, gets the parsed
+// options instead of the run (a test's seam).
+func newCmdExport(a *app, runF func(*exportOptions) error) *cobra.Command {
 	o := &exportOptions{}
 	cmd := &cobra.Command{
 		Use:   "export VPEC",
@@ -57,7 +61,16 @@ without the VPEC's key, 4 an output file cannot be written.`,
   svc export vpec.json --artifact vpec.signed.json --out vpec.sigstore.json --force \
     --trust-root trust-bundle.pem --trusted-root-out trusted_root.json --key-out service.pub`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return a.runExport(o, args[0]) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.path = args[0]
+			if o.format != formatSigstoreBundle {
+				return errorf(ExitUsage, "the one export format is "+formatSigstoreBundle, "--format %s is not an export format", safe(o.format))
+			}
+			if runF != nil {
+				return runF(o)
+			}
+			return a.runExport(o)
+		},
 	}
 	cmd.Flags().StringVar(&o.format, "format", formatSigstoreBundle, "export format: "+formatSigstoreBundle)
 	cmd.Flags().StringVar(&o.artifact, "artifact", "", "write the VPEC signed bytes (the signed artifact) to this file")
@@ -69,11 +82,10 @@ without the VPEC's key, 4 an output file cannot be written.`,
 	return cmd
 }
 
-func (a *app) runExport(o *exportOptions, path string) error {
-	if o.format != formatSigstoreBundle {
-		return errorf(ExitUsage, "the one export format is "+formatSigstoreBundle, "--format %s is not an export format", safe(o.format))
-	}
-	doc, err := a.readInput(path, "VPEC")
+// runExport writes the VPEC's Sigstore bundle and, as asked, its artifact
+// and trust material (sigstore.ExportBundle).
+func (a *app) runExport(o *exportOptions) error {
+	doc, err := a.readInput(o.path, "VPEC")
 	if err != nil {
 		return err
 	}

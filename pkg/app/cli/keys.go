@@ -22,13 +22,16 @@ const (
 	defaultTSADir   = "svc-tsa"
 )
 
+// keygenOptions are the flags of svc keygen.
 type keygenOptions struct {
 	dir    string
 	tsaDir string
 	output string
 }
 
-func (a *app) keygenCmd() *cobra.Command {
+// newCmdKeygen builds svc keygen; runF, when not nil, gets the parsed
+// options instead of the run (a test's seam).
+func newCmdKeygen(a *app, runF func(*keygenOptions) error) *cobra.Command {
 	o := &keygenOptions{}
 	cmd := &cobra.Command{
 		Use:   "keygen",
@@ -43,7 +46,15 @@ prints the public key.`,
 		Example: `  svc tsa init --dir svc-tsa
   svc keygen --dir svc-keys --tsa-dir svc-tsa`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error { return a.runKeygen(o) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(o.output); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(o)
+			}
+			return a.runKeygen(o)
+		},
 	}
 	cmd.Flags().StringVar(&o.dir, "dir", defaultKeyDir, "directory to write the key files to")
 	cmd.Flags().StringVar(&o.tsaDir, "tsa-dir", "", "include the root certificate of the timestamp authority in this directory")
@@ -51,10 +62,8 @@ prints the public key.`,
 	return cmd
 }
 
+// runKeygen creates the key directory (signing.CreateKeyDir).
 func (a *app) runKeygen(o *keygenOptions) error {
-	if err := checkOutput(o.output); err != nil {
-		return err
-	}
 	var roots []*x509.Certificate
 	if o.tsaDir != "" {
 		tsa, err := timestamp.LoadAuthority(o.tsaDir)
@@ -86,6 +95,7 @@ func (a *app) runKeygen(o *keygenOptions) error {
 	return nil
 }
 
+// tsaInitOptions are the flags of svc tsa init.
 type tsaInitOptions struct {
 	dir    string
 	name   string
@@ -97,6 +107,13 @@ func (a *app) tsaCmd() *cobra.Command {
 		Use:   "tsa",
 		Short: "Manage a built-in RFC 3161 timestamp authority",
 	}
+	cmd.AddCommand(newCmdTSAInit(a, nil))
+	return cmd
+}
+
+// newCmdTSAInit builds svc tsa init; runF, when not nil, gets the parsed
+// options instead of the run (a test's seam).
+func newCmdTSAInit(a *app, runF func(*tsaInitOptions) error) *cobra.Command {
 	o := &tsaInitOptions{}
 	initCmd := &cobra.Command{
 		Use:   "init",
@@ -112,31 +129,38 @@ overwritten. Add root.pem to a trust bundle with 'svc keygen --tsa-dir'.`,
 			if err := checkOutput(o.output); err != nil {
 				return err
 			}
-			tsa, err := timestamp.InitAuthority(o.dir, timestamp.AuthorityOptions{Name: o.name})
-			if err != nil {
-				if errors.Is(err, fs.ErrExist) {
-					return &Error{Code: ExitUsage, Err: err, Hint: "an authority already exists there; choose another --dir"}
-				}
-				return &Error{Code: ExitFailure, Err: err}
+			if runF != nil {
+				return runF(o)
 			}
-			// Creating trust material is never silent (stdout may be JSON).
-			fmt.Fprintf(a.streams.Err, "%s: created a new timestamp authority in %s (root %s)\n", a.name, o.dir, tsa.Root().Subject.CommonName)
-			res := map[string]string{
-				"dir":         o.dir,
-				"root":        tsa.Root().Subject.CommonName,
-				"certificate": tsa.Certificate().Subject.CommonName,
-				"not_after":   tsa.Certificate().NotAfter.UTC().Format("2006-01-02"),
-			}
-			if o.output == outputJSON {
-				return a.writeJSON(res)
-			}
-			fmt.Fprintf(a.streams.Out, "timestamp authority created in %s\n  root:        %s\n  certificate: %s (valid until %s)\n", o.dir, res["root"], res["certificate"], res["not_after"])
-			return nil
+			return a.runTSAInit(o)
 		},
 	}
 	initCmd.Flags().StringVar(&o.dir, "dir", defaultTSADir, "directory to create the authority in")
 	initCmd.Flags().StringVar(&o.name, "name", "", "common name prefix of the certificates (default \"svc built-in TSA\")")
 	addOutputFlag(initCmd, &o.output)
-	cmd.AddCommand(initCmd)
-	return cmd
+	return initCmd
+}
+
+// runTSAInit creates the authority (timestamp.InitAuthority).
+func (a *app) runTSAInit(o *tsaInitOptions) error {
+	tsa, err := timestamp.InitAuthority(o.dir, timestamp.AuthorityOptions{Name: o.name})
+	if err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return &Error{Code: ExitUsage, Err: err, Hint: "an authority already exists there; choose another --dir"}
+		}
+		return &Error{Code: ExitFailure, Err: err}
+	}
+	// Creating trust material is never silent (stdout may be JSON).
+	fmt.Fprintf(a.streams.Err, "%s: created a new timestamp authority in %s (root %s)\n", a.name, o.dir, tsa.Root().Subject.CommonName)
+	res := map[string]string{
+		"dir":         o.dir,
+		"root":        tsa.Root().Subject.CommonName,
+		"certificate": tsa.Certificate().Subject.CommonName,
+		"not_after":   tsa.Certificate().NotAfter.UTC().Format("2006-01-02"),
+	}
+	if o.output == outputJSON {
+		return a.writeJSON(res)
+	}
+	fmt.Fprintf(a.streams.Out, "timestamp authority created in %s\n  root:        %s\n  certificate: %s (valid until %s)\n", o.dir, res["root"], res["certificate"], res["not_after"])
+	return nil
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -10,7 +11,21 @@ import (
 
 func (a *app) manifestCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "manifest", Short: "Register check manifests"}
-	var co clientOptions
+	cmd.AddCommand(newCmdManifestRegister(a, nil))
+	return cmd
+}
+
+// manifestRegisterOptions are the flags and argument of svc manifest
+// register.
+type manifestRegisterOptions struct {
+	co   clientOptions
+	file string
+}
+
+// newCmdManifestRegister builds svc manifest register; runF, when not nil,
+// gets the parsed options instead of the run (a test's seam).
+func newCmdManifestRegister(a *app, runF func(*manifestRegisterOptions) error) *cobra.Command {
+	o := &manifestRegisterOptions{}
 	reg := &cobra.Command{
 		Use:   "register FILE",
 		Short: "Register a check manifest (JSON or YAML) and print its content-addressed id",
@@ -18,28 +33,40 @@ func (a *app) manifestCmd() *cobra.Command {
   MANIFEST=$(svc manifest register pii-check.yaml)`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			data, err := a.readInput(args[0], "manifest")
-			if err != nil {
+			o.file = args[0]
+			if err := o.co.validate(); err != nil {
 				return err
 			}
-			m, err := client.ParseManifest(data)
-			if err != nil {
-				return &Error{Code: ExitUsage, Err: fmt.Errorf("%s: %w", args[0], err), Hint: "a manifest has name, version and stages (stage_name, proof_ceiling, regulatory_references)"}
+			if runF != nil {
+				return runF(o)
 			}
-			return co.do(func(p *client.Pipeline) error {
-				reg, err := p.RegisterCheck(cmdContext(cmd), m)
-				if err != nil {
-					return &Error{Code: ExitFailure, Err: err}
-				}
-				if co.output == outputJSON {
-					return a.writeJSON(reg)
-				}
-				fmt.Fprintln(a.streams.Out, reg.ManifestID)
-				return nil
-			})
+			return a.runManifestRegister(cmdContext(cmd), o)
 		},
 	}
-	co.add(reg)
-	cmd.AddCommand(reg)
-	return cmd
+	o.co.add(reg)
+	return reg
+}
+
+// runManifestRegister parses the manifest and registers it
+// (Pipeline.RegisterCheck).
+func (a *app) runManifestRegister(ctx context.Context, o *manifestRegisterOptions) error {
+	data, err := a.readInput(o.file, "manifest")
+	if err != nil {
+		return err
+	}
+	m, err := client.ParseManifest(data)
+	if err != nil {
+		return &Error{Code: ExitUsage, Err: fmt.Errorf("%s: %w", o.file, err), Hint: "a manifest has name, version and stages (stage_name, proof_ceiling, regulatory_references)"}
+	}
+	return o.co.do(func(p *client.Pipeline) error {
+		reg, err := p.RegisterCheck(ctx, m)
+		if err != nil {
+			return &Error{Code: ExitFailure, Err: err}
+		}
+		if o.co.output == outputJSON {
+			return a.writeJSON(reg)
+		}
+		fmt.Fprintln(a.streams.Out, reg.ManifestID)
+		return nil
+	})
 }

@@ -15,12 +15,46 @@ import (
 
 func (a *app) modelCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "model", Short: "ONNX classifier models for Bounded Inference"}
-	var (
-		out    string
-		cfg    modelgen.Config
-		output string
-		dims   string
-	)
+	cmd.AddCommand(newCmdModelGenerate(a, nil))
+	return cmd
+}
+
+// modelGenerateOptions are the flags of svc model generate.
+type modelGenerateOptions struct {
+	out    string
+	cfg    modelgen.Config
+	output string
+	dims   string
+}
+
+// validate checks the flags alone: --out, the style, --dims only with
+// mlp-head.
+func (o *modelGenerateOptions) validate() error {
+	if err := checkOutput(o.output); err != nil {
+		return err
+	}
+	switch {
+	case o.out == "":
+		return errorf(ExitUsage, "pass --out DIR", "no output directory")
+	case o.cfg.Style == modelgen.StyleMLPHead:
+		if o.dims != "" {
+			if _, err := modelgen.ParseDims(o.dims); err != nil {
+				return &Error{Code: ExitUsage, Err: err, Hint: "--dims takes comma-separated widths, e.g. 768,256,2"}
+			}
+		}
+	case o.dims != "":
+		return errorf(ExitUsage, "--dims is for --style mlp-head", "--dims given for style %q", o.cfg.Style)
+	case !slices.Contains(modelgen.Styles(), o.cfg.Style):
+		return errorf(ExitUsage, "use --style "+strings.Join(modelgen.Styles(), " or --style "),
+			"unknown model style %q (allowed: %s)", o.cfg.Style, strings.Join(modelgen.Styles(), ", "))
+	}
+	return nil
+}
+
+// newCmdModelGenerate builds svc model generate; runF, when not nil, gets
+// the parsed options instead of the run (a test's seam).
+func newCmdModelGenerate(a *app, runF func(*modelGenerateOptions) error) *cobra.Command {
+	o := &modelGenerateOptions{}
 	gen := &cobra.Command{
 		Use:   "generate --out DIR",
 		Short: "Write a small BERT-like text classifier (model.onnx) and its WordPiece tokenizer files",
@@ -56,65 +90,64 @@ parameters). This is the model a verifiable_inference proof covers
   svc model generate --out head --style mlp-head --dims 768,256,2`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(output); err != nil {
+			if err := o.validate(); err != nil {
 				return err
 			}
-			if out == "" {
-				return errorf(ExitUsage, "pass --out DIR", "no output directory")
+			if runF != nil {
+				return runF(o)
 			}
-			if cfg.Style == modelgen.StyleMLPHead {
-				return a.generateMLPHead(out, dims, cfg.Seed, output)
-			}
-			if dims != "" {
-				return errorf(ExitUsage, "--dims is for --style mlp-head", "--dims given for style %q", cfg.Style)
-			}
-			if !slices.Contains(modelgen.Styles, cfg.Style) {
-				return errorf(ExitUsage, "use --style "+strings.Join(modelgen.Styles, " or --style "),
-					"unknown model style %q (allowed: %s)", cfg.Style, strings.Join(modelgen.Styles, ", "))
-			}
-			if err := os.MkdirAll(out, 0o755); err != nil {
-				return &Error{Code: ExitFailure, Err: err}
-			}
-			if err := modelgen.WriteDir(out, cfg); err != nil {
-				return &Error{Code: ExitUsage, Err: err, Hint: "hidden must be a multiple of heads; sizes must be positive"}
-			}
-			h, n, err := commitment.SumFile(filepath.Join(out, "model.onnx"))
-			if err != nil {
-				return &Error{Code: ExitFailure, Err: err}
-			}
-			c := cfg.WithDefaults()
-			files := []string{"model.onnx", "vocab.txt"}
-			if c.Style == modelgen.StyleTorch {
-				files = []string{"model.onnx", "tokenizer.json", "config.json"}
-			}
-			res := map[string]any{"dir": out, "onnx_model_hash": h.String(), "bytes": n, "style": c.Style, "files": files,
-				"layers": c.Layers, "hidden": c.Hidden, "heads": c.Heads, "seq": c.SeqLen, "vocab": c.Vocab, "classes": c.Classes, "seed": c.Seed}
-			if output == outputJSON {
-				return a.writeJSON(res)
-			}
-			fmt.Fprintf(a.streams.Out, "%s\n", h)
-			if c.Style == modelgen.StyleTorch {
-				fmt.Fprintf(a.streams.Err, "%s: wrote %s/model.onnx (%d bytes, torch style: %d layers, hidden %d, %d heads, up to %d positions, %d classes), %s/tokenizer.json (%d tokens) and %s/config.json\n",
-					a.name, out, n, c.Layers, c.Hidden, c.Heads, c.SeqLen, c.Classes, out, c.Vocab, out)
-				return nil
-			}
-			fmt.Fprintf(a.streams.Err, "%s: wrote %s/model.onnx (%d bytes: %d layers, hidden %d, %d heads, seq %d, %d classes) and %s/vocab.txt (%d tokens)\n",
-				a.name, out, n, c.Layers, c.Hidden, c.Heads, c.SeqLen, c.Classes, out, c.Vocab)
-			return nil
+			return a.runModelGenerate(o)
 		},
 	}
-	gen.Flags().StringVar(&out, "out", "", "directory to write the model files to (bert: model.onnx, vocab.txt; torch: model.onnx, tokenizer.json, config.json)")
-	gen.Flags().StringVar(&cfg.Style, "style", modelgen.StyleBERT, "graph style: bert (opset 17, fixed shapes), torch (like a torch.onnx.export of a Hugging Face DistilBERT) or mlp-head (a dense classifier head, see --dims)")
-	gen.Flags().StringVar(&dims, "dims", "", "mlp-head: layer widths input,hidden...,classes (default 768,256,2)")
-	gen.Flags().IntVar(&cfg.Layers, "layers", 0, "transformer layers (default 2)")
-	gen.Flags().IntVar(&cfg.Hidden, "hidden", 0, "hidden size (default 64)")
-	gen.Flags().IntVar(&cfg.Heads, "heads", 0, "attention heads (default 4)")
-	gen.Flags().IntVar(&cfg.SeqLen, "seq", 0, "sequence length; torch: the maximum (default 32)")
-	gen.Flags().IntVar(&cfg.Classes, "classes", 0, "output classes (default 2)")
-	gen.Flags().Int64Var(&cfg.Seed, "seed", 0, "weight seed (default 1)")
-	addOutputFlag(gen, &output)
-	cmd.AddCommand(gen)
-	return cmd
+	gen.Flags().StringVar(&o.out, "out", "", "directory to write the model files to (bert: model.onnx, vocab.txt; torch: model.onnx, tokenizer.json, config.json)")
+	gen.Flags().StringVar(&o.cfg.Style, "style", modelgen.StyleBERT, "graph style: bert (opset 17, fixed shapes), torch (like a torch.onnx.export of a Hugging Face DistilBERT) or mlp-head (a dense classifier head, see --dims)")
+	gen.Flags().StringVar(&o.dims, "dims", "", "mlp-head: layer widths input,hidden...,classes (default 768,256,2)")
+	gen.Flags().IntVar(&o.cfg.Layers, "layers", 0, "transformer layers (default 2)")
+	gen.Flags().IntVar(&o.cfg.Hidden, "hidden", 0, "hidden size (default 64)")
+	gen.Flags().IntVar(&o.cfg.Heads, "heads", 0, "attention heads (default 4)")
+	gen.Flags().IntVar(&o.cfg.SeqLen, "seq", 0, "sequence length; torch: the maximum (default 32)")
+	gen.Flags().IntVar(&o.cfg.Classes, "classes", 0, "output classes (default 2)")
+	gen.Flags().Int64Var(&o.cfg.Seed, "seed", 0, "weight seed (default 1)")
+	addOutputFlag(gen, &o.output)
+	return gen
+}
+
+// runModelGenerate writes the model (modelgen.WriteDir, or WriteMLPHead
+// for --style mlp-head) and reports its hash.
+func (a *app) runModelGenerate(o *modelGenerateOptions) error {
+	out, cfg, output := o.out, o.cfg, o.output
+	if cfg.Style == modelgen.StyleMLPHead {
+		return a.generateMLPHead(out, o.dims, cfg.Seed, output)
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return &Error{Code: ExitFailure, Err: err}
+	}
+	if err := modelgen.WriteDir(out, cfg); err != nil {
+		return &Error{Code: ExitUsage, Err: err, Hint: "hidden must be a multiple of heads; sizes must be positive"}
+	}
+	h, n, err := commitment.SumFile(filepath.Join(out, "model.onnx"))
+	if err != nil {
+		return &Error{Code: ExitFailure, Err: err}
+	}
+	c := cfg.WithDefaults()
+	files := []string{"model.onnx", "vocab.txt"}
+	if c.Style == modelgen.StyleTorch {
+		files = []string{"model.onnx", "tokenizer.json", "config.json"}
+	}
+	res := map[string]any{"dir": out, "onnx_model_hash": h.String(), "bytes": n, "style": c.Style, "files": files,
+		"layers": c.Layers, "hidden": c.Hidden, "heads": c.Heads, "seq": c.SeqLen, "vocab": c.Vocab, "classes": c.Classes, "seed": c.Seed}
+	if output == outputJSON {
+		return a.writeJSON(res)
+	}
+	fmt.Fprintf(a.streams.Out, "%s\n", h)
+	if c.Style == modelgen.StyleTorch {
+		fmt.Fprintf(a.streams.Err, "%s: wrote %s/model.onnx (%d bytes, torch style: %d layers, hidden %d, %d heads, up to %d positions, %d classes), %s/tokenizer.json (%d tokens) and %s/config.json\n",
+			a.name, out, n, c.Layers, c.Hidden, c.Heads, c.SeqLen, c.Classes, out, c.Vocab, out)
+		return nil
+	}
+	fmt.Fprintf(a.streams.Err, "%s: wrote %s/model.onnx (%d bytes: %d layers, hidden %d, %d heads, seq %d, %d classes) and %s/vocab.txt (%d tokens)\n",
+		a.name, out, n, c.Layers, c.Hidden, c.Heads, c.SeqLen, c.Classes, out, c.Vocab)
+	return nil
 }
 
 // generateMLPHead writes --style mlp-head's model.onnx and reports it.
@@ -137,7 +170,7 @@ func (a *app) generateMLPHead(out, dims string, seed int64, output string) error
 	}
 	d := cfg.Dims
 	if d == nil {
-		d = modelgen.DefaultMLPHeadDims
+		d = modelgen.DefaultMLPHeadDims()
 	}
 	if output == outputJSON {
 		return a.writeJSON(map[string]any{"dir": out, "onnx_model_hash": h.String(), "bytes": n, "style": modelgen.StyleMLPHead,

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"io/fs"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,9 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/svc-gov/svc/internal/loadgen"
+	"github.com/svc-gov/svc/internal/pgtest"
 	"github.com/svc-gov/svc/pkg/core/api"
 	"github.com/svc-gov/svc/pkg/core/commitment"
 	"github.com/svc-gov/svc/pkg/core/issue"
@@ -33,7 +31,7 @@ import (
 // the close happens on the other, and a second close on the first is
 // refused.
 func TestTwoServersOnePostgres(t *testing.T) {
-	dsn := postgresSchemaDSN(t)
+	dsn := pgtest.New(t, "svc_cli_").DSN
 	data := t.TempDir()
 	org := "two-" + names.NewID("")[:8]
 	key := newOrgKey(t, org, "--database", dsn, "--data-dir", data)
@@ -101,7 +99,7 @@ func TestTwoServersOnePostgres(t *testing.T) {
 // server records the service identity; a server with other key material
 // refuses to start naming both key ids, and one with none creates none.
 func TestServersDisagreeOnKeysPostgres(t *testing.T) {
-	dsn := postgresSchemaDSN(t)
+	dsn := pgtest.New(t, "svc_cli_").DSN
 	dataA := t.TempDir()
 	_, procA := startServe(t, dataA, "--database", dsn)
 	keyA := strings.TrimSpace(svcOut(t, "serve", "trust-bundle", "--data-dir", dataA))
@@ -170,38 +168,6 @@ func serveOnce(t *testing.T, dataDir string, extra ...string) (string, int) {
 		t.Fatalf("svc serve did not exit (it should refuse to start):\n%s", out.String())
 		return "", 0
 	}
-}
-
-// postgresSchemaDSN returns a DSN of SVC_TEST_POSTGRES_DSN's database whose
-// search_path is a fresh schema, dropped when the test ends (a database
-// records one service identity: tests with key material of their own
-// need a database of their own). Without SVC_TEST_POSTGRES_DSN the test
-// is skipped.
-func postgresSchemaDSN(t *testing.T) string {
-	t.Helper()
-	base := os.Getenv("SVC_TEST_POSTGRES_DSN")
-	if base == "" {
-		t.Skip("SVC_TEST_POSTGRES_DSN not set: start one with scripts/postgres.sh start (make unit does)")
-	}
-	ctx := context.Background()
-	admin, err := pgxpool.New(ctx, base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(admin.Close)
-	schema := "svc_cli_" + strings.ToLower(names.NewID("")[:8])
-	if _, err := admin.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { admin.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE") })
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
 }
 
 func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }

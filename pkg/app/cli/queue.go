@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"context"
+
 	"github.com/spf13/cobra"
 
 	"github.com/svc-gov/svc/pkg/app/cli/internal/present"
@@ -9,7 +11,17 @@ import (
 
 func (a *app) queueCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "queue", Short: "The durable queue of records made while the service was unreachable"}
-	var sco, fco clientOptions
+	cmd.AddCommand(newCmdQueueStatus(a, nil), newCmdQueueFlush(a, nil))
+	return cmd
+}
+
+// queueStatusOptions are the flags of svc queue status.
+type queueStatusOptions struct{ co clientOptions }
+
+// newCmdQueueStatus builds svc queue status; runF, when not nil, gets the
+// parsed options instead of the run (a test's seam).
+func newCmdQueueStatus(a *app, runF func(*queueStatusOptions) error) *cobra.Command {
+	o := &queueStatusOptions{}
 	status := &cobra.Command{
 		Use:   "status",
 		Short: "Print how many entries wait in the queue",
@@ -20,22 +32,42 @@ another base URL (or with another key) waits in a queue of its own, which
 creates and changes nothing.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(sco.output); err != nil {
+			if err := o.co.validate(); err != nil {
 				return err
 			}
-			st, err := client.StatusOf(client.Options{APIKey: sco.apiKey, BaseURL: sco.baseURL, QueuePath: sco.queuePath})
-			if err != nil {
-				return &Error{Code: ExitUsage, Err: err, Hint: "check --base-url and --api-key (SVC_BASE_URL, SVC_API_KEY)"}
+			if runF != nil {
+				return runF(o)
 			}
-			if sco.output == outputJSON {
-				return a.writeJSON(st)
-			}
-			present.QueueStatus(a.streams.Out, st, a.name)
-			return nil
+			return a.runQueueStatus(o)
 		},
 	}
-	sco.add(status)
-	var fso stateOptions
+	o.co.add(status)
+	return status
+}
+
+// runQueueStatus prints the queue's status (client.StatusOf).
+func (a *app) runQueueStatus(o *queueStatusOptions) error {
+	st, err := client.StatusOf(client.Options{APIKey: o.co.apiKey, BaseURL: o.co.baseURL, QueuePath: o.co.queuePath})
+	if err != nil {
+		return &Error{Code: ExitUsage, Err: err, Hint: "check --base-url and --api-key (SVC_BASE_URL, SVC_API_KEY)"}
+	}
+	if o.co.output == outputJSON {
+		return a.writeJSON(st)
+	}
+	present.QueueStatus(a.streams.Out, st, a.name)
+	return nil
+}
+
+// queueFlushOptions are the flags of svc queue flush.
+type queueFlushOptions struct {
+	co clientOptions
+	so stateOptions
+}
+
+// newCmdQueueFlush builds svc queue flush; runF, when not nil, gets the
+// parsed options instead of the run (a test's seam).
+func newCmdQueueFlush(a *app, runF func(*queueFlushOptions) error) *cobra.Command {
+	o := &queueFlushOptions{}
 	flush := &cobra.Command{
 		Use:   "flush",
 		Short: "Deliver the queued entries in order (exit 1 if some remain)",
@@ -47,24 +79,35 @@ wrote (a changed file is left alone, with a warning).`,
 		Example: `  svc queue flush && svc verify vpec.json --trust-root trust-bundle.pem`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return fco.do(func(p *client.Pipeline) error {
-				f := present.NewFlush(p.FlushState(cmdContext(cmd), fso.file()))
-				if fco.output == outputJSON {
-					if err := a.writeJSON(f.JSON()); err != nil {
-						return err
-					}
-				} else {
-					f.Print(a.streams.Out, a.streams.Err, a.name)
-				}
-				if f.Err != nil {
-					return &Error{Code: ExitInvalid, Err: f.Err, Hint: "the service may still be unreachable; the entries stay queued"}
-				}
-				return nil
-			})
+			if err := o.co.validate(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(o)
+			}
+			return a.runQueueFlush(cmdContext(cmd), o)
 		},
 	}
-	fco.add(flush)
-	fso.add(flush)
-	cmd.AddCommand(status, flush)
-	return cmd
+	o.co.add(flush)
+	o.so.add(flush)
+	return flush
+}
+
+// runQueueFlush delivers the queue and replaces the state file's unsigned
+// copies (statefile.File.Flush).
+func (a *app) runQueueFlush(ctx context.Context, o *queueFlushOptions) error {
+	return o.co.do(func(p *client.Pipeline) error {
+		f := present.NewFlush(o.so.file().Flush(ctx, p))
+		if o.co.output == outputJSON {
+			if err := a.writeJSON(f.JSON()); err != nil {
+				return err
+			}
+		} else {
+			f.Print(a.streams.Out, a.streams.Err, a.name)
+		}
+		if f.Err != nil {
+			return &Error{Code: ExitInvalid, Err: f.Err, Hint: "the service may still be unreachable; the entries stay queued"}
+		}
+		return nil
+	})
 }

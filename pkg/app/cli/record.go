@@ -36,7 +36,9 @@ type recordOptions struct {
 	inf            inferenceOptions
 }
 
-func (a *app) recordCmd() *cobra.Command {
+// newCmdRecord builds svc record; runF, when not nil, gets the parsed
+// options instead of the run (a test's seam).
+func newCmdRecord(a *app, runF func(*recordOptions) error) *cobra.Command {
 	o := &recordOptions{}
 	cmd := &cobra.Command{
 		Use:   "record --check NAME --manifest-id ID (--result RESULT | --model DIR) (--input TEXT | --input-file F | stdin)",
@@ -78,7 +80,15 @@ truncation_check and threshold_check records carry Groth16 proofs
   svc record --check kyc_check --manifest-file kyc.yaml --result pass --input-file applicant.json --visibility selective
   svc record --check pii_detection --manifest-id sha256:… --model pii-model --input-file note.txt --trace-out note.trace.json`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error { return a.runRecord(cmdContext(cmd), o) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.validate(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(o)
+			}
+			return a.runRecord(cmdContext(cmd), o)
+		},
 	}
 	o.co.add(cmd)
 	o.so.add(cmd)
@@ -121,7 +131,9 @@ func (o *recordOptions) recordOpts() ([]client.RecordOption, error) {
 	return opts, nil
 }
 
-func (a *app) runRecord(ctx context.Context, o *recordOptions) error {
+// validate checks the flags alone: the required ones, the values of
+// --result and --visibility, and the combinations that do not go together.
+func (o *recordOptions) validate() error {
 	switch {
 	case o.check == "":
 		return errorf(ExitUsage, "name the check, e.g. --check pii_detection", "--check is required")
@@ -137,7 +149,15 @@ func (a *app) runRecord(ctx context.Context, o *recordOptions) error {
 		return errorf(ExitUsage, "add --model: condition circuits prove the conditions of a classifier check", "--condition-entry without --model")
 	case o.disclosuresOut != "" && vpec.Visibility(o.visibility) != vpec.Selective:
 		return errorf(ExitUsage, "add --visibility selective, or drop --disclosures-out", "--disclosures-out is for selective records")
+	case o.inf.condOut != "" && len(o.inf.condEntries) == 0 && len(o.inf.condKeys) == 0:
+		return errorf(ExitUsage, "pass --condition-entry and --condition-proving-key", "--conditions-out without condition circuits")
 	}
+	return o.co.validate()
+}
+
+// runRecord records one check execution (or, with --model, a classifier
+// check) on the state file's run.
+func (a *app) runRecord(ctx context.Context, o *recordOptions) error {
 	if o.disclosuresOut != "" {
 		if _, err := os.Lstat(o.disclosuresOut); err == nil {
 			return errorf(ExitUsage, "name a new file: it holds secrets (the salts) and is never replaced", "--disclosures-out %s exists", o.disclosuresOut)

@@ -10,7 +10,7 @@ import (
 	"github.com/svc-gov/svc/internal/fsutil"
 	"github.com/svc-gov/svc/pkg/app/cli/clicore"
 	"github.com/svc-gov/svc/pkg/app/cli/internal/present"
-	"github.com/svc-gov/svc/pkg/client"
+	"github.com/svc-gov/svc/pkg/app/cli/internal/statefile"
 	"github.com/svc-gov/svc/pkg/client/bounded"
 	"github.com/svc-gov/svc/pkg/client/zkprove"
 	"github.com/svc-gov/svc/pkg/core/document"
@@ -91,7 +91,7 @@ func (a *app) profileDir(flag string) string {
 
 // recordInference is 'svc record --model': one bounded.Classifier check
 // on the state file's run.
-func (a *app) recordInference(ctx context.Context, o *recordOptions, sr *client.ScriptRun, input []byte) error {
+func (a *app) recordInference(ctx context.Context, o *recordOptions, sr *statefile.Run, input []byte) error {
 	inf := &o.inf
 	if inf.traceOut != "" {
 		if _, err := os.Stat(inf.traceOut); err == nil {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -10,13 +11,23 @@ import (
 
 func (a *app) runCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "run", Short: "Open a run for the records of a shell script"}
-	var (
-		co       clientOptions
-		so       stateOptions
-		workflow string
-		policy   []string
-		pack     string
-	)
+	cmd.AddCommand(newCmdRunOpen(a, nil))
+	return cmd
+}
+
+// runOpenOptions are the flags of svc run open.
+type runOpenOptions struct {
+	co       clientOptions
+	so       stateOptions
+	workflow string
+	policy   []string
+	pack     string
+}
+
+// newCmdRunOpen builds svc run open; runF, when not nil, gets the parsed
+// options instead of the run (a test's seam).
+func newCmdRunOpen(a *app, runF func(*runOpenOptions) error) *cobra.Command {
+	o := &runOpenOptions{}
 	open := &cobra.Command{
 		Use:   "open",
 		Short: "Open a run and keep it in a state file for 'svc record' and 'svc close'",
@@ -30,28 +41,38 @@ locally and everything is queued: the script is never blocked.`,
   svc close --out vpec.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			sr, err := so.file().Open(cmdContext(cmd), func() (*client.Pipeline, error) { return co.pipeline(workflow, policy) }, pack)
-			if err != nil {
-				return so.runError(err, "")
+			if err := o.co.validate(); err != nil {
+				return err
 			}
-			defer sr.Release()
-			run, p := sr.Run, sr.Pipeline
-			pending, _ := p.PendingQueueCount()
-			if co.output == outputJSON {
-				return a.writeJSON(map[string]any{"run_id": run.ID(), "workflow_id": run.WorkflowID(), "environment": run.Environment(), "queued": pending > 0, "state": so.path})
+			if runF != nil {
+				return runF(o)
 			}
-			fmt.Fprintln(a.streams.Out, run.ID())
-			if pending > 0 {
-				fmt.Fprintf(a.streams.Err, "%s: warning: the service is unreachable; the run and its records are queued in %s\n", a.name, p.QueuePath())
-			}
-			return nil
+			return a.runRunOpen(cmdContext(cmd), o)
 		},
 	}
-	co.add(open)
-	so.add(open)
-	open.Flags().StringVar(&workflow, "workflow-id", "", "workflow identity (default \"default\"; env SVC_WORKFLOW_ID)")
-	open.Flags().StringArrayVar(&policy, "policy", nil, "policy bundle the run is bound to (repeatable)")
-	open.Flags().StringVar(&pack, "policy-pack", "", "policy pack id")
-	cmd.AddCommand(open)
-	return cmd
+	o.co.add(open)
+	o.so.add(open)
+	open.Flags().StringVar(&o.workflow, "workflow-id", "", "workflow identity (default \"default\"; env SVC_WORKFLOW_ID)")
+	open.Flags().StringArrayVar(&o.policy, "policy", nil, "policy bundle the run is bound to (repeatable)")
+	open.Flags().StringVar(&o.pack, "policy-pack", "", "policy pack id")
+	return open
+}
+
+// runRunOpen opens a run and saves it to the state file.
+func (a *app) runRunOpen(ctx context.Context, o *runOpenOptions) error {
+	sr, err := o.so.file().Open(ctx, func() (*client.Pipeline, error) { return o.co.pipeline(o.workflow, o.policy) }, o.pack)
+	if err != nil {
+		return o.so.runError(err, "")
+	}
+	defer sr.Release()
+	run, p := sr.Run, sr.Pipeline
+	pending, _ := p.PendingQueueCount()
+	if o.co.output == outputJSON {
+		return a.writeJSON(map[string]any{"run_id": run.ID(), "workflow_id": run.WorkflowID(), "environment": run.Environment(), "queued": pending > 0, "state": o.so.path})
+	}
+	fmt.Fprintln(a.streams.Out, run.ID())
+	if pending > 0 {
+		fmt.Fprintf(a.streams.Err, "%s: warning: the service is unreachable; the run and its records are queued in %s\n", a.name, p.QueuePath())
+	}
+	return nil
 }

@@ -41,11 +41,24 @@ func (o *modelOptions) load(path string) (*trace.Model, error) {
 	return m, nil
 }
 
-// readInputText reads --input TEXT or --input-file F (- for stdin).
-func (a *app) readInputText(text, file string, required bool) ([]byte, error) {
+// checkInputFlags checks --input and --input-file alone: not both, and
+// one of them when required.
+func checkInputFlags(text, file string, required bool) error {
 	switch {
 	case text != "" && file != "":
-		return nil, errorf(ExitUsage, "give the input once", "both --input and --input-file given")
+		return errorf(ExitUsage, "give the input once", "both --input and --input-file given")
+	case required && text == "" && file == "":
+		return errorf(ExitUsage, "pass --input TEXT or --input-file F", "no input given")
+	}
+	return nil
+}
+
+// readInputText reads --input TEXT or --input-file F (- for stdin).
+func (a *app) readInputText(text, file string, required bool) ([]byte, error) {
+	if err := checkInputFlags(text, file, required); err != nil {
+		return nil, err
+	}
+	switch {
 	case text != "":
 		return []byte(text), nil
 	case file == "-":
@@ -60,8 +73,6 @@ func (a *app) readInputText(text, file string, required bool) ([]byte, error) {
 			return nil, &Error{Code: ExitUsage, Err: fmt.Errorf("read input: %w", err)}
 		}
 		return b, nil
-	case required:
-		return nil, errorf(ExitUsage, "pass --input TEXT or --input-file F", "no input given")
 	}
 	return nil, nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/svc-gov/svc/pkg/service/server/setup"
 )
 
+// serveOptions are the flags of svc serve.
 type serveOptions struct {
 	data         dataOptions
 	addr         string
@@ -38,6 +39,30 @@ type serveOptions struct {
 }
 
 func (a *app) serveCmd() *cobra.Command {
+	cmd := newCmdServe(a, nil)
+	var data dataOptions
+	trust := &cobra.Command{
+		Use:   "trust-bundle",
+		Short: "Print the trust bundle that verifies this service's VPECs and profiles",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			m, err := server.ReadMaterial(data.dir())
+			if err != nil {
+				return materialError(err)
+			}
+			_, err = a.streams.Out.Write(m.Trust.Marshal())
+			return err
+		},
+	}
+	trust.Flags().StringVar(&data.dataDir, "data-dir", "", "service state directory (default: svc in the user data directory; env SVC_DATA_DIR)")
+	cmd.AddCommand(trust)
+	return cmd
+}
+
+// newCmdServe builds svc serve (without its trust-bundle subcommand);
+// runF, when not nil, gets the parsed options instead of the run (a
+// test's seam).
+func newCmdServe(a *app, runF func(*serveOptions) error) *cobra.Command {
 	o := &serveOptions{}
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -54,7 +79,15 @@ SIGINT or SIGTERM stops it gracefully: requests in flight finish.`,
   svc serve --addr 127.0.0.1:9090 --data-dir /var/lib/svc
   svc serve --database postgres://svc@db.internal:5432/svc`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error { return a.runServe(cmdContext(cmd), o) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.validate(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(o)
+			}
+			return a.runServe(cmdContext(cmd), o)
+		},
 	}
 	o.data.add(cmd)
 	cmd.Flags().StringVar(&o.addr, "addr", "127.0.0.1:8080", "address to listen on")
@@ -62,39 +95,34 @@ SIGINT or SIGTERM stops it gracefully: requests in flight finish.`,
 	cmd.Flags().Int64Var(&o.maxRecordsPerRun, "max-records-per-run", server.DefaultMaxRecordsPerRun, "most records one run holds (more get 422 run_too_large); the VPEC size bound applies too")
 	cmd.Flags().StringVar(&o.logFormat, "log-format", "text", "log format on stderr: text or json")
 	cmd.Flags().DurationVar(&o.shutdown, "shutdown-timeout", 30*time.Second, "how long in-flight requests may take to finish on shutdown")
-	cmd.Flags().Float64Var(&o.sandboxRate, "sandbox-rate", server.DefaultSandboxLimit.PerSecond, "requests per second allowed to each sandbox (pk_sb_) key; 0 disables the limit")
-	cmd.Flags().IntVar(&o.sandboxBurst, "sandbox-burst", server.DefaultSandboxLimit.Burst, "burst allowed to each sandbox key")
+	cmd.Flags().Float64Var(&o.sandboxRate, "sandbox-rate", server.DefaultSandboxRate, "requests per second allowed to each sandbox (pk_sb_) key; 0 disables the limit")
+	cmd.Flags().IntVar(&o.sandboxBurst, "sandbox-burst", server.DefaultSandboxBurst, "burst allowed to each sandbox key")
 	cmd.Flags().StringArrayVar(&o.tsaURLs, "tsa-url", nil, "external RFC 3161 authority to timestamp VPECs and sessions with, tried in order (repeatable); when all fail, sealing fails (502) unless --tsa-fallback-builtin")
 	cmd.Flags().BoolVar(&o.tsaFallbackBuiltin, "tsa-fallback-builtin", false, "when every --tsa-url fails, timestamp with the built-in authority instead (a warning is logged each time; the token names the built-in TSA)")
 	cmd.Flags().StringArrayVar(&o.tsaRoots, "tsa-root", nil, "PEM root certificate of an external authority, published in the trust bundle (repeatable)")
 	cmd.Flags().StringVar(&o.addrFile, "addr-file", "", "write the address listened on to this file once serving (useful with --addr 127.0.0.1:0)")
-	trust := &cobra.Command{
-		Use:   "trust-bundle",
-		Short: "Print the trust bundle that verifies this service's VPECs and profiles",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			m, err := server.ReadMaterial(o.data.dir())
-			if err != nil {
-				return materialError(err)
-			}
-			_, err = a.streams.Out.Write(m.Trust.Marshal())
-			return err
-		},
-	}
-	trust.Flags().StringVar(&o.data.dataDir, "data-dir", "", "service state directory (default: svc in the user data directory; env SVC_DATA_DIR)")
-	cmd.AddCommand(trust)
 	return cmd
 }
 
-func (a *app) runServe(ctx context.Context, o *serveOptions) error {
-	var handler slog.Handler
-	switch o.logFormat {
-	case "text":
-		handler = slog.NewTextHandler(a.streams.Err, nil)
-	case "json":
-		handler = slog.NewJSONHandler(a.streams.Err, nil)
-	default:
+// validate checks the flags alone.
+func (o *serveOptions) validate() error {
+	switch {
+	case o.logFormat != "text" && o.logFormat != "json":
 		return errorf(ExitUsage, "use --log-format text or json", "unknown log format %q", o.logFormat)
+	case o.tsaFallbackBuiltin && len(o.tsaURLs) == 0:
+		return errorf(ExitUsage, "add --tsa-url URL, or leave --tsa-fallback-builtin out: the built-in authority is used by default", "--tsa-fallback-builtin needs --tsa-url")
+	case o.maxRecordsPerRun < 1:
+		return &Error{Code: ExitUsage, Err: fmt.Errorf("--max-records-per-run must be at least 1, is %d", o.maxRecordsPerRun)}
+	}
+	return nil
+}
+
+// runServe serves the API until ctx ends or a signal stops it
+// (setup.Serve).
+func (a *app) runServe(ctx context.Context, o *serveOptions) error {
+	var handler slog.Handler = slog.NewTextHandler(a.streams.Err, nil)
+	if o.logFormat == "json" {
+		handler = slog.NewJSONHandler(a.streams.Err, nil)
 	}
 	log := slog.New(handler)
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
@@ -111,9 +139,6 @@ func (a *app) runServe(ctx context.Context, o *serveOptions) error {
 			return &Error{Code: ExitFailure, Err: err, Hint: "check the --data-dir permissions"}
 		}
 		defer unlock()
-	}
-	if o.tsaFallbackBuiltin && len(o.tsaURLs) == 0 {
-		return errorf(ExitUsage, "add --tsa-url URL, or leave --tsa-fallback-builtin out: the built-in authority is used by default", "--tsa-fallback-builtin needs --tsa-url")
 	}
 	st, where, err := o.data.open(ctx, a.streams.Err)
 	if err != nil {
@@ -155,9 +180,6 @@ func (a *app) runServe(ctx context.Context, o *serveOptions) error {
 	limit := server.RateLimit{PerSecond: o.sandboxRate, Burst: o.sandboxBurst}
 	if o.sandboxRate <= 0 {
 		limit.PerSecond = -1
-	}
-	if o.maxRecordsPerRun < 1 {
-		return &Error{Code: ExitUsage, Err: fmt.Errorf("--max-records-per-run must be at least 1, is %d", o.maxRecordsPerRun)}
 	}
 	srv, err := server.New(server.Config{
 		Storage: server.StorageOf(st), Signer: m.Signer, Timestamper: tsa, Trust: m.Trust, Logger: log,

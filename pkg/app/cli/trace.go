@@ -11,13 +11,16 @@ import (
 	"github.com/svc-gov/svc/pkg/ml/trace"
 )
 
+// traceOptions are the flags of svc trace.
 type traceOptions struct {
 	mo                                 modelOptions
 	model, input, inputFile, mode, out string
 	output                             string
 }
 
-func (a *app) traceCmd() *cobra.Command {
+// newCmdTrace builds svc trace; runF, when not nil, gets the parsed
+// options instead of the run (a test's seam).
+func newCmdTrace(a *app, runF func(*traceOptions) error) *cobra.Command {
 	o := &traceOptions{}
 	cmd := &cobra.Command{
 		Use:   "trace --model DIR|FILE (--input TEXT | --input-file F)",
@@ -40,7 +43,15 @@ Needs a build with cgo and the ONNX Runtime library (make ort).`,
 		Example: `  svc model generate --out pii-model
   svc trace --model pii-model --input "my ssn is 078-05-1120" --mode production --out trace.json`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error { return a.runTrace(o) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.validate(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(o)
+			}
+			return a.runTrace(o)
+		},
 	}
 	cmd.Flags().StringVar(&o.model, "model", "", "model directory (model.onnx and tokenizer.json or vocab.txt) or model.onnx file")
 	cmd.Flags().StringVar(&o.input, "input", "", "input text")
@@ -52,13 +63,22 @@ Needs a build with cgo and the ONNX Runtime library (make ort).`,
 	return cmd
 }
 
-func (a *app) runTrace(o *traceOptions) error {
+// validate checks the flags alone.
+func (o *traceOptions) validate() error {
+	if err := checkOutput(o.output); err != nil {
+		return err
+	}
 	if o.model == "" {
 		return errorf(ExitUsage, "pass --model DIR (see 'svc model generate')", "no model given")
 	}
 	if !trace.ValidMode(o.mode) {
 		return errorf(ExitUsage, "use --mode full, --mode production or --mode residual", "unknown trace mode %q", o.mode)
 	}
+	return checkInputFlags(o.input, o.inputFile, true)
+}
+
+// runTrace runs the model on the input and writes its trace (trace.Run).
+func (a *app) runTrace(o *traceOptions) error {
 	text, err := a.readInputText(o.input, o.inputFile, true)
 	if err != nil {
 		return err

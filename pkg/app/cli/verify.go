@@ -28,15 +28,37 @@ func (o *trustOptions) load() (*signing.Bundle, error) { return o.Load() }
 type verifyOptions struct {
 	traceFile, model, inputFile string
 	mo                          modelOptions
+	// verifier are the verifier's own options (set for runF only).
+	verifier *verifycmd.VerifyOptions
+}
+
+// validate checks the audit's flags alone.
+func (o *verifyOptions) validate() error {
+	if o.traceFile != "" && (o.model == "" || o.inputFile == "") {
+		return errorf(ExitUsage, "pass --model DIR and --input-file F with --trace", "the audit needs the model and the input")
+	}
+	return nil
 }
 
 func defaultProfileDir() string { return verifycmd.DefaultProfileDir() }
 
 // verifyCmd is svc-verify's verify command plus the replay audit, which
 // needs cgo and ONNX Runtime.
-func (a *app) verifyCmd() *cobra.Command {
+func (a *app) verifyCmd() *cobra.Command { return newCmdVerify(a, nil) }
+
+// newCmdVerify builds svc verify; runF, when not nil, gets the parsed
+// options (the audit's, and the verifier's in verifier) instead of the
+// run (a test's seam).
+func newCmdVerify(a *app, runF func(*verifyOptions) error) *cobra.Command {
 	o := &verifyOptions{}
-	return verifycmd.Verify(a.core, &verifycmd.Audit{
+	var vrunF func(*verifycmd.VerifyOptions) error
+	if runF != nil {
+		vrunF = func(v *verifycmd.VerifyOptions) error {
+			o.verifier = v
+			return runF(o)
+		}
+	}
+	return verifycmd.NewCmdVerify(a.core, &verifycmd.Audit{
 		Long: `--trace audits one Bounded Inference record: the trace's Merkle root and
 operator count are recomputed and must be the record's, the input must
 hash to the record's commitment, and the inference is re-executed on the
@@ -51,6 +73,7 @@ with cgo and ONNX Runtime (svc, not svc-verify).`,
 			cmd.Flags().StringVar(&o.inputFile, "input-file", "", "with --trace: the raw input the record commits to")
 			o.mo.addRuntime(cmd)
 		},
+		Validate: o.validate,
 		Run: func(doc []byte, trust *signing.Bundle, set *profile.Set) (verify.Check, bool, error) {
 			if o.traceFile == "" {
 				return verify.Check{}, false, nil
@@ -58,7 +81,7 @@ with cgo and ONNX Runtime (svc, not svc-verify).`,
 			c, err := a.audit(o, doc, trust, set)
 			return c, err == nil, err
 		},
-	})
+	}, vrunF)
 }
 
 func (a *app) verifyProfileCmd() *cobra.Command { return verifycmd.VerifyProfile(a.core) }
@@ -69,9 +92,6 @@ func (a *app) printReport(r *verify.Report) { verifycmd.PrintReport(a.core, r) }
 // audit replays the trace of one Bounded Inference record of the VPEC doc
 // (svc verify --trace) and returns the audit check.
 func (a *app) audit(o *verifyOptions, doc []byte, trust *signing.Bundle, set *profile.Set) (verify.Check, error) {
-	if o.model == "" || o.inputFile == "" {
-		return verify.Check{}, errorf(ExitUsage, "pass --model DIR and --input-file F with --trace", "the audit needs the model and the input")
-	}
 	raw, err := os.ReadFile(o.traceFile)
 	if err != nil {
 		return verify.Check{}, &Error{Code: ExitUsage, Err: fmt.Errorf("read trace: %w", err)}

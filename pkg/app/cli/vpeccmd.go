@@ -1,23 +1,36 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/svc-gov/svc/pkg/app/cli/internal/statefile"
 	"github.com/svc-gov/svc/pkg/client"
 )
 
 // vpecCmd is `svc vpec`: the signed VPECs the service issued.
 func (a *app) vpecCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "vpec", Short: "Fetch the signed VPECs the service issued"}
-	var (
-		co    clientOptions
-		out   string
-		force bool
-	)
+	cmd.AddCommand(newCmdVPECGet(a, nil))
+	return cmd
+}
+
+// vpecGetOptions are the flags and argument of svc vpec get.
+type vpecGetOptions struct {
+	co    clientOptions
+	id    string // run_… or vpec_…
+	out   string
+	force bool
+}
+
+// newCmdVPECGet builds svc vpec get; runF, when not nil, gets the parsed
+// options instead of the run (a test's seam).
+func newCmdVPECGet(a *app, runF func(*vpecGetOptions) error) *cobra.Command {
+	o := &vpecGetOptions{}
 	get := &cobra.Command{
 		Use:   "get RUN_OR_VPEC_ID [--out F]",
 		Short: "Fetch the signed VPEC of a sealed run (run_…) or by its id (vpec_…)",
@@ -35,50 +48,60 @@ offline VPEC of that run.`,
   svc vpec get vpec_41d2… > vpec.json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id := args[0]
-			if !strings.HasPrefix(id, "run_") && !strings.HasPrefix(id, "vpec_") {
-				return errorf(ExitUsage, "pass a run id (run_…) or a VPEC id (vpec_…)", "%q is neither a run id nor a VPEC id", id)
+			o.id = args[0]
+			if !strings.HasPrefix(o.id, "run_") && !strings.HasPrefix(o.id, "vpec_") {
+				return errorf(ExitUsage, "pass a run id (run_…) or a VPEC id (vpec_…)", "%q is neither a run id nor a VPEC id", o.id)
 			}
-			return co.do(func(p *client.Pipeline) error {
-				res, err := p.GetVPEC(cmdContext(cmd), id)
-				switch {
-				case errors.Is(err, client.ErrNotIssued):
-					return &Error{Code: ExitFailure, Err: err, Hint: "close the run with 'svc close', or deliver its queued close with 'svc queue flush'"}
-				case errors.Is(err, client.ErrUnavailable):
-					return &Error{Code: ExitFailure, Err: err, Hint: "the service is unreachable; try again when it is back"}
-				case err != nil:
-					return &Error{Code: ExitFailure, Err: err}
-				}
-				if out == "" {
-					_, err := a.streams.Out.Write(res.Raw)
-					return err
-				}
-				if err := writeSigned(out, force, res); err != nil {
-					return err
-				}
-				v := res.VPEC
-				if co.output == outputJSON {
-					return a.writeJSON(map[string]any{"vpec_id": v.VPECID, "run_id": v.RunID, "out": out})
-				}
-				fmt.Fprintf(a.streams.Out, "%s: signed VPEC %s -> %s\n", v.RunID, v.VPECID, out)
-				return nil
-			})
+			if err := o.co.validate(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(o)
+			}
+			return a.runVPECGet(cmdContext(cmd), o)
 		},
 	}
-	co.add(get)
-	get.Flags().StringVar(&out, "out", "", "file to write the VPEC to (default: standard output)")
-	get.Flags().BoolVar(&force, "force", false, "replace --out whatever it holds")
-	cmd.AddCommand(get)
-	return cmd
+	o.co.add(get)
+	get.Flags().StringVar(&o.out, "out", "", "file to write the VPEC to (default: standard output)")
+	get.Flags().BoolVar(&o.force, "force", false, "replace --out whatever it holds")
+	return get
 }
 
-// writeSigned writes the signed VPEC to out (client.WriteVPEC): a new
+// runVPECGet fetches the VPEC (Pipeline.GetVPEC) and prints or writes it.
+func (a *app) runVPECGet(ctx context.Context, o *vpecGetOptions) error {
+	return o.co.do(func(p *client.Pipeline) error {
+		res, err := p.GetVPEC(ctx, o.id)
+		switch {
+		case errors.Is(err, client.ErrNotIssued):
+			return &Error{Code: ExitFailure, Err: err, Hint: "close the run with 'svc close', or deliver its queued close with 'svc queue flush'"}
+		case errors.Is(err, client.ErrUnavailable):
+			return &Error{Code: ExitFailure, Err: err, Hint: "the service is unreachable; try again when it is back"}
+		case err != nil:
+			return &Error{Code: ExitFailure, Err: err}
+		}
+		if o.out == "" {
+			_, err := a.streams.Out.Write(res.Raw)
+			return err
+		}
+		if err := writeSigned(o.out, o.force, res); err != nil {
+			return err
+		}
+		v := res.VPEC
+		if o.co.output == outputJSON {
+			return a.writeJSON(map[string]any{"vpec_id": v.VPECID, "run_id": v.RunID, "out": o.out})
+		}
+		fmt.Fprintf(a.streams.Out, "%s: signed VPEC %s -> %s\n", v.RunID, v.VPECID, o.out)
+		return nil
+	})
+}
+
+// writeSigned writes the signed VPEC to out (statefile.WriteVPEC): a new
 // file, any file with force, else only over the unsigned offline VPEC of
 // the same run.
 func writeSigned(out string, force bool, res *client.VPECResult) error {
-	err := client.WriteVPEC(out, force, res)
+	err := statefile.WriteVPEC(out, force, res)
 	switch {
-	case errors.Is(err, client.ErrNotUnsignedCopy):
+	case errors.Is(err, statefile.ErrNotUnsignedCopy):
 		return errorf(ExitUsage, "choose another --out or pass --force", "%s already exists and is not the unsigned offline VPEC of %s", out, res.VPEC.RunID)
 	case err != nil:
 		return &Error{Code: ExitFailure, Err: err}

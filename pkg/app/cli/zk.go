@@ -25,14 +25,35 @@ phase 1's sealed parameters. Each contributor runs "contribute" on the
 ceremony directory in turn; "finalize" seals a phase with a public random
 beacon. transcript.json records every contribution; see docs/PROOFS.md.`,
 	}
-	cer.AddCommand(a.zkInitCmd(), a.zkContributeCmd(), a.zkVerifyCmd(), a.zkFinalizeCmd())
+	cer.AddCommand(newCmdZKInit(a, nil), newCmdZKContribute(a, nil), newCmdZKVerify(a, nil), newCmdZKFinalize(a, nil))
 	cmd.AddCommand(cer)
 	return cmd
 }
 
-func (a *app) zkInitCmd() *cobra.Command {
-	var opts ceremony.InitOptions
-	var output string
+// zkInitOptions are the flags of svc zk ceremony init.
+type zkInitOptions struct {
+	opts   ceremony.InitOptions
+	output string
+}
+
+// validate checks the flags alone (ceremony.InitOptions.Check).
+func (o *zkInitOptions) validate() error {
+	if err := checkOutput(o.output); err != nil {
+		return err
+	}
+	if o.opts.Dir == "" {
+		return errorf(ExitUsage, "pass --dir DIR", "no ceremony directory")
+	}
+	if err := o.opts.Check(); err != nil {
+		return zkError(err)
+	}
+	return nil
+}
+
+// newCmdZKInit builds svc zk ceremony init; runF, when not nil, gets the
+// parsed options instead of the run (a test's seam).
+func newCmdZKInit(a *app, runF func(*zkInitOptions) error) *cobra.Command {
+	o := &zkInitOptions{}
 	cmd := &cobra.Command{
 		Use:   "init --dir DIR --phase 1 --power N | --phase 2 --phase1 P1DIR (--model HEAD.onnx | --quantized HEAD.json | --circuit demo | --r1cs FILE)",
 		Short: "Start phase 1 for a domain, or phase 2 for a circuit on a sealed phase 1",
@@ -56,35 +77,45 @@ initial state. The circuit is one of:
   svc zk ceremony init --dir demo --phase 2 --phase1 p1 --circuit demo`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(output); err != nil {
+			if err := o.validate(); err != nil {
 				return err
 			}
-			if opts.Dir == "" {
-				return errorf(ExitUsage, "pass --dir DIR", "no ceremony directory")
+			if runF != nil {
+				return runF(o)
 			}
-			c, err := ceremony.Init(opts)
-			if err != nil {
-				return zkError(err)
-			}
-			return a.zkReport(output, c.T, "", fmt.Sprintf("started phase %d in %s", opts.Phase, opts.Dir))
+			return a.runZKInit(o)
 		},
 	}
-	cmd.Flags().StringVar(&opts.Dir, "dir", "", "the new ceremony directory")
-	cmd.Flags().IntVar(&opts.Phase, "phase", 1, "1 (powers of tau, once) or 2 (one circuit)")
-	cmd.Flags().IntVar(&opts.Power, "power", 14, "phase 1: the domain is 2^power constraints (1 to 24)")
-	cmd.Flags().StringVar(&opts.Phase1Dir, "phase1", "", "phase 2: the sealed phase-1 ceremony directory")
-	cmd.Flags().StringVar(&opts.Model, "model", "", "phase 2: an ONNX MLP head")
-	cmd.Flags().StringVar(&opts.Quantized, "quantized", "", "phase 2: a quantised MLP head (JSON)")
-	cmd.Flags().StringVar(&opts.ONNXModelHash, "onnx-model-hash", "", "phase 2 with --quantized: the sha256 hash of the head's ONNX model")
-	cmd.Flags().StringVar(&opts.Circuit, "circuit", "", "phase 2: a built-in circuit: demo, threshold_check, truncation_check or below_threshold_check")
-	cmd.Flags().StringVar(&opts.R1CSFile, "r1cs", "", "phase 2: a BN254 constraint system file (gnark's serialisation)")
-	cmd.Flags().StringVar(&opts.CircuitName, "name", "", "phase 2 with --r1cs: the circuit's name in the transcript (default: the file name)")
-	addOutputFlag(cmd, &output)
+	cmd.Flags().StringVar(&o.opts.Dir, "dir", "", "the new ceremony directory")
+	cmd.Flags().IntVar(&o.opts.Phase, "phase", 1, "1 (powers of tau, once) or 2 (one circuit)")
+	cmd.Flags().IntVar(&o.opts.Power, "power", 14, "phase 1: the domain is 2^power constraints (1 to 24)")
+	cmd.Flags().StringVar(&o.opts.Phase1Dir, "phase1", "", "phase 2: the sealed phase-1 ceremony directory")
+	cmd.Flags().StringVar(&o.opts.Model, "model", "", "phase 2: an ONNX MLP head")
+	cmd.Flags().StringVar(&o.opts.Quantized, "quantized", "", "phase 2: a quantised MLP head (JSON)")
+	cmd.Flags().StringVar(&o.opts.ONNXModelHash, "onnx-model-hash", "", "phase 2 with --quantized: the sha256 hash of the head's ONNX model")
+	cmd.Flags().StringVar(&o.opts.Circuit, "circuit", "", "phase 2: a built-in circuit: demo, threshold_check, truncation_check or below_threshold_check")
+	cmd.Flags().StringVar(&o.opts.R1CSFile, "r1cs", "", "phase 2: a BN254 constraint system file (gnark's serialisation)")
+	cmd.Flags().StringVar(&o.opts.CircuitName, "name", "", "phase 2 with --r1cs: the circuit's name in the transcript (default: the file name)")
+	addOutputFlag(cmd, &o.output)
 	return cmd
 }
 
-func (a *app) zkContributeCmd() *cobra.Command {
-	var dir, name, output string
+// runZKInit starts the phase (ceremony.Init).
+func (a *app) runZKInit(o *zkInitOptions) error {
+	c, err := ceremony.Init(o.opts)
+	if err != nil {
+		return zkError(err)
+	}
+	return a.zkReport(o.output, c.T, "", fmt.Sprintf("started phase %d in %s", o.opts.Phase, o.opts.Dir))
+}
+
+// zkContributeOptions are the flags of svc zk ceremony contribute.
+type zkContributeOptions struct{ dir, name, output string }
+
+// newCmdZKContribute builds svc zk ceremony contribute; runF, when not
+// nil, gets the parsed options instead of the run (a test's seam).
+func newCmdZKContribute(a *app, runF func(*zkContributeOptions) error) *cobra.Command {
+	o := &zkContributeOptions{}
 	cmd := &cobra.Command{
 		Use:   "contribute --dir DIR --name NAME",
 		Short: "Add your contribution to the phase in progress",
@@ -98,37 +129,65 @@ the transcript.`,
 		Example: `  svc zk ceremony contribute --dir p1 --name "Example Org"`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(output); err != nil {
+			if err := checkOutput(o.output); err != nil {
 				return err
 			}
-			if dir == "" || name == "" {
+			if o.dir == "" || o.name == "" {
 				return errorf(ExitUsage, "pass --dir DIR --name NAME", "no ceremony directory or contributor name")
 			}
-			c, err := ceremony.Open(dir)
-			if err != nil {
-				return zkError(err)
+			if runF != nil {
+				return runF(o)
 			}
-			e, err := c.Contribute(name)
-			if err != nil {
-				return zkError(err)
-			}
-			if output == outputJSON {
-				return a.writeJSON(e)
-			}
-			fmt.Fprintf(a.streams.Out, "%s\n", e.ContributionHash)
-			fmt.Fprintf(a.streams.Err, "%s: contribution %d (phase %d) by %s: state %s; your secrets were drawn from crypto/rand and discarded\n",
-				a.name, e.Index, e.Phase, safe(e.Contributor), e.StateHash)
-			return nil
+			return a.runZKContribute(o)
 		},
 	}
-	cmd.Flags().StringVar(&dir, "dir", "", "the ceremony directory")
-	cmd.Flags().StringVar(&name, "name", "", "your name or organisation, as the transcript will show it")
-	addOutputFlag(cmd, &output)
+	cmd.Flags().StringVar(&o.dir, "dir", "", "the ceremony directory")
+	cmd.Flags().StringVar(&o.name, "name", "", "your name or organisation, as the transcript will show it")
+	addOutputFlag(cmd, &o.output)
 	return cmd
 }
 
-func (a *app) zkVerifyCmd() *cobra.Command {
-	var dir, phase1, doc, vk, expect, output string
+// runZKContribute adds a contribution (ceremony.Ceremony.Contribute).
+func (a *app) runZKContribute(o *zkContributeOptions) error {
+	c, err := ceremony.Open(o.dir)
+	if err != nil {
+		return zkError(err)
+	}
+	e, err := c.Contribute(o.name)
+	if err != nil {
+		return zkError(err)
+	}
+	if o.output == outputJSON {
+		return a.writeJSON(e)
+	}
+	fmt.Fprintf(a.streams.Out, "%s\n", e.ContributionHash)
+	fmt.Fprintf(a.streams.Err, "%s: contribution %d (phase %d) by %s: state %s; your secrets were drawn from crypto/rand and discarded\n",
+		a.name, e.Index, e.Phase, safe(e.Contributor), e.StateHash)
+	return nil
+}
+
+// zkVerifyOptions are the flags of svc zk ceremony verify.
+type zkVerifyOptions struct{ dir, phase1, doc, vk, expect, output string }
+
+// validate checks the flags alone: a directory, or a transcript and a
+// verifying key.
+func (o *zkVerifyOptions) validate() error {
+	if err := checkOutput(o.output); err != nil {
+		return err
+	}
+	switch {
+	case o.dir != "" && (o.doc != "" || o.vk != ""):
+		return errorf(ExitUsage, "pass --dir, or --transcript and --verifying-key", "both a directory and a transcript given")
+	case o.dir == "" && (o.doc == "" || o.vk == ""):
+		return errorf(ExitUsage, "pass --dir, or --transcript and --verifying-key", "nothing to verify")
+	}
+	return nil
+}
+
+// newCmdZKVerify builds svc zk ceremony verify; runF, when not nil, gets
+// the parsed options instead of the run (a test's seam).
+func newCmdZKVerify(a *app, runF func(*zkVerifyOptions) error) *cobra.Command {
+	o := &zkVerifyOptions{}
 	cmd := &cobra.Command{
 		Use:   "verify (--dir DIR [--phase1 P1DIR] | --transcript FILE --verifying-key FILE [--expect-hash H])",
 		Short: "Check every contribution of a ceremony, or a transcript against a verifying key offline",
@@ -147,43 +206,49 @@ verifying key. It does not check the contributions' proofs.`,
   svc zk ceremony verify --transcript head/transcript.json --verifying-key head/verifying.key`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(output); err != nil {
+			if err := o.validate(); err != nil {
 				return err
 			}
-			switch {
-			case dir != "" && (doc != "" || vk != ""):
-				return errorf(ExitUsage, "pass --dir, or --transcript and --verifying-key", "both a directory and a transcript given")
-			case dir != "":
-				r, err := ceremony.Verify(dir, ceremony.VerifyOptions{Phase1Dir: phase1})
-				if err != nil {
-					return zkError(err)
-				}
-				return a.zkReport(output, r.Transcript, r.TranscriptHash, verifySummary(r))
-			case doc != "" && vk != "":
-				d, err := a.readInput(doc, "transcript")
-				if err != nil {
-					return err
-				}
-				k, err := a.readInput(vk, "verifying key")
-				if err != nil {
-					return err
-				}
-				if _, err := transcript.Check(d, k, expect); err != nil {
-					return zkError(err)
-				}
-				t, h, _ := transcript.Parse(d)
-				return a.zkReport(output, t, h, "transcript consistent and ends in this verifying key (offline: contribution proofs not checked)")
+			if runF != nil {
+				return runF(o)
 			}
-			return errorf(ExitUsage, "pass --dir, or --transcript and --verifying-key", "nothing to verify")
+			return a.runZKVerify(o)
 		},
 	}
-	cmd.Flags().StringVar(&dir, "dir", "", "the ceremony directory (full check)")
-	cmd.Flags().StringVar(&phase1, "phase1", "", "with --dir of a phase-2 ceremony: the phase-1 directory, to check its contributions too")
-	cmd.Flags().StringVar(&doc, "transcript", "", "a transcript file (offline check)")
-	cmd.Flags().StringVar(&vk, "verifying-key", "", "the verifying key file the transcript must end in (offline check)")
-	cmd.Flags().StringVar(&expect, "expect-hash", "", "the transcript hash a circuit entry names (offline check)")
-	addOutputFlag(cmd, &output)
+	cmd.Flags().StringVar(&o.dir, "dir", "", "the ceremony directory (full check)")
+	cmd.Flags().StringVar(&o.phase1, "phase1", "", "with --dir of a phase-2 ceremony: the phase-1 directory, to check its contributions too")
+	cmd.Flags().StringVar(&o.doc, "transcript", "", "a transcript file (offline check)")
+	cmd.Flags().StringVar(&o.vk, "verifying-key", "", "the verifying key file the transcript must end in (offline check)")
+	cmd.Flags().StringVar(&o.expect, "expect-hash", "", "the transcript hash a circuit entry names (offline check)")
+	addOutputFlag(cmd, &o.output)
 	return cmd
+}
+
+// runZKVerify checks the ceremony directory (ceremony.Verify) or the
+// transcript against the verifying key (transcript.Check).
+func (a *app) runZKVerify(o *zkVerifyOptions) error {
+	switch {
+	case o.dir != "":
+		r, err := ceremony.Verify(o.dir, ceremony.VerifyOptions{Phase1Dir: o.phase1})
+		if err != nil {
+			return zkError(err)
+		}
+		return a.zkReport(o.output, r.Transcript, r.TranscriptHash, verifySummary(r))
+	default:
+		d, err := a.readInput(o.doc, "transcript")
+		if err != nil {
+			return err
+		}
+		k, err := a.readInput(o.vk, "verifying key")
+		if err != nil {
+			return err
+		}
+		if _, err := transcript.Check(d, k, o.expect); err != nil {
+			return zkError(err)
+		}
+		t, h, _ := transcript.Parse(d)
+		return a.zkReport(o.output, t, h, "transcript consistent and ends in this verifying key (offline: contribution proofs not checked)")
+	}
 }
 
 func verifySummary(r *ceremony.Result) string {
@@ -205,8 +270,13 @@ func verifySummary(r *ceremony.Result) string {
 	return strings.Join(parts, "; ")
 }
 
-func (a *app) zkFinalizeCmd() *cobra.Command {
-	var dir, beacon, phase1, output string
+// zkFinalizeOptions are the flags of svc zk ceremony finalize.
+type zkFinalizeOptions struct{ dir, beacon, phase1, output string }
+
+// newCmdZKFinalize builds svc zk ceremony finalize; runF, when not nil,
+// gets the parsed options instead of the run (a test's seam).
+func newCmdZKFinalize(a *app, runF func(*zkFinalizeOptions) error) *cobra.Command {
+	o := &zkFinalizeOptions{}
 	cmd := &cobra.Command{
 		Use:   "finalize --dir DIR --beacon HEX [--phase1 P1DIR]",
 		Short: "Verify the phase in progress and seal it with a public random beacon",
@@ -220,32 +290,40 @@ transcript.json; the transcript hash printed is what a circuit entry names.`,
   svc zk ceremony finalize --dir head --beacon 0e1f2021324354657687a9b0c1d2e3f4 --phase1 p1`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(output); err != nil {
+			if err := checkOutput(o.output); err != nil {
 				return err
 			}
-			if dir == "" || beacon == "" {
+			if o.dir == "" || o.beacon == "" {
 				return errorf(ExitUsage, "pass --dir DIR --beacon HEX", "no ceremony directory or beacon")
 			}
-			k, err := ceremony.Finalize(dir, beacon, ceremony.VerifyOptions{Phase1Dir: phase1})
-			if err != nil {
-				return zkError(err)
+			if runF != nil {
+				return runF(o)
 			}
-			c, err := ceremony.Open(dir)
-			if err != nil {
-				return zkError(err)
-			}
-			msg := "phase 1 sealed: wrote " + ceremony.SRSFile
-			if c.T.Phase2 != nil {
-				msg = "phase 2 finalized: wrote " + ceremony.ProvingKeyFile + " and " + ceremony.VerifyingKeyFile
-			}
-			return a.zkReport(output, c.T, k.TranscriptHash, msg)
+			return a.runZKFinalize(o)
 		},
 	}
-	cmd.Flags().StringVar(&dir, "dir", "", "the ceremony directory")
-	cmd.Flags().StringVar(&beacon, "beacon", "", "public random beacon, lowercase hex (16 to 1024 bytes)")
-	cmd.Flags().StringVar(&phase1, "phase1", "", "phase 2: the phase-1 directory, to check its contributions too")
-	addOutputFlag(cmd, &output)
+	cmd.Flags().StringVar(&o.dir, "dir", "", "the ceremony directory")
+	cmd.Flags().StringVar(&o.beacon, "beacon", "", "public random beacon, lowercase hex (16 to 1024 bytes)")
+	cmd.Flags().StringVar(&o.phase1, "phase1", "", "phase 2: the phase-1 directory, to check its contributions too")
+	addOutputFlag(cmd, &o.output)
 	return cmd
+}
+
+// runZKFinalize seals the phase (ceremony.Finalize).
+func (a *app) runZKFinalize(o *zkFinalizeOptions) error {
+	k, err := ceremony.Finalize(o.dir, o.beacon, ceremony.VerifyOptions{Phase1Dir: o.phase1})
+	if err != nil {
+		return zkError(err)
+	}
+	c, err := ceremony.Open(o.dir)
+	if err != nil {
+		return zkError(err)
+	}
+	msg := "phase 1 sealed: wrote " + ceremony.SRSFile
+	if c.T.Phase2 != nil {
+		msg = "phase 2 finalized: wrote " + ceremony.ProvingKeyFile + " and " + ceremony.VerifyingKeyFile
+	}
+	return a.zkReport(o.output, c.T, k.TranscriptHash, msg)
 }
 
 // zkReport prints a transcript's state: the hash on stdout, a summary with

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -46,13 +47,30 @@ func circuitDir(flag string) string {
 	return verifycmd.DefaultCircuitDir()
 }
 
-func (a *app) publishCircuitCmd() *cobra.Command {
-	var (
-		data                           dataOptions
-		in                             zk.PublishInput
-		model, vk, pk, transcript, out string
-		signedBy, output               string
-	)
+// publishCircuitOptions are the flags of svc registry publish-circuit.
+type publishCircuitOptions struct {
+	data                           dataOptions
+	circuit                        string
+	devSetup                       bool
+	model, vk, pk, transcript, out string
+	signedBy, output               string
+}
+
+// validate checks the flags alone.
+func (o *publishCircuitOptions) validate() error {
+	if err := checkOutput(o.output); err != nil {
+		return err
+	}
+	if o.devSetup && o.out == "" {
+		return errorf(ExitUsage, "pass --proving-key-out FILE: provers need the proving key a dev setup makes", "--dev-setup without --proving-key-out")
+	}
+	return nil
+}
+
+// newCmdPublishCircuit builds svc registry publish-circuit; runF, when not
+// nil, gets the parsed options instead of the run (a test's seam).
+func newCmdPublishCircuit(a *app, runF func(*publishCircuitOptions) error) *cobra.Command {
+	o := &publishCircuitOptions{}
 	cmd := &cobra.Command{
 		Use:   "publish-circuit --circuit NAME [--model HEAD.onnx] (--verifying-key F --proving-key F --transcript F | --dev-setup --proving-key-out F)",
 		Short: "Sign a circuit's verifying key with the service key and publish it (admin)",
@@ -72,87 +90,100 @@ and proofs are no better than the operator's word.`,
   svc registry publish-circuit --circuit threshold_check --dev-setup --proving-key-out threshold.pk`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(output); err != nil {
+			if err := o.validate(); err != nil {
 				return err
 			}
-			var err error
-			if in.Model, err = readOptional(model, "model"); err != nil {
-				return err
+			if runF != nil {
+				return runF(o)
 			}
-			if in.VerifyingKey, err = readOptional(vk, "verifying key"); err != nil {
-				return err
-			}
-			if in.ProvingKey, err = readOptional(pk, "proving key"); err != nil {
-				return err
-			}
-			if in.Transcript, err = readOptional(transcript, "transcript"); err != nil {
-				return err
-			}
-			if in.DevSetup && out == "" {
-				return errorf(ExitUsage, "pass --proving-key-out FILE: provers need the proving key a dev setup makes", "--dev-setup without --proving-key-out")
-			}
-			m, err := server.ReadMaterial(data.dir())
-			if err != nil {
-				return materialError(err)
-			}
-			in.Operator = "svc key " + m.Signer.KeyID()
-			st, _, err := data.openExisting(cmdContext(cmd))
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			if err := checkIdentity(cmdContext(cmd), st, m, data.dir()); err != nil {
-				return err
-			}
-			e, keys, err := zk.PrepareEntry(in, time.Now())
-			if err != nil {
-				return &Error{Code: ExitUsage, Err: err}
-			}
-			if in.DevSetup {
-				pkb, err := zk.MarshalProvingKey(keys.PK)
-				if err != nil {
-					return &Error{Code: ExitFailure, Err: err}
-				}
-				if err := fsutil.WriteNew(out, pkb, 0o600); err != nil {
-					return &Error{Code: ExitUsage, Err: fmt.Errorf("write proving key: %w", err)}
-				}
-			}
-			doc, err := server.PublishCircuit(cmdContext(cmd), st, m.Signer, signedBy, e, time.Now())
-			if err != nil {
-				if errors.Is(err, store.ErrExists) {
-					return &Error{Code: ExitUsage, Err: err, Hint: "circuit entries are immutable: the same verifying key cannot be published with another ceremony or model"}
-				}
-				return &Error{Code: ExitFailure, Err: err}
-			}
-			if output == outputJSON {
-				var v any
-				json.Unmarshal(doc, &v)
-				return a.writeJSON(v)
-			}
-			fmt.Fprintf(a.streams.Out, "published %s circuit %s (signed by key %s); setup contributors: %s\n", e.Circuit, e.CircuitID, m.Signer.KeyID(), strings.Join(e.Ceremony.Contributors, ", "))
-			return nil
+			return a.runPublishCircuit(cmdContext(cmd), o)
 		},
 	}
-	data.add(cmd)
+	o.data.add(cmd)
 	f := cmd.Flags()
-	f.StringVar(&in.Circuit, "circuit", "", "mlp_head, threshold_check, truncation_check or below_threshold_check (required)")
-	f.StringVar(&model, "model", "", "mlp_head: the ONNX MLP head the circuit proves")
-	f.StringVar(&vk, "verifying-key", "", "the ceremony's verifying key (canonical compressed bytes)")
-	f.StringVar(&pk, "proving-key", "", "the ceremony's proving key (its SHA-256 goes in the entry)")
-	f.StringVar(&transcript, "transcript", "", "the finalized ceremony's transcript.json (its hash and contributors go in the entry)")
-	f.BoolVar(&in.DevSetup, "dev-setup", false, "make the keys with a single-party setup (for trying only)")
-	f.StringVar(&out, "proving-key-out", "", "with --dev-setup: write the proving key here")
-	f.StringVar(&signedBy, "signed-by", "localhost"+"/.well-known/svc/trust-bundle.pem", "locator of the public key written in signed_by")
-	addOutputFlag(cmd, &output)
+	f.StringVar(&o.circuit, "circuit", "", "mlp_head, threshold_check, truncation_check or below_threshold_check (required)")
+	f.StringVar(&o.model, "model", "", "mlp_head: the ONNX MLP head the circuit proves")
+	f.StringVar(&o.vk, "verifying-key", "", "the ceremony's verifying key (canonical compressed bytes)")
+	f.StringVar(&o.pk, "proving-key", "", "the ceremony's proving key (its SHA-256 goes in the entry)")
+	f.StringVar(&o.transcript, "transcript", "", "the finalized ceremony's transcript.json (its hash and contributors go in the entry)")
+	f.BoolVar(&o.devSetup, "dev-setup", false, "make the keys with a single-party setup (for trying only)")
+	f.StringVar(&o.out, "proving-key-out", "", "with --dev-setup: write the proving key here")
+	f.StringVar(&o.signedBy, "signed-by", "localhost"+"/.well-known/svc/trust-bundle.pem", "locator of the public key written in signed_by")
+	addOutputFlag(cmd, &o.output)
 	return cmd
 }
 
-func (a *app) getCircuitCmd() *cobra.Command {
-	var (
-		co                     clientOptions
-		trust                  clicore.TrustOptions
-		hash, model, id, cache string
-	)
+// runPublishCircuit checks the keys (or makes them, --dev-setup), signs
+// the entry with the data directory's key and publishes it
+// (zk.PrepareEntry, server.PublishCircuit).
+func (a *app) runPublishCircuit(ctx context.Context, o *publishCircuitOptions) error {
+	in := zk.PublishInput{Circuit: o.circuit, DevSetup: o.devSetup}
+	var err error
+	if in.Model, err = readOptional(o.model, "model"); err != nil {
+		return err
+	}
+	if in.VerifyingKey, err = readOptional(o.vk, "verifying key"); err != nil {
+		return err
+	}
+	if in.ProvingKey, err = readOptional(o.pk, "proving key"); err != nil {
+		return err
+	}
+	if in.Transcript, err = readOptional(o.transcript, "transcript"); err != nil {
+		return err
+	}
+	m, err := server.ReadMaterial(o.data.dir())
+	if err != nil {
+		return materialError(err)
+	}
+	in.Operator = "svc key " + m.Signer.KeyID()
+	st, _, err := o.data.openExisting(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if err := checkIdentity(ctx, st, m, o.data.dir()); err != nil {
+		return err
+	}
+	e, keys, err := zk.PrepareEntry(in, time.Now())
+	if err != nil {
+		return &Error{Code: ExitUsage, Err: err}
+	}
+	if in.DevSetup {
+		pkb, err := zk.MarshalProvingKey(keys.PK)
+		if err != nil {
+			return &Error{Code: ExitFailure, Err: err}
+		}
+		if err := fsutil.WriteNew(o.out, pkb, 0o600); err != nil {
+			return &Error{Code: ExitUsage, Err: fmt.Errorf("write proving key: %w", err)}
+		}
+	}
+	doc, err := server.PublishCircuit(ctx, st, m.Signer, o.signedBy, e, time.Now())
+	if err != nil {
+		if errors.Is(err, store.ErrExists) {
+			return &Error{Code: ExitUsage, Err: err, Hint: "circuit entries are immutable: the same verifying key cannot be published with another ceremony or model"}
+		}
+		return &Error{Code: ExitFailure, Err: err}
+	}
+	if o.output == outputJSON {
+		var v any
+		json.Unmarshal(doc, &v)
+		return a.writeJSON(v)
+	}
+	fmt.Fprintf(a.streams.Out, "published %s circuit %s (signed by key %s); setup contributors: %s\n", e.Circuit, e.CircuitID, m.Signer.KeyID(), strings.Join(e.Ceremony.Contributors, ", "))
+	return nil
+}
+
+// getCircuitOptions are the flags of svc registry get-circuit.
+type getCircuitOptions struct {
+	co                     clientOptions
+	trust                  clicore.TrustOptions
+	hash, model, id, cache string
+}
+
+// newCmdGetCircuit builds svc registry get-circuit; runF, when not nil,
+// gets the parsed options instead of the run (a test's seam).
+func newCmdGetCircuit(a *app, runF func(*getCircuitOptions) error) *cobra.Command {
+	o := &getCircuitOptions{}
 	cmd := &cobra.Command{
 		Use:   "get-circuit (--model-hash H | --model HEAD.onnx | --circuit-id ID)",
 		Short: "Fetch a signed circuit entry, verify it and keep it in the circuit cache",
@@ -163,57 +194,80 @@ bundle, keep it in the circuit cache that 'svc verify' reads
 		Example: `  svc registry get-circuit --model head.onnx --trust-root trust-bundle.pem`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if id == "" {
-				h, err := modelHash(hash, model)
-				if err != nil {
+			if o.id == "" {
+				if err := checkModelRef(o.hash, o.model); err != nil {
 					return err
 				}
-				hash = h
 			}
-			tb, err := trust.Load()
-			if err != nil {
+			if err := o.co.validate(); err != nil {
 				return err
 			}
-			return co.do(func(p *client.Pipeline) error {
-				var doc []byte
-				var err error
-				if id != "" {
-					doc, err = p.CircuitDocumentByID(cmdContext(cmd), id)
-				} else {
-					doc, err = p.CircuitDocument(cmdContext(cmd), hash)
-				}
-				if err != nil {
-					return &Error{Code: ExitFailure, Err: err}
-				}
-				if _, err := zk.VerifyEntry(doc, tb); err != nil {
-					return &Error{Code: ExitInvalid, Err: err, Hint: "the entry is not signed by a key of the trust bundle: do not use it"}
-				}
-				zkprove.Keep(circuitDir(cache), doc)
-				var v any
-				json.Unmarshal(doc, &v)
-				return a.writeJSON(v)
-			})
+			if runF != nil {
+				return runF(o)
+			}
+			return a.runGetCircuit(cmdContext(cmd), o)
 		},
 	}
-	co.add(cmd)
-	trust.Add(a.core, cmd)
-	cmd.Flags().StringVar(&hash, "model-hash", "", "the model's onnx_model_hash (sha256:…)")
-	cmd.Flags().StringVar(&model, "model", "", "ONNX model file to hash")
-	cmd.Flags().StringVar(&id, "circuit-id", "", "a circuit id (sha256:…)")
-	cmd.Flags().StringVar(&cache, "circuit-dir", "", "circuit entry cache (default: svc/circuits in the user cache directory; env SVC_CIRCUIT_DIR)")
+	o.co.add(cmd)
+	o.trust.Add(a.core, cmd)
+	cmd.Flags().StringVar(&o.hash, "model-hash", "", "the model's onnx_model_hash (sha256:…)")
+	cmd.Flags().StringVar(&o.model, "model", "", "ONNX model file to hash")
+	cmd.Flags().StringVar(&o.id, "circuit-id", "", "a circuit id (sha256:…)")
+	cmd.Flags().StringVar(&o.cache, "circuit-dir", "", "circuit entry cache (default: svc/circuits in the user cache directory; env SVC_CIRCUIT_DIR)")
 	return cmd
 }
 
-func (a *app) recordProofCmd() *cobra.Command {
-	var (
-		co                                  clientOptions
-		so                                  stateOptions
-		trust                               clicore.TrustOptions
-		check, manifestID                   string
-		model, vector, entry, pkFile, cache string
-		value, bound                        uint32
-		passClass                           int
-	)
+// runGetCircuit fetches the entry, verifies it against the trust bundle
+// (zk.VerifyEntry) and keeps it in the circuit cache.
+func (a *app) runGetCircuit(ctx context.Context, o *getCircuitOptions) error {
+	hash := o.hash
+	if o.id == "" {
+		h, err := modelHash(o.hash, o.model)
+		if err != nil {
+			return err
+		}
+		hash = h
+	}
+	tb, err := o.trust.Load()
+	if err != nil {
+		return err
+	}
+	return o.co.do(func(p *client.Pipeline) error {
+		var doc []byte
+		var err error
+		if o.id != "" {
+			doc, err = p.CircuitDocumentByID(ctx, o.id)
+		} else {
+			doc, err = p.CircuitDocument(ctx, hash)
+		}
+		if err != nil {
+			return &Error{Code: ExitFailure, Err: err}
+		}
+		if _, err := zk.VerifyEntry(doc, tb); err != nil {
+			return &Error{Code: ExitInvalid, Err: err, Hint: "the entry is not signed by a key of the trust bundle: do not use it"}
+		}
+		zkprove.Keep(circuitDir(o.cache), doc)
+		var v any
+		json.Unmarshal(doc, &v)
+		return a.writeJSON(v)
+	})
+}
+
+// recordProofOptions are the flags of svc record-proof.
+type recordProofOptions struct {
+	co                                  clientOptions
+	so                                  stateOptions
+	trust                               clicore.TrustOptions
+	check, manifestID                   string
+	model, vector, entry, pkFile, cache string
+	value, bound                        uint32
+	passClass                           int
+}
+
+// newCmdRecordProof builds svc record-proof; runF, when not nil, gets the
+// parsed options instead of the run (a test's seam).
+func newCmdRecordProof(a *app, runF func(*recordProofOptions) error) *cobra.Command {
+	o := &recordProofOptions{}
 	cmd := &cobra.Command{
 		Use:   "record-proof --check NAME --manifest-id ID (--model HEAD.onnx --input-vector F | --circuit-entry E --value N --bound B) --proving-key PK",
 		Short: "Prove a check in zero knowledge and record it on the open run",
@@ -235,100 +289,116 @@ entry).`,
   svc record-proof --check score_threshold --manifest-id sha256:… --circuit-entry threshold.json --value 731 --bound 500 --proving-key threshold.pk --trust-root trust-bundle.pem`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			switch {
-			case check == "" || manifestID == "":
-				return errorf(ExitUsage, "pass --check and --manifest-id", "--check and --manifest-id are required")
-			case (model == "") == (entry == ""):
-				return errorf(ExitUsage, "give --model (an MLP head) or --circuit-entry (a condition)", "one of --model and --circuit-entry is required")
-			case model != "" && vector == "":
-				return errorf(ExitUsage, "pass the embedding with --input-vector F (a JSON array)", "--model without --input-vector")
-			}
-			tb, err := trust.Load()
-			if err != nil {
+			if err := o.validate(); err != nil {
 				return err
 			}
-			pk, err := readOptional(pkFile, "proving key")
-			if err != nil {
-				return err
+			if runF != nil {
+				return runF(o)
 			}
-			sr, err := so.file().Continue(co.forRun)
-			if err != nil {
-				return so.runError(err, "the run is closed; open a new one with 'svc run open'")
-			}
-			defer sr.Release()
-			p, run := sr.Pipeline, sr.Run
-			ctx := cmdContext(cmd)
-			var res *client.RecordResult
-			var summary string
-			if model != "" {
-				onnx, err := readOptional(model, "model")
-				if err != nil {
-					return err
-				}
-				raw, err := readOptional(vector, "input vector")
-				if err != nil {
-					return err
-				}
-				x, err := zk.ParseVector(raw)
-				if err != nil {
-					return &Error{Code: ExitUsage, Err: err}
-				}
-				h, err := zkprove.New(ctx, p, onnx, zkprove.Options{Trust: tb, CircuitDir: circuitDir(cache), ProvingKey: pk, PassClass: passClass})
-				if err != nil {
-					return &Error{Code: ExitUsage, Err: err, Hint: "pass the proving key of the model's published circuit with --proving-key"}
-				}
-				r, err := h.Check(ctx, run, check, manifestID, x)
-				if err != nil {
-					return &Error{Code: ExitFailure, Err: err}
-				}
-				res = r.Record
-				summary = fmt.Sprintf("class %d, %s", r.Class, r.Verdict)
-				if !r.Proved {
-					fmt.Fprintf(a.streams.Err, "%s: warning: recorded at execution level (circuit_missing): %s\n", a.name, h.Note())
-				}
-			} else {
-				doc, err := readOptional(entry, "circuit entry")
-				if err != nil {
-					return err
-				}
-				c, err := zkprove.NewCondition(doc, pk, tb)
-				if err != nil {
-					return &Error{Code: ExitUsage, Err: err}
-				}
-				r, result, _, err := c.Check(ctx, run, check, manifestID, value, bound)
-				if err != nil {
-					return &Error{Code: ExitFailure, Err: err}
-				}
-				res, summary = r, fmt.Sprintf("%s %s", c.Kind(), result)
-				zkprove.Keep(circuitDir(cache), doc)
-			}
-			if err := sr.Save(); err != nil {
-				return &Error{Code: ExitFailure, Err: err}
-			}
-			if co.output == outputJSON {
-				return a.writeJSON(res)
-			}
-			state := "recorded"
-			if res.Queued {
-				state = "queued (service unreachable; delivered later)"
-			}
-			fmt.Fprintf(a.streams.Out, "%s sequence %d %s %s (%s) %s\n", res.RecordID, res.Sequence, res.ProofLevel, res.CommitmentHash, summary, state)
-			return nil
+			return a.runRecordProof(cmdContext(cmd), o)
 		},
 	}
-	co.add(cmd)
-	so.add(cmd)
-	trust.Add(a.core, cmd)
+	o.co.add(cmd)
+	o.so.add(cmd)
+	o.trust.Add(a.core, cmd)
 	f := cmd.Flags()
-	f.StringVar(&check, "check", "", "check name (required)")
-	f.StringVar(&manifestID, "manifest-id", "", "manifest id of the check (required)")
-	f.StringVar(&model, "model", "", "an ONNX MLP head to run and prove")
-	f.StringVar(&vector, "input-vector", "", "with --model: the embedding, a JSON array of numbers (never sent)")
-	f.IntVar(&passClass, "pass-class", 0, "with --model: the class for which the check passes")
-	f.StringVar(&entry, "circuit-entry", "", "a condition circuit's signed entry (threshold_check, truncation_check or below_threshold_check)")
-	f.Uint32Var(&value, "value", 0, "with --circuit-entry: the committed value (a quantised score or a token count; never sent)")
-	f.Uint32Var(&bound, "bound", 0, "with --circuit-entry: the public threshold or maximum")
-	f.StringVar(&pkFile, "proving-key", "", "the circuit's proving key")
-	f.StringVar(&cache, "circuit-dir", "", "circuit entry cache (default: svc/circuits in the user cache directory; env SVC_CIRCUIT_DIR)")
+	f.StringVar(&o.check, "check", "", "check name (required)")
+	f.StringVar(&o.manifestID, "manifest-id", "", "manifest id of the check (required)")
+	f.StringVar(&o.model, "model", "", "an ONNX MLP head to run and prove")
+	f.StringVar(&o.vector, "input-vector", "", "with --model: the embedding, a JSON array of numbers (never sent)")
+	f.IntVar(&o.passClass, "pass-class", 0, "with --model: the class for which the check passes")
+	f.StringVar(&o.entry, "circuit-entry", "", "a condition circuit's signed entry (threshold_check, truncation_check or below_threshold_check)")
+	f.Uint32Var(&o.value, "value", 0, "with --circuit-entry: the committed value (a quantised score or a token count; never sent)")
+	f.Uint32Var(&o.bound, "bound", 0, "with --circuit-entry: the public threshold or maximum")
+	f.StringVar(&o.pkFile, "proving-key", "", "the circuit's proving key")
+	f.StringVar(&o.cache, "circuit-dir", "", "circuit entry cache (default: svc/circuits in the user cache directory; env SVC_CIRCUIT_DIR)")
 	return cmd
+}
+
+// validate checks the flags alone.
+func (o *recordProofOptions) validate() error {
+	switch {
+	case o.check == "" || o.manifestID == "":
+		return errorf(ExitUsage, "pass --check and --manifest-id", "--check and --manifest-id are required")
+	case (o.model == "") == (o.entry == ""):
+		return errorf(ExitUsage, "give --model (an MLP head) or --circuit-entry (a condition)", "one of --model and --circuit-entry is required")
+	case o.model != "" && o.vector == "":
+		return errorf(ExitUsage, "pass the embedding with --input-vector F (a JSON array)", "--model without --input-vector")
+	}
+	return o.co.validate()
+}
+
+// runRecordProof proves the check (an MLP head's run, or a condition) and
+// records it with its proof on the state file's run (pkg/client/zkprove).
+func (a *app) runRecordProof(ctx context.Context, o *recordProofOptions) error {
+	tb, err := o.trust.Load()
+	if err != nil {
+		return err
+	}
+	pk, err := readOptional(o.pkFile, "proving key")
+	if err != nil {
+		return err
+	}
+	sr, err := o.so.file().Continue(o.co.forRun)
+	if err != nil {
+		return o.so.runError(err, "the run is closed; open a new one with 'svc run open'")
+	}
+	defer sr.Release()
+	p, run := sr.Pipeline, sr.Run
+	var res *client.RecordResult
+	var summary string
+	if o.model != "" {
+		onnx, err := readOptional(o.model, "model")
+		if err != nil {
+			return err
+		}
+		raw, err := readOptional(o.vector, "input vector")
+		if err != nil {
+			return err
+		}
+		x, err := zk.ParseVector(raw)
+		if err != nil {
+			return &Error{Code: ExitUsage, Err: err}
+		}
+		h, err := zkprove.New(ctx, p, onnx, zkprove.Options{Trust: tb, CircuitDir: circuitDir(o.cache), ProvingKey: pk, PassClass: o.passClass})
+		if err != nil {
+			return &Error{Code: ExitUsage, Err: err, Hint: "pass the proving key of the model's published circuit with --proving-key"}
+		}
+		r, err := h.Check(ctx, run, o.check, o.manifestID, x)
+		if err != nil {
+			return &Error{Code: ExitFailure, Err: err}
+		}
+		res = r.Record
+		summary = fmt.Sprintf("class %d, %s", r.Class, r.Verdict)
+		if !r.Proved {
+			fmt.Fprintf(a.streams.Err, "%s: warning: recorded at execution level (circuit_missing): %s\n", a.name, h.Note())
+		}
+	} else {
+		doc, err := readOptional(o.entry, "circuit entry")
+		if err != nil {
+			return err
+		}
+		c, err := zkprove.NewCondition(doc, pk, tb)
+		if err != nil {
+			return &Error{Code: ExitUsage, Err: err}
+		}
+		r, result, _, err := c.Check(ctx, run, o.check, o.manifestID, o.value, o.bound)
+		if err != nil {
+			return &Error{Code: ExitFailure, Err: err}
+		}
+		res, summary = r, fmt.Sprintf("%s %s", c.Kind(), result)
+		zkprove.Keep(circuitDir(o.cache), doc)
+	}
+	if err := sr.Save(); err != nil {
+		return &Error{Code: ExitFailure, Err: err}
+	}
+	if o.co.output == outputJSON {
+		return a.writeJSON(res)
+	}
+	state := "recorded"
+	if res.Queued {
+		state = "queued (service unreachable; delivered later)"
+	}
+	fmt.Fprintf(a.streams.Out, "%s sequence %d %s %s (%s) %s\n", res.RecordID, res.Sequence, res.ProofLevel, res.CommitmentHash, summary, state)
+	return nil
 }

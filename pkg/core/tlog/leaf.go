@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 )
@@ -18,9 +19,12 @@ const LeafSchema = "svc.tlog.leaf/v1"
 // issued_at in.
 const IssuedAtLayout = "2006-01-02T15:04:05.000Z"
 
-// Environments are the values of a VPEC's environment a v1 leaf commits
-// to. A monitor opens a leaf's state tag by trying each of them.
-var Environments = []string{"sandbox", "production"}
+// Environments returns the values of a VPEC's environment a v1 leaf
+// commits to (a new slice each call). A monitor opens a leaf's state tag
+// by trying each of them.
+func Environments() []string { return slices.Clone(environments) }
+
+var environments = []string{"sandbox", "production"}
 
 // idRE is FORMATS.md's id: what org, workflow and (after "vpec_") VPEC
 // ids are.
@@ -85,7 +89,7 @@ func NewLeaf(key OrgKey, e Entry) (Leaf, error) {
 		return Leaf{}, fmt.Errorf("%w entry: workflow_id %q is not an id (%s)", ErrMalformed, e.WorkflowID, idRE)
 	}
 	if !validEnvironment(e.Environment) {
-		return Leaf{}, fmt.Errorf("%w entry: environment %q is not one of %s", ErrMalformed, e.Environment, strings.Join(Environments, ", "))
+		return Leaf{}, fmt.Errorf("%w entry: environment %q is not one of %s", ErrMalformed, e.Environment, strings.Join(environments, ", "))
 	}
 	if key.org != e.OrgID {
 		return Leaf{}, fmt.Errorf("%w entry: the monitoring key is organisation %q's, the entry is %q's", ErrMalformed, key.org, e.OrgID)
@@ -198,7 +202,7 @@ func checkVPECID(id string) error {
 }
 
 func validEnvironment(env string) bool {
-	for _, e := range Environments {
+	for _, e := range environments {
 		if env == e {
 			return true
 		}

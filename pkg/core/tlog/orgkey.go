@@ -145,7 +145,7 @@ func (k OrgKey) Open(l Leaf, workflows ...string) (Opened, bool, error) {
 			break
 		}
 	}
-	for _, env := range Environments {
+	for _, env := range environments {
 		for _, clean := range []bool{true, false} {
 			t := k.stateTag(l.VPECID, env, clean)
 			if subtle.ConstantTimeCompare(t[:], l.StateTag[:]) == 1 {
@@ -155,5 +155,5 @@ func (k OrgKey) Open(l Leaf, workflows ...string) (Opened, bool, error) {
 		}
 	}
 	return o, true, fmt.Errorf("%w leaf %s: org_tag is organisation %q's but state_tag opens with no environment (%s) and state (clean, dirty)",
-		ErrMalformed, l.VPECID, k.org, strings.Join(Environments, ", "))
+		ErrMalformed, l.VPECID, k.org, strings.Join(environments, ", "))
 }

@@ -187,7 +187,7 @@ func (r *Root) checkKeys() error {
 			if r.Keys[i-1].KeyID == k.KeyID && r.Keys[i-1].Purpose == k.Purpose {
 				return ferr(f, ErrDuplicateKey, "key %s is listed twice for %s", k.KeyID, k.Purpose)
 			}
-			return ferr(f, ErrBadValue, "entries must be sorted by purpose (in the order %v), then valid_from, then key_id", Purposes)
+			return ferr(f, ErrBadValue, "entries must be sorted by purpose (in the order %v), then valid_from, then key_id", purposes)
 		}
 		for _, o := range r.Keys[:i] {
 			if o.KeyID != k.KeyID {
@@ -232,7 +232,7 @@ func parseKey(f string, v *canonical.Value) (*Key, error) {
 	}
 	k.Purpose = Purpose(p)
 	if !k.Purpose.valid() {
-		return nil, ferr(f+".purpose", ErrBadValue, "%q is not one of %v", p, Purposes)
+		return nil, ferr(f+".purpose", ErrBadValue, "%q is not one of %v", p, purposes)
 	}
 	// Which key member each purpose has.
 	want, other := "public_key", "certificate"

@@ -61,10 +61,13 @@ const (
 	PurposeRoot Purpose = "root-signing"
 )
 
-// Purposes lists every purpose, in the order docs/KEYS.md gives them.
-var Purposes = []Purpose{PurposeVPEC, PurposeProfile, PurposeCircuit, PurposeTSARoot, PurposeLog, PurposeWitness, PurposeRoot}
+// Purposes returns every purpose, in the order docs/KEYS.md gives them (a
+// new slice each call).
+func Purposes() []Purpose { return slices.Clone(purposes) }
 
-func (p Purpose) valid() bool { return slices.Contains(Purposes, p) }
+var purposes = []Purpose{PurposeVPEC, PurposeProfile, PurposeCircuit, PurposeTSARoot, PurposeLog, PurposeWitness, PurposeRoot}
+
+func (p Purpose) valid() bool { return slices.Contains(purposes, p) }
 
 // KeyIDLength is the number of hex characters of a key id.
 const KeyIDLength = 16
@@ -201,7 +204,7 @@ type Root struct {
 	// Threshold is root_threshold: how many distinct root-signing keys
 	// of this root must sign the next version (and this one).
 	Threshold int
-	// Keys are the entries, sorted by purpose (in Purposes order), then
+	// Keys are the entries, sorted by purpose (in Purposes() order), then
 	// valid_from, then key id.
 	Keys []*Key
 	// Signatures are the signatures over the signed bytes, sorted by key
@@ -372,14 +375,14 @@ func (r *Root) clone() *Root {
 	return c
 }
 
-// sortKeys puts the entries in their one order: purpose (Purposes order),
+// sortKeys puts the entries in their one order: purpose (Purposes() order),
 // valid_from, key id.
 func (r *Root) sortKeys() {
 	slices.SortStableFunc(r.Keys, compareKeys)
 }
 
 func compareKeys(a, b *Key) int {
-	if c := slices.Index(Purposes, a.Purpose) - slices.Index(Purposes, b.Purpose); c != 0 {
+	if c := slices.Index(purposes, a.Purpose) - slices.Index(purposes, b.Purpose); c != 0 {
 		return c
 	}
 	if c := a.Window.From.Compare(b.Window.From); c != 0 {

@@ -42,8 +42,17 @@ const (
 	Resolution = 1.0 / (1 << 20)
 )
 
-// Percentiles are the quantiles a profile reports per operator class.
-var Percentiles = [3]float64{0.99, 0.999, 0.9999}
+// The quantiles a profile reports per operator class: p99, p99.9 and
+// p99.99.
+const (
+	QuantileP99   = 0.99
+	QuantileP999  = 0.999
+	QuantileP9999 = 0.9999
+)
+
+// Percentiles returns the quantiles a profile reports per operator class,
+// in the order of a bound's P99, P99_9 and P9999.
+func Percentiles() [3]float64 { return [3]float64{QuantileP99, QuantileP999, QuantileP9999} }
 
 // Sentinel errors, matchable with errors.Is.
 var (
@@ -255,9 +264,9 @@ func (m *Measurement) Raw() map[string]profile.Bounds {
 			s := slices.Clone(samples)
 			sort.Float64s(s)
 			b := out[class]
-			b.P99 = math.Max(b.P99, math.Max(Percentile(s, Percentiles[0]), Resolution))
-			b.P99_9 = math.Max(b.P99_9, math.Max(Percentile(s, Percentiles[1]), Resolution))
-			b.P9999 = math.Max(b.P9999, math.Max(Percentile(s, Percentiles[2]), Resolution))
+			b.P99 = math.Max(b.P99, math.Max(Percentile(s, QuantileP99), Resolution))
+			b.P99_9 = math.Max(b.P99_9, math.Max(Percentile(s, QuantileP999), Resolution))
+			b.P9999 = math.Max(b.P9999, math.Max(Percentile(s, QuantileP9999), Resolution))
 			out[class] = b
 		}
 	}
@@ -281,9 +290,9 @@ func Distributions(ms []*Measurement) map[string]profile.Distribution {
 				sort.Float64s(s)
 				d := out[class]
 				d.Samples += int64(len(s))
-				d.P99 = math.Max(d.P99, Percentile(s, Percentiles[0]))
-				d.P99_9 = math.Max(d.P99_9, Percentile(s, Percentiles[1]))
-				d.P9999 = math.Max(d.P9999, Percentile(s, Percentiles[2]))
+				d.P99 = math.Max(d.P99, Percentile(s, QuantileP99))
+				d.P99_9 = math.Max(d.P99_9, Percentile(s, QuantileP999))
+				d.P9999 = math.Max(d.P9999, Percentile(s, QuantileP9999))
 				d.Max = math.Max(d.Max, s[len(s)-1])
 				out[class] = d
 			}
@@ -394,7 +403,7 @@ func Transfer(ms []*Measurement) error {
 				lo, hi := math.Min(pair[0], pair[1]), math.Max(pair[0], pair[1])
 				if r := hi / lo; r > TransferRatio {
 					problems = append(problems, fmt.Sprintf("model %d (%s) vs model 1: %s p%s drift %.3g vs %.3g (%.2fx)",
-						i+1, short(ms[i].ONNXModelHash), class, strings.TrimPrefix(fmt.Sprint(Percentiles[k]*100), "0"), pair[1], pair[0], r))
+						i+1, short(ms[i].ONNXModelHash), class, strings.TrimPrefix(fmt.Sprint(Percentiles()[k]*100), "0"), pair[1], pair[0], r))
 				}
 			}
 		}

@@ -80,7 +80,7 @@ func TestDetectionPower(t *testing.T) {
 	}
 	var report strings.Builder
 	fmt.Fprintf(&report, "| style | mode | variant | trials | caught |\n|---|---|---|---|---|\n")
-	for _, style := range modelgen.Styles {
+	for _, style := range modelgen.Styles() {
 		m, dir := ortest.Model(t, modelgen.Config{Style: style})
 		p, err := calibration.Calibrate(m, calibration.Meta{ProfileID: "bench/pii-class/v1.0.0", ModelClass: "pii", Architecture: style, Date: time.Now()}, calibration.Options{Passes: 200})
 		if err != nil {

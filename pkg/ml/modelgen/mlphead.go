@@ -18,9 +18,10 @@ import (
 // verifiable_inference proof covers.
 const StyleMLPHead = "mlp-head"
 
-// DefaultMLPHeadDims are the widths of the default head: a 768-wide
-// embedding, 256 hidden units, 2 classes (197K parameters).
-var DefaultMLPHeadDims = []int{768, 256, 2}
+// DefaultMLPHeadDims returns the widths of the default head: a 768-wide
+// embedding, 256 hidden units, 2 classes (197K parameters). Each call
+// returns a new slice, the caller's to change.
+func DefaultMLPHeadDims() []int { return []int{768, 256, 2} }
 
 // Bounds of a generated head.
 const (
@@ -32,7 +33,7 @@ const (
 // MLPHeadConfig configures [MLPHead].
 type MLPHeadConfig struct {
 	// Dims are the layer widths: input, hidden..., classes (at least 2
-	// widths; nil takes DefaultMLPHeadDims).
+	// widths; nil takes DefaultMLPHeadDims()).
 	Dims []int
 	// Seed selects the weights (0 is 1).
 	Seed int64
@@ -53,7 +54,7 @@ func ParseDims(s string) ([]int, error) {
 
 func (c MLPHeadConfig) withDefaults() MLPHeadConfig {
 	if c.Dims == nil {
-		c.Dims = DefaultMLPHeadDims
+		c.Dims = DefaultMLPHeadDims()
 	}
 	if c.Seed == 0 {
 		c.Seed = 1

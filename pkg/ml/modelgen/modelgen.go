@@ -61,8 +61,8 @@ const (
 	StyleTorch = "torch" // torch.onnx.export of a Hugging Face DistilBERT
 )
 
-// Styles lists the graph styles, default first.
-var Styles = []string{StyleBERT, StyleTorch}
+// Styles returns the graph styles, default first (a new slice each call).
+func Styles() []string { return []string{StyleBERT, StyleTorch} }
 
 // Input and output names of the generated graph. Both styles take
 // InputName; the torch style also takes MaskName and outputs LogitsName.
@@ -98,7 +98,7 @@ func (c Config) WithDefaults() Config {
 func (c Config) validate() error {
 	switch {
 	case c.Style != StyleBERT && c.Style != StyleTorch:
-		return fmt.Errorf("modelgen: unknown style %q (want %s)", c.Style, strings.Join(Styles, " or "))
+		return fmt.Errorf("modelgen: unknown style %q (want %s)", c.Style, strings.Join(Styles(), " or "))
 	case c.Layers < 0 || c.Hidden < 0 || c.Heads < 0 || c.SeqLen < 0 || c.Vocab < 0 || c.Classes < 0:
 		return errors.New("modelgen: negative size in config")
 	case c.Hidden%c.Heads != 0:
@@ -242,19 +242,14 @@ func (b *builder) ints(name string, dims []int64, v ...int64) string {
 // random adds a float16 initializer of normal(0, 1)*0.02 values and
 // returns its name (the float16 tensor, not cast).
 func (b *builder) random(name string, dims ...int64) string {
-	b.unique(name)
-	n := int64(1)
-	for _, d := range dims {
-		n *= d
-	}
-	bits := make([]uint16, n)
-	for i := range bits {
-		bits[i] = onnxmodel.Float16Bits(float32(b.rng.NormFloat64() * 0.02))
+	f := b.normals(name, dims)
+	bits := make([]uint16, len(f))
+	for i, v := range f {
+		bits[i] = onnxmodel.Float16Bits(v)
 	}
 	if b.varies() {
 		// Stored as float32 so that a perturbation below float16's
 		// precision survives (the Cast to float stays, as a no-op).
-		f := make([]float32, n)
 		for i, h := range bits {
 			f[i] = onnxmodel.Float16Value(h)
 		}

@@ -198,3 +198,18 @@ func TestFloat16(t *testing.T) {
 		}
 	}
 }
+
+// The package's defaults are the caller's to change: each call returns a
+// new slice, so a config built from one never changes the next.
+func TestDefaultsAreCopies(t *testing.T) {
+	styles := Styles()
+	styles[0] = "changed"
+	if got := Styles(); got[0] != StyleBERT {
+		t.Errorf("Styles: %v after a caller changed its copy", got)
+	}
+	dims := DefaultMLPHeadDims()
+	dims[0] = 1
+	if got := DefaultMLPHeadDims(); !slices.Equal(got, []int{768, 256, 2}) {
+		t.Errorf("DefaultMLPHeadDims: %v after a caller changed its copy", got)
+	}
+}

@@ -47,8 +47,9 @@ func (b *builder) constFloat(scope string, v float32) string {
 	return b.constant(scope, onnxmodel.Tensor{Floats: []float32{v}})
 }
 
-// normal adds a float32 initializer of normal(0, 1)*0.02 values.
-func (b *builder) normal(name string, dims ...int64) string {
+// normals claims name and draws the values of an initializer of shape
+// dims: normal(0, 1)*0.02, in row-major order.
+func (b *builder) normals(name string, dims []int64) []float32 {
 	b.unique(name)
 	n := int64(1)
 	for _, d := range dims {
@@ -58,6 +59,12 @@ func (b *builder) normal(name string, dims ...int64) string {
 	for i := range f {
 		f[i] = float32(b.rng.NormFloat64() * 0.02)
 	}
+	return f
+}
+
+// normal adds a float32 initializer of normal(0, 1)*0.02 values.
+func (b *builder) normal(name string, dims ...int64) string {
+	f := b.normals(name, dims)
 	if b.varies() {
 		f = b.vary(f)
 	}

@@ -13,7 +13,7 @@ import (
 // operators) and changes the numbers; a variant that changes nothing
 // gives the base model's bytes.
 func TestVariant(t *testing.T) {
-	for _, style := range modelgen.Styles {
+	for _, style := range modelgen.Styles() {
 		base, _, err := modelgen.Generate(modelgen.Config{Style: style})
 		if err != nil {
 			t.Fatal(err)

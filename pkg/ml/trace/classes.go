@@ -355,6 +355,16 @@ func (x *index) consumer(v, op string, accept func(i int) bool) (int, bool) {
 	return 0, false
 }
 
+// unary returns the first consumer of v that is a one-input op node.
+func (x *index) unary(v, op string) (int, bool) {
+	for _, i := range x.consumers[v] {
+		if x.is(i, op, 1) {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
 // sole reports whether node i is the only consumer of v.
 func (x *index) sole(v string, i int) bool {
 	c := x.consumers[v]
@@ -407,27 +417,15 @@ func (x *index) layerNorm(r int) []int {
 	if !ok {
 		return nil
 	}
-	sqrt := -1
-	for _, i := range x.consumers[x.out(eps)] {
-		if x.is(i, "Sqrt", 1) {
-			sqrt = i
-			break
-		}
-	}
-	if sqrt < 0 {
+	sqrt, ok := x.unary(x.out(eps), "Sqrt")
+	if !ok {
 		return nil
 	}
 	nodes := []int{r, sub, sq, r2, eps, sqrt}
 	norm, ok := x.consumer(x.out(sqrt), "Div", func(i int) bool { return x.g.Nodes[i].Inputs[0] == d })
 	if !ok { // d · 1/√(var + eps)
-		recip := -1
-		for _, i := range x.consumers[x.out(sqrt)] {
-			if x.is(i, "Reciprocal", 1) {
-				recip = i
-				break
-			}
-		}
-		if recip < 0 {
+		recip, ok := x.unary(x.out(sqrt), "Reciprocal")
+		if !ok {
 			return nil
 		}
 		if norm, ok = x.consumer(x.out(recip), "Mul", func(i int) bool { o, ok := x.other(i, x.out(recip)); return ok && o == d }); !ok {

@@ -19,7 +19,7 @@ import (
 // both executions.
 func TestInGraphStats(t *testing.T) {
 	inputs := [][]byte{[]byte("a"), []byte("please call jane doe at 555 0100, her ssn is 078-05-1120")}
-	for _, style := range modelgen.Styles {
+	for _, style := range modelgen.Styles() {
 		m, _ := ortest.Model(t, modelgen.Config{Style: style})
 		for _, mode := range []string{trace.Production, trace.Full} {
 			for _, exec := range []inference.Options{{}, {Reference: true}} {

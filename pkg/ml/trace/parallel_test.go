@@ -20,7 +20,7 @@ import (
 func TestParallelStatsIdentical(t *testing.T) {
 	defer trace.SetParallelMin(0)()
 	in := []byte("please call jane doe at 555 0100, her ssn is 078-05-1120")
-	for _, style := range modelgen.Styles {
+	for _, style := range modelgen.Styles() {
 		m, _ := ortest.Model(t, modelgen.Config{Style: style})
 		enc := m.Encode(in)
 		for _, mode := range []string{trace.Production, trace.Full} {

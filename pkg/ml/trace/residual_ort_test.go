@@ -23,7 +23,7 @@ import (
 // lookup (the position lookup of the fixed-length bert style is a
 // constant) and, in the bert style that ends in Softmax, the logits.
 func TestResidualGenerated(t *testing.T) {
-	for _, style := range modelgen.Styles {
+	for _, style := range modelgen.Styles() {
 		m, _ := ortest.Model(t, modelgen.Config{Style: style})
 		prod, err := m.TracedNodes(trace.Production)
 		if err != nil {
@@ -87,7 +87,7 @@ func TestResidualGenerated(t *testing.T) {
 // would split each into Add and LayerNormalization), while full mode's
 // is not.
 func TestResidualKeepsFusions(t *testing.T) {
-	for _, style := range modelgen.Styles {
+	for _, style := range modelgen.Styles() {
 		m, _ := ortest.Model(t, modelgen.Config{Style: style})
 		optimised := func(mode string) map[string]int {
 			t.Helper()

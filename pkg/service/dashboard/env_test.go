@@ -2,7 +2,6 @@ package dashboard_test
 
 import (
 	"context"
-	"crypto/rand"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -14,8 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
+	"github.com/svc-gov/svc/internal/pgtest"
 	"github.com/svc-gov/svc/pkg/app/cli"
 	"github.com/svc-gov/svc/pkg/client"
 	"github.com/svc-gov/svc/pkg/core/api"
@@ -78,7 +76,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 		t.Fatal(err)
 	}
 	if o.postgres {
-		e.dsn = pgSchema(t)
+		e.dsn = pgtest.New(t, "svc_dash_").DSN
 		e.st, err = postgres.Open(ctx, e.dsn)
 	} else {
 		e.st, err = sqlite.Open(ctx, filepath.Join(e.dir, cli.SQLiteFile))
@@ -297,33 +295,4 @@ func csrfOf(t *testing.T, body string) string {
 		t.Fatalf("no CSRF field in:\n%s", body)
 	}
 	return m[1]
-}
-
-// pgSchema returns a DSN of a fresh schema of SVC_TEST_POSTGRES_DSN's
-// database (dropped at cleanup), or skips t when it is not set.
-func pgSchema(t *testing.T) string {
-	t.Helper()
-	base := os.Getenv("SVC_TEST_POSTGRES_DSN")
-	if base == "" {
-		t.Skip("SVC_TEST_POSTGRES_DSN is not set: run scripts/postgres.sh start (make unit does) to run the dashboard on PostgreSQL")
-	}
-	ctx := context.Background()
-	admin, err := pgxpool.New(ctx, base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(admin.Close)
-	schema := "svc_dash_" + strings.ReplaceAll(strings.ToLower(rand.Text()), "-", "")[:12]
-	if _, err := admin.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { admin.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE") })
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
 }

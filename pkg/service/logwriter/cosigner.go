@@ -199,6 +199,20 @@ type cosignState struct {
 	changed   <-chan struct{}
 }
 
+// covering returns the checkpoint a receipt for index is built against
+// from these results: the newest cosigned one if it covers index, else
+// the last one tried if it does (with why it lacks cosignatures); ok is
+// false when neither covers index yet.
+func (s cosignState) covering(index uint64) (cp []byte, cause error, ok bool) {
+	switch {
+	case s.bestSize > index:
+		return s.best, nil, true
+	case s.tried > index:
+		return s.triedNote, s.triedErr, true
+	}
+	return nil, nil, false
+}
+
 func (c *cosigner) state() cosignState {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -61,12 +61,8 @@ func (l *Log) Receipt(ctx context.Context, index uint64) (*Receipt, error) {
 		return nil, fmt.Errorf("logwriter: receipt for index %d: %w (the latest checkpoint has %d entries; checkpoints follow every checkpoint interval)", index, ErrNotIntegrated, size)
 	}
 	if l.cosign != nil {
-		s := l.cosign.state()
-		switch {
-		case s.bestSize > index:
-			return l.build(ctx, index, s.best, nil)
-		case s.tried > index:
-			return l.build(ctx, index, s.triedNote, s.triedErr)
+		if wcp, cause, ok := l.cosign.state().covering(index); ok {
+			return l.build(ctx, index, wcp, cause)
 		}
 		return l.build(ctx, index, cp, errWitnessPending)
 	}
@@ -89,11 +85,8 @@ func (l *Log) AwaitReceipt(ctx context.Context, index uint64) (*Receipt, error) 
 		var changed <-chan struct{}
 		if l.cosign != nil {
 			s := l.cosign.state()
-			switch {
-			case s.bestSize > index:
-				return l.build(ctx, index, s.best, nil)
-			case s.tried > index:
-				return l.build(ctx, index, s.triedNote, s.triedErr)
+			if cp, cause, ok := s.covering(index); ok {
+				return l.build(ctx, index, cp, cause)
 			}
 			changed = s.changed
 		} else {

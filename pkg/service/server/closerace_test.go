@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/svc-gov/svc/internal/pgtest"
 	"github.com/svc-gov/svc/pkg/core/api"
 	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/service/store"
@@ -106,7 +107,7 @@ func TestCloseRaceSQLite(t *testing.T) {
 }
 
 func TestCloseRacePostgresTwoServers(t *testing.T) {
-	sdsn := postgresSchema(t)
+	sdsn := pgtest.New(t, "h1a_seal_").DSN
 	var stores []store.Store
 	for range 2 {
 		st, err := postgres.Open(context.Background(), sdsn)

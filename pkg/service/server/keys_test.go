@@ -2,19 +2,14 @@ package server_test
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
 	"net/http/httptest"
-	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
+	"github.com/svc-gov/svc/internal/pgtest"
 	"github.com/svc-gov/svc/pkg/core/api"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/service/server"
@@ -74,37 +69,15 @@ func sqliteTwo(t *testing.T) *twoServers {
 // postgresTwo needs SVC_TEST_POSTGRES_DSN (scripts/postgres.sh start); the
 // servers share a fresh schema, dropped at the end.
 func postgresTwo(t *testing.T) *twoServers {
-	base := os.Getenv("SVC_TEST_POSTGRES_DSN")
-	if base == "" {
-		t.Skip("SVC_TEST_POSTGRES_DSN is not set: run scripts/postgres.sh start and export the line it prints")
-	}
 	ctx := context.Background()
-	admin, err := pgxpool.New(ctx, base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(admin.Close)
-	b := make([]byte, 6)
-	rand.Read(b)
-	schema := "svc_test_" + hex.EncodeToString(b)
-	if _, err := admin.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { admin.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE") })
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
+	schema := pgtest.New(t, "svc_test_")
 	mat, err := server.LoadMaterial(filepath.Join(t.TempDir(), "data"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	two := &twoServers{}
 	for i := range two.stores {
-		st, err := postgres.Open(ctx, u.String())
+		st, err := postgres.Open(ctx, schema.DSN)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -112,7 +85,7 @@ func postgresTwo(t *testing.T) *twoServers {
 		two.stores[i], two.urls[i] = st, startOn(t, st, mat)
 	}
 	two.exec = func(q string, args ...any) {
-		if _, err := admin.Exec(ctx, strings.ReplaceAll(q, "api_keys", schema+".api_keys"), args...); err != nil {
+		if _, err := schema.Admin.Exec(ctx, strings.ReplaceAll(q, "api_keys", schema.Name+".api_keys"), args...); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}

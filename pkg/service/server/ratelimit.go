@@ -13,8 +13,12 @@ type RateLimit struct {
 	Burst     int
 }
 
-// DefaultSandboxLimit applies to pk_sb_ keys unless configured otherwise.
-var DefaultSandboxLimit = RateLimit{PerSecond: 20, Burst: 40}
+// The rate limit of pk_sb_ keys unless configured otherwise: requests per
+// second, and the burst.
+const (
+	DefaultSandboxRate  = 20
+	DefaultSandboxBurst = 40
+)
 
 // limiter keeps one bucket per key id. Each server process keeps its own
 // buckets: with N processes behind a balancer a key gets up to N times the

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/svc-gov/svc/internal/pgtest"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/service/server"
 	"github.com/svc-gov/svc/pkg/service/store/postgres"
@@ -64,7 +65,7 @@ func TestStressServerProcess(t *testing.T) {
 // PostgreSQL database: records streamed through both while the run is
 // closed through one; every acknowledged record is in the VPEC.
 func TestSealAtomicPostgresTwoProcesses(t *testing.T) {
-	sdsn := postgresSchema(t)
+	sdsn := pgtest.New(t, "h1a_seal_").DSN
 	ctx := context.Background()
 	st, err := postgres.Open(ctx, sdsn)
 	if err != nil {

@@ -3,8 +3,6 @@ package server_test
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -18,8 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
+	"github.com/svc-gov/svc/internal/pgtest"
 	"github.com/svc-gov/svc/pkg/core/api"
 	"github.com/svc-gov/svc/pkg/core/signing"
 	"github.com/svc-gov/svc/pkg/core/verify"
@@ -243,7 +240,7 @@ func TestSealAtomicSQLite(t *testing.T) {
 // its own connection pool, on one PostgreSQL database
 // (SVC_TEST_POSTGRES_DSN; skipped without it).
 func TestSealAtomicPostgresTwoServers(t *testing.T) {
-	sdsn := postgresSchema(t)
+	sdsn := pgtest.New(t, "h1a_seal_").DSN
 	ctx := context.Background()
 	var stores []store.Store
 	for range 2 {
@@ -255,39 +252,4 @@ func TestSealAtomicPostgresTwoServers(t *testing.T) {
 		stores = append(stores, st)
 	}
 	runSealStress(t, newStressEnv(t, stores))
-}
-
-// postgresSchema makes a fresh schema in the test PostgreSQL database
-// (skipping without SVC_TEST_POSTGRES_DSN), dropped at the end, and returns
-// a DSN that uses it.
-func postgresSchema(t *testing.T) string {
-	t.Helper()
-	dsn := os.Getenv("SVC_TEST_POSTGRES_DSN")
-	if dsn == "" {
-		t.Skip("SVC_TEST_POSTGRES_DSN not set")
-	}
-	ctx := context.Background()
-	b := make([]byte, 6)
-	rand.Read(b)
-	schema := "h1a_seal_" + hex.EncodeToString(b)
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		conn.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
-		conn.Close(context.Background())
-	})
-	cfg, err := pgx.ParseConfig(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sdsn := fmt.Sprintf("%s&search_path=%s", dsn, schema)
-	if cfg.RuntimeParams != nil && !bytes.ContainsRune([]byte(dsn), '?') {
-		sdsn = fmt.Sprintf("%s?search_path=%s", dsn, schema)
-	}
-	return sdsn
 }

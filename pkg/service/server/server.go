@@ -55,7 +55,7 @@ type Config struct {
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 	// SandboxLimit rate-limits each sandbox (pk_sb_) key; the zero value
-	// means DefaultSandboxLimit, a negative PerSecond means no limit.
+	// means DefaultSandboxRate and DefaultSandboxBurst, a negative PerSecond means no limit.
 	// Production keys are not rate-limited.
 	SandboxLimit RateLimit
 	// LineageTTL is how long a delegation lineage token stays valid
@@ -170,7 +170,7 @@ func New(cfg Config) (*Server, error) {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	if cfg.SandboxLimit == (RateLimit{}) {
-		cfg.SandboxLimit = DefaultSandboxLimit
+		cfg.SandboxLimit = RateLimit{PerSecond: DefaultSandboxRate, Burst: DefaultSandboxBurst}
 	}
 	if cfg.LineageTTL <= 0 {
 		cfg.LineageTTL = 24 * time.Hour

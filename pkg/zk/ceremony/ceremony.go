@@ -37,7 +37,6 @@ import (
 	"github.com/consensys/gnark/backend/groth16"
 	"github.com/consensys/gnark/backend/groth16/bn254/mpcsetup"
 	cs "github.com/consensys/gnark/constraint/bn254"
-	"github.com/consensys/gnark/logger"
 
 	"github.com/svc-gov/svc/internal/fsutil"
 	"github.com/svc-gov/svc/pkg/core/commitment"
@@ -894,44 +893,56 @@ type InitOptions struct {
 }
 
 // Init starts phase 1 (InitPhase1) or phase 2 (InitPhase2 for the demo
-// circuit or a constraint system read from a file), as opts say. gnark's
-// debug logging is turned off: a ceremony reports through its results.
+// circuit or a constraint system read from a file), as opts say.
 func Init(opts InitOptions) (*Ceremony, error) {
-	logger.Disable()
+	if err := opts.Check(); err != nil {
+		return nil, err
+	}
+	if opts.Phase == 1 {
+		return InitPhase1(opts.Dir, opts.Power)
+	}
+	var circ Circuit
+	var err error
+	switch {
+	case opts.Model != "":
+		circ, err = HeadCircuitFromONNX(opts.Model)
+	case opts.Quantized != "":
+		circ, err = HeadCircuitFromQuantized(opts.Quantized, opts.ONNXModelHash)
+	default:
+		circ, err = LoadCircuit(opts.Circuit, opts.R1CSFile, opts.CircuitName)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return InitPhase2(opts.Dir, opts.Phase1Dir, circ)
+}
+
+// Check checks the options alone, reading nothing: a phase of 1 or 2,
+// phase 1 with a power only, phase 2 with the phase-1 directory and
+// exactly one circuit. Errors wrap ErrPhase or ErrCircuit.
+func (opts InitOptions) Check() error {
 	switch opts.Phase {
 	case 1:
 		if opts.Phase1Dir != "" || opts.Circuit != "" || opts.R1CSFile != "" || opts.Model != "" || opts.Quantized != "" {
-			return nil, fmt.Errorf("%w: phase 1 takes a power only; the circuit comes in phase 2", ErrPhase)
+			return fmt.Errorf("%w: phase 1 takes a power only; the circuit comes in phase 2", ErrPhase)
 		}
-		return InitPhase1(opts.Dir, opts.Power)
+		return nil
 	case 2:
 		if opts.Phase1Dir == "" {
-			return nil, fmt.Errorf("%w: phase 2 needs the sealed phase-1 ceremony directory", ErrPhase)
+			return fmt.Errorf("%w: phase 2 needs the sealed phase-1 ceremony directory", ErrPhase)
 		}
-		var circ Circuit
-		var err error
 		n := 0
 		for _, s := range []string{opts.Circuit, opts.R1CSFile, opts.Model, opts.Quantized} {
 			if s != "" {
 				n++
 			}
 		}
-		switch {
-		case n != 1:
-			return nil, fmt.Errorf("%w: give exactly one of a built-in circuit, an ONNX head, a quantised head or an R1CS file", ErrCircuit)
-		case opts.Model != "":
-			circ, err = HeadCircuitFromONNX(opts.Model)
-		case opts.Quantized != "":
-			circ, err = HeadCircuitFromQuantized(opts.Quantized, opts.ONNXModelHash)
-		default:
-			circ, err = LoadCircuit(opts.Circuit, opts.R1CSFile, opts.CircuitName)
+		if n != 1 {
+			return fmt.Errorf("%w: give exactly one of a built-in circuit, an ONNX head, a quantised head or an R1CS file", ErrCircuit)
 		}
-		if err != nil {
-			return nil, err
-		}
-		return InitPhase2(opts.Dir, opts.Phase1Dir, circ)
+		return nil
 	}
-	return nil, fmt.Errorf("%w: phase %d: want 1 or 2", ErrPhase, opts.Phase)
+	return fmt.Errorf("%w: phase %d: want 1 or 2", ErrPhase, opts.Phase)
 }
 
 // ErrCircuit: the circuit to set up is unknown or unreadable.

@@ -11,6 +11,7 @@ import (
 	"github.com/svc-gov/svc/pkg/zk/ceremony"
 	"github.com/svc-gov/svc/pkg/zk/ceremony/transcript"
 	"github.com/svc-gov/svc/pkg/zk/head"
+	"github.com/svc-gov/svc/pkg/zk/zkverify"
 )
 
 // TestHeadCeremony: a ceremony for a small generated MLP head (ONNX in,
@@ -104,8 +105,8 @@ func TestHeadCeremony(t *testing.T) {
 	if err := head.Verify(vk, proof, pub); err == nil {
 		t.Fatal("a flipped class verified")
 	}
-	if head.CircuitID(vk) != tr.T.Phase2.VerifyingKeyHash {
-		t.Fatalf("circuit id %s, transcript %s", head.CircuitID(vk), tr.T.Phase2.VerifyingKeyHash)
+	if zkverify.CircuitID(vk) != tr.T.Phase2.VerifyingKeyHash {
+		t.Fatalf("circuit id %s, transcript %s", zkverify.CircuitID(vk), tr.T.Phase2.VerifyingKeyHash)
 	}
 	doc, _ := os.ReadFile(filepath.Join(p2, ceremony.TranscriptFile))
 	if _, err := transcript.Check(doc, vk, keys.TranscriptHash); err != nil {

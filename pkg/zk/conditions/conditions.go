@@ -29,7 +29,6 @@ import (
 	"github.com/consensys/gnark/constraint"
 	"github.com/consensys/gnark/frontend"
 	"github.com/consensys/gnark/frontend/cs/r1cs"
-	"github.com/consensys/gnark/logger"
 	"github.com/consensys/gnark/std/hash/poseidon2"
 )
 
@@ -196,7 +195,6 @@ func Compile(k Kind) (constraint.ConstraintSystem, error) {
 	if err != nil {
 		return nil, err
 	}
-	logger.Disable()
 	ccs, err := frontend.Compile(ecc.BN254.ScalarField(), r1cs.NewBuilder, c)
 	if err != nil {
 		return nil, fmt.Errorf("conditions: compile %s: %w", k, err)
@@ -257,7 +255,6 @@ func Prove(k Kind, ccs constraint.ConstraintSystem, pk groth16.ProvingKey, value
 	if err != nil {
 		return nil, st, fmt.Errorf("conditions: witness: %w", err)
 	}
-	logger.Disable()
 	proof, err := groth16.Prove(ccs, pk, w)
 	if err != nil {
 		return nil, st, fmt.Errorf("conditions: prove %s: %w", k, err)

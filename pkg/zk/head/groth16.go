@@ -11,7 +11,6 @@ import (
 	"github.com/consensys/gnark/constraint"
 	"github.com/consensys/gnark/frontend"
 	"github.com/consensys/gnark/frontend/cs/r1cs"
-	"github.com/consensys/gnark/logger"
 
 	"github.com/svc-gov/svc/pkg/core/commitment"
 	"github.com/svc-gov/svc/pkg/zk/zkverify"
@@ -38,10 +37,6 @@ var (
 	// ErrInput reports an input the head cannot prove (wrong length).
 	ErrInput = errors.New("head: bad input")
 )
-
-func init() {
-	logger.Disable() // gnark logs debug lines to stderr otherwise
-}
 
 // Compiled is a head compiled to an R1CS constraint system.
 type Compiled struct {
@@ -164,7 +159,7 @@ func DecodeProof(b []byte) (*groth16bn254.Proof, error) {
 
 // EncodeVerifyingKey returns the canonical bytes of a verifying key:
 // gnark's compressed encoding (VerifyingKey.WriteTo), see
-// docs/FORMATS.md "Groth16 proofs". [CircuitID] hashes these bytes.
+// docs/FORMATS.md "Groth16 proofs". zkverify.CircuitID hashes these bytes.
 func EncodeVerifyingKey(vk *groth16bn254.VerifyingKey) ([]byte, error) {
 	b, err := zkverify.MarshalVerifyingKey(vk)
 	if err != nil {
@@ -185,7 +180,3 @@ func DecodeVerifyingKey(b []byte) (*groth16bn254.VerifyingKey, error) {
 // CheckVKLayout walks a BN254 Groth16 verifying key's compressed layout
 // before gnark's decoder allocates anything (zkverify.CheckVKLayout).
 func CheckVKLayout(b []byte, maxPublic int) error { return zkverify.CheckVKLayout(b, maxPublic) }
-
-// CircuitID returns the circuit id of a verifying key: "sha256:" and the
-// SHA-256 of its canonical bytes ([EncodeVerifyingKey]) in lowercase hex.
-func CircuitID(vkBytes []byte) string { return zkverify.CircuitID(vkBytes) }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/svc-gov/svc/pkg/core/commitment"
 	"github.com/svc-gov/svc/pkg/ml/modelgen"
+	"github.com/svc-gov/svc/pkg/zk/zkverify"
 )
 
 // loadHead generates an ONNX head with modelgen, loads and quantises it.
@@ -199,7 +200,7 @@ func TestProveVerify(t *testing.T) {
 	if want := 300 + 32*(len(pub.Logits)+4) + 132; len(f.vk) != want {
 		t.Errorf("verifying key is %d bytes, the documented layout gives %d", len(f.vk), want)
 	}
-	if id := CircuitID(f.vk); len(id) != 71 {
+	if id := zkverify.CircuitID(f.vk); len(id) != 71 {
 		t.Errorf("CircuitID %q", id)
 	}
 	other := append([]int8(nil), x...)
@@ -274,7 +275,7 @@ func TestOtherModelKey(t *testing.T) {
 	if err := Verify(vk2b, proof, pub); !errors.Is(err, ErrInvalidProof) {
 		t.Fatalf("proof under another model's key: err = %v, want ErrInvalidProof", err)
 	}
-	if CircuitID(vk2b) == CircuitID(f.vk) {
+	if zkverify.CircuitID(vk2b) == zkverify.CircuitID(f.vk) {
 		t.Fatal("two models share a circuit id")
 	}
 	// Garbled and truncated keys.
@@ -294,7 +295,7 @@ func TestOtherModelKey(t *testing.T) {
 		if !errors.Is(err, ErrKeyEncoding) && !errors.Is(err, ErrInvalidProof) {
 			t.Errorf("key garbled at byte %d: err = %v", at, err)
 		}
-		if CircuitID(g) == CircuitID(f.vk) {
+		if zkverify.CircuitID(g) == zkverify.CircuitID(f.vk) {
 			t.Error("garbled key has the same circuit id")
 		}
 	}

@@ -10,6 +10,9 @@
 // the proving side and re-export what is here), so svc verify,
 // svc-verify and the offline verifier page (WebAssembly) verify proofs
 // with this one package.
+//
+// It leaves gnark's logger as the program configured it (pkg/zk's
+// package comment).
 package zkverify
 
 import (
@@ -21,14 +24,9 @@ import (
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
 	groth16bn254 "github.com/consensys/gnark/backend/groth16/bn254"
-	"github.com/consensys/gnark/logger"
 
 	"github.com/svc-gov/svc/pkg/core/commitment"
 )
-
-func init() {
-	logger.Disable() // gnark logs debug lines to stderr otherwise
-}
 
 // System is the only proof system of v1: Groth16 over BN254.
 const System = "groth16-bn254"

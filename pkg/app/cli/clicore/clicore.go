@@ -16,6 +16,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/consensys/gnark/logger"
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 )
@@ -127,7 +128,12 @@ func NewRoot(name, short, long string, s *Streams, cfg Config) (*cobra.Command, 
 // Run executes root with args and returns the process exit code; errors
 // are printed as age-style "NAME: error:" and "NAME: hint:" lines, or as a
 // JSON object on stderr when the command was given --output json.
+//
+// Run turns gnark's logger off first: the proof libraries leave it to the
+// program (pkg/zk), and gnark writes debug lines ("DBG verifier done") to
+// stdout, between svc's own results.
 func Run(root *cobra.Command, args []string, s *Streams, name string) (code int) {
+	logger.Disable()
 	defer func() {
 		if r := recover(); r != nil {
 			fmt.Fprintf(s.Err, "%s: error: internal error: %v\n%s: hint: this is a bug; please report it with the command you ran\n", name, r, name)

@@ -20,9 +20,10 @@ const TrustEnv = "SVC_TRUST_ROOT"
 // config file would make every verification VALID against it.
 type TrustOptions struct {
 	TrustRoot string
-	// fromFlag records whether --trust-root was on the command line, taken
-	// before the config file and environment fill unset flags.
-	fromFlag bool
+	// FromFlag records whether --trust-root was on the command line, taken
+	// before the config file and environment fill unset flags (set by the
+	// hook Add registers).
+	FromFlag bool
 	// Source says where the bundle's name came from, once loaded.
 	Source string
 }
@@ -32,7 +33,7 @@ type TrustOptions struct {
 func (o *TrustOptions) Add(a *App, cmd *cobra.Command) {
 	cmd.Flags().StringVar(&o.TrustRoot, "trust-root", "", "trust bundle PEM: service public keys and TSA root certificates (env "+TrustEnv+"; never read from a config file)")
 	cmd.PersistentPreRunE = func(c *cobra.Command, _ []string) error {
-		o.fromFlag = c.Flags().Changed("trust-root")
+		o.FromFlag = c.Flags().Changed("trust-root")
 		return a.LoadConfig(c)
 	}
 }
@@ -40,7 +41,7 @@ func (o *TrustOptions) Add(a *App, cmd *cobra.Command) {
 // Load loads the trust bundle, refusing one named in a config file.
 func (o *TrustOptions) Load() (*signing.Bundle, error) {
 	switch env := os.Getenv(TrustEnv); {
-	case o.fromFlag:
+	case o.FromFlag:
 		o.Source = "flag --trust-root"
 	case o.TrustRoot != "" && o.TrustRoot == env:
 		o.Source = "environment " + TrustEnv

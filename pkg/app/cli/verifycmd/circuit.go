@@ -79,7 +79,9 @@ func verifier(trust *signing.Bundle, set *zk.Set) *zkverify.Verifier {
 // without its circuit entry.
 const circuitAdvice = "pass the signed circuit entry with --circuit or put it in the circuit directory"
 
+// verifyCircuitOptions are the flags and argument of verify-circuit.
 type verifyCircuitOptions struct {
+	path       string // the circuit entry
 	trust      clicore.TrustOptions
 	transcript string
 	output     string
@@ -102,7 +104,11 @@ type circuitReport struct {
 }
 
 // VerifyCircuit is the verify-circuit command.
-func VerifyCircuit(a *clicore.App) *cobra.Command {
+func VerifyCircuit(a *clicore.App) *cobra.Command { return newCmdVerifyCircuit(a, nil) }
+
+// newCmdVerifyCircuit builds the verify-circuit command; runF, when not
+// nil, gets the parsed options instead of the run (a test's seam).
+func newCmdVerifyCircuit(a *clicore.App, runF func(*verifyCircuitOptions) error) *cobra.Command {
 	o := &verifyCircuitOptions{}
 	cmd := &cobra.Command{
 		Use:   "verify-circuit CIRCUIT",
@@ -121,7 +127,16 @@ Exit codes: 0 VALID, 1 INVALID, 2 usage or unreadable input,
 		Example: fmt.Sprintf(`  %[1]s verify-circuit circuit.json --trust-root trust-bundle.pem
   %[1]s verify-circuit circuit.json --trust-root trust-bundle.pem --transcript head/transcript.json`, a.Name),
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return runVerifyCircuit(a, o, args[0]) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.path = args[0]
+			if err := clicore.CheckOutput(o.output); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(o)
+			}
+			return runVerifyCircuit(a, o)
+		},
 	}
 	o.trust.Add(a, cmd)
 	cmd.Flags().StringVar(&o.transcript, "transcript", "", "the setup ceremony's transcript.json to check against the entry")
@@ -129,11 +144,9 @@ Exit codes: 0 VALID, 1 INVALID, 2 usage or unreadable input,
 	return cmd
 }
 
-func runVerifyCircuit(a *clicore.App, o *verifyCircuitOptions, path string) error {
-	if err := clicore.CheckOutput(o.output); err != nil {
-		return err
-	}
-	doc, err := a.ReadInput(path, "circuit entry")
+// runVerifyCircuit verifies the circuit entry (and its transcript).
+func runVerifyCircuit(a *clicore.App, o *verifyCircuitOptions) error {
+	doc, err := a.ReadInput(o.path, "circuit entry")
 	if err != nil {
 		return err
 	}

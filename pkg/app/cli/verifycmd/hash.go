@@ -10,7 +10,9 @@ import (
 	"github.com/svc-gov/svc/pkg/core/commitment"
 )
 
+// hashOptions are the flags and argument of hash.
 type hashOptions struct {
+	args      []string // the plaintext, when given as an argument
 	file      string
 	expect    string
 	algorithm string
@@ -26,7 +28,11 @@ type hashResult struct {
 }
 
 // Hash is the hash command: compute or confirm a commitment hash.
-func Hash(a *clicore.App) *cobra.Command {
+func Hash(a *clicore.App) *cobra.Command { return newCmdHash(a, nil) }
+
+// newCmdHash builds the hash command; runF, when not nil, gets the parsed
+// options instead of the run (a test's seam).
+func newCmdHash(a *clicore.App, runF func(*hashOptions) error) *cobra.Command {
 	o := &hashOptions{}
 	cmd := &cobra.Command{
 		Use:   "hash [TEXT]",
@@ -47,7 +53,16 @@ Exit codes: 0 hash printed or match, 1 mismatch, 2 usage or unreadable input.`,
   %[1]s hash --algorithm poseidon2 'patient note text'
   printf 'abc' | %[1]s hash`, a.Name),
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return runHash(a, o, args) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.args = args
+			if err := o.validate(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(o)
+			}
+			return runHash(a, o)
+		},
 	}
 	cmd.Flags().StringVarP(&o.file, "file", "f", "", "hash the contents of this file (- for standard input)")
 	cmd.Flags().StringVar(&o.expect, "expect", "", "expected commitment hash; exit 1 if the input does not match")
@@ -56,38 +71,58 @@ Exit codes: 0 hash printed or match, 1 mismatch, 2 usage or unreadable input.`,
 	return cmd
 }
 
-func runHash(a *clicore.App, o *hashOptions, args []string) error {
+// validate checks the flags alone: the algorithm, the --expect hash and
+// that they agree, one input.
+func (o *hashOptions) validate() error {
 	if err := clicore.CheckOutput(o.output); err != nil {
 		return err
 	}
+	_, _, err := o.algorithmAndWant()
+	if err == nil && len(o.args) == 1 && o.file != "" {
+		return clicore.Errorf(clicore.ExitUsage, "give the plaintext as an argument or --file, not both", "both a plaintext argument and --file given")
+	}
+	return err
+}
+
+// algorithmAndWant returns the algorithm to hash with and the --expect
+// hash (zero without --expect).
+func (o *hashOptions) algorithmAndWant() (commitment.Algorithm, commitment.Hash, error) {
 	alg := commitment.Algorithm(o.algorithm)
 	switch alg {
 	case "", commitment.SHA256, commitment.Poseidon2:
 	default:
-		return clicore.Errorf(clicore.ExitUsage, "use --algorithm sha256 or --algorithm poseidon2", "--algorithm: unknown algorithm %q", o.algorithm)
+		return "", commitment.Hash{}, clicore.Errorf(clicore.ExitUsage, "use --algorithm sha256 or --algorithm poseidon2", "--algorithm: unknown algorithm %q", o.algorithm)
 	}
 	var want commitment.Hash
 	if o.expect != "" {
 		var err error
 		if want, err = commitment.Parse(o.expect); err != nil {
-			return &clicore.Error{Code: clicore.ExitUsage, Err: fmt.Errorf("--expect: %w", err), Hint: "a commitment hash is sha256: or poseidon2: followed by 64 lowercase hex characters"}
+			return "", want, &clicore.Error{Code: clicore.ExitUsage, Err: fmt.Errorf("--expect: %w", err), Hint: "a commitment hash is sha256: or poseidon2: followed by 64 lowercase hex characters"}
 		}
 		if alg != "" && alg != want.Algorithm {
-			return clicore.Errorf(clicore.ExitUsage, "drop --algorithm: --expect names the algorithm", "--algorithm %s disagrees with the --expect hash (%s)", alg, want.Algorithm)
+			return "", want, clicore.Errorf(clicore.ExitUsage, "drop --algorithm: --expect names the algorithm", "--algorithm %s disagrees with the --expect hash (%s)", alg, want.Algorithm)
 		}
 		alg = want.Algorithm
 	}
 	if alg == "" {
 		alg = commitment.SHA256
 	}
+	return alg, want, nil
+}
+
+// runHash computes the commitment hash of the input, and compares it with
+// --expect.
+func runHash(a *clicore.App, o *hashOptions) error {
+	alg, want, err := o.algorithmAndWant()
+	if err != nil {
+		return err
+	}
+	args := o.args
 	var (
-		h   commitment.Hash
-		n   int64
-		err error
+		h commitment.Hash
+		n int64
 	)
 	switch {
-	case len(args) == 1 && o.file != "":
-		return clicore.Errorf(clicore.ExitUsage, "give the plaintext as an argument or --file, not both", "both a plaintext argument and --file given")
 	case len(args) == 1:
 		h, err = commitment.SumAlgorithm(alg, []byte(args[0]))
 		n = int64(len(args[0]))

@@ -26,12 +26,18 @@ type Audit struct {
 	Long, Example string
 	// AddFlags registers the audit's flags on the verify command.
 	AddFlags func(cmd *cobra.Command)
+	// Validate, when not nil, checks the audit's flags alone, before
+	// anything is read.
+	Validate func() error
 	// Run returns the audit's check, or ok false when its flags did not
 	// ask for an audit. It runs only on a readable document.
 	Run func(doc []byte, trust *signing.Bundle, set *profile.Set) (c verify.Check, ok bool, err error)
 }
 
-type verifyOptions struct {
+// VerifyOptions are the flags and argument of verify (a test of the
+// command's flags reads them through NewCmdVerify's runF).
+type VerifyOptions struct {
+	path          string // the VPEC, or - for standard input
 	trust         clicore.TrustOptions
 	profiles      []string
 	profileDir    string
@@ -71,8 +77,12 @@ circuit entry) missing or unusable.`
 
 // Verify is the verify command; audit, when not nil, adds the replay
 // audit (svc only).
-func Verify(a *clicore.App, audit *Audit) *cobra.Command {
-	o := &verifyOptions{}
+func Verify(a *clicore.App, audit *Audit) *cobra.Command { return NewCmdVerify(a, audit, nil) }
+
+// NewCmdVerify builds the verify command; runF, when not nil, gets the
+// parsed options instead of the run (a test's seam, gh's NewCmdX).
+func NewCmdVerify(a *clicore.App, audit *Audit, runF func(*VerifyOptions) error) *cobra.Command {
+	o := &VerifyOptions{}
 	long := verifyLong + "\n\n"
 	example := fmt.Sprintf(`  %[1]s verify vpec.json --trust-root trust-bundle.pem
   %[1]s verify vpec.json --trust-root trust-bundle.pem --profile profile.json
@@ -89,7 +99,21 @@ func Verify(a *clicore.App, audit *Audit) *cobra.Command {
 		Long:    long + verifyLongTrust,
 		Example: example,
 		Args:    cobra.ExactArgs(1),
-		RunE:    func(cmd *cobra.Command, args []string) error { return runVerify(a, o, audit, args[0]) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.path = args[0]
+			if err := clicore.CheckOutput(o.output); err != nil {
+				return err
+			}
+			if audit != nil && audit.Validate != nil {
+				if err := audit.Validate(); err != nil {
+					return err
+				}
+			}
+			if runF != nil {
+				return runF(o)
+			}
+			return runVerify(a, o, audit)
+		},
 	}
 	o.trust.Add(a, cmd)
 	cmd.Flags().StringArrayVar(&o.profiles, "profile", nil, "signed model profile JSON for Bounded Inference records (repeatable)")
@@ -104,11 +128,9 @@ func Verify(a *clicore.App, audit *Audit) *cobra.Command {
 	return cmd
 }
 
-func runVerify(a *clicore.App, o *verifyOptions, audit *Audit, path string) error {
-	if err := clicore.CheckOutput(o.output); err != nil {
-		return err
-	}
-	doc, err := a.ReadInput(path, "VPEC")
+// runVerify verifies the VPEC (vpec.Verify) and writes the verdict.
+func runVerify(a *clicore.App, o *VerifyOptions, audit *Audit) error {
+	doc, err := a.ReadInput(o.path, "VPEC")
 	// A document above 256 MiB is refused before it is read whole, and
 	// reported like any other unreadable input: a report whose verdict is
 	// UNREADABLE — TOO LARGE (exit 2), so --output json always gives one.
@@ -180,7 +202,7 @@ func runVerify(a *clicore.App, o *verifyOptions, audit *Audit, path string) erro
 }
 
 // writeVerdict prints the report (text or JSON) and exits with code.
-func writeVerdict(a *clicore.App, o *verifyOptions, trust *signing.Bundle, report *verify.Report, code int) error {
+func writeVerdict(a *clicore.App, o *VerifyOptions, trust *signing.Bundle, report *verify.Report, code int) error {
 	report.TrustRoot = &verify.TrustRoot{File: o.trust.TrustRoot, Source: o.trust.Source}
 	if o.output == clicore.OutputJSON {
 		if err := a.WriteJSON(report); err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/svc-gov/svc/pkg/app/cli/internal/statefile"
 	"github.com/svc-gov/svc/pkg/client"
 )
 
@@ -28,14 +29,14 @@ type Flush struct {
 	Err       error
 }
 
-// NewFlush sorts what FlushState did, and its error, into a Flush.
-func NewFlush(f client.StateFlush, err error) Flush {
+// NewFlush sorts what statefile.File.Flush did, and its error, into a Flush.
+func NewFlush(f statefile.Flushed, err error) Flush {
 	out := Flush{Delivered: f.Delivered, Pending: f.Pending, Sealed: f.Sealed, Err: err}
 	for _, r := range f.Copies {
 		switch {
 		case r.Err == nil:
 			out.Written = append(out.Written, Written{RunID: r.RunID, VPECID: r.VPECID, Path: r.Path})
-		case errors.Is(r.Err, client.ErrNotUnsignedCopy):
+		case errors.Is(r.Err, statefile.ErrNotUnsignedCopy):
 			out.Warnings = append(out.Warnings, fmt.Sprintf("%s changed since the offline close of %s: left alone; fetch the signed VPEC with 'svc vpec get %s --out FILE'", r.Path, r.RunID, r.RunID))
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/svc-gov/svc/pkg/app/cli/internal/statefile"
 	"github.com/svc-gov/svc/pkg/client"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 )
@@ -38,23 +39,23 @@ func TestSummary(t *testing.T) {
 }
 
 func TestFlush(t *testing.T) {
-	changed := fmt.Errorf("%w: x", client.ErrNotUnsignedCopy)
+	changed := fmt.Errorf("%w: x", statefile.ErrNotUnsignedCopy)
 	tests := []struct {
 		name      string
-		in        client.StateFlush
+		in        statefile.Flushed
 		err       error
 		json      string
 		out, err2 string
 	}{
-		{"nothing", client.StateFlush{}, nil,
+		{"nothing", statefile.Flushed{}, nil,
 			`{"delivered":0,"pending":0,"sealed":[],"written":[]}`, "0 delivered, 0 pending\n", ""},
-		{"sealed, written, changed, retried, unreachable", client.StateFlush{
+		{"sealed, written, changed, retried, unreachable", statefile.Flushed{
 			FlushResult: client.FlushResult{Delivered: 3, Sealed: []client.SealedRun{{RunID: "run_a", VPECID: "vpec_a"}, {RunID: "run_b"}}},
 			Pending:     1,
-			Copies: []client.CopyResult{
-				{UnsignedCopy: client.UnsignedCopy{RunID: "run_a", Path: "/a.json"}, VPECID: "vpec_a"},
-				{UnsignedCopy: client.UnsignedCopy{RunID: "run_c", Path: "/c.json"}, Err: changed},
-				{UnsignedCopy: client.UnsignedCopy{RunID: "run_d", Path: "/d.json"}, Err: client.ErrUnavailable},
+			Copies: []statefile.CopyResult{
+				{UnsignedCopy: statefile.UnsignedCopy{RunID: "run_a", Path: "/a.json"}, VPECID: "vpec_a"},
+				{UnsignedCopy: statefile.UnsignedCopy{RunID: "run_c", Path: "/c.json"}, Err: changed},
+				{UnsignedCopy: statefile.UnsignedCopy{RunID: "run_d", Path: "/d.json"}, Err: client.ErrUnavailable},
 			},
 			StateErr: errors.New("save run state: disk full"),
 		}, client.ErrUnavailable,

@@ -1,8 +1,9 @@
-package client_test
+package statefile_test
 
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
@@ -10,10 +11,27 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/svc-gov/svc/pkg/app/cli/internal/statefile"
 	"github.com/svc-gov/svc/pkg/client"
 	"github.com/svc-gov/svc/pkg/core/commitment"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 )
+
+var ctx = context.Background()
+
+// mustValid requires a VALID, clean VPEC of n records.
+func mustValid(t *testing.T, sv *service, res *client.VPECResult, n int64) {
+	t.Helper()
+	if res.Offline {
+		t.Fatalf("VPEC is offline: %+v", res.VPEC.Gaps)
+	}
+	if rep := sv.verify(res.Raw); !rep.Valid {
+		t.Fatalf("VPEC verdict %s: %+v", rep.Verdict, rep.FirstFailure())
+	}
+	if !res.VPEC.IsClean || !res.VPEC.ChainIntact || res.VPEC.TotalChecksRun != n {
+		t.Fatalf("VPEC clean=%v intact=%v records=%d (want %d), gaps %+v", res.VPEC.IsClean, res.VPEC.ChainIntact, res.VPEC.TotalChecksRun, n, res.VPEC.Gaps)
+	}
+}
 
 func TestStateFileLoad(t *testing.T) {
 	dir := t.TempDir()
@@ -30,14 +48,14 @@ func TestStateFileLoad(t *testing.T) {
 		want []error
 		run  string
 	}{
-		{"missing", filepath.Join(dir, "none.json"), []error{client.ErrNoOpenRun, fs.ErrNotExist}, ""},
-		{"not json", write("bad.json", "{run"), []error{client.ErrBadState}, ""},
-		{"a directory", dir, []error{client.ErrBadState}, ""},
+		{"missing", filepath.Join(dir, "none.json"), []error{statefile.ErrNoOpenRun, fs.ErrNotExist}, ""},
+		{"not json", write("bad.json", "{run"), []error{statefile.ErrBadState}, ""},
+		{"a directory", dir, []error{statefile.ErrBadState}, ""},
 		{"a state", write("ok.json", `{"run_id":"run_1","workflow_id":"w","environment":"sandbox","sequence":2,"base_sequence":0,"chain_hash":"sha256:`+strings.Repeat("0", 64)+`","records":[],"sealed":false}`), nil, "run_1"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			st, err := client.StateFile{Path: tc.path}.Load()
+			st, err := statefile.File{Path: tc.path}.Load()
 			for _, w := range tc.want {
 				if !errors.Is(err, w) {
 					t.Errorf("err %v does not match %v", err, w)
@@ -55,12 +73,11 @@ func TestStateFileLoad(t *testing.T) {
 // refuses an existing --out before closing anything, the close, and a new
 // run opened on the same file.
 func TestStateFileScript(t *testing.T) {
-	ctx := context.Background()
-	env := newEnv(t)
+	sv := newService(t)
 	dir := t.TempDir()
-	sf := client.StateFile{Path: filepath.Join(dir, "state.json")}
-	newP := func() (*client.Pipeline, error) { return env.pipeline(), nil }
-	forRun := func(string) (*client.Pipeline, error) { return env.pipeline(), nil }
+	sf := statefile.File{Path: filepath.Join(dir, "state.json")}
+	newP := func() (*client.Pipeline, error) { return sv.pipeline(""), nil }
+	forRun := func(string) (*client.Pipeline, error) { return sv.pipeline(""), nil }
 
 	sr, err := sf.Open(ctx, newP, "")
 	if err != nil {
@@ -69,8 +86,8 @@ func TestStateFileScript(t *testing.T) {
 	runID := sr.Run.ID()
 	sr.Release()
 	_, err = sf.Open(ctx, newP, "")
-	var open *client.RunStillOpenError
-	if !errors.Is(err, client.ErrRunStillOpen) || !errors.As(err, &open) || open.RunID != runID || !strings.Contains(err.Error(), "is still open") {
+	var open *statefile.RunStillOpenError
+	if !errors.Is(err, statefile.ErrRunStillOpen) || !errors.As(err, &open) || open.RunID != runID || !strings.Contains(err.Error(), "is still open") {
 		t.Fatalf("second open: %v", err)
 	}
 	factoryErr := errors.New("no pipeline")
@@ -109,7 +126,7 @@ func TestStateFileScript(t *testing.T) {
 		t.Fatal(err)
 	}
 	sr.Release()
-	env.mustValid(res, 1)
+	mustValid(t, sv, res, 1)
 	if b, _ := os.ReadFile(out); !bytes.Equal(b, res.Raw) {
 		t.Fatal("--out does not hold the VPEC")
 	}
@@ -131,23 +148,22 @@ func TestStateFileScript(t *testing.T) {
 // delivers the close and writes the signed VPEC over it; a copy that was
 // changed meanwhile is left alone and forgotten.
 func TestStateFileOfflineCloseAndFlush(t *testing.T) {
-	ctx := context.Background()
-	env := newEnv(t)
+	sv := newService(t)
 	dir := t.TempDir()
 	queue := filepath.Join(dir, "queue.jsonl")
-	pipe := func() *client.Pipeline { return env.pipeline(func(o *client.Options) { o.QueuePath = queue }) }
+	pipe := func() *client.Pipeline { return sv.pipeline(queue) }
 	forRun := func(string) (*client.Pipeline, error) { return pipe(), nil }
 
 	closeOffline := func(state, out string) {
 		t.Helper()
-		sf := client.StateFile{Path: state}
+		sf := statefile.File{Path: state}
 		sr, err := sf.Open(ctx, func() (*client.Pipeline, error) { return pipe(), nil }, "")
 		if err != nil {
 			t.Fatal(err)
 		}
 		sr.Release()
-		env.gate.set(unavailable)
-		defer env.gate.set(pass)
+		sv.down.Store(true)
+		defer sv.down.Store(false)
 		sr, err = sf.Continue(forRun)
 		if err != nil {
 			t.Fatal(err)
@@ -174,7 +190,7 @@ func TestStateFileOfflineCloseAndFlush(t *testing.T) {
 	}
 
 	p := pipe()
-	f, err := p.FlushState(ctx, client.StateFile{Path: stateA})
+	f, err := statefile.File{Path: stateA}.Flush(ctx, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,31 +198,30 @@ func TestStateFileOfflineCloseAndFlush(t *testing.T) {
 		t.Fatalf("flush: %+v", f)
 	}
 	signed, _ := os.ReadFile(kept)
-	if rep := env.verify(signed); !rep.Valid {
+	if rep := sv.verify(signed); !rep.Valid {
 		t.Fatalf("written VPEC: %s", rep.Verdict)
 	}
-	if st, _ := (client.StateFile{Path: stateA}).Load(); len(st.UnsignedCopies) != 0 {
+	if st, _ := (statefile.File{Path: stateA}).Load(); len(st.UnsignedCopies) != 0 {
 		t.Fatalf("copy still listed: %+v", st.UnsignedCopies)
 	}
-	f, err = p.FlushState(ctx, client.StateFile{Path: stateB})
-	if err != nil || len(f.Copies) != 1 || !errors.Is(f.Copies[0].Err, client.ErrNotUnsignedCopy) {
+	f, err = statefile.File{Path: stateB}.Flush(ctx, p)
+	if err != nil || len(f.Copies) != 1 || !errors.Is(f.Copies[0].Err, statefile.ErrNotUnsignedCopy) {
 		t.Fatalf("flush of a changed copy: %+v %v", f, err)
 	}
 	if b, _ := os.ReadFile(changed); string(b) != "edited by hand" {
 		t.Fatal("a changed copy was overwritten")
 	}
-	if st, _ := (client.StateFile{Path: stateB}).Load(); len(st.UnsignedCopies) != 0 {
+	if st, _ := (statefile.File{Path: stateB}).Load(); len(st.UnsignedCopies) != 0 {
 		t.Fatalf("changed copy still listed: %+v", st.UnsignedCopies)
 	}
-	if f, err := p.FlushState(ctx, client.StateFile{Path: filepath.Join(dir, "none")}); err != nil || f.Copies != nil || f.StateErr != nil {
+	if f, err := (statefile.File{Path: filepath.Join(dir, "none")}).Flush(ctx, p); err != nil || f.Copies != nil || f.StateErr != nil {
 		t.Fatalf("flush without a state file: %+v %v", f, err)
 	}
 }
 
 func TestWriteVPEC(t *testing.T) {
-	ctx := context.Background()
-	env := newEnv(t)
-	p := env.pipeline()
+	sv := newService(t)
+	p := sv.pipeline("")
 	run, err := p.Open(ctx, "")
 	if err != nil {
 		t.Fatal(err)
@@ -226,12 +241,12 @@ func TestWriteVPEC(t *testing.T) {
 		holds []byte
 	}{
 		{"new file", filepath.Join(dir, "new.json"), false, nil, res.Raw},
-		{"another file", other, false, client.ErrNotUnsignedCopy, []byte("{}")},
+		{"another file", other, false, statefile.ErrNotUnsignedCopy, []byte("{}")},
 		{"another file, forced", other, true, nil, res.Raw},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := client.WriteVPEC(tc.path, tc.force, res)
+			err := statefile.WriteVPEC(tc.path, tc.force, res)
 			if !errors.Is(err, tc.want) || (tc.want == nil && err != nil) {
 				t.Fatalf("err %v, want %v", err, tc.want)
 			}
@@ -239,5 +254,59 @@ func TestWriteVPEC(t *testing.T) {
 				t.Errorf("file holds %q", b)
 			}
 		})
+	}
+}
+
+// The state file keeps its unsigned copies across Continue, so that a
+// record saved from a continued run does not forget them; the file is one
+// flat JSON object (the run's position and unsigned_copies beside it), as
+// svc has always written it.
+func TestStateKeepsUnsignedCopies(t *testing.T) {
+	sv := newService(t)
+	sf := statefile.File{Path: filepath.Join(t.TempDir(), "state.json")}
+	sr, err := sf.Open(ctx, func() (*client.Pipeline, error) { return sv.pipeline(""), nil }, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sr.Release()
+	c, err := statefile.NewUnsignedCopy("run_earlier", "vpec.json", []byte("{}"))
+	if err != nil || !filepath.IsAbs(c.Path) || !strings.HasPrefix(c.SHA256, "sha256:") {
+		t.Fatalf("%+v %v", c, err)
+	}
+	st, err := sf.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.UnsignedCopies = []statefile.UnsignedCopy{c}
+	if err := sf.Save(st); err != nil {
+		t.Fatal(err)
+	}
+	sr, err = sf.Continue(func(string) (*client.Pipeline, error) { return sv.pipeline(""), nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sr.Run.Record(ctx, "c", "m1", vpec.ResultPass, []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if err := sr.Save(); err != nil {
+		t.Fatal(err)
+	}
+	sr.Release()
+	got, err := sf.Load()
+	if err != nil || len(got.UnsignedCopies) != 1 || got.UnsignedCopies[0] != c || got.Sequence != 1 {
+		t.Fatalf("state after continue and record: copies %+v, sequence %d, %v", got.UnsignedCopies, got.Sequence, err)
+	}
+	raw, err := os.ReadFile(sf.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var flat map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &flat); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"run_id", "base_url", "workflow_id", "environment", "sequence", "base_sequence", "chain_hash", "records", "sealed", "unsigned_copies"} {
+		if _, ok := flat[k]; !ok {
+			t.Errorf("state file has no top-level %q:\n%s", k, raw)
+		}
 	}
 }
