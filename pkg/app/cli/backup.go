@@ -106,6 +106,15 @@ func (a *app) runAdminBackup(ctx context.Context, o *backupOptions) error {
 	if err != nil {
 		return backupError(err)
 	}
+	// Anything svc serve keeps that this backup does not carry is named,
+	// never silently left out.
+	left, err := backup.Unaccounted(bo.DataDir, bo.Layout)
+	if err != nil {
+		return backupError(err)
+	}
+	for _, p := range left {
+		fmt.Fprintf(a.streams.Err, "%s: warning: %s is not in the backup: svc does not know it as part of a data directory\n", a.name, p)
+	}
 	if o.output == outputJSON && o.out != "-" {
 		return a.writeJSON(backupView{Manifest: man, File: o.out})
 	}

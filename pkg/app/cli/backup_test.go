@@ -29,6 +29,7 @@ import (
 	"github.com/svc-gov/svc/pkg/core/signing"
 	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/core/vpec"
+	"github.com/svc-gov/svc/pkg/service/backup"
 )
 
 // backupScenario is one backup procedure under test: how the service is
@@ -198,6 +199,12 @@ func runBackupScenario(t *testing.T, sc backupScenario) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	ackedBefore := acked.Load()
+	// Everything the serving data directory holds is carried by a backup
+	// or knowingly left out (a transparency log directory svc serve
+	// started to keep there would show here).
+	if left, err := backup.Unaccounted(dataA, backup.Layout{}); err != nil || len(left) > 0 {
+		t.Fatalf("the data directory of a serving svc holds what a backup leaves out: %v %v", left, err)
+	}
 	start := time.Now()
 	sc.backup(t, dataA)
 	took := time.Since(start)

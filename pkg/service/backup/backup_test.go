@@ -14,6 +14,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -571,5 +572,37 @@ func TestParseManifest(t *testing.T) {
 	// Duplicate keys: one accepted encoding.
 	if _, err := backup.ParseManifest([]byte(`{"format":"svc-backup/v1","format":"svc-backup/v1"}`)); !errors.Is(err, backup.ErrCorrupt) {
 		t.Fatalf("duplicate key: %v", err)
+	}
+}
+
+// TestUnaccounted: what a data directory holds beyond what a backup
+// carries or knowingly leaves out is named, so a new part of the data
+// directory is never silently missing from backups.
+func TestUnaccounted(t *testing.T) {
+	dir := newDataDir(t, 1)
+	for _, f := range []string{"serve.lock", "svc.db-wal", "svc.db-shm", ".svc-backup-123"} {
+		if err := os.WriteFile(filepath.Join(dir, f), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := backup.Unaccounted(dir, backup.Layout{})
+	if err != nil || len(got) != 0 {
+		t.Fatalf("a data directory of svc serve's files: %v %v", got, err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "log", "tile"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err = backup.Unaccounted(dir, backup.Layout{})
+	want := []string{filepath.Join(dir, "log"), filepath.Join(dir, "notes.txt")}
+	if err != nil || !slices.Equal(got, want) {
+		t.Fatalf("Unaccounted = %v, %v; want %v", got, err, want)
+	}
+	layout := backup.DataDirLayout()
+	layout.Items = append(layout.Items, backup.Item{Path: "log", Dir: true})
+	if got, err := backup.Unaccounted(dir, layout); err != nil || !slices.Equal(got, want[1:]) {
+		t.Fatalf("with log in the layout: %v, %v", got, err)
 	}
 }
