@@ -437,3 +437,35 @@ func exitCode(err error) int {
 	}
 	return -1
 }
+
+// TestBackupThroughAge runs docs/OPERATIONS.md's encrypted backup as
+// written: svc admin backup --out - into age, age -d into svc admin
+// restore --from -, and the restored data directory is the same service
+// (its trust bundle byte-identical).
+func TestBackupThroughAge(t *testing.T) {
+	for _, tool := range []string{"age", "age-keygen"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not installed (apt-get install age)", tool)
+		}
+	}
+	blocks := operationsBlocks(t, "TestBackupThroughAge")
+	if len(blocks) != 1 {
+		t.Fatalf("docs/OPERATIONS.md has %d blocks for TestBackupThroughAge, want 1", len(blocks))
+	}
+	data := t.TempDir()
+	startServe(t, data)
+	svcOut(t, "admin", "org", "create", "acme", "--data-dir", data)
+	tmp := t.TempDir()
+	runOperationsBlock(t, blocks[0], strings.NewReplacer("/var/lib/svc", data, "/tmp/", tmp+"/"), nil)
+	enc, err := os.ReadFile(filepath.Join(tmp, "svc.tar.gz.age"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(enc, []byte("PRIVATE KEY")) || !bytes.HasPrefix(enc, []byte("age-encryption.org/v1")) {
+		t.Fatalf("the encrypted backup is not an age file, or shows the keys")
+	}
+	before := svcOut(t, "serve", "trust-bundle", "--data-dir", data)
+	if after := svcOut(t, "serve", "trust-bundle", "--data-dir", filepath.Join(tmp, "svc-restored")); after != before {
+		t.Fatalf("the trust bundle after a restore through age:\n%s\nwas\n%s", after, before)
+	}
+}
