@@ -86,7 +86,7 @@ func fillDataDir(dir string, n int) error {
 // restores it) and reports the sizes: the database with its WAL, and the
 // backup.
 //
-//	go test -run '^$' -bench Backup -benchtime 3x ./pkg/backup
+//	go test -run '^$' -bench Backup -benchtime 3x ./pkg/service/backup
 func BenchmarkBackup(b *testing.B) {
 	dir := recordsDataDir(b, benchRecords)
 	var dbBytes int64
