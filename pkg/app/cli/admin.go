@@ -14,12 +14,12 @@ import (
 )
 
 func (a *app) adminCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "admin", Short: "Manage organisations and API keys of a service"}
+	cmd := &cobra.Command{Use: "admin", Short: "Manage organisations, API keys and backups of a service"}
 	org := &cobra.Command{Use: "org", Short: "Manage organisations"}
 	org.AddCommand(newCmdOrgCreate(a, nil))
 	key := &cobra.Command{Use: "key", Short: "Manage API keys"}
 	key.AddCommand(newCmdKeyCreate(a, nil), newCmdKeyList(a, nil), newCmdKeyRevoke(a, nil))
-	cmd.AddCommand(org, key, a.adminCalibrationCmd())
+	cmd.AddCommand(org, key, a.adminCalibrationCmd(), newCmdAdminBackup(a, nil), newCmdAdminRestore(a, nil))
 	return cmd
 }
 

@@ -124,6 +124,7 @@ profiles offline.`, s)
 		newCmdKeygen(a, nil),
 		a.tsaCmd(),
 		a.serveCmd(),
+		newCmdHealthcheck(a, nil),
 		a.adminCmd(),
 		a.registryCmd(),
 		a.runCmd(),

@@ -57,6 +57,8 @@ func (o *dataOptions) open(ctx context.Context, notice io.Writer) (store.Store, 
 		return nil, "", &Error{Code: ExitUsage, Err: err, Hint: "--database takes a postgres://user@host:port/db DSN; leave it out for SQLite"}
 	case errors.Is(err, setup.ErrNoDatabase):
 		return nil, "", &Error{Code: ExitUsage, Err: err, Hint: "check --data-dir (or SVC_DATA_DIR); a service creates its database on its first 'svc serve'"}
+	case errors.Is(err, store.ErrSchemaTooNew):
+		return nil, "", &Error{Code: ExitFailure, Err: err, Hint: "a newer svc migrated this database: run that svc version or a newer one, or restore the backup made before the upgrade (docs/OPERATIONS.md, Upgrades)"}
 	case err != nil && o.database != "":
 		return nil, "", &Error{Code: ExitFailure, Err: err, Hint: "check that PostgreSQL is running and the DSN is right"}
 	case err != nil:

@@ -57,7 +57,7 @@ const (
 )
 
 var docFiles = []string{"README.md", "docs/API.md", "docs/BENCHMARKS.md", "docs/BOUNDED.md", "docs/CI.md",
-	"docs/DASHBOARD.md", "docs/FORMATS.md", "docs/INTEROP.md", "docs/PROOFS.md", "docs/KEYS.md", "docs/TRANSPARENCY.md", "docs/VERIFYING.md"}
+	"docs/DASHBOARD.md", "docs/FORMATS.md", "docs/INTEROP.md", "docs/PROOFS.md", "docs/KEYS.md", "docs/OPERATIONS.md", "docs/TRANSPARENCY.md", "docs/VERIFYING.md"}
 
 // TestDocsAccounted fails when a markdown file the documentation test does
 // not read appears, or a shell block neither runs nor says why it cannot.
@@ -539,8 +539,12 @@ var helpExampleSkips = map[string]string{
 	"svc zk ceremony finalize --dir head --beacon 0e1f2021324354657687a9b0c1d2e3f4 --phase1 p1":                            zkCeremonySkip,
 	"svc calibrate merge avx512.json avx2.json sse42.json --out profile.json":                                              "needs measurements made on other machines (TestCrossCPU merges real ones from emulated AVX2 and SSE4.2 CPUs; testdata/script/calibrate_merge.txtar runs the command)",
 	"svc serve --database postgres://svc@db.internal:5432/svc":                                                             "needs a PostgreSQL server at db.internal (TestScripts runs serve on PostgreSQL)",
+	"svc admin backup --data-dir /var/lib/svc --out - | age -R backup-recipients.txt > /tmp/svc.tar.gz.age":                ageSkip,
+	"age -d -i backup-key.txt /tmp/svc.tar.gz.age | svc admin restore --from - --data-dir /tmp/svc-restored":               ageSkip,
 	"svc registry publish profile.json --data-dir /var/lib/svc --smtp 'smtp://mail.internal:25?from=registry@example.com'": "needs a mail server at mail.internal (pkg/service/notify tests send to a loopback SMTP listener)",
 }
+
+const ageSkip = "needs age and its keys: TestBackupThroughAge runs the same pipe (backup to age, age to restore) where age is installed"
 
 const zkCeremonySkip = "a step of a ceremony: docs/PROOFS.md's worked example runs the steps in sequence"
 
@@ -563,6 +567,7 @@ var helpExampleGiven = map[string]string{
 		"svc record --check pii_detection --manifest-id $MANIFEST_ID --result pass --input-file note.txt >/dev/null",
 	"svc record-proof":             "MANIFEST_ID=$(svc manifest register examples/moderation.yaml)\nsvc run open --workflow-id moderation >/dev/null",
 	"svc registry publish-circuit": "rm threshold.pk # a new dev circuit's key",
+	"svc admin restore":            "svc admin backup --data-dir /var/lib/svc --out /tmp/svc-backup.tar.gz 2>/dev/null",
 	"svc queue flush": "export SVC_QUEUE_PATH=$PWD/queue.jsonl\n(export SVC_BASE_URL=http://127.0.0.1:1\n" +
 		"svc run open --workflow-id claims-intake >/dev/null\n" +
 		"svc record --check pii_detection --manifest-id $MANIFEST_ID --result pass --input-file note.txt >/dev/null\n" +

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -149,10 +150,15 @@ func TestNewerSchemaRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	if db, err := Open(ctx, dsn); err == nil || !strings.Contains(err.Error(), "version 999") {
-		if db != nil {
-			db.Close()
-		}
+	db, err := Open(ctx, dsn)
+	if db != nil {
+		db.Close()
+	}
+	// The refusal names both versions and is matchable, so svc serve can
+	// say what to do (run the newer svc, or restore a backup).
+	var tooNew *store.SchemaTooNewError
+	if !errors.Is(err, store.ErrSchemaTooNew) || !errors.As(err, &tooNew) || tooNew.Database != 999 || tooNew.Binary != len(mustMigrations(t)) ||
+		!strings.Contains(err.Error(), "version 999") {
 		t.Fatalf("Open of a newer schema: err = %v", err)
 	}
 }
@@ -284,4 +290,13 @@ func TestMigrateRunMetadata(t *testing.T) {
 	}
 	old.Close()
 	storetest.CheckRunMetadataUpgrade(t, openDSN(t, dsn))
+}
+
+func mustMigrations(t *testing.T) []migrate.Migration {
+	t.Helper()
+	ms, err := migrate.Load(migrationsFS, "migrations")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ms
 }

@@ -92,10 +92,15 @@ func TestNewerSchemaRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	if db, err := Open(ctx, path); err == nil || !strings.Contains(err.Error(), "version 999") {
-		if db != nil {
-			db.Close()
-		}
+	db, err := Open(ctx, path)
+	if db != nil {
+		db.Close()
+	}
+	// The refusal names both versions and is matchable, so svc serve can
+	// say what to do (run the newer svc, or restore a backup).
+	var tooNew *store.SchemaTooNewError
+	if !errors.Is(err, store.ErrSchemaTooNew) || !errors.As(err, &tooNew) || tooNew.Database != 999 || tooNew.Binary != KnownSchemaVersion() ||
+		!strings.Contains(err.Error(), "version 999") {
 		t.Fatalf("Open of a newer schema: err = %v", err)
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/svc-gov/svc/pkg/service/store"
 )
 
 // Migration is one schema change.
@@ -61,11 +63,12 @@ func Load(fsys fs.FS, dir string) ([]Migration, error) {
 
 // Next returns the migration to apply to a database whose schema is at
 // version cur (0 for none), nil once it is current, and an error when the
-// database is newer than ms: this binary does not know its schema.
+// database is newer than ms: this binary does not know its schema (a
+// *store.SchemaTooNewError, matching store.ErrSchemaTooNew).
 func Next(ms []Migration, cur int) (*Migration, error) {
 	switch {
 	case cur > len(ms):
-		return nil, fmt.Errorf("the database schema is at version %d but this binary knows only up to %d: upgrade svc", cur, len(ms))
+		return nil, &store.SchemaTooNewError{Database: cur, Binary: len(ms)}
 	case cur == len(ms):
 		return nil, nil
 	}
