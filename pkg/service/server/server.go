@@ -31,8 +31,8 @@ import (
 	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/service/dashboard"
 	"github.com/svc-gov/svc/pkg/service/metrics"
-	"github.com/svc-gov/svc/pkg/service/telemetry"
 	"github.com/svc-gov/svc/pkg/service/store"
+	"github.com/svc-gov/svc/pkg/service/telemetry"
 )
 
 // DefaultMaxBodyBytes bounds request bodies unless Config says otherwise.
@@ -323,9 +323,9 @@ type statusWriter struct {
 	// answered (writeError), for the metrics.
 	route, code string
 	status      int
-	wrote  bool
-	n      int64
-	err    error
+	wrote       bool
+	n           int64
+	err         error
 }
 
 func (w *statusWriter) WriteHeader(code int) {
