@@ -65,10 +65,10 @@ func Setup(ctx context.Context, c Config) (trace.TracerProvider, func(context.Co
 	}
 	var opts []otlptracehttp.Option
 	if c.Endpoint != "" {
-		u, err := url.Parse(c.Endpoint)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		if !ValidEndpoint(c.Endpoint) {
 			return nil, nil, fmt.Errorf("%w: got %q", ErrEndpoint, c.Endpoint)
 		}
+		u, _ := url.Parse(c.Endpoint)
 		if u.Path == "" || u.Path == "/" {
 			// A collector's base URL: traces go to its /v1/traces.
 			u.Path = "/v1/traces"
@@ -81,6 +81,13 @@ func Setup(ctx context.Context, c Config) (trace.TracerProvider, func(context.Co
 	}
 	tp := NewProvider(c, sdktrace.NewBatchSpanProcessor(exp))
 	return tp, tp.Shutdown, nil
+}
+
+// ValidEndpoint reports whether e is an http:// or https:// URL with a
+// host, as Config.Endpoint must be.
+func ValidEndpoint(e string) bool {
+	u, err := url.Parse(e)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
 }
 
 // NewProvider is an SDK TracerProvider naming the service as c does,
