@@ -37,7 +37,7 @@ const RequestIDHeader = "X-Request-Id"
 const MaxRequestIDLen = 128
 
 // ValidRequestID reports whether a client's X-Request-Id is kept: 1 to
-// MaxRequestIDLen characters of A-Z a-z 0-9 and "-", "_", ".", ":" (a
+// MaxRequestIDLen characters of A-Z a-z 0-9 and "-", "_", ".", ":", "=" (a
 // UUID, a ULID, a hex trace id, a load balancer's id), so that it is safe
 // in a log line and a header.
 func ValidRequestID(id string) bool {
@@ -46,7 +46,7 @@ func ValidRequestID(id string) bool {
 	}
 	for i := 0; i < len(id); i++ {
 		c := id[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.' || c == ':') {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.' || c == ':' || c == '=') {
 			return false
 		}
 	}
