@@ -87,6 +87,9 @@ type Config struct {
 	// Tracing makes the spans of each request and of the store, TSA,
 	// signing and proof verification work inside it; nil makes none.
 	Tracing trace.TracerProvider
+	// uninstrumented leaves out metrics, spans and the store and TSA
+	// wrappers (a benchmark's baseline; export_test.go).
+	uninstrumented bool
 	// WriteStall is how long a client may take to accept each 256 KiB of
 	// a large response (a VPEC, an attestation, /verify) before it is cut
 	// (default httpbody.DefaultStall, 30 s): large bodies are written
@@ -193,16 +196,18 @@ func New(cfg Config) (*Server, error) {
 	}
 	cfg.RunLimits = cfg.RunLimits.withDefaults()
 	log = slog.New(requestLog{log.Handler()})
-	if cfg.Metrics == nil {
+	if cfg.Metrics == nil && !cfg.uninstrumented {
 		cfg.Metrics = metrics.New(metrics.Options{})
 	}
 	if cfg.Tracing == nil {
 		cfg.Tracing = noopTracing
 	}
 	tracer := cfg.Tracing.Tracer(telemetry.ScopeName)
-	cfg.Storage = storeObserver{cfg.Metrics, tracer}.instrument(cfg.Storage)
-	if a, ok := cfg.Timestamper.(*timestamp.Authority); ok {
-		cfg.Timestamper = ObservedTimestamper(a, "builtin", cfg.Metrics, cfg.Tracing)
+	if !cfg.uninstrumented {
+		cfg.Storage = storeObserver{cfg.Metrics, tracer}.instrument(cfg.Storage)
+		if a, ok := cfg.Timestamper.(*timestamp.Authority); ok {
+			cfg.Timestamper = ObservedTimestamper(a, "builtin", cfg.Metrics, cfg.Tracing)
+		}
 	}
 	if cfg.LoadBytes <= 0 {
 		cfg.LoadBytes = cfg.Dashboard.VerifyBytes
@@ -230,7 +235,7 @@ func (s *Server) handle(pattern string, h http.HandlerFunc) {
 
 func (s *Server) routes() {
 	s.handle("GET /healthz", s.healthz)
-	if !s.cfg.MetricsElsewhere {
+	if !s.cfg.MetricsElsewhere && s.metrics != nil {
 		s.handle("GET "+MetricsPath, s.serveMetrics().ServeHTTP)
 	}
 	s.handle("GET /readyz", s.readyz)
