@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -15,7 +14,6 @@ import (
 	"github.com/svc-gov/svc/pkg/core/timestamp"
 	"github.com/svc-gov/svc/pkg/service/metrics"
 	"github.com/svc-gov/svc/pkg/service/server"
-	"github.com/svc-gov/svc/pkg/service/tsahttp"
 )
 
 // ObservedTimestamper is Timestamper with every authority observed
@@ -23,22 +21,12 @@ import (
 // {tsa="external"}, a span each) and every fallback to the built-in
 // authority counted (svc_tsa_fallbacks_total) as well as logged.
 func ObservedTimestamper(urls []string, fallback bool, builtin *timestamp.Authority, log *slog.Logger, m *metrics.Metrics, tp trace.TracerProvider) timestamp.Timestamper {
-	in := server.ObservedTimestamper(builtin, "builtin", m, tp)
-	if len(urls) == 0 {
-		return in
-	}
-	var ext timestamp.Chain
-	for _, u := range urls {
-		ext = append(ext, server.ObservedTimestamper(&tsahttp.Client{URL: u}, "external", m, tp))
-	}
-	if !fallback {
-		return ext
-	}
-	return &timestamp.Fallback{Primary: ext, Secondary: in, OnFallback: func(err error) {
-		m.TimestampFallback()
-		log.Warn("external timestamp authorities failed: timestamped with the built-in TSA (--tsa-fallback-builtin)",
-			"tsa", builtin.Certificate().Subject.CommonName, "tsa_urls", strings.Join(urls, " "), "error", err.Error())
-	}}
+	return timestamperOf(urls, fallback, builtin, log, &observe{
+		wrap: func(t timestamp.Timestamper, label string) timestamp.Timestamper {
+			return server.ObservedTimestamper(t, label, m, tp)
+		},
+		onFallback: m.TimestampFallback,
+	})
 }
 
 // ServeMetrics serves h (the metrics) on its own listener at addr until
