@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/svc-gov/svc/pkg/core/api"
 	"github.com/svc-gov/svc/pkg/core/timestamp"
@@ -224,7 +225,7 @@ func storeFailure(err error) bool {
 // authority it is given (setup.Timestamper).
 func ObservedTimestamper(t timestamp.Timestamper, tsa string, m *metrics.Metrics, tp trace.TracerProvider) timestamp.Timestamper {
 	if tp == nil {
-		tp = noopTracing
+		tp = noop.NewTracerProvider()
 	}
 	return &observedTSA{next: t, tsa: tsa, m: m, t: tp.Tracer(telemetry.ScopeName)}
 }

@@ -200,7 +200,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.Metrics = metrics.New(metrics.Options{})
 	}
 	if cfg.Tracing == nil {
-		cfg.Tracing = noopTracing
+		cfg.Tracing = noop.NewTracerProvider()
 	}
 	tracer := cfg.Tracing.Tracer(telemetry.ScopeName)
 	if !cfg.uninstrumented {
@@ -565,6 +565,3 @@ func (s *Server) trustBundle(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/x-pem-file")
 	w.Write(s.cfg.Trust.Marshal())
 }
-
-// noopTracing makes no spans.
-var noopTracing trace.TracerProvider = noop.NewTracerProvider()
