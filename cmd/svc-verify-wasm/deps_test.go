@@ -28,6 +28,8 @@ var forbidden = []struct{ path, why string }{
 	{"github.com/svc-gov/svc/pkg/ml/inference/...", "inference (ONNX Runtime, cgo) is svc's replay audit"},
 	{"github.com/svc-gov/svc/pkg/app/cli/...", "the page renders the report itself; no command-line code"},
 	{"github.com/spf13/...", "no command-line code"},
+	{"go.opentelemetry.io/...", "tracing (OpenTelemetry) belongs to svc serve and the client"},
+	{"github.com/prometheus/...", "metrics (Prometheus) belong to svc serve"},
 	{"github.com/svc-gov/svc/pkg/zk", "svc's provers and circuits: the page links pkg/zk/zkverify only"},
 	{"github.com/svc-gov/svc/pkg/zk/head", "the mlp_head circuit and its prover: the page links pkg/zk/zkverify only"},
 	{"github.com/svc-gov/svc/pkg/zk/conditions", "the condition circuits: the page links pkg/zk/zkverify only"},

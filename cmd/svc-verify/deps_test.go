@@ -32,6 +32,8 @@ var forbidden = []struct{ path, why string }{
 	{"github.com/sigstore/sigstore/pkg/signature/kms/...", "Vault transit signing belongs to svc"},
 	{"github.com/hashicorp/...", "Vault transit signing belongs to svc"},
 	{"golang.org/x/oauth2/...", "Cloud KMS signing belongs to svc"},
+	{"go.opentelemetry.io/...", "tracing (OpenTelemetry) belongs to svc serve and the client"},
+	{"github.com/prometheus/...", "metrics (Prometheus) belong to svc serve"},
 }
 
 // pending are forbidden edges still to be removed, each allowed only while

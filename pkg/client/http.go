@@ -41,6 +41,7 @@ func (p *Pipeline) callWith(ctx context.Context, method, path string, body []byt
 	for k, v := range hdr {
 		req.Header.Set(k, v)
 	}
+	injectTrace(ctx, req.Header)
 	resp, err := p.hc.Do(req)
 	if err != nil {
 		return nil, 0, fmt.Errorf("%w: %s %s: %w", ErrUnavailable, method, path, err)

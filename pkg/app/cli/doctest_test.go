@@ -57,7 +57,7 @@ const (
 )
 
 var docFiles = []string{"README.md", "docs/API.md", "docs/BENCHMARKS.md", "docs/BOUNDED.md", "docs/CI.md",
-	"docs/DASHBOARD.md", "docs/FORMATS.md", "docs/INTEROP.md", "docs/PROOFS.md", "docs/KEYS.md", "docs/OPERATIONS.md", "docs/TRANSPARENCY.md", "docs/VERIFYING.md"}
+	"docs/DASHBOARD.md", "docs/FORMATS.md", "docs/INTEROP.md", "docs/PROOFS.md", "docs/KEYS.md", "docs/OBSERVABILITY.md", "docs/OPERATIONS.md", "docs/TRANSPARENCY.md", "docs/VERIFYING.md"}
 
 // TestDocsAccounted fails when a markdown file the documentation test does
 // not read appears, or a shell block neither runs nor says why it cannot.

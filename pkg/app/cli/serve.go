@@ -15,8 +15,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/svc-gov/svc/pkg/service/dashboard"
+	"github.com/svc-gov/svc/pkg/service/metrics"
 	"github.com/svc-gov/svc/pkg/service/server"
 	"github.com/svc-gov/svc/pkg/service/server/setup"
+	"github.com/svc-gov/svc/pkg/service/telemetry"
 )
 
 // serveOptions are the flags of svc serve.
@@ -36,6 +38,9 @@ type serveOptions struct {
 	// tsaFallbackBuiltin lets the built-in TSA answer when every --tsa-url
 	// fails (each fallback logged as a warning).
 	tsaFallbackBuiltin bool
+	// metricsAddr serves /metrics on its own listener instead of the
+	// API's; otelEndpoint exports traces over OTLP/HTTP.
+	metricsAddr, otelEndpoint string
 }
 
 func (a *app) serveCmd() *cobra.Command {
@@ -100,6 +105,8 @@ SIGINT or SIGTERM stops it gracefully: requests in flight finish.`,
 	cmd.Flags().StringArrayVar(&o.tsaURLs, "tsa-url", nil, "external RFC 3161 authority to timestamp VPECs and sessions with, tried in order (repeatable); when all fail, sealing fails (502) unless --tsa-fallback-builtin")
 	cmd.Flags().BoolVar(&o.tsaFallbackBuiltin, "tsa-fallback-builtin", false, "when every --tsa-url fails, timestamp with the built-in authority instead (a warning is logged each time; the token names the built-in TSA)")
 	cmd.Flags().StringArrayVar(&o.tsaRoots, "tsa-root", nil, "PEM root certificate of an external authority, published in the trust bundle (repeatable)")
+	cmd.Flags().StringVar(&o.metricsAddr, "metrics-addr", "", "serve the Prometheus metrics at /metrics on this address instead of on --addr (docs/OBSERVABILITY.md)")
+	cmd.Flags().StringVar(&o.otelEndpoint, "otel-endpoint", "", "export traces over OTLP/HTTP to this collector URL, e.g. http://127.0.0.1:4318 (default: off, or the OTEL_EXPORTER_OTLP_ENDPOINT environment variable)")
 	cmd.Flags().StringVar(&o.addrFile, "addr-file", "", "write the address listened on to this file once serving (useful with --addr 127.0.0.1:0)")
 	return cmd
 }
@@ -111,6 +118,10 @@ func (o *serveOptions) validate() error {
 		return errorf(ExitUsage, "use --log-format text or json", "unknown log format %q", o.logFormat)
 	case o.tsaFallbackBuiltin && len(o.tsaURLs) == 0:
 		return errorf(ExitUsage, "add --tsa-url URL, or leave --tsa-fallback-builtin out: the built-in authority is used by default", "--tsa-fallback-builtin needs --tsa-url")
+	case o.metricsAddr != "" && o.metricsAddr == o.addr:
+		return errorf(ExitUsage, "give --metrics-addr another address than --addr, or leave it out to serve /metrics on --addr", "--metrics-addr %s is --addr", o.metricsAddr)
+	case o.otelEndpoint != "" && !telemetry.ValidEndpoint(o.otelEndpoint):
+		return errorf(ExitUsage, "give the collector's OTLP/HTTP URL, e.g. --otel-endpoint http://127.0.0.1:4318", "--otel-endpoint %q is not an http:// or https:// URL", o.otelEndpoint)
 	case o.maxRecordsPerRun < 1:
 		return &Error{Code: ExitUsage, Err: fmt.Errorf("--max-records-per-run must be at least 1, is %d", o.maxRecordsPerRun)}
 	}
@@ -168,7 +179,19 @@ func (a *app) runServe(ctx context.Context, o *serveOptions) error {
 	if recorded {
 		log.Info("recorded the service identity in the database: every server on it must hold this key material", "signing_key", m.Signer.KeyID(), "store", where)
 	}
-	tsa := setup.Timestamper(o.tsaURLs, o.tsaFallbackBuiltin, m.TSA, log)
+	reg := metrics.New(metrics.Options{})
+	tracing, stopTracing, err := telemetry.Setup(ctx, telemetry.Config{Endpoint: o.otelEndpoint, ServiceName: "svc", Version: BuildVersion().Version})
+	if err != nil {
+		return &Error{Code: ExitUsage, Err: err, Hint: "give --otel-endpoint as the collector's OTLP/HTTP URL, e.g. http://127.0.0.1:4318"}
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := stopTracing(sctx); err != nil {
+			log.Warn("flushing traces", "error", err.Error())
+		}
+	}()
+	tsa := setup.ObservedTimestamper(o.tsaURLs, o.tsaFallbackBuiltin, m.TSA, log, reg, tracing)
 	if len(o.tsaURLs) == 0 {
 		log.Info("timestamping with the built-in TSA", "tsa", m.TSA.Certificate().Subject.CommonName)
 	} else {
@@ -185,9 +208,17 @@ func (a *app) runServe(ctx context.Context, o *serveOptions) error {
 		Storage: server.StorageOf(st), Signer: m.Signer, Timestamper: tsa, Trust: m.Trust, Logger: log,
 		MaxBodyBytes: o.maxBodyBytes, Version: BuildVersion().Version, SandboxLimit: limit,
 		RunLimits: server.RunLimits{MaxRecords: o.maxRecordsPerRun},
+		Metrics:   reg, MetricsElsewhere: o.metricsAddr != "", Tracing: tracing,
 	})
 	if err != nil {
 		return &Error{Code: ExitFailure, Err: err}
+	}
+	if o.metricsAddr != "" {
+		maddr, _, err := setup.ServeMetrics(ctx, o.metricsAddr, reg.Handler())
+		if err != nil {
+			return &Error{Code: ExitFailure, Err: err, Hint: "choose another --metrics-addr"}
+		}
+		log.Info("serving metrics", "addr", maddr.String(), "path", server.MetricsPath)
 	}
 	err = setup.Serve(ctx, srv, setup.HTTP{Addr: o.addr, ShutdownTimeout: o.shutdown, Listening: func(addr net.Addr) error {
 		fmt.Fprintf(a.streams.Out, "svc: listening on http://%s (%s, signing key %s)\n", addr, where, m.Signer.KeyID())

@@ -308,7 +308,7 @@ func (d *Dashboard) serveVerify(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := httpbody.Write(w, http.StatusOK, "text/html; charset=utf-8", body, d.cfg.WriteStall); err != nil {
-		d.log.Warn("dashboard: /verify cut", "error", err.Error())
+		d.log.WarnContext(r.Context(), "dashboard: /verify cut", "error", err.Error())
 	}
 }
 

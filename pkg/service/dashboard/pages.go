@@ -68,7 +68,7 @@ func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, status int, p
 	data["Page"] = page
 	var buf bytes.Buffer
 	if err := d.pages[page].ExecuteTemplate(&buf, "layout", data); err != nil {
-		d.log.Error("dashboard: render", "page", page, "error", err.Error())
+		d.log.ErrorContext(r.Context(), "dashboard: render", "page", page, "error", err.Error())
 		http.Error(w, "internal error rendering the page; the service log has the details", http.StatusInternalServerError)
 		return
 	}
@@ -82,7 +82,7 @@ func (d *Dashboard) errorPage(w http.ResponseWriter, r *http.Request, status int
 }
 
 func (d *Dashboard) serverError(w http.ResponseWriter, r *http.Request, err error) {
-	d.log.Error("dashboard: request failed", "path", r.URL.Path, "error", err.Error())
+	d.log.ErrorContext(r.Context(), "dashboard: request failed", "path", r.URL.Path, "error", err.Error())
 	d.errorPage(w, r, http.StatusInternalServerError, "Internal error; the service log has the details.")
 }
 
@@ -429,13 +429,13 @@ func (d *Dashboard) download(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", sigstore.BundleMediaType)
 		w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s-%s"`, sv.ID, file))
 		if err := sigstore.WriteAttestation(httpbody.NewWriter(w, d.cfg.WriteStall), sv.Body, seal); err != nil {
-			d.log.Warn("dashboard: download cut", "path", r.URL.Path, "error", err.Error())
+			d.log.WarnContext(r.Context(), "dashboard: download cut", "path", r.URL.Path, "error", err.Error())
 		}
 		return
 	}
 	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s-%s"`, sv.ID, file))
 	if err := httpbody.Write(w, http.StatusOK, ctype, body, d.cfg.WriteStall); err != nil {
-		d.log.Warn("dashboard: download cut", "path", r.URL.Path, "error", err.Error())
+		d.log.WarnContext(r.Context(), "dashboard: download cut", "path", r.URL.Path, "error", err.Error())
 	}
 }
 

@@ -92,6 +92,7 @@ func (s *Server) createCalibrationRequest(ctx context.Context, key store.APIKey,
 	if err := s.cfg.Storage.Calibrations.CreateCalibrationRequest(ctx, c); err != nil {
 		return api.CalibrationRequestView{}, err
 	}
+	s.metrics.CalibrationRequest(c.Status)
 	return calView(c), nil
 }
 

@@ -145,7 +145,12 @@ func (s *Server) checkProof(ctx context.Context, runID string, rec *vpec.Record)
 		return err
 	}
 	v := &zk.Verifier{Trust: s.cfg.Trust, Circuits: set}
-	if _, err := v.VerifyProof(runID, rec); err != nil {
+	_, end := s.span(ctx, "zk.verify_proof")
+	begin := time.Now()
+	_, err = v.VerifyProof(runID, rec)
+	s.metrics.ZKVerification(zkResult(err), time.Since(begin))
+	end(err)
+	if err != nil {
 		return &httpError{http.StatusUnprocessableEntity, api.CodeProofInvalid, "zk_proof rejected: " + err.Error(), "zk_proof"}
 	}
 	return nil

@@ -101,4 +101,15 @@ func TestRecordWithProof(t *testing.T) {
 	if _, code, eb, data := e.recordOne(e.keyA, func(r *vpec.Record) { r.ProofLevel = vpec.VerifiableInference }); code != 422 || eb.Error.Field != "proof_level" {
 		t.Fatalf("verifiable_inference without a proof: %d %s", code, data)
 	}
+	// The verifications are counted: the proved record valid, the flipped
+	// result invalid.
+	fams := scrape(t, e.url)
+	for _, result := range []string{"valid", "invalid"} {
+		if n := sample(fams, "svc_zk_verifications_total", map[string]string{"result": result}); n < 1 {
+			t.Errorf("svc_zk_verifications_total{result=%q} = %v", result, n)
+		}
+	}
+	if n := sample(fams, "svc_zk_verification_duration_seconds", nil); n < 2 {
+		t.Errorf("svc_zk_verification_duration_seconds count %v, want >= 2", n)
+	}
 }

@@ -197,7 +197,9 @@ func (s *Server) issue(r *http.Request, run store.Run) (*vpec.VPEC, []byte, erro
 	if err != nil {
 		return nil, nil, err
 	}
+	_, signed := s.span(ctx, "sign")
 	sig := s.cfg.Signer.Sign(msg)
+	signed(nil)
 	msg = nil
 	collect(bodyBytes)
 	token, err := s.cfg.Timestamper.Timestamp(ctx, issue.TimestampImprint(sig))

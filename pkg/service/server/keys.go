@@ -18,7 +18,9 @@ import (
 // unknown or revoked key is a 401 naming why; a store failure is returned
 // as is (a 5xx).
 func (s *Server) apiKey(ctx context.Context, hash []byte) (store.APIKey, error) {
-	if k, ok := s.keys.get(hash, s.cfg.Now()); ok {
+	k, ok := s.keys.get(hash, s.cfg.Now())
+	s.metrics.KeyCache(ok)
+	if ok {
 		return k, nil
 	}
 	return s.freshAPIKey(ctx, hash)
@@ -33,6 +35,7 @@ func (s *Server) freshAPIKey(ctx context.Context, hash []byte) (store.APIKey, er
 	k, err := s.cfg.Storage.Orgs.APIKeyByHash(ctx, hash)
 	switch {
 	case errors.Is(err, store.ErrRevoked):
+		s.metrics.RevokedKeyRefused()
 		return store.APIKey{}, &httpError{http.StatusUnauthorized, api.CodeUnauthorized,
 			fmt.Sprintf("API key %s was revoked at %s: ask the service's administrator for a new key", k.ID, vpec.FormatTime(k.RevokedAt)), ""}
 	case errors.Is(err, store.ErrNotFound) || (err == nil && subtle.ConstantTimeCompare(k.Hash, hash) != 1):

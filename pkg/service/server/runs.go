@@ -87,7 +87,7 @@ func (s *Server) openRun(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	s.log.Info("run opened", "run_id", run.ID, "org_id", run.OrgID, "workflow_id", run.WorkflowID)
+	s.log.InfoContext(r.Context(), "run opened", "run_id", run.ID, "org_id", run.OrgID, "workflow_id", run.WorkflowID)
 	writeJSON(w, http.StatusCreated, s.runView(r, run))
 }
 
@@ -382,6 +382,7 @@ func (s *Server) close(r *http.Request, f *closeFlight, orgID, runID, closeKey s
 	// Phase 1: seal the record set. From this commit on no record is added
 	// to the run (in any process): the records read below are exactly
 	// the ones ever acknowledged.
+	begin := time.Now()
 	run, sealedNow, err := s.cfg.Storage.Runs.SealRecords(r.Context(), orgID, runID, closeKey, s.cfg.Now().UTC())
 	if err != nil {
 		return nil, nil, err
@@ -435,7 +436,8 @@ func (s *Server) close(r *http.Request, f *closeFlight, orgID, runID, closeKey s
 	if err != nil {
 		return nil, nil, err
 	}
-	s.log.Info("run closed", "run_id", run.ID, "vpec_id", v.VPECID, "records", v.TotalChecksRun, "gaps", len(v.Gaps), "chain_intact", v.ChainIntact, "bytes", len(body))
+	s.metrics.RunSealed(string(v.Environment), string(v.ProofLevelFloor), metricGaps(v.Gaps), time.Since(begin))
+	s.log.InfoContext(r.Context(), "run closed", "run_id", run.ID, "vpec_id", v.VPECID, "records", v.TotalChecksRun, "gaps", len(v.Gaps), "chain_intact", v.ChainIntact, "bytes", len(body))
 	return body, nil, nil
 }
 

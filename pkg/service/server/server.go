@@ -19,6 +19,9 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
+
 	"github.com/svc-gov/svc/pkg/core/api"
 	"github.com/svc-gov/svc/pkg/core/canonical"
 	"github.com/svc-gov/svc/pkg/core/document"
@@ -27,7 +30,9 @@ import (
 	"github.com/svc-gov/svc/pkg/core/timestamp"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/service/dashboard"
+	"github.com/svc-gov/svc/pkg/service/metrics"
 	"github.com/svc-gov/svc/pkg/service/store"
+	"github.com/svc-gov/svc/pkg/service/telemetry"
 )
 
 // DefaultMaxBodyBytes bounds request bodies unless Config says otherwise.
@@ -73,6 +78,18 @@ type Config struct {
 	// 503 service_busy with Retry-After. Default Dashboard.VerifyBytes,
 	// else dashboard.DefaultVerifyBytes.
 	LoadBytes int64
+	// Metrics receives the server's metrics, served at GET /metrics
+	// (MetricsPath) unless MetricsElsewhere; nil makes a private one.
+	Metrics *metrics.Metrics
+	// MetricsElsewhere leaves /metrics off this handler (svc serve
+	// --metrics-addr serves Metrics.Handler on its own listener).
+	MetricsElsewhere bool
+	// Tracing makes the spans of each request and of the store, TSA,
+	// signing and proof verification work inside it; nil makes none.
+	Tracing trace.TracerProvider
+	// uninstrumented leaves out metrics, spans and the store and TSA
+	// wrappers (a benchmark's baseline; export_test.go).
+	uninstrumented bool
 	// WriteStall is how long a client may take to accept each 256 KiB of
 	// a large response (a VPEC, an attestation, /verify) before it is cut
 	// (default httpbody.DefaultStall, 30 s): large bodies are written
@@ -85,6 +102,8 @@ type Config struct {
 type Server struct {
 	cfg      Config
 	log      *slog.Logger
+	metrics  *metrics.Metrics
+	tracer   trace.Tracer
 	mux      *http.ServeMux
 	patterns []string
 	sandbox  *limiter
@@ -176,10 +195,25 @@ func New(cfg Config) (*Server, error) {
 		cfg.LineageTTL = 24 * time.Hour
 	}
 	cfg.RunLimits = cfg.RunLimits.withDefaults()
+	log = slog.New(requestLog{log.Handler()})
+	if cfg.Metrics == nil && !cfg.uninstrumented {
+		cfg.Metrics = metrics.New(metrics.Options{})
+	}
+	if cfg.Tracing == nil {
+		cfg.Tracing = noop.NewTracerProvider()
+	}
+	tracer := cfg.Tracing.Tracer(telemetry.ScopeName)
+	if !cfg.uninstrumented {
+		cfg.Storage = storeObserver{cfg.Metrics, tracer}.instrument(cfg.Storage)
+		if a, ok := cfg.Timestamper.(*timestamp.Authority); ok {
+			cfg.Timestamper = ObservedTimestamper(a, "builtin", cfg.Metrics, cfg.Tracing)
+		}
+	}
 	if cfg.LoadBytes <= 0 {
 		cfg.LoadBytes = cfg.Dashboard.VerifyBytes
 	}
-	s := &Server{cfg: cfg, log: log, mux: http.NewServeMux(), sandbox: newLimiter(cfg.SandboxLimit, cfg.Now), loads: dashboard.NewBudget(cfg.LoadBytes)}
+	s := &Server{cfg: cfg, log: log, mux: http.NewServeMux(), sandbox: newLimiter(cfg.SandboxLimit, cfg.Now), loads: dashboard.NewBudget(cfg.LoadBytes),
+		metrics: cfg.Metrics, tracer: tracer}
 	s.runs.max, s.tips.max, s.profileCache.max = 50000, 50000, 1000
 	s.scopes.max = 50000
 	s.attests.max = maxAttestations
@@ -201,6 +235,9 @@ func (s *Server) handle(pattern string, h http.HandlerFunc) {
 
 func (s *Server) routes() {
 	s.handle("GET /healthz", s.healthz)
+	if !s.cfg.MetricsElsewhere && s.metrics != nil {
+		s.handle("GET "+MetricsPath, s.serveMetrics().ServeHTTP)
+	}
 	s.handle("GET /readyz", s.readyz)
 	s.handle("GET "+api.TrustBundlePath, s.trustBundle)
 	s.handle("POST /api/v1/runs", s.auth(s.openRun))
@@ -225,29 +262,29 @@ func (s *Server) routes() {
 	s.handle("GET /api/v1/registry/calibration-requests/{request_id}", s.auth(s.getCalibrationRequest))
 }
 
-// ServeHTTP logs each request and dispatches it. Every response carries
+// serve logs each request and dispatches it. Every response carries
 // X-Content-Type-Options: nosniff. A response whose body could not be
 // written whole (the client went away, or took no chunk within
 // WriteStall) is logged as "response cut" at warning level, with the
 // status that was sent and the bytes that were, never as a "request" line.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (s *Server) serve(rw *statusWriter, r *http.Request) {
 	start := s.cfg.Now()
-	rw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+	ctx := r.Context()
 	rw.Header().Set("X-Content-Type-Options", "nosniff")
 	defer func() {
 		if v := recover(); v != nil {
-			s.log.Error("panic serving request", "method", r.Method, "path", r.URL.Path, "panic", fmt.Sprint(v))
+			s.log.ErrorContext(ctx, "panic serving request", "method", r.Method, "path", r.URL.Path, "panic", fmt.Sprint(v))
 			if !rw.wrote {
 				writeError(rw, http.StatusInternalServerError, api.CodeInternal, "internal error", "")
 			}
 		}
 		ms := float64(s.cfg.Now().Sub(start).Microseconds()) / 1000
 		if rw.err != nil {
-			s.log.Warn("response cut", "method", r.Method, "path", r.URL.Path, "status_sent", rw.status, "bytes_sent", rw.n,
+			s.log.WarnContext(ctx, "response cut", "method", r.Method, "path", r.URL.Path, "status_sent", rw.status, "bytes_sent", rw.n,
 				"content_length", rw.Header().Get("Content-Length"), "error", rw.err.Error(), "duration_ms", ms)
 			return
 		}
-		s.log.Info("request", "method", r.Method, "path", r.URL.Path, "status", rw.status, "duration_ms", ms)
+		s.log.InfoContext(ctx, "request", "method", r.Method, "path", r.URL.Path, "status", rw.status, "duration_ms", ms)
 	}()
 	// A path not in canonical form (//api/v1/..., /./, /../) is not an
 	// endpoint: the router would answer a redirect with an HTML body, and
@@ -256,10 +293,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(rw, http.StatusNotFound, api.CodeNoEndpoint, fmt.Sprintf("no endpoint %s %q: the path is not in canonical form (did you mean %s?); see docs/API.md", r.Method, p, canonicalPath(p)), "")
 		return
 	}
-	if _, pattern := s.mux.Handler(r); pattern == "" {
+	_, pattern := s.mux.Handler(r)
+	if pattern == "" {
 		noEndpoint(rw, r)
 		return
 	}
+	rw.route = pattern
 	s.mux.ServeHTTP(rw, r)
 }
 
@@ -285,10 +324,13 @@ func canonicalPath(p string) string {
 // body bytes written, and the first write error (a cut response).
 type statusWriter struct {
 	http.ResponseWriter
-	status int
-	wrote  bool
-	n      int64
-	err    error
+	// route is the matched route pattern, code the API error code
+	// answered (writeError), for the metrics.
+	route, code string
+	status      int
+	wrote       bool
+	n           int64
+	err         error
 }
 
 func (w *statusWriter) WriteHeader(code int) {
@@ -327,6 +369,9 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 func writeError(w http.ResponseWriter, status int, code, msg, field string) {
+	if sw, ok := w.(*statusWriter); ok {
+		sw.code = code
+	}
 	b, _ := json.Marshal(api.ErrorBody{Error: api.Error{Code: code, Message: msg, Field: field}})
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
@@ -366,7 +411,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	case errors.Is(err, context.Canceled):
 		writeError(w, 499, api.CodeInternal, "request cancelled", "")
 	default:
-		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "error", err.Error())
+		s.log.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "error", err.Error())
 		writeError(w, http.StatusInternalServerError, api.CodeInternal, "internal error; the service log has the details", "")
 	}
 }
@@ -502,7 +547,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	if err := s.cfg.Storage.Health.Ping(ctx); err != nil {
 		// The answer names the reason without paths or driver messages
 		// (the endpoint is unauthenticated); the log has the error.
-		s.log.Warn("not ready", "error", err.Error())
+		s.log.WarnContext(r.Context(), "not ready", "error", err.Error())
 		detail := "database unreachable"
 		switch {
 		case errors.Is(err, store.ErrNotWritable):

@@ -21,17 +21,39 @@ import (
 // order and nothing else, unless fallback lets builtin answer when they
 // all fail (logged on log as a warning every time).
 func Timestamper(urls []string, fallback bool, builtin *timestamp.Authority, log *slog.Logger) timestamp.Timestamper {
+	return timestamperOf(urls, fallback, builtin, log, nil)
+}
+
+// observe wraps one authority (label "builtin" or "external") and counts
+// fallbacks; nil observes nothing.
+type observe struct {
+	wrap       func(t timestamp.Timestamper, label string) timestamp.Timestamper
+	onFallback func()
+}
+
+// timestamperOf is Timestamper with each authority wrapped by o.
+func timestamperOf(urls []string, fallback bool, builtin *timestamp.Authority, log *slog.Logger, o *observe) timestamp.Timestamper {
+	wrap := func(t timestamp.Timestamper, label string) timestamp.Timestamper {
+		if o == nil {
+			return t
+		}
+		return o.wrap(t, label)
+	}
+	in := wrap(builtin, "builtin")
 	if len(urls) == 0 {
-		return builtin
+		return in
 	}
 	var ext timestamp.Chain
 	for _, u := range urls {
-		ext = append(ext, &tsahttp.Client{URL: u})
+		ext = append(ext, wrap(&tsahttp.Client{URL: u}, "external"))
 	}
 	if !fallback {
 		return ext
 	}
-	return &timestamp.Fallback{Primary: ext, Secondary: builtin, OnFallback: func(err error) {
+	return &timestamp.Fallback{Primary: ext, Secondary: in, OnFallback: func(err error) {
+		if o != nil {
+			o.onFallback()
+		}
 		log.Warn("external timestamp authorities failed: timestamped with the built-in TSA (--tsa-fallback-builtin)",
 			"tsa", builtin.Certificate().Subject.CommonName, "tsa_urls", strings.Join(urls, " "), "error", err.Error())
 	}}
