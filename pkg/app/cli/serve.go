@@ -14,7 +14,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/svc-gov/svc/pkg/core/signing"
 	"github.com/svc-gov/svc/pkg/service/dashboard"
+	"github.com/svc-gov/svc/pkg/service/logwriter"
 	"github.com/svc-gov/svc/pkg/service/server"
 	"github.com/svc-gov/svc/pkg/service/server/setup"
 )
@@ -36,6 +38,9 @@ type serveOptions struct {
 	// tsaFallbackBuiltin lets the built-in TSA answer when every --tsa-url
 	// fails (each fallback logged as a warning).
 	tsaFallbackBuiltin bool
+	// tlog configures the transparency log; noTlog turns it off.
+	tlog   setup.LogOptions
+	noTlog bool
 }
 
 func (a *app) serveCmd() *cobra.Command {
@@ -49,6 +54,9 @@ func (a *app) serveCmd() *cobra.Command {
 			m, err := server.ReadMaterial(data.dir())
 			if err != nil {
 				return materialError(err)
+			}
+			if err := addLogKey(m.Trust, data.dir()); err != nil {
+				return &Error{Code: ExitFailure, Err: err}
 			}
 			_, err = a.streams.Out.Write(m.Trust.Marshal())
 			return err
@@ -100,6 +108,12 @@ SIGINT or SIGTERM stops it gracefully: requests in flight finish.`,
 	cmd.Flags().StringArrayVar(&o.tsaURLs, "tsa-url", nil, "external RFC 3161 authority to timestamp VPECs and sessions with, tried in order (repeatable); when all fail, sealing fails (502) unless --tsa-fallback-builtin")
 	cmd.Flags().BoolVar(&o.tsaFallbackBuiltin, "tsa-fallback-builtin", false, "when every --tsa-url fails, timestamp with the built-in authority instead (a warning is logged each time; the token names the built-in TSA)")
 	cmd.Flags().StringArrayVar(&o.tsaRoots, "tsa-root", nil, "PEM root certificate of an external authority, published in the trust bundle (repeatable)")
+	cmd.Flags().BoolVar(&o.noTlog, "no-tlog", false, "run without the transparency log: VPECs get no log index and no receipt (docs/TRANSPARENCY.md)")
+	cmd.Flags().StringVar(&o.tlog.Origin, "tlog-origin", "", "name of the transparency log, a schema-less URL such as svc.example.com/log, fixed when the log is created (default svc.invalid/log/<signing key id>)")
+	cmd.Flags().StringVar(&o.tlog.MySQLDSN, "tlog-mysql", "", "keep the transparency log in this MySQL or MariaDB database (user:password@tcp(host:3306)/db), which several server processes share; default: a directory in the data directory, one process")
+	cmd.Flags().StringVar(&o.tlog.WitnessPolicyFile, "witness-policy", "", "witness policy file: the witnesses each checkpoint is sent to and how many must cosign (docs/TRANSPARENCY.md, Witnesses)")
+	cmd.Flags().DurationVar(&o.tlog.CheckpointInterval, "tlog-checkpoint-interval", logwriter.DefaultCheckpointInterval, "how often the transparency log publishes a checkpoint (receipts wait about this long; at least 100ms, 1s with --tlog-mysql)")
+	cmd.Flags().DurationVar(&o.tlog.WitnessTimeout, "witness-timeout", logwriter.DefaultWitnessTimeout, "how long one round of sending a checkpoint to the witnesses may take")
 	cmd.Flags().StringVar(&o.addrFile, "addr-file", "", "write the address listened on to this file once serving (useful with --addr 127.0.0.1:0)")
 	return cmd
 }
@@ -111,6 +125,12 @@ func (o *serveOptions) validate() error {
 		return errorf(ExitUsage, "use --log-format text or json", "unknown log format %q", o.logFormat)
 	case o.tsaFallbackBuiltin && len(o.tsaURLs) == 0:
 		return errorf(ExitUsage, "add --tsa-url URL, or leave --tsa-fallback-builtin out: the built-in authority is used by default", "--tsa-fallback-builtin needs --tsa-url")
+	case o.noTlog && (o.tlog.Origin != "" || o.tlog.MySQLDSN != "" || o.tlog.WitnessPolicyFile != ""):
+		return errorf(ExitUsage, "leave --no-tlog out to configure the log", "--no-tlog with --tlog-origin, --tlog-mysql or --witness-policy")
+	case !o.noTlog && o.tlog.CheckpointInterval < logwriter.MinCheckpointInterval:
+		return errorf(ExitUsage, "give --tlog-checkpoint-interval of at least 100ms", "--tlog-checkpoint-interval %v is below the log's minimum", o.tlog.CheckpointInterval)
+	case !o.noTlog && o.tlog.MySQLDSN != "" && o.tlog.CheckpointInterval < logwriter.MinCheckpointIntervalMySQL:
+		return errorf(ExitUsage, "give --tlog-checkpoint-interval of at least 1s with --tlog-mysql", "--tlog-checkpoint-interval %v is below the MySQL backend's minimum", o.tlog.CheckpointInterval)
 	case o.maxRecordsPerRun < 1:
 		return &Error{Code: ExitUsage, Err: fmt.Errorf("--max-records-per-run must be at least 1, is %d", o.maxRecordsPerRun)}
 	}
@@ -177,6 +197,27 @@ func (a *app) runServe(ctx context.Context, o *serveOptions) error {
 	if err := setup.AddTSARoots(m, o.tsaRoots); err != nil {
 		return &Error{Code: ExitUsage, Err: fmt.Errorf("--tsa-root: %w", err), Hint: "give the PEM root certificate of the external authority"}
 	}
+	var tlog *server.TransparencyLog
+	if !o.noTlog {
+		tl, err := setup.OpenLog(ctx, o.data.dir(), m.Signer.KeyID(), o.tlog, log)
+		if err != nil {
+			return &Error{Code: ExitFailure, Err: err, Hint: "check the transparency log options (--tlog-origin, --tlog-mysql, --witness-policy), or run with --no-tlog"}
+		}
+		defer func() {
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.shutdown)
+			defer cancel()
+			if err := tl.Close(cctx); err != nil {
+				log.Warn("closing the transparency log", "error", err.Error())
+			}
+		}()
+		m.Trust.AddLogKey(tl.Material.Key)
+		if tl.Created {
+			fmt.Fprintf(a.streams.Err, "%s: created the transparency log key %s; publish the new trust bundle: %s serve trust-bundle --data-dir %s\n", a.name, tl.Material.Key, a.name, o.data.dir())
+			log.Warn("created a new transparency log key", "log_key", tl.Material.Key.String())
+		}
+		tlog = &server.TransparencyLog{Log: tl.Log, Secret: tl.Material.Secret, Store: st, ReceiptRetryAfter: o.tlog.CheckpointInterval}
+		log.Info("transparency log open", "log_key", tl.Material.Key.String(), "mysql", o.tlog.MySQLDSN != "", "witness_policy", o.tlog.WitnessPolicyFile)
+	}
 	limit := server.RateLimit{PerSecond: o.sandboxRate, Burst: o.sandboxBurst}
 	if o.sandboxRate <= 0 {
 		limit.PerSecond = -1
@@ -184,10 +225,17 @@ func (a *app) runServe(ctx context.Context, o *serveOptions) error {
 	srv, err := server.New(server.Config{
 		Storage: server.StorageOf(st), Signer: m.Signer, Timestamper: tsa, Trust: m.Trust, Logger: log,
 		MaxBodyBytes: o.maxBodyBytes, Version: BuildVersion().Version, SandboxLimit: limit,
-		RunLimits: server.RunLimits{MaxRecords: o.maxRecordsPerRun},
+		RunLimits: server.RunLimits{MaxRecords: o.maxRecordsPerRun}, Log: tlog,
 	})
 	if err != nil {
 		return &Error{Code: ExitFailure, Err: err}
+	}
+	// VPECs a crash left stored but not logged go into the log before
+	// anything else is served.
+	if n, err := srv.AppendBacklog(ctx); err != nil {
+		return &Error{Code: ExitFailure, Err: err, Hint: "the transparency log could not be written: check its directory or database"}
+	} else if n > 0 {
+		log.Warn("appended stored VPECs missing from the transparency log (a crash between storing and logging them)", "vpecs", n)
 	}
 	err = setup.Serve(ctx, srv, setup.HTTP{Addr: o.addr, ShutdownTimeout: o.shutdown, Listening: func(addr net.Addr) error {
 		fmt.Fprintf(a.streams.Out, "svc: listening on http://%s (%s, signing key %s)\n", addr, where, m.Signer.KeyID())
@@ -212,4 +260,14 @@ func (a *app) runServe(ctx context.Context, o *serveOptions) error {
 		return &Error{Code: ExitFailure, Err: err}
 	}
 	return nil
+}
+
+// addLogKey adds the data directory's transparency log key, if it has a
+// log, to the trust bundle.
+func addLogKey(b *signing.Bundle, dataDir string) error {
+	k, ok, err := server.ReadLogKey(dataDir)
+	if ok {
+		b.AddLogKey(k)
+	}
+	return err
 }

@@ -37,14 +37,27 @@ type TransparencyLog struct {
 
 // logRoutes mounts the transparency log's routes when the server has a
 // log.
+//
+// The API routes exist either way (501 not_implemented without a log);
+// the tiles are mounted under api.LogPath, outside API v1 like the
+// dashboard, only with one.
 func (s *Server) logRoutes() {
-	if s.cfg.Log == nil {
-		return
+	s.handle("GET /api/v1/vpecs/{vpec_id}/receipt", s.auth(s.withLog(s.getReceipt)))
+	s.handle("GET /api/v1/log/org-key", s.auth(s.withLog(s.getOrgKey)))
+	if s.cfg.Log != nil {
+		s.mux.Handle("GET "+api.LogPath, http.StripPrefix(api.LogPath[:len(api.LogPath)-1], s.cfg.Log.Log.Handler()))
 	}
-	s.handle("GET /api/v1/vpecs/{vpec_id}/receipt", s.auth(s.getReceipt))
-	s.handle("GET /api/v1/log/org-key", s.auth(s.getOrgKey))
-	tiles := http.StripPrefix(api.LogPath[:len(api.LogPath)-1], s.cfg.Log.Log.Handler())
-	s.handle("GET "+api.LogPath, tiles.ServeHTTP)
+}
+
+// withLog answers 501 for a log route of a server without a log.
+func (s *Server) withLog(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if s.cfg.Log == nil {
+			writeError(w, http.StatusNotImplemented, api.CodeNotImplemented, "this service runs without a transparency log (svc serve --no-tlog): its VPECs have no receipts", "")
+			return
+		}
+		h(w, r)
+	}
 }
 
 // checkLogConfig checks Config.Log.
