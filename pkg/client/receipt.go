@@ -146,3 +146,19 @@ func (p *Pipeline) GetReceipt(ctx context.Context, vpecID string, wait time.Dura
 	}
 	return data, nil
 }
+
+// LogInfo returns the caller's organisation's monitoring key for the
+// transparency log, with the log's key (GET /api/v1/log/org-key). A
+// service without a log gives ErrNoReceipt.
+func (p *Pipeline) LogInfo(ctx context.Context) (*api.LogInfo, error) {
+	var info api.LogInfo
+	err := p.getJSON(ctx, http.MethodGet, "/api/v1/log/org-key", nil, &info)
+	var ae *APIError
+	if errors.As(err, &ae) && ae.Status == http.StatusNotImplemented {
+		return nil, fmt.Errorf("%w: %w", ErrNoReceipt, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &info, nil
+}
