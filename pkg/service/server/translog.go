@@ -290,3 +290,35 @@ func (s *Server) getOrgKey(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, api.LogInfo{OrgID: key.OrgID, OrgKey: ok.String(), LogKey: s.cfg.Log.Log.Key().String(), LogPath: api.LogPath})
 }
+
+// logSize is the dashboard's dashboard.Config.LogSize: the size of the
+// log's latest checkpoint (verified against the log key); nil without a
+// log.
+func (s *Server) logSize() func(ctx context.Context) (uint64, error) {
+	if s.cfg.Log == nil {
+		return nil
+	}
+	l := s.cfg.Log.Log
+	none, err := tlog.ParseWitnessPolicy([]byte("quorum none\n"))
+	if err != nil {
+		return nil
+	}
+	v, err := tlog.NewVerifier(l.Key(), none)
+	if err != nil {
+		return nil
+	}
+	return func(ctx context.Context) (uint64, error) {
+		cp, err := l.Checkpoint(ctx)
+		if errors.Is(err, logwriter.ErrNotIntegrated) {
+			return 0, nil
+		}
+		if err != nil {
+			return 0, err
+		}
+		ck, err := v.VerifyCheckpoint(cp)
+		if err != nil {
+			return 0, err
+		}
+		return ck.Size, nil
+	}
+}
