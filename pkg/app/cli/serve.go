@@ -82,6 +82,13 @@ built-in RFC 3161 timestamp authority in the data directory. The trust
 bundle that verifies this service's VPECs is served at
 /.well-known/svc/trust-bundle.pem and printed by 'svc serve trust-bundle'.
 
+Every VPEC a close issues is appended to the service's transparency log
+(docs/TRANSPARENCY.md), kept in the data directory (its key too, created on
+first start and added to the trust bundle) unless --tlog-mysql names a
+database several server processes share; the close answers with the VPEC's
+log index, its receipt follows at GET /api/v1/vpecs/{id}/receipt, and the
+log is served read-only under /log/. --no-tlog turns it off.
+
 SIGINT or SIGTERM stops it gracefully: requests in flight finish.`,
 		Example: `  svc serve
   svc serve --addr 127.0.0.1:9090 --data-dir /var/lib/svc
