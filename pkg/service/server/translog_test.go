@@ -4,10 +4,10 @@ import (
 	"context"
 	"crypto/ed25519"
 	"io"
-	"strings"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
