@@ -54,6 +54,9 @@ func New(tb testing.TB, wrap func(http.Handler) http.Handler, configure ...func(
 	for _, c := range configure {
 		c(&cfg)
 	}
+	if cfg.Log != nil && cfg.Log.Store == nil {
+		cfg.Log.Store = st // WithLog's log records indexes in this store
+	}
 	srv, err := server.New(cfg)
 	if err != nil {
 		tb.Fatal(err)

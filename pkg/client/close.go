@@ -29,6 +29,10 @@ type VPECResult struct {
 	// queued; once delivered, the service seals the run and issues its
 	// own VPEC (see Pipeline.FetchVPEC).
 	Offline bool
+
+	// receipt is the VPEC's transparency log receipt, fetched in the
+	// background after an online close (receipt.go); nil when Offline.
+	receipt *receiptState
 }
 
 // Close seals the run and returns its VPEC. Queued entries of the run are
@@ -62,6 +66,15 @@ func (r *Run) Close(ctx context.Context) (*VPECResult, error) {
 					return nil, fmt.Errorf("svc client: close run %s: answer: %w", r.id, err)
 				}
 				r.sealed = true
+				// The receipt comes about one checkpoint interval later:
+				// fetched in the background, never holding up the host
+				// (unless Options.WaitForReceipt, within Options.Timeout).
+				res.receipt = p.fetchReceipt(res.VPEC.VPECID)
+				if p.waitReceipt {
+					wctx, wcancel := p.callCtx(parent)
+					_, _ = res.AwaitReceipt(wctx)
+					wcancel()
+				}
 				return res, nil
 			}
 			if errors.Is(err, ErrRunSealed) {

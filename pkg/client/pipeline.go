@@ -116,6 +116,12 @@ type Options struct {
 	// It may be called from a background goroutine; it must not call the
 	// Pipeline.
 	OnFlushError func(error)
+	// WaitForReceipt makes Run.Close wait, within Timeout, for the VPEC's
+	// transparency log receipt (about one checkpoint interval of the
+	// service, 1 s by default) before it returns. Either way the receipt
+	// is fetched in the background and kept (VPECResult.Receipt); a close
+	// whose receipt does not come in time still returns its VPEC.
+	WaitForReceipt bool
 }
 
 // Pipeline holds the API key and workflow identity, opens Runs and owns
@@ -133,6 +139,8 @@ type Pipeline struct {
 	retry      time.Duration
 	onFlushErr func(error)
 	q          *queue
+	// waitReceipt is Options.WaitForReceipt.
+	waitReceipt bool
 
 	// life: public entry points hold it shared; Close takes it exclusively.
 	life   sync.RWMutex
@@ -176,7 +184,7 @@ func NewPipeline(opts Options) (*Pipeline, error) {
 	p := &Pipeline{
 		key: key, keyID: api.KeyID(key), baseURL: base, workflowID: wf, surfaceID: opts.SurfaceID,
 		policy: slices.Clone(opts.Policy), pch: opts.ProcessContextHash, env: env,
-		hc: opts.HTTPClient, timeout: opts.Timeout, retry: opts.RetryInterval, onFlushErr: opts.OnFlushError,
+		hc: opts.HTTPClient, timeout: opts.Timeout, retry: opts.RetryInterval, onFlushErr: opts.OnFlushError, waitReceipt: opts.WaitForReceipt,
 		flushSem: make(chan struct{}, 1),
 	}
 	if p.hc == nil {

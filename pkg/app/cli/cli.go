@@ -134,6 +134,7 @@ profiles offline.`, s)
 		a.calibrateCmd(),
 		a.queueCmd(),
 		a.vpecCmd(),
+		a.logCmd(),
 		a.quickstartCmd(),
 		a.modelCmd(),
 		newCmdTrace(a, nil),

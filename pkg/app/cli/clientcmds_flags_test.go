@@ -56,6 +56,9 @@ func TestCloseFlags(t *testing.T) {
 		{name: "--out --force --require-passed", args: []string{"--out", "v.json", "--force", "--require-passed"},
 			want: func(o *closeOptions) { o.out, o.force, o.requirePassed = "v.json", true, true }},
 		{name: "SVC_OUT", env: map[string]string{"SVC_OUT": "env.json"}, want: func(o *closeOptions) { o.out = "env.json" }},
+		{name: "--wait-receipt", args: []string{"--wait-receipt", "5s"}, want: func(o *closeOptions) { o.waitReceipt = 5 * time.Second }},
+		{name: "--wait-receipt too long", args: []string{"--wait-receipt", "2m"}, code: ExitUsage},
+		{name: "--wait-receipt negative", args: []string{"--wait-receipt", "-1s"}, code: ExitUsage},
 		{name: "an argument", args: []string{"vpec.json"}, code: ExitUsage},
 	}
 	cases = append(cases, clientFlagCases(func(o *closeOptions) *clientOptions { return &o.co })...)
@@ -97,10 +100,15 @@ func TestQueueFlags(t *testing.T) {
 }
 
 func TestVPECGetFlags(t *testing.T) {
-	defaults := func() *vpecGetOptions { return &vpecGetOptions{co: defaultClient(), id: "run_1"} }
+	defaults := func() *vpecGetOptions {
+		return &vpecGetOptions{co: defaultClient(), id: "run_1", receiptWait: defaultReceiptWait}
+	}
 	cases := []flagCase[vpecGetOptions]{
 		{name: "a run id"},
 		{name: "--out --force", args: []string{"--out", "v.json", "--force"}, want: func(o *vpecGetOptions) { o.out, o.force = "v.json", true }},
+		{name: "--receipt-wait", args: []string{"--receipt-wait", "0s"}, want: func(o *vpecGetOptions) { o.receiptWait = 0 }},
+		{name: "--no-receipt", args: []string{"--no-receipt"}, want: func(o *vpecGetOptions) { o.noReceipt = true }},
+		{name: "--receipt-wait too long", args: []string{"--receipt-wait", "61s"}, code: ExitUsage},
 		{name: "two ids", args: []string{"vpec_2"}, code: ExitUsage},
 	}
 	cases = append(cases, clientFlagCases(func(o *vpecGetOptions) *clientOptions { return &o.co })...)

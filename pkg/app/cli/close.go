@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -22,6 +23,9 @@ type closeOptions struct {
 	out           string
 	force         bool
 	requirePassed bool
+	// waitReceipt, when positive, waits that long for the transparency
+	// log receipt and writes it beside --out.
+	waitReceipt time.Duration
 }
 
 // newCmdClose builds svc close; runF, when not nil, gets the parsed
@@ -45,12 +49,20 @@ says how to fetch its VPEC.
 
 The summary line's "clean" means no governance gaps, not that every check
 passed; --require-passed exits 1 (after writing the VPEC) when a recorded
-check's result is fail or error.`,
+check's result is fail or error.
+
+--wait-receipt D waits up to D (at most 60s) for the VPEC's transparency log
+receipt, about one checkpoint interval of the service, and writes it beside
+--out (vpec.json: vpec.receipt.json); without it the close does not wait,
+and 'svc vpec get VPEC_ID --out vpec.json' fetches the receipt later.`,
 		Example: `  svc close --out vpec.json --force --require-passed && svc verify vpec.json --trust-root trust-bundle.pem   # --force: a CI job run again in one workspace`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.co.validate(); err != nil {
 				return err
+			}
+			if o.waitReceipt < 0 || o.waitReceipt > 60*time.Second {
+				return errorf(ExitUsage, "give --wait-receipt from 0s to 60s", "--wait-receipt %v is out of range", o.waitReceipt)
 			}
 			if runF != nil {
 				return runF(o)
@@ -62,6 +74,7 @@ check's result is fail or error.`,
 	o.so.add(cmd)
 	cmd.Flags().StringVar(&o.out, "out", "vpec.json", "file to write the VPEC to")
 	cmd.Flags().BoolVar(&o.force, "force", false, "replace --out if it exists")
+	cmd.Flags().DurationVar(&o.waitReceipt, "wait-receipt", 0, "wait up to this long (at most 60s) for the transparency log receipt and write it beside --out (vpec.receipt.json)")
 	cmd.Flags().BoolVar(&o.requirePassed, "require-passed", false, "exit 1 (after writing the VPEC) when a recorded check's result is fail or error; skipped, degraded and override pass")
 	return cmd
 }
@@ -90,6 +103,15 @@ func (a *app) runClose(ctx context.Context, o *closeOptions) error {
 			Hint: "choose an --out in a writable directory"}
 	case err != nil:
 		return o.so.runError(err, "the run was already closed")
+	}
+	if o.waitReceipt > 0 && !res.Offline {
+		path, err := a.saveReceipt(o.out, res.VPEC.VPECID, awaitReceipt(ctx, res, o.waitReceipt))
+		if err != nil {
+			return err
+		}
+		if path != "" && o.co.output != outputJSON {
+			fmt.Fprintf(a.streams.Out, "%s: transparency log receipt -> %s\n", res.VPEC.VPECID, path)
+		}
 	}
 	if o.co.output == outputJSON {
 		if err := a.writeJSON(present.ClosedJSON(res, o.out)); err != nil {

@@ -562,6 +562,10 @@ var helpExamplePlaceholders = []string{
 // they run: an open run to record into, a close queued while the service
 // was unreachable.
 var helpExampleGiven = map[string]string{
+	"svc log monitor": "svc log org-key > acme.orgkey",
+	"svc log verify-consistency": "curl -sf \"$SVC_BASE_URL/log/checkpoint\" > old.checkpoint\n" +
+		"svc run open --workflow-id claims-intake >/dev/null && svc close --out v2.json --wait-receipt 30s >/dev/null\n" +
+		"curl -sf \"$SVC_BASE_URL/log/checkpoint\" > new.checkpoint",
 	"svc record": "svc run open --workflow-id claims-intake >/dev/null",
 	"svc close": "svc run open --workflow-id claims-intake >/dev/null\n" +
 		"svc record --check pii_detection --manifest-id $MANIFEST_ID --result pass --input-file note.txt >/dev/null",

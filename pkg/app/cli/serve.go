@@ -14,7 +14,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/svc-gov/svc/pkg/core/signing"
 	"github.com/svc-gov/svc/pkg/service/dashboard"
+	"github.com/svc-gov/svc/pkg/service/logwriter"
 	"github.com/svc-gov/svc/pkg/service/metrics"
 	"github.com/svc-gov/svc/pkg/service/server"
 	"github.com/svc-gov/svc/pkg/service/server/setup"
@@ -41,6 +43,9 @@ type serveOptions struct {
 	// metricsAddr serves /metrics on its own listener instead of the
 	// API's; otelEndpoint exports traces over OTLP/HTTP.
 	metricsAddr, otelEndpoint string
+	// tlog configures the transparency log; noTlog turns it off.
+	tlog   setup.LogOptions
+	noTlog bool
 }
 
 func (a *app) serveCmd() *cobra.Command {
@@ -54,6 +59,9 @@ func (a *app) serveCmd() *cobra.Command {
 			m, err := server.ReadMaterial(data.dir())
 			if err != nil {
 				return materialError(err)
+			}
+			if err := addLogKey(m.Trust, data.dir()); err != nil {
+				return &Error{Code: ExitFailure, Err: err}
 			}
 			_, err = a.streams.Out.Write(m.Trust.Marshal())
 			return err
@@ -78,6 +86,13 @@ PostgreSQL server. The first start creates the service signing key and a
 built-in RFC 3161 timestamp authority in the data directory. The trust
 bundle that verifies this service's VPECs is served at
 /.well-known/svc/trust-bundle.pem and printed by 'svc serve trust-bundle'.
+
+Every VPEC a close issues is appended to the service's transparency log
+(docs/TRANSPARENCY.md), kept in the data directory (its key too, created on
+first start and added to the trust bundle) unless --tlog-mysql names a
+database several server processes share; the close answers with the VPEC's
+log index, its receipt follows at GET /api/v1/vpecs/{id}/receipt, and the
+log is served read-only under /log/. --no-tlog turns it off.
 
 SIGINT or SIGTERM stops it gracefully: requests in flight finish.`,
 		Example: `  svc serve
@@ -107,6 +122,12 @@ SIGINT or SIGTERM stops it gracefully: requests in flight finish.`,
 	cmd.Flags().StringArrayVar(&o.tsaRoots, "tsa-root", nil, "PEM root certificate of an external authority, published in the trust bundle (repeatable)")
 	cmd.Flags().StringVar(&o.metricsAddr, "metrics-addr", "", "serve the Prometheus metrics at /metrics on this address instead of on --addr (docs/OBSERVABILITY.md)")
 	cmd.Flags().StringVar(&o.otelEndpoint, "otel-endpoint", "", "export traces over OTLP/HTTP to this collector URL, e.g. http://127.0.0.1:4318 (default: off, or the OTEL_EXPORTER_OTLP_ENDPOINT environment variable)")
+	cmd.Flags().BoolVar(&o.noTlog, "no-tlog", false, "run without the transparency log: VPECs get no log index and no receipt (docs/TRANSPARENCY.md)")
+	cmd.Flags().StringVar(&o.tlog.Origin, "tlog-origin", "", "name of the transparency log, a schema-less URL such as svc.example.com/log, fixed when the log is created (default svc.invalid/log/<signing key id>)")
+	cmd.Flags().StringVar(&o.tlog.MySQLDSN, "tlog-mysql", "", "keep the transparency log in this MySQL or MariaDB database (user:password@tcp(host:3306)/db), which several server processes share; default: a directory in the data directory, one process")
+	cmd.Flags().StringVar(&o.tlog.WitnessPolicyFile, "witness-policy", "", "witness policy file: the witnesses each checkpoint is sent to and how many must cosign (docs/TRANSPARENCY.md, Witnesses)")
+	cmd.Flags().DurationVar(&o.tlog.CheckpointInterval, "tlog-checkpoint-interval", logwriter.DefaultCheckpointInterval, "how often the transparency log publishes a checkpoint (receipts wait about this long; at least 100ms, 1s with --tlog-mysql)")
+	cmd.Flags().DurationVar(&o.tlog.WitnessTimeout, "witness-timeout", logwriter.DefaultWitnessTimeout, "how long one round of sending a checkpoint to the witnesses may take")
 	cmd.Flags().StringVar(&o.addrFile, "addr-file", "", "write the address listened on to this file once serving (useful with --addr 127.0.0.1:0)")
 	return cmd
 }
@@ -122,6 +143,12 @@ func (o *serveOptions) validate() error {
 		return errorf(ExitUsage, "give --metrics-addr another address than --addr, or leave it out to serve /metrics on --addr", "--metrics-addr %s is --addr", o.metricsAddr)
 	case o.otelEndpoint != "" && !telemetry.ValidEndpoint(o.otelEndpoint):
 		return errorf(ExitUsage, "give the collector's OTLP/HTTP URL, e.g. --otel-endpoint http://127.0.0.1:4318", "--otel-endpoint %q is not an http:// or https:// URL", o.otelEndpoint)
+	case o.noTlog && (o.tlog.Origin != "" || o.tlog.MySQLDSN != "" || o.tlog.WitnessPolicyFile != ""):
+		return errorf(ExitUsage, "leave --no-tlog out to configure the log", "--no-tlog with --tlog-origin, --tlog-mysql or --witness-policy")
+	case !o.noTlog && o.tlog.CheckpointInterval < logwriter.MinCheckpointInterval:
+		return errorf(ExitUsage, "give --tlog-checkpoint-interval of at least 100ms", "--tlog-checkpoint-interval %v is below the log's minimum", o.tlog.CheckpointInterval)
+	case !o.noTlog && o.tlog.MySQLDSN != "" && o.tlog.CheckpointInterval < logwriter.MinCheckpointIntervalMySQL:
+		return errorf(ExitUsage, "give --tlog-checkpoint-interval of at least 1s with --tlog-mysql", "--tlog-checkpoint-interval %v is below the MySQL backend's minimum", o.tlog.CheckpointInterval)
 	case o.maxRecordsPerRun < 1:
 		return &Error{Code: ExitUsage, Err: fmt.Errorf("--max-records-per-run must be at least 1, is %d", o.maxRecordsPerRun)}
 	}
@@ -200,6 +227,29 @@ func (a *app) runServe(ctx context.Context, o *serveOptions) error {
 	if err := setup.AddTSARoots(m, o.tsaRoots); err != nil {
 		return &Error{Code: ExitUsage, Err: fmt.Errorf("--tsa-root: %w", err), Hint: "give the PEM root certificate of the external authority"}
 	}
+	var tlog *server.TransparencyLog
+	if !o.noTlog {
+		o.tlog.OnWitness = func(e logwriter.WitnessEvent) { reg.Witness(logwriter.WitnessResult(e)) }
+		tl, err := setup.OpenLog(ctx, o.data.dir(), m.Signer.KeyID(), o.tlog, log)
+		if err != nil {
+			return &Error{Code: ExitFailure, Err: err, Hint: "check the transparency log options (--tlog-origin, --tlog-mysql, --witness-policy), or run with --no-tlog"}
+		}
+		defer func() {
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.shutdown)
+			defer cancel()
+			if err := tl.Close(cctx); err != nil {
+				log.Warn("closing the transparency log", "error", err.Error())
+			}
+		}()
+		m.Trust.AddLogKey(tl.Material.Key)
+		tl.WatchCheckpoints(ctx, o.tlog.CheckpointInterval, reg.LogCheckpoint)
+		if tl.Created {
+			fmt.Fprintf(a.streams.Err, "%s: created the transparency log key %s; publish the new trust bundle: %s serve trust-bundle --data-dir %s\n", a.name, tl.Material.Key, a.name, o.data.dir())
+			log.Warn("created a new transparency log key", "log_key", tl.Material.Key.String())
+		}
+		tlog = &server.TransparencyLog{Log: tl.Log, Secret: tl.Material.Secret, Store: st, ReceiptRetryAfter: o.tlog.CheckpointInterval}
+		log.Info("transparency log open", "log_key", tl.Material.Key.String(), "mysql", o.tlog.MySQLDSN != "", "witness_policy", o.tlog.WitnessPolicyFile)
+	}
 	limit := server.RateLimit{PerSecond: o.sandboxRate, Burst: o.sandboxBurst}
 	if o.sandboxRate <= 0 {
 		limit.PerSecond = -1
@@ -207,8 +257,8 @@ func (a *app) runServe(ctx context.Context, o *serveOptions) error {
 	srv, err := server.New(server.Config{
 		Storage: server.StorageOf(st), Signer: m.Signer, Timestamper: tsa, Trust: m.Trust, Logger: log,
 		MaxBodyBytes: o.maxBodyBytes, Version: BuildVersion().Version, SandboxLimit: limit,
-		RunLimits: server.RunLimits{MaxRecords: o.maxRecordsPerRun},
-		Metrics:   reg, MetricsElsewhere: o.metricsAddr != "", Tracing: tracing,
+		RunLimits: server.RunLimits{MaxRecords: o.maxRecordsPerRun}, Log: tlog,
+		Metrics: reg, MetricsElsewhere: o.metricsAddr != "", Tracing: tracing,
 	})
 	if err != nil {
 		return &Error{Code: ExitFailure, Err: err}
@@ -219,6 +269,13 @@ func (a *app) runServe(ctx context.Context, o *serveOptions) error {
 			return &Error{Code: ExitFailure, Err: err, Hint: "choose another --metrics-addr"}
 		}
 		log.Info("serving metrics", "addr", maddr.String(), "path", server.MetricsPath)
+	}
+	// VPECs a crash left stored but not logged go into the log before
+	// anything else is served.
+	if n, err := srv.AppendBacklog(ctx); err != nil {
+		return &Error{Code: ExitFailure, Err: err, Hint: "the transparency log could not be written: check its directory or database"}
+	} else if n > 0 {
+		log.Warn("appended stored VPECs missing from the transparency log (a crash between storing and logging them)", "vpecs", n)
 	}
 	err = setup.Serve(ctx, srv, setup.HTTP{Addr: o.addr, ShutdownTimeout: o.shutdown, Listening: func(addr net.Addr) error {
 		fmt.Fprintf(a.streams.Out, "svc: listening on http://%s (%s, signing key %s)\n", addr, where, m.Signer.KeyID())
@@ -243,4 +300,14 @@ func (a *app) runServe(ctx context.Context, o *serveOptions) error {
 		return &Error{Code: ExitFailure, Err: err}
 	}
 	return nil
+}
+
+// addLogKey adds the data directory's transparency log key, if it has a
+// log, to the trust bundle.
+func addLogKey(b *signing.Bundle, dataDir string) error {
+	k, ok, err := server.ReadLogKey(dataDir)
+	if ok {
+		b.AddLogKey(k)
+	}
+	return err
 }

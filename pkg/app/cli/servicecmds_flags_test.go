@@ -6,7 +6,9 @@ import (
 
 	"github.com/svc-gov/svc/pkg/app/cli/clicore"
 	"github.com/svc-gov/svc/pkg/app/cli/internal/statefile"
+	"github.com/svc-gov/svc/pkg/service/logwriter"
 	"github.com/svc-gov/svc/pkg/service/server"
+	"github.com/svc-gov/svc/pkg/service/server/setup"
 )
 
 // dataFlagCases are the rows of the data-directory flag group.
@@ -220,7 +222,8 @@ func TestAdminFlags(t *testing.T) {
 func TestServeFlags(t *testing.T) {
 	defaults := func() *serveOptions {
 		return &serveOptions{addr: "127.0.0.1:8080", maxBodyBytes: server.DefaultMaxBodyBytes, maxRecordsPerRun: server.DefaultMaxRecordsPerRun,
-			logFormat: "text", shutdown: 30 * time.Second, sandboxRate: server.DefaultSandboxRate, sandboxBurst: server.DefaultSandboxBurst}
+			logFormat: "text", shutdown: 30 * time.Second, sandboxRate: server.DefaultSandboxRate, sandboxBurst: server.DefaultSandboxBurst,
+			tlog: setup.LogOptions{CheckpointInterval: logwriter.DefaultCheckpointInterval, WitnessTimeout: logwriter.DefaultWitnessTimeout}}
 	}
 	cases := []flagCase[serveOptions]{
 		{name: "defaults"},
@@ -242,6 +245,16 @@ func TestServeFlags(t *testing.T) {
 		{name: "--metrics-addr same as --addr", args: []string{"--metrics-addr", "127.0.0.1:8080"}, code: ExitUsage},
 		{name: "--otel-endpoint not a URL", args: []string{"--otel-endpoint", "127.0.0.1:4318"}, code: ExitUsage},
 		{name: "SVC_TSA_URL", env: map[string]string{"SVC_TSA_URL": "http://env-tsa"}, want: func(o *serveOptions) { o.tsaURLs = []string{"http://env-tsa"} }},
+		{name: "transparency log", args: []string{"--tlog-origin", "svc.example.com/log", "--tlog-mysql", "u:p@tcp(127.0.0.1:3306)/log", "--witness-policy", "w.txt",
+			"--tlog-checkpoint-interval", "2s", "--witness-timeout", "3s"},
+			want: func(o *serveOptions) {
+				o.tlog = setup.LogOptions{Origin: "svc.example.com/log", MySQLDSN: "u:p@tcp(127.0.0.1:3306)/log", WitnessPolicyFile: "w.txt",
+					CheckpointInterval: 2 * time.Second, WitnessTimeout: 3 * time.Second}
+			}},
+		{name: "--no-tlog", args: []string{"--no-tlog"}, want: func(o *serveOptions) { o.noTlog = true }},
+		{name: "--no-tlog with --witness-policy", args: []string{"--no-tlog", "--witness-policy", "w.txt"}, code: ExitUsage},
+		{name: "--tlog-checkpoint-interval below 100ms", args: []string{"--tlog-checkpoint-interval", "50ms"}, code: ExitUsage},
+		{name: "--tlog-mysql below 1s", args: []string{"--tlog-mysql", "u@tcp(h)/d", "--tlog-checkpoint-interval", "500ms"}, code: ExitUsage},
 		{name: "bad --log-format", args: []string{"--log-format", "yaml"}, code: ExitUsage},
 		{name: "--tsa-fallback-builtin without --tsa-url", args: []string{"--tsa-fallback-builtin"}, code: ExitUsage},
 		{name: "--max-records-per-run 0", args: []string{"--max-records-per-run", "0"}, code: ExitUsage},

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -25,6 +26,10 @@ type vpecGetOptions struct {
 	id    string // run_… or vpec_…
 	out   string
 	force bool
+	// receiptWait bounds the wait for the receipt written beside --out;
+	// noReceipt skips it.
+	receiptWait time.Duration
+	noReceipt   bool
 }
 
 // newCmdVPECGet builds svc vpec get; runF, when not nil, gets the parsed
@@ -43,7 +48,15 @@ wrote is an unsigned offline VPEC (schema svc.vpec.unsigned-offline/v1,
 which 'svc verify' reports as UNSIGNED OFFLINE VPEC). Once the service is
 back, 'svc vpec get RUN_ID --out FILE' replaces it with the signed one:
 without --force, an existing --out is replaced only when it is the unsigned
-offline VPEC of that run.`,
+offline VPEC of that run.
+
+With --out, the VPEC's transparency log receipt is written beside it (out
+vpec.json: vpec.receipt.json; a name not ending in .json gets
+.receipt.json appended), replacing an older one, after waiting up to
+--receipt-wait for a checkpoint to cover the VPEC (docs/TRANSPARENCY.md).
+A receipt not ready in time, or a service without a log, is a warning:
+the VPEC is still written. 'svc-verify verify vpec.json --receipt
+vpec.receipt.json' checks it.`,
 		Example: `  svc vpec get run_0b7c… --out vpec.json && svc verify vpec.json --trust-root trust-bundle.pem --profile profile.json
   svc vpec get vpec_41d2… > vpec.json`,
 		Args: cobra.ExactArgs(1),
@@ -55,6 +68,9 @@ offline VPEC of that run.`,
 			if err := o.co.validate(); err != nil {
 				return err
 			}
+			if o.receiptWait < 0 || o.receiptWait > 60*time.Second {
+				return errorf(ExitUsage, "give --receipt-wait from 0s to 60s", "--receipt-wait %v is out of range", o.receiptWait)
+			}
 			if runF != nil {
 				return runF(o)
 			}
@@ -64,6 +80,8 @@ offline VPEC of that run.`,
 	o.co.add(get)
 	get.Flags().StringVar(&o.out, "out", "", "file to write the VPEC to (default: standard output)")
 	get.Flags().BoolVar(&o.force, "force", false, "replace --out whatever it holds")
+	get.Flags().DurationVar(&o.receiptWait, "receipt-wait", defaultReceiptWait, "with --out: how long to wait for the transparency log receipt written beside it (at most 60s)")
+	get.Flags().BoolVar(&o.noReceipt, "no-receipt", false, "with --out: do not fetch the transparency log receipt")
 	return get
 }
 
@@ -87,10 +105,23 @@ func (a *app) runVPECGet(ctx context.Context, o *vpecGetOptions) error {
 			return err
 		}
 		v := res.VPEC
+		var receipt string
+		if !o.noReceipt {
+			if receipt, err = a.saveReceipt(o.out, v.VPECID, func() ([]byte, error) { return p.GetReceipt(ctx, v.VPECID, o.receiptWait) }); err != nil {
+				return err
+			}
+		}
 		if o.co.output == outputJSON {
-			return a.writeJSON(map[string]any{"vpec_id": v.VPECID, "run_id": v.RunID, "out": o.out})
+			out := map[string]any{"vpec_id": v.VPECID, "run_id": v.RunID, "out": o.out}
+			if receipt != "" {
+				out["receipt"] = receipt
+			}
+			return a.writeJSON(out)
 		}
 		fmt.Fprintf(a.streams.Out, "%s: signed VPEC %s -> %s\n", v.RunID, v.VPECID, o.out)
+		if receipt != "" {
+			fmt.Fprintf(a.streams.Out, "%s: transparency log receipt -> %s\n", v.VPECID, receipt)
+		}
 		return nil
 	})
 }

@@ -63,6 +63,8 @@ const (
 	CodeNotImplemented       = "not_implemented"        // 501
 	CodeMethodNotAllowed     = "method_not_allowed"     // 405
 	CodeDisclosureInvalid    = "disclosure_invalid"     // 422: a disclosure the record's visibility or manifest does not allow, or that does not match its commitment
+	CodeLogUnavailable       = "log_unavailable"        // 503: the VPEC is issued and stored but its transparency log entry could not be appended; close again (same Idempotency-Key) or GET its receipt
+	CodeReceiptPending       = "receipt_pending"        // 503 (with Retry-After): no checkpoint covers the VPEC's log entry yet
 )
 
 // OpenRunRequest is the body of POST /api/v1/runs.

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"os"
 	"sort"
+
+	"github.com/svc-gov/svc/pkg/core/tlog"
 )
 
 // ErrEmptyBundle reports a trust bundle with no usable content.
@@ -19,10 +21,13 @@ var ErrMalformedBundle = errors.New("malformed trust bundle")
 
 // Bundle is a trust bundle: the Ed25519 public keys that may sign VPECs and
 // profiles, and the root certificates of trusted timestamp authorities.
-// On disk it is one PEM file of "PUBLIC KEY" and "CERTIFICATE" blocks.
+// On disk it is one PEM file of "PUBLIC KEY" and "CERTIFICATE" blocks,
+// and "TRANSPARENCY LOG KEY" blocks for the transparency logs it trusts
+// (LogKeyBlock).
 type Bundle struct {
 	keys  map[string]ed25519.PublicKey
 	roots []*x509.Certificate
+	logs  []tlog.LogKey // transparency log keys (logkey.go)
 }
 
 // NewBundle returns an empty bundle.
@@ -96,6 +101,7 @@ func (b *Bundle) Marshal() []byte {
 		fmt.Fprintf(&out, "# timestamp authority root: %s\n", r.Subject.String())
 		out.Write(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: r.Raw}))
 	}
+	b.marshalLogKeys(&out)
 	return out.Bytes()
 }
 
@@ -127,8 +133,14 @@ func ParseBundle(data []byte) (*Bundle, error) {
 				return nil, fmt.Errorf("%w: block %d: certificate: %v", ErrMalformedBundle, n, err)
 			}
 			b.AddRoot(c)
+		case LogKeyBlock:
+			k, err := parseLogKeyBlock(block)
+			if err != nil {
+				return nil, fmt.Errorf("%w: block %d (%s): %w", ErrMalformedBundle, n, LogKeyBlock, err)
+			}
+			b.AddLogKey(k)
 		default:
-			return nil, fmt.Errorf("%w: block %d has type %q; a trust bundle holds only PUBLIC KEY and CERTIFICATE blocks", ErrMalformedBundle, n, block.Type)
+			return nil, fmt.Errorf("%w: block %d has type %q; a trust bundle holds only PUBLIC KEY, CERTIFICATE and %s blocks", ErrMalformedBundle, n, block.Type, LogKeyBlock)
 		}
 	}
 	if n == 0 {

@@ -178,6 +178,8 @@ func FuzzParseBundle(f *testing.F) {
 		f.Add(b)
 	}
 	f.Add([]byte("-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEA\n-----END PUBLIC KEY-----\n"))
+	f.Add([]byte("-----BEGIN TRANSPARENCY LOG KEY-----\nNote-Verifier: svc.test/log+3bc32b76+AXxXI747Y9aoeMnT5VE8a0J40JfzuFRzE93DZNT2mC+q\n\n" +
+		"MCowBQYDK2VwAyEAfFcjvjtj1qh4ydPlUTxrQnjQl/O4VHMT3cNk1PaYL6o=\n-----END TRANSPARENCY LOG KEY-----\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		b, err := signing.ParseBundle(data)
 		if err != nil {
@@ -185,7 +187,8 @@ func FuzzParseBundle(f *testing.F) {
 		}
 		// What parses must survive a round trip.
 		again, err := signing.ParseBundle(b.Marshal())
-		if len(b.KeyIDs())+len(b.Roots()) > 0 && (err != nil || len(again.KeyIDs()) != len(b.KeyIDs()) || len(again.Roots()) != len(b.Roots())) {
+		if len(b.KeyIDs())+len(b.Roots())+len(b.LogKeys()) > 0 && (err != nil || len(again.KeyIDs()) != len(b.KeyIDs()) || len(again.Roots()) != len(b.Roots()) ||
+			len(again.LogKeys()) != len(b.LogKeys())) {
 			t.Fatalf("round trip changed the bundle: %v", err)
 		}
 	})

@@ -183,3 +183,18 @@ func TestOrgKeyCommitments(t *testing.T) {
 		t.Errorf("a 16-byte secret: %v", err)
 	}
 }
+
+func TestReceiptPath(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"vpec.json", "vpec.receipt.json"},
+		{"out/run.json", "out/run.receipt.json"},
+		{"vpec", "vpec.receipt.json"},
+		{"vpec.JSON", "vpec.JSON.receipt.json"},
+		{"a.json.json", "a.json.receipt.json"},
+		{".json", ".receipt.json"},
+	} {
+		if got := tlog.ReceiptPath(c.in); got != c.want {
+			t.Errorf("ReceiptPath(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -18,6 +19,7 @@ import (
 type LogKey struct {
 	vkey string
 	v    note.Verifier
+	pub  ed25519.PublicKey
 }
 
 // ParseLogKey reads a C2SP note verifier key for an Ed25519 log key.
@@ -36,7 +38,7 @@ func ParseLogKey(vkey string) (LogKey, error) {
 	if again, err := note.NewEd25519VerifierKey(v.Name(), ed25519.PublicKey(raw[1:])); err != nil || again != vkey {
 		return LogKey{}, fmt.Errorf("%w log key %q: not in its canonical form %q", ErrMalformed, clip(vkey), again)
 	}
-	return LogKey{vkey: vkey, v: v}, nil
+	return LogKey{vkey: vkey, v: v, pub: ed25519.PublicKey(raw[1:])}, nil
 }
 
 // NewLogKey returns the log key of an Ed25519 public key for a log with
@@ -54,6 +56,9 @@ func (k LogKey) Origin() string { return k.v.Name() }
 
 // String returns the C2SP note verifier key.
 func (k LogKey) String() string { return k.vkey }
+
+// PublicKey returns the log's Ed25519 public key (a copy).
+func (k LogKey) PublicKey() ed25519.PublicKey { return slices.Clone(k.pub) }
 
 // Verifier returns the key as a note verifier.
 func (k LogKey) Verifier() note.Verifier { return k.v }

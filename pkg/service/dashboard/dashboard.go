@@ -72,6 +72,11 @@ type Config struct {
 	// RequestCalibration files a calibration request for the key's
 	// organisation exactly as POST /api/v1/registry/calibration-requests.
 	RequestCalibration func(ctx context.Context, key store.APIKey, in api.CalibrationRequestInput) (api.CalibrationRequestView, error)
+	// LogSize, if set, gives the size of the transparency log's latest
+	// checkpoint: a VPEC page shows the VPEC's log index and whether a
+	// checkpoint covers it (its receipt is ready). nil: the service has no
+	// log.
+	LogSize func(ctx context.Context) (uint64, error)
 	// SessionTTL is how long a sign-in lasts (default DefaultSessionTTL).
 	SessionTTL time.Duration
 	// SecureCookies marks the session cookie Secure even on a plain HTTP

@@ -297,6 +297,7 @@ func (d *Dashboard) vpecPage(w http.ResponseWriter, r *http.Request) {
 	report.TrustRoot = &verify.TrustRoot{File: "this service's trust bundle", Source: "svc serve"}
 	d.render(w, r, http.StatusOK, "vpec", map[string]any{
 		"Title": "VPEC " + sv.ID, "Report": report, "V": &v, "DecodeError": decodeErr, "Stored": sv, "Downloads": downloads, "MaxRecords": 200,
+		"Log": d.logPosition(r.Context(), sv),
 	})
 }
 
@@ -458,4 +459,28 @@ func presentClasses(p *profile.Profile) []string {
 		}
 	}
 	return out
+}
+
+// logPosition is what a VPEC page says of the VPEC's place in the
+// transparency log: nil without a log.
+type logPosition struct {
+	Logged     bool
+	Index      uint64
+	Integrated bool   // a checkpoint covers the entry: its receipt is ready
+	Size       uint64 // the latest checkpoint's size
+	Err        string // the checkpoint could not be read
+}
+
+func (d *Dashboard) logPosition(ctx context.Context, sv store.VPEC) *logPosition {
+	if d.cfg.LogSize == nil {
+		return nil
+	}
+	p := &logPosition{Logged: sv.Logged, Index: sv.LogIndex}
+	size, err := d.cfg.LogSize(ctx)
+	if err != nil {
+		p.Err = err.Error()
+		return p
+	}
+	p.Size, p.Integrated = size, sv.Logged && size > sv.LogIndex
+	return p
 }

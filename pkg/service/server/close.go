@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -126,7 +127,8 @@ var (
 // covers), once to assemble the signed bytes, once to write the document.
 // Each record appears in the VPEC exactly as stored: its canonical bytes,
 // on a line of its own.
-func (s *Server) issue(r *http.Request, run store.Run) (*vpec.VPEC, []byte, error) {
+func (s *Server) issue(r *http.Request, run store.Run) (*vpec.VPEC, []byte, [32]byte, error) {
+	var digest [32]byte // of the signed bytes: the transparency log leaf's vpec_digest
 	ctx := r.Context()
 	stamp := vpec.FormatTime(s.cfg.Now().UTC())
 	v := &vpec.VPEC{
@@ -174,12 +176,12 @@ func (s *Server) issue(r *http.Request, run store.Run) (*vpec.VPEC, []byte, erro
 		return nil
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("close %s: read records: %w", run.ID, err)
+		return nil, nil, digest, fmt.Errorf("close %s: read records: %w", run.ID, err)
 	}
 	if err := claims.err(); err != nil {
 		// Nothing is signed; closeRun opens the run again so that the
 		// client can add what is missing and close again.
-		return nil, nil, &refusedClose{err}
+		return nil, nil, digest, &refusedClose{err}
 	}
 	v.Gaps = append(issue.Gaps(run.ID, recs, jcs, stamp), profileGaps...)
 	v.Records = recs
@@ -191,36 +193,37 @@ func (s *Server) issue(r *http.Request, run store.Run) (*vpec.VPEC, []byte, erro
 	v.Schema, v.SigningKeyID = vpec.Schema, s.cfg.Signer.KeyID()
 	head, err := document.MarshalSignedBytes(v, "signature", "timestamp_rfc3161")
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, digest, err
 	}
 	msg, err := s.splice(r, run.ID, head, recordsPattern, []byte(`,"records":[`), []byte(","), []byte("],"), count, bodyBytes)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, digest, err
 	}
 	_, signed := s.span(ctx, "sign")
 	sig := s.cfg.Signer.Sign(msg)
 	signed(nil)
+	digest = sha256.Sum256(msg)
 	msg = nil
 	collect(bodyBytes)
 	token, err := s.cfg.Timestamper.Timestamp(ctx, issue.TimestampImprint(sig))
 	if err != nil {
 		// The run stays sealed without a VPEC either way; a close with the
 		// same Idempotency-Key completes it.
-		return nil, nil, timestampFailed(r, "could not seal the VPEC: timestamp signature", "; close again (with the same Idempotency-Key) to retry", err)
+		return nil, nil, digest, timestampFailed(r, "could not seal the VPEC: timestamp signature", "; close again (with the same Idempotency-Key) to retry", err)
 	}
 	v.Signature, v.TimestampRFC3161 = signing.FormatSignature(sig), base64.StdEncoding.EncodeToString(token)
 	head, err = document.MarshalIndent(v)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, digest, err
 	}
 	if count == 0 {
-		return v, head, nil
+		return v, head, digest, nil
 	}
 	body, err := s.splice(r, run.ID, head, indentedRecordsPattern, []byte("\n  \"records\": [\n    "), []byte(",\n    "), []byte("\n  ],\n"), count, bodyBytes)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, digest, err
 	}
-	return v, body, nil
+	return v, body, digest, nil
 }
 
 // collectAbove is the run size above which issue collects garbage

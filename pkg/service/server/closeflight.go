@@ -31,6 +31,10 @@ type closeFlight struct {
 	done chan struct{}
 	body []byte
 	err  error
+	// logged and logIndex are the VPEC's place in the transparency log,
+	// set by the owner before finish (translog.go).
+	logged   bool
+	logIndex uint64
 	// issuing is closed once the owner is the run's issuer: it sealed the
 	// run, or is completing the seal made with its own key.
 	issuing     chan struct{}

@@ -74,7 +74,7 @@ func (s *Server) mountDashboard() error {
 		Attestation: func(ctx context.Context, v store.VPEC) (*sigstore.AttestationSeal, error) {
 			return s.attestationSeal(ctx, v)
 		},
-		Version: s.cfg.Version, Now: s.cfg.Now, Logger: s.log,
+		Version: s.cfg.Version, Now: s.cfg.Now, Logger: s.log, LogSize: s.logSize(),
 	})
 	if err != nil {
 		return fmt.Errorf("server: %w", err)

@@ -340,6 +340,9 @@ func (s *Server) closeRun(w http.ResponseWriter, r *http.Request) {
 		}
 		if closeKey != "" && f.key == closeKey {
 			body, err := f.wait(r.Context())
+			if err == nil {
+				setLogIndex(w, f.logged, f.logIndex)
+			}
 			s.answerClose(w, r, body, err)
 			return
 		}
@@ -359,6 +362,9 @@ func (s *Server) closeRun(w http.ResponseWriter, r *http.Request) {
 		defer func() { s.closes.finish(flight, f, body, err) }()
 		return s.close(r.WithContext(ctx), f, key.OrgID, runID, closeKey)
 	}()
+	if err == nil {
+		setLogIndex(w, f.logged, f.logIndex)
+	}
 	s.answerClose(w, r, body, err)
 	if release != nil {
 		release()
@@ -394,7 +400,7 @@ func (s *Server) close(r *http.Request, f *closeFlight, orgID, runID, closeKey s
 		case run.VPECID != "" && closeKey != "" && closeKey == run.CloseKey:
 			// A retry of the close that issued the VPEC (its response was
 			// lost): the same bytes again.
-			return s.storedVPEC(r, run.VPECID)
+			return s.storedVPEC(r, f, run.VPECID)
 		case run.VPECID != "", closeKey != run.CloseKey:
 			return nil, nil, sealedError(run)
 		}
@@ -406,7 +412,7 @@ func (s *Server) close(r *http.Request, f *closeFlight, orgID, runID, closeKey s
 	}
 	f.issue()
 	// Phase 2: issue the VPEC of the sealed record set and store it.
-	v, body, err := s.issue(r, run)
+	v, body, digest, err := s.issue(r, run)
 	var refused *refusedClose
 	if errors.As(err, &refused) {
 		// Nothing was issued and the run cannot be sealed as it is: open
@@ -428,13 +434,26 @@ func (s *Server) close(r *http.Request, f *closeFlight, orgID, runID, closeKey s
 		case gerr != nil:
 			return nil, nil, gerr
 		case closeKey != "" && cur.CloseKey == closeKey && cur.VPECID != "":
-			return s.storedVPEC(r, cur.VPECID)
+			return s.storedVPEC(r, f, cur.VPECID)
 		default:
 			return nil, nil, sealedError(cur)
 		}
 	}
 	if err != nil {
 		return nil, nil, err
+	}
+	if s.cfg.Log != nil {
+		// The VPEC is stored; it is returned only once its leaf is in the
+		// log (a durable index). If appending fails the close fails
+		// visibly, and a retry (or the next start) appends it.
+		e, err := sealedLeaf(v, digest)
+		if err == nil {
+			f.logIndex, err = s.appendEntry(r.Context(), e)
+		}
+		if err != nil {
+			return nil, nil, logUnavailable(v.VPECID, err)
+		}
+		f.logged = true
 	}
 	s.metrics.RunSealed(string(v.Environment), string(v.ProofLevelFloor), metricGaps(v.Gaps), time.Since(begin))
 	s.log.InfoContext(r.Context(), "run closed", "run_id", run.ID, "vpec_id", v.VPECID, "records", v.TotalChecksRun, "gaps", len(v.Gaps), "chain_intact", v.ChainIntact, "bytes", len(body))
@@ -443,10 +462,19 @@ func (s *Server) close(r *http.Request, f *closeFlight, orgID, runID, closeKey s
 
 // storedVPEC loads a stored VPEC of the caller's organisation for a close's
 // answer, within LoadBytes.
-func (s *Server) storedVPEC(r *http.Request, vpecID string) ([]byte, func(), error) {
+func (s *Server) storedVPEC(r *http.Request, f *closeFlight, vpecID string) ([]byte, func(), error) {
 	v, release, err := s.loadVPEC(r, vpecID, 1)
 	if err != nil {
 		return nil, nil, err
+	}
+	if s.cfg.Log != nil {
+		// A retry of a close whose VPEC is not in the log yet (the log
+		// failed, or the process died, after storing it) appends it.
+		if f.logIndex, err = s.ensureLogged(r.Context(), v); err != nil {
+			release()
+			return nil, nil, logUnavailable(vpecID, err)
+		}
+		f.logged = true
 	}
 	return v.Body, release, nil
 }

@@ -96,6 +96,9 @@ type Config struct {
 	// with progress deadlines, so a slow client that keeps reading gets
 	// them whole whatever the HTTP server's write timeout.
 	WriteStall time.Duration
+	// Log is the transparency log every sealed VPEC is appended to
+	// (translog.go, docs/TRANSPARENCY.md); nil: none.
+	Log *TransparencyLog
 }
 
 // Server serves the API. Create it with New.
@@ -177,6 +180,9 @@ func New(cfg Config) (*Server, error) {
 		return nil, errors.New("server: Config.Timestamper is required")
 	case cfg.Trust == nil:
 		return nil, errors.New("server: Config.Trust is required")
+	}
+	if err := checkLogConfig(cfg.Log); err != nil {
+		return nil, err
 	}
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
@@ -260,6 +266,7 @@ func (s *Server) routes() {
 	s.handle("GET /api/v1/registry/circuits", s.auth(s.circuits))
 	s.handle("POST /api/v1/registry/calibration-requests", s.auth(s.requestCalibration))
 	s.handle("GET /api/v1/registry/calibration-requests/{request_id}", s.auth(s.getCalibrationRequest))
+	s.logRoutes()
 }
 
 // serve logs each request and dispatches it. Every response carries

@@ -59,6 +59,9 @@ func (s *Server) getVPEC(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
+	if s.cfg.Log != nil {
+		setLogIndex(w, v.Logged, v.LogIndex)
+	}
 	s.writeBody(w, http.StatusOK, "application/json", v.Body)
 }
 

@@ -10,6 +10,7 @@
 //	OrgReader, OrgStore            organisations, API keys, reviewer keys
 //	RunReader, RunWriter, RunStore runs and their records, the two-phase seal
 //	VPECReader                     issued VPECs
+//	VPECLog                        issued VPECs' transparency log indexes
 //	ManifestReader, ManifestStore  check manifests
 //	ProfileReader, ProfileStore    published model profiles
 //	CircuitReader, CircuitStore    published circuit entries
@@ -71,6 +72,7 @@ type Store interface {
 	OrgStore
 	RunStore
 	VPECReader
+	VPECLog
 	ManifestStore
 	ProfileStore
 	CircuitStore

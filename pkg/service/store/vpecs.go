@@ -13,6 +13,10 @@ type VPEC struct {
 	OrgID    string
 	IssuedAt time.Time
 	Body     []byte // the VPEC JSON as issued
+	// Logged is true once the VPEC's leaf is in the transparency log, at
+	// LogIndex (VPECLog.SetVPECLogIndex). Ignored when storing a VPEC.
+	Logged   bool
+	LogIndex uint64
 }
 
 // Belongs reports an error when v names another run or organisation than
@@ -40,6 +44,10 @@ type VPECInfo struct {
 	// Environment is the environment of the VPEC's run: "sandbox" or
 	// "production".
 	Environment string
+	// Logged and LogIndex are the VPEC's place in the transparency log,
+	// as in VPEC.
+	Logged   bool
+	LogIndex uint64
 }
 
 // VPECReader reads issued VPECs (RunWriter stores them, with the seal).
@@ -53,4 +61,19 @@ type VPECReader interface {
 	// VPECsOfOrg lists the organisation's issued VPECs, most recent
 	// first (ties by id), at most limit (0 means 100).
 	VPECsOfOrg(ctx context.Context, orgID string, limit int) ([]VPEC, error)
+}
+
+// VPECLog records where issued VPECs are in the transparency log
+// (docs/TRANSPARENCY.md): the close appends a VPEC's leaf after storing the
+// VPEC and then records its index; a start appends the VPECs a crash left
+// without one.
+type VPECLog interface {
+	// SetVPECLogIndex records the log index of an issued VPEC of the
+	// organisation. The first index recorded stays: setting one again
+	// (the same or, after a crash and a second append, another) changes
+	// nothing and is not an error. ErrNotFound for an unknown VPEC.
+	SetVPECLogIndex(ctx context.Context, orgID, vpecID string, index uint64) error
+	// VPECsNotLogged lists issued VPECs of every organisation without a
+	// log index, oldest first (ties by id), at most limit (0 means 100).
+	VPECsNotLogged(ctx context.Context, limit int) ([]VPEC, error)
 }

@@ -20,7 +20,7 @@ func (db *DB) VPEC(ctx context.Context, orgID, vpecID string) (store.VPEC, error
 // VPECInfo implements store.VPECReader. octet_length of a TOASTed bytea
 // reads its TOAST pointer (which holds the raw size), never the body.
 func (db *DB) VPECInfo(ctx context.Context, orgID, vpecID string) (store.VPECInfo, error) {
-	v, err := backend.ScanVPECInfo(db.pool.QueryRow(ctx, `SELECT v.id, v.run_id, v.org_id, v.issued_at, octet_length(v.body), r.environment
+	v, err := backend.ScanVPECInfo(db.pool.QueryRow(ctx, `SELECT v.id, v.run_id, v.org_id, v.issued_at, octet_length(v.body), r.environment, v.log_index
 		FROM vpecs v JOIN runs r ON r.id = v.run_id WHERE v.id = $1 AND v.org_id = $2`, vpecID, orgID))
 	if err != nil {
 		return store.VPECInfo{}, fmt.Errorf("postgres: vpec %s of org %s: %w", vpecID, orgID, mapErr(err))

@@ -20,7 +20,7 @@ func (db *DB) VPEC(ctx context.Context, orgID, vpecID string) (store.VPEC, error
 // VPECInfo implements store.VPECReader. length() of a BLOB reads the
 // record header only, never the body's pages.
 func (db *DB) VPECInfo(ctx context.Context, orgID, vpecID string) (store.VPECInfo, error) {
-	v, err := backend.ScanVPECInfo(db.queryRow(ctx, `SELECT v.id, v.run_id, v.org_id, v.issued_at, length(v.body), r.environment
+	v, err := backend.ScanVPECInfo(db.queryRow(ctx, `SELECT v.id, v.run_id, v.org_id, v.issued_at, length(v.body), r.environment, v.log_index
 		FROM vpecs v JOIN runs r ON r.id = v.run_id WHERE v.id = ? AND v.org_id = ?`, vpecID, orgID))
 	if err != nil {
 		return store.VPECInfo{}, fmt.Errorf("sqlite: vpec %s of org %s: %w", vpecID, orgID, mapErr(err))

@@ -52,6 +52,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Runs", func(t *testing.T) { RunRuns(t, open) }},
 		{"Seals", func(t *testing.T) { RunSeals(t, open) }},
 		{"VPECs", func(t *testing.T) { RunVPECs(t, open) }},
+		{"VPECLog", func(t *testing.T) { RunVPECLog(t, open) }},
 		{"Manifests", func(t *testing.T) { RunManifests(t, open) }},
 		{"Profiles", func(t *testing.T) { RunProfiles(t, func(t *testing.T) store.ProfileStore { return open(t) }) }},
 		{"Circuits", func(t *testing.T) { RunCircuits(t, func(t *testing.T) store.CircuitStore { return open(t) }) }},

@@ -53,6 +53,31 @@ func At(t *time.Time) any { return (*timeDest)(t) }
 
 type timeDest time.Time
 
+// LogIndex is the scan destination of a vpecs.log_index column: NULL
+// leaves *logged false, an integer sets *logged and *index.
+func LogIndex(logged *bool, index *uint64) any { return &logIndexDest{logged, index} }
+
+type logIndexDest struct {
+	logged *bool
+	index  *uint64
+}
+
+// Scan implements sql.Scanner (which pgx honours too).
+func (d *logIndexDest) Scan(src any) error {
+	switch v := src.(type) {
+	case nil:
+		*d.logged, *d.index = false, 0
+	case int64:
+		if v < 0 {
+			return fmt.Errorf("stored log_index %d is negative", v)
+		}
+		*d.logged, *d.index = true, uint64(v)
+	default:
+		return fmt.Errorf("stored log_index: unexpected %T", src)
+	}
+	return nil
+}
+
 // Scan implements sql.Scanner (which pgx honours too).
 func (d *timeDest) Scan(src any) error {
 	var t time.Time

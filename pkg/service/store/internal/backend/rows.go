@@ -19,7 +19,7 @@ const (
 	environment, api_key_id, sealed, opened_at, closed_at, vpec_id, close_key,
 	record_count, last_sequence, last_chain_hash, record_bytes`
 	RecordCols   = "run_id, sequence, record_id, chain_hash, body"
-	VPECCols     = "id, run_id, org_id, issued_at, body"
+	VPECCols     = "id, run_id, org_id, issued_at, body, log_index"
 	ManifestCols = "org_id, id, name, body, created_at"
 	ProfileCols  = "id, model_hashes, body, published_at"
 	CircuitCols  = "id, circuit, model_hash, body, published_at"
@@ -77,15 +77,15 @@ func ScanRecord(row Scanner) (store.Record, error) {
 // ScanVPEC reads VPECCols.
 func ScanVPEC(row Scanner) (store.VPEC, error) {
 	var v store.VPEC
-	err := row.Scan(&v.ID, &v.RunID, &v.OrgID, At(&v.IssuedAt), &v.Body)
+	err := row.Scan(&v.ID, &v.RunID, &v.OrgID, At(&v.IssuedAt), &v.Body, LogIndex(&v.Logged, &v.LogIndex))
 	return v, err
 }
 
 // ScanVPECInfo reads a VPEC's id, run_id, org_id, issued_at, the length
-// of its body and its run's environment.
+// of its body, its run's environment and its log_index.
 func ScanVPECInfo(row Scanner) (store.VPECInfo, error) {
 	var v store.VPECInfo
-	err := row.Scan(&v.ID, &v.RunID, &v.OrgID, At(&v.IssuedAt), &v.Size, &v.Environment)
+	err := row.Scan(&v.ID, &v.RunID, &v.OrgID, At(&v.IssuedAt), &v.Size, &v.Environment, LogIndex(&v.Logged, &v.LogIndex))
 	return v, err
 }
 
