@@ -4,8 +4,9 @@
 # process, start to exit, in one run against baselines:
 #   - `svc-verify verify` of a 10,000-record VPEC vs `jq empty` on the same file
 #   - `svc-verify version` (start-up alone) and a 4-record VPEC
-# Uses hyperfine when installed, else a loop (median of RUNS).
+# Rounds interleave the commands; medians of RUNS rounds, wall and CPU time.
 #   N=10000  RUNS=30  SVC_VERIFY=path (time a given binary instead of building)
+#   BASELINE=path (also time that svc-verify, e.g. one built from main)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"
@@ -39,27 +40,46 @@ cmds=(
 	"$bin verify $work/small/vpec.json --trust-root $work/small/trust-bundle.pem --output json"
 )
 names=("jq-empty" "verify-${N}" "version" "verify-4")
-
-if command -v hyperfine >/dev/null; then
-	hyperfine -N --warmup 3 --runs "$RUNS" --export-json "$work/h.json" "${cmds[@]}" >/dev/null
-	mapfile -t med < <(jq -r '.results[].median * 1000' "$work/h.json")
-else
-	med=()
-	for c in "${cmds[@]}"; do
-		# shellcheck disable=SC2086
-		for _ in 1 2 3; do $c >/dev/null || true; done
-		ts=()
-		for _ in $(seq "$RUNS"); do
-			s=$(date +%s%N)
-			# shellcheck disable=SC2086
-			$c >/dev/null || true
-			e=$(date +%s%N)
-			ts+=($(((e - s) / 1000)))
-		done
-		med+=("$(printf '%s\n' "${ts[@]}" | sort -n | awk '{a[NR]=$1} END {printf "%.2f", a[int((NR+1)/2)]/1000}')")
-	done
+if [ -n "${BASELINE:-}" ]; then
+	cmds+=("$BASELINE verify $vpec --trust-root $bundle --output json" "$BASELINE version")
+	names+=("base-verify" "base-version")
 fi
-jq_ms=${med[0]}
+
+# One round runs every command once, so that the machine's load drifts
+# over all of them alike; the figures are medians over RUNS rounds. Wall
+# time is start to exit; CPU time (user+sys, from perf stat when
+# installed) is less sensitive to other processes on a shared machine.
+for _ in 1 2 3; do for c in "${cmds[@]}"; do $c >/dev/null 2>&1 || true; done; done
+# run_one runs a command once; it prints its wall and CPU milliseconds
+# (perf stat's duration_time and task-clock when perf is installed, so that
+# perf's own start-up is not counted; else wall from date and CPU -1).
+run_one() {
+	if command -v perf >/dev/null; then
+		perf stat -x, -e task-clock,duration_time -o "$work/p" "$@" >/dev/null 2>&1 || true
+		awk -F, '/task-clock/ {c=$1} /duration_time/ {w=$1/1e6} END {print w, c}' "$work/p"
+	else
+		local s e
+		s=$(date +%s%N)
+		"$@" >/dev/null 2>&1 || true
+		e=$(date +%s%N)
+		echo "$(((e - s) / 1000000)) -1"
+	fi
+}
+for i in "${!cmds[@]}"; do : >"$work/wall.$i"; : >"$work/cpu.$i"; done
+for _ in $(seq "$RUNS"); do
+	for i in "${!cmds[@]}"; do
+		# shellcheck disable=SC2086
+		read -r w c < <(run_one ${cmds[$i]})
+		echo "$w" >>"$work/wall.$i"
+		echo "$c" >>"$work/cpu.$i"
+	done
+done
+median() { sort -n "$1" | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+jq_wall=$(median "$work/wall.0")
+jq_cpu=$(median "$work/cpu.0")
 for i in "${!names[@]}"; do
-	printf '%-12s median %8.2f ms  %5.2fx jq-empty\n' "${names[$i]}" "${med[$i]}" "$(echo "${med[$i]} / $jq_ms" | bc -l)"
+	w=$(median "$work/wall.$i")
+	c=$(median "$work/cpu.$i")
+	printf '%-12s wall %8.2f ms (%5.2fx jq)   cpu %8.2f ms (%5.2fx jq)\n' "${names[$i]}" \
+		"$w" "$(echo "$w / $jq_wall" | bc -l)" "$c" "$(echo "$c / $jq_cpu" | bc -l)"
 done
