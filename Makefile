@@ -17,7 +17,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo deve
 COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
 LDFLAGS := -X github.com/svc-gov/svc/pkg/app/cli/clicore.version=$(VERSION) -X github.com/svc-gov/svc/pkg/app/cli/clicore.commit=$(COMMIT)
 
-.PHONY: help quick setup ort build web chromium demo test unit interop fuzz lint docs vectors bench bench-hash bench-ingest bench-web release-check clean
+.PHONY: help quick setup ort build web chromium demo test unit interop fuzz lint docs vectors bench bench-hash bench-verify bench-ingest bench-web release-check clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -105,6 +105,9 @@ bench-web: ## the offline verifier page in Chromium vs svc verify on a 10,000-re
 
 bench-hash: build ## svc-verify hash vs openssl dgst -sha256 on a 1 GiB file
 	SVC_VERIFY=$(BIN)/svc-verify scripts/bench-hash.sh
+
+bench-verify: ## the release-built svc-verify (CGO_ENABLED=0, -trimpath, goreleaser ldflags), whole process, vs jq empty on a 10,000-record VPEC; start-up
+	scripts/bench-verify.sh
 
 bench-ingest: ## record ingest and close against svc serve on loopback (BACKEND=sqlite|postgres)
 	scripts/bench-ingest.sh

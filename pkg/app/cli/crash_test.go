@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/svc-gov/svc/internal/loadgen"
+	"github.com/svc-gov/svc/internal/pgtest"
 	"github.com/svc-gov/svc/pkg/core/signing"
 	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/core/vpec"
@@ -75,12 +76,23 @@ func newOrgKey(t *testing.T, org string, storeFlags ...string) apiKey {
 // load of records, restarts it, and checks that every acknowledged record
 // is in the run's VPEC and that the VPEC verifies.
 func TestCrashKeepsAcknowledgedRecords(t *testing.T) {
+	crashKeepsAcknowledged(t)
+}
+
+// TestCrashKeepsAcknowledgedRecordsPostgres is the crash test on
+// PostgreSQL (its one-statement append included): SIGKILL of svc serve
+// under load loses no acknowledged record.
+func TestCrashKeepsAcknowledgedRecordsPostgres(t *testing.T) {
+	crashKeepsAcknowledged(t, "--database", pgtest.New(t, "crash_").DSN)
+}
+
+func crashKeepsAcknowledged(t *testing.T, dbFlags ...string) {
 	if testing.Short() {
 		t.Skip("crash test skipped with -short")
 	}
 	data := t.TempDir()
-	key := newOrgKey(t, "crash", "--data-dir", data)
-	url, proc := startServe(t, data) // the first serve creates the key material
+	key := newOrgKey(t, "crash", append([]string{"--data-dir", data}, dbFlags...)...)
+	url, proc := startServe(t, data, dbFlags...) // the first serve creates the key material
 	trust, err := signing.ParseBundle([]byte(svcOut(t, "serve", "trust-bundle", "--data-dir", data)))
 	if err != nil {
 		t.Fatal(err)
@@ -100,7 +112,7 @@ func TestCrashKeepsAcknowledgedRecords(t *testing.T) {
 	}
 	t.Logf("%d records acknowledged in %d runs before SIGKILL", res.Acked(), len(res.Runs))
 
-	url, _ = startServe(t, data)
+	url, _ = startServe(t, data, dbFlags...)
 	for _, run := range res.Runs {
 		doc, _, err := loadgen.Close(context.Background(), http.DefaultClient, url, key.APIKey, run.ID)
 		if err != nil {

@@ -67,11 +67,20 @@ func RecordsJCS(records []vpec.Record) ([][]byte, error) {
 //
 // The verifier requires exactly these chain, sequence and empty-run gaps.
 func Gaps(runID string, records []vpec.Record, jcs [][]byte, stamp string) []vpec.Gap {
-	gaps := []vpec.Gap{}
+	gaps, _ := GapsChain(runID, records, jcs, stamp)
+	return gaps
+}
+
+// GapsChain is Gaps and the chain verdict Finish would compute (intact:
+// no record's chain hash fails to follow), hashing each record once; pass
+// intact to FinishIntact.
+func GapsChain(runID string, records []vpec.Record, jcs [][]byte, stamp string) (gaps []vpec.Gap, intact bool) {
+	gaps = []vpec.Gap{}
 	if len(records) == 0 {
-		return append(gaps, vpec.Gap{GapID: names.NewID("gap_"), GapType: gap.EmptyRun, Severity: gap.SeverityOf(gap.EmptyRun), Timestamp: stamp})
+		return append(gaps, vpec.Gap{GapID: names.NewID("gap_"), GapType: gap.EmptyRun, Severity: gap.SeverityOf(gap.EmptyRun), Timestamp: stamp}), true
 	}
-	for _, b := range vpec.VerifyChain(runID, records, jcs) {
+	breaks := vpec.VerifyChain(runID, records, jcs)
+	for _, b := range breaks {
 		if b.MissingFrom > 0 {
 			from, to := b.MissingFrom, b.MissingTo
 			gaps = append(gaps, vpec.Gap{GapID: names.NewID("gap_"), GapType: gap.SequenceMissing, Severity: gap.SeverityOf(gap.SequenceMissing), Sequence: &from, SequenceEnd: &to, Timestamp: stamp})
@@ -80,7 +89,7 @@ func Gaps(runID string, records []vpec.Record, jcs [][]byte, stamp string) []vpe
 		sq := b.Sequence
 		gaps = append(gaps, vpec.Gap{GapID: names.NewID("gap_"), GapType: gap.ChainBreak, Severity: gap.SeverityOf(gap.ChainBreak), Sequence: &sq, Timestamp: stamp})
 	}
-	return gaps
+	return gaps, len(breaks) == 0
 }
 
 // Finish derives everything a VPEC states about its records: records are
@@ -88,13 +97,20 @@ func Gaps(runID string, records []vpec.Record, jcs [][]byte, stamp string) []vpe
 // and the summary from records and gaps. Gaps for chain breaks must already
 // be in v.Gaps.
 func Finish(v *vpec.VPEC, recordJCS [][]byte) {
+	FinishIntact(v, len(vpec.VerifyChain(v.RunID, v.Records, recordJCS)) == 0)
+}
+
+// FinishIntact is Finish with the chain verdict already computed (by
+// GapsChain over the same records), so that a close hashes each record's
+// chain input once.
+func FinishIntact(v *vpec.VPEC, chainIntact bool) {
 	if v.Gaps == nil {
 		v.Gaps = []vpec.Gap{}
 	}
 	if v.Records == nil {
 		v.Records = []vpec.Record{}
 	}
-	v.ChainIntact = len(vpec.VerifyChain(v.RunID, v.Records, recordJCS)) == 0
+	v.ChainIntact = chainIntact
 	v.MerkleRoot = vpec.MerkleRoot(v.Records)
 	Summarize(v.Records, v.Gaps, v.ChainIntact).Apply(v)
 }

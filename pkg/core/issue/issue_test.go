@@ -165,3 +165,41 @@ func TestSealCancelled(t *testing.T) {
 		t.Fatalf("Seal after the cancelled one: %v", err)
 	}
 }
+
+// TestGapsChainVerdict: the verdict GapsChain returns is the one Finish
+// computes from the same records (intact, a hole, a tampered record, no
+// records), and FinishIntact with it states the same VPEC as Finish.
+func TestGapsChainVerdict(t *testing.T) {
+	const stamp = "2026-11-22T00:00:00.000Z"
+	intact := records(4, vpec.Execution)
+	issue.Chain(vpec.Genesis("run_x"), intact)
+	holed := append([]vpec.Record{intact[0]}, intact[2:]...)
+	tampered := records(4, vpec.Execution)
+	issue.Chain(vpec.Genesis("run_x"), tampered)
+	tampered[2].Check = "changed"
+	for _, tc := range []struct {
+		name string
+		recs []vpec.Record
+		want bool
+	}{
+		{"intact", intact, true}, {"hole", holed, false}, {"tampered", tampered, false}, {"empty", nil, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			jcs, err := issue.RecordsJCS(tc.recs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gaps, ok := issue.GapsChain("run_x", tc.recs, jcs, stamp)
+			if ok != tc.want {
+				t.Fatalf("GapsChain intact = %v, want %v", ok, tc.want)
+			}
+			a := &vpec.VPEC{RunID: "run_x", Records: tc.recs, Gaps: gaps}
+			b := &vpec.VPEC{RunID: "run_x", Records: tc.recs, Gaps: gaps}
+			issue.Finish(a, jcs)
+			issue.FinishIntact(b, ok)
+			if a.ChainIntact != b.ChainIntact || a.MerkleRoot != b.MerkleRoot || fmt.Sprintf("%+v", *a) != fmt.Sprintf("%+v", *b) {
+				t.Fatalf("Finish and FinishIntact differ: %+v / %+v", a, b)
+			}
+		})
+	}
+}

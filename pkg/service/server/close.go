@@ -120,11 +120,19 @@ var (
 	indentedRecordsPattern = []byte("\n  \"records\": [],\n")
 )
 
+// keepBodiesMax is the largest run (sum of its record bodies) whose close
+// reads the records once and keeps their stored bytes for the signed
+// bytes and the document; a larger run reads them again for each (its
+// memory stays near two copies of the VPEC). Reading a 10,000-record run
+// from the store was two thirds of its close (docs/BENCHMARKS.md).
+const keepBodiesMax = 64 << 20
+
 // issue builds and signs the VPEC of a run whose record set is sealed, in
-// memory bounded by a small multiple of the VPEC's size: the records are
-// read three times (they cannot change), once to derive gaps and summary
-// (keeping, per record, only what those need and the bytes the chain
-// covers), once to assemble the signed bytes, once to write the document.
+// memory bounded by a small multiple of the VPEC's size. The first read
+// derives gaps and summary (keeping, per record, only what those need and
+// the bytes the chain covers); the signed bytes and then the document are
+// assembled from the stored bodies: kept from that read when the run is at
+// most keepBodiesMax, else read again each time (they cannot change).
 // Each record appears in the VPEC exactly as stored: its canonical bytes,
 // on a line of its own.
 func (s *Server) issue(r *http.Request, run store.Run) (*vpec.VPEC, []byte, [32]byte, error) {
@@ -140,7 +148,14 @@ func (s *Server) issue(r *http.Request, run store.Run) (*vpec.VPEC, []byte, [32]
 	var profileGaps []vpec.Gap
 	var claims runClaims
 	var bodyBytes int64
+	var kept *keptBodies
+	if run.RecordBytes <= keepBodiesMax {
+		kept = &keptBodies{buf: make([]byte, 0, run.RecordBytes), ends: make([]int, 0, run.RecordCount)}
+	}
 	err := s.cfg.Storage.Runs.EachRecord(ctx, run.ID, func(sr store.Record) error {
+		if kept != nil {
+			kept.add(sr.Body)
+		}
 		var rec vpec.Record
 		tree, err := document.Parse(sr.Body, &rec)
 		if err != nil {
@@ -183,9 +198,10 @@ func (s *Server) issue(r *http.Request, run store.Run) (*vpec.VPEC, []byte, [32]
 		// client can add what is missing and close again.
 		return nil, nil, digest, &refusedClose{err}
 	}
-	v.Gaps = append(issue.Gaps(run.ID, recs, jcs, stamp), profileGaps...)
+	gaps, intact := issue.GapsChain(run.ID, recs, jcs, stamp)
+	v.Gaps = append(gaps, profileGaps...)
 	v.Records = recs
-	issue.Finish(v, jcs)
+	issue.FinishIntact(v, intact)
 	count := len(recs)
 	v.Records, recs, jcs = []vpec.Record{}, nil, nil
 	collect(bodyBytes) // the chain bytes are garbage now: reuse their memory
@@ -195,7 +211,11 @@ func (s *Server) issue(r *http.Request, run store.Run) (*vpec.VPEC, []byte, [32]
 	if err != nil {
 		return nil, nil, digest, err
 	}
-	msg, err := s.splice(r, run.ID, head, recordsPattern, []byte(`,"records":[`), []byte(","), []byte("],"), count, bodyBytes)
+	bodies := s.storedBodies(r, run.ID)
+	if kept != nil {
+		bodies = kept.each
+	}
+	msg, err := s.splice(run.ID, bodies, head, recordsPattern, []byte(`,"records":[`), []byte(","), []byte("],"), count, bodyBytes)
 	if err != nil {
 		return nil, nil, digest, err
 	}
@@ -219,7 +239,7 @@ func (s *Server) issue(r *http.Request, run store.Run) (*vpec.VPEC, []byte, [32]
 	if count == 0 {
 		return v, head, digest, nil
 	}
-	body, err := s.splice(r, run.ID, head, indentedRecordsPattern, []byte("\n  \"records\": [\n    "), []byte(",\n    "), []byte("\n  ],\n"), count, bodyBytes)
+	body, err := s.splice(run.ID, bodies, head, indentedRecordsPattern, []byte("\n  \"records\": [\n    "), []byte(",\n    "), []byte("\n  ],\n"), count, bodyBytes)
 	if err != nil {
 		return nil, nil, digest, err
 	}
@@ -240,10 +260,42 @@ func collect(bodyBytes int64) {
 	}
 }
 
+// keptBodies are a run's stored record bodies, in sequence order, kept in
+// one buffer by the first read of a close.
+type keptBodies struct {
+	buf  []byte
+	ends []int
+}
+
+func (k *keptBodies) add(body []byte) {
+	k.buf = append(k.buf, body...)
+	k.ends = append(k.ends, len(k.buf))
+}
+
+// each calls fn on each kept body in order.
+func (k *keptBodies) each(fn func(body []byte) error) error {
+	start := 0
+	for _, end := range k.ends {
+		if err := fn(k.buf[start:end:end]); err != nil {
+			return err
+		}
+		start = end
+	}
+	return nil
+}
+
+// storedBodies returns an iterator over the run's stored record bodies,
+// read from the store again on each call.
+func (s *Server) storedBodies(r *http.Request, runID string) func(fn func([]byte) error) error {
+	return func(fn func([]byte) error) error {
+		return s.cfg.Storage.Runs.EachRecord(r.Context(), runID, func(sr store.Record) error { return fn(sr.Body) })
+	}
+}
+
 // splice returns doc with the one occurrence of pattern replaced by open,
-// the run's stored records separated by sep, and end, reading the records
-// again and checking that there are still count of bodyBytes.
-func (s *Server) splice(r *http.Request, runID string, doc, pattern, open, sep, end []byte, count int, bodyBytes int64) ([]byte, error) {
+// the run's record bodies (from bodies) separated by sep, and end,
+// checking that there are still count of bodyBytes.
+func (s *Server) splice(runID string, bodies func(fn func([]byte) error) error, doc, pattern, open, sep, end []byte, count int, bodyBytes int64) ([]byte, error) {
 	i := bytes.Index(doc, pattern)
 	if i < 0 || bytes.Contains(doc[i+1:], pattern) {
 		return nil, fmt.Errorf("close %s: the VPEC header does not hold its records member once", runID)
@@ -252,13 +304,13 @@ func (s *Server) splice(r *http.Request, runID string, doc, pattern, open, sep, 
 	out = append(out, doc[:i]...)
 	out = append(out, open...)
 	n, nb := 0, int64(0)
-	err := s.cfg.Storage.Runs.EachRecord(r.Context(), runID, func(sr store.Record) error {
+	err := bodies(func(body []byte) error {
 		if n > 0 {
 			out = append(out, sep...)
 		}
-		out = append(out, sr.Body...)
+		out = append(out, body...)
 		n++
-		nb += int64(len(sr.Body))
+		nb += int64(len(body))
 		return nil
 	})
 	if err != nil {

@@ -38,7 +38,7 @@ type stressEnv struct {
 
 // newStressEnv starts one server per store; limits, if given, are the
 // servers' run limits.
-func newStressEnv(t *testing.T, stores []store.Store, limits ...server.RunLimits) *stressEnv {
+func newStressEnv(t testing.TB, stores []store.Store, limits ...server.RunLimits) *stressEnv {
 	t.Helper()
 	ctx := context.Background()
 	mat, err := server.LoadMaterial(filepath.Join(t.TempDir(), "data"))
