@@ -133,7 +133,7 @@ func checkTransparency(opts *Options, subject tlog.Subject, genTime time.Time) C
 		if err != nil {
 			return keyFail(c, "LOG", err)
 		}
-		window = fmt.Sprintf("%s at %s (%s)", k.Window, trustroot.FormatTime(at), atWhat)
+		window = fmt.Sprintf("checked at %s, the time of %s: %s", trustroot.FormatTime(at), atWhat, k.Window)
 	}
 	var witnesses []string
 	for _, cs := range got.Checkpoint.Cosignatures {
