@@ -167,3 +167,57 @@ func mustCheckpoint(t *testing.T, receipt []byte) []byte {
 	}
 	return r.Checkpoint
 }
+
+// FuzzTransparencyReceipt feeds arbitrary receipts, newer checkpoints and
+// consistency proofs to the transparency check of the trust vectors' VPEC:
+// it must never panic, and never pass a receipt whose leaf is not this
+// VPEC's or a newer checkpoint the proof does not reach.
+func FuzzTransparencyReceipt(f *testing.F) {
+	dir := trustVectorsDir
+	read := func(rel string) []byte {
+		b, err := os.ReadFile(filepath.Join(dir, rel))
+		if err != nil {
+			f.Fatal(err)
+		}
+		return b
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "receipt*.json"))
+	for _, p := range files {
+		b, _ := os.ReadFile(p)
+		f.Add(b, []byte(nil), []byte(nil))
+		f.Add(b, read("checkpoint-newer.txt"), read("consistency-newer.txt"))
+		f.Add(b, read("checkpoint-fork.txt"), read("consistency-fork.txt"))
+	}
+	root, err := trustroot.Load(read("trust-root.json"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	doc := read("logged.json")
+	f.Fuzz(func(t *testing.T, receipt, newer, proofText []byte) {
+		opts := verify.Options{Root: root, Receipt: receipt}
+		if len(newer) > 0 {
+			opts.NewerCheckpoint = newer
+			if p, err := tlog.ParseProof(proofText); err == nil {
+				opts.ConsistencyProof = p
+			}
+		}
+		r, err := verify.Verify(doc, opts)
+		if err != nil && r == nil {
+			return
+		}
+		c := r.Check(verify.CheckTransparency)
+		if c == nil {
+			t.Fatal("no transparency check in the report")
+		}
+		if c.Status != verify.Pass {
+			return
+		}
+		rec, err := tlog.ParseReceipt(receipt)
+		if err != nil {
+			t.Fatalf("passed a receipt tlog cannot parse: %v", err)
+		}
+		if rec.Leaf.VPECID != r.VPECID {
+			t.Fatalf("passed a receipt for %s on %s", rec.Leaf.VPECID, r.VPECID)
+		}
+	})
+}
