@@ -1393,13 +1393,16 @@ def verify(data: bytes, trust: Trust, profiles, use_openssl=False, log=None):
             proof = [base64.b64decode(x) for x in log["proof"].decode().splitlines() if x]
         newer = log["newer"].decode("utf-8") if log.get("newer") is not None else None
         try:
-            msg, e = trustroot.check_receipt(log["receipt"], d["vpec_id"], hashlib.sha256(signed).digest(), root,
+            msg, e, cosigned_at = trustroot.check_receipt(log["receipt"], d["vpec_id"], hashlib.sha256(signed).digest(), root,
                                              policy, newer, proof)
         except trustroot.Refused as r:
             raise Fail(r.code, r.msg, r.code == "LOG KEY MISSING") from None
-        if gen and not e.forever:
+        # The log key's window at the latest time a witness attests, or
+        # else the VPEC's genTime (KEYS.md, "Which time").
+        at = max([x for x in (cosigned_at, gen[0] if gen else None) if x is not None], default=None)
+        if at is not None and not e.forever:
             try:
-                root.key_for("log-checkpoint", e.key_id, gen[0])
+                root.key_for("log-checkpoint", e.key_id, at)
             except trustroot.Refused as r:
                 raise Fail("LOG KEY " + r.code, r.msg) from None
         return "pass", msg

@@ -338,7 +338,7 @@ def root_policy(root):
 
 def check_cosignatures(body, sigs, policy):
     wit, groups, quorum = policy
-    ok = set()
+    ok = {}
     for comp, (name, h, alg, key) in wit.items():
         for n, kh, payload in sigs:
             if n != name or kh != h:
@@ -349,7 +349,7 @@ def check_cosignatures(body, sigs, policy):
             msg = ("cosignature/v1\ntime %d\n" % t).encode() + body.encode()
             if not crypto_prims.ed25519_verify(key, msg, payload[8:]):
                 raise Refused("COSIGNATURE FORGED", "witness %s: its cosignature does not verify" % name)
-            ok.add(comp)
+            ok[comp] = t * NS
 
     def sat(c):
         if c in wit:
@@ -391,7 +391,7 @@ def check_receipt(data, vpec_id, digest, root, policy, newer=None, proof=None):
                 raise Refused("CHECKPOINT TOO OLD", "index %d, checkpoint of %d entries" % (index, size))
             if not verify_inclusion(index, size, leaf_hash(leaf.encode()), path, r):
                 raise Refused("INCLUSION PROOF INVALID", "from index %d to the root of %d entries" % (index, size))
-            check_cosignatures(body, sigs, policy)
+            cosigned = check_cosignatures(body, sigs, policy)
         except Refused as f:
             if best is None or f.code != "CHECKPOINT FROM ANOTHER LOG":
                 best = f
@@ -409,5 +409,5 @@ def check_receipt(data, vpec_id, digest, root, policy, newer=None, proof=None):
             if not verify_consistency(size, size2, proof or [], r, r2):
                 raise Refused("CHECKPOINT INCONSISTENT", "not a prefix of the newer checkpoint (%d entries)" % size2)
             msg += "; a prefix of the newer checkpoint (%d entries)" % size2
-        return msg, e
+        return msg, e, max(cosigned.values(), default=None)
     raise best
