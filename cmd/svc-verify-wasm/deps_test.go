@@ -75,6 +75,8 @@ var allowedSvc = map[string]bool{
 	"github.com/svc-gov/svc/pkg/core/document":   true,
 	"github.com/svc-gov/svc/pkg/core/merkle":     true,
 	"github.com/svc-gov/svc/pkg/zk/zkverify":     true,
+	"github.com/svc-gov/svc/pkg/core/tlog":       true, // the transparency check: receipts, checkpoints, witness policies
+	"github.com/svc-gov/svc/pkg/core/trustroot":  true, // trust roots: keys with purposes and windows
 	"github.com/svc-gov/svc/internal/fsutil":     true,
 }
 

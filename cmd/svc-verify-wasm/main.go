@@ -4,9 +4,10 @@
 // (GOOS=js GOARCH=wasm) for the self-contained verify.html page that
 // internal/webbuild assembles. It exposes one JavaScript function,
 //
-//	svcVerify({vpec, trust, profiles, circuits, circuitFolder, requireClean}) -> JSON string
+//	svcVerify({vpec, trust, profiles, circuits, circuitFolder, requireClean, receipt, requireLog}) -> JSON string
 //
-// where vpec and trust are {name, data: Uint8Array}, and profiles,
+// where vpec, trust (a trust root JSON or a PEM trust bundle) and receipt
+// (optional: the VPEC's transparency log receipt) are {name, data: Uint8Array}, and profiles,
 // circuits (circuit entry files) and circuitFolder (the .json files of a
 // chosen folder of circuit entries) lists of them; the string is a
 // pkg/app/webverify Result. It also sets svcMaxCircuitEntryBytes, the size
@@ -56,7 +57,8 @@ func verify(this js.Value, args []js.Value) any {
 	}
 	a := args[0]
 	in := webverify.Input{VPEC: file(a.Get("vpec")), Trust: file(a.Get("trust")), RequireClean: a.Get("requireClean").Truthy(),
-		Profiles: files(a.Get("profiles")), Circuits: files(a.Get("circuits")), CircuitFolder: files(a.Get("circuitFolder"))}
+		Profiles: files(a.Get("profiles")), Circuits: files(a.Get("circuits")), CircuitFolder: files(a.Get("circuitFolder")),
+		Receipt: file(a.Get("receipt")), RequireLog: a.Get("requireLog").Truthy()}
 	return string(webverify.Verify(in).JSON())
 }
 

@@ -119,7 +119,10 @@ func Generate(dir string) error {
 	if err != nil {
 		return err
 	}
-	return writeFile(filepath.Join(dir, ManifestFile), b)
+	if err := writeFile(filepath.Join(dir, ManifestFile), b); err != nil {
+		return err
+	}
+	return g.generateTrust()
 }
 
 func loadOrCreateKey(path string) (*signing.Signer, error) {

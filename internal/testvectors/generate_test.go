@@ -33,8 +33,10 @@ func TestGenerateMatchesCommitted(t *testing.T) {
 		}
 		return b
 	}
-	if got, want := read(dir, ManifestFile), read(committed, ManifestFile); !bytes.Equal(got, want) {
-		t.Errorf("regenerated %s differs from the committed one: run make vectors and commit", ManifestFile)
+	for _, f := range []string{ManifestFile, filepath.Join(TrustDir, ManifestFile)} {
+		if got, want := read(dir, f), read(committed, f); !bytes.Equal(got, want) {
+			t.Errorf("regenerated %s differs from the committed one: run make vectors and commit", f)
+		}
 	}
 	for _, f := range []string{HeadCircuitFile, ThresholdCircuitFile, OtherKeyCircuitFile} {
 		type entry struct {

@@ -36,6 +36,28 @@ type Vector struct {
 	Verdict string `json:"verdict"`
 	// Exit is the expected exit code of svc verify / verify-profile.
 	Exit int `json:"exit"`
+
+	// The members below are the trust vectors' (testdata/vectors/trust).
+
+	// TrustRoot is the trust root (or PEM bundle) to pass with
+	// --trust-root, instead of the manifest's TrustBundle.
+	TrustRoot string `json:"trust_root,omitempty"`
+	// TrustRootUpdates are the --trust-root-update files, in order.
+	TrustRootUpdates []string `json:"trust_root_updates,omitempty"`
+	// TrustRootRefusal is the trustroot code (docs/KEYS.md) of an update
+	// that must be refused before anything is verified (exit 3, no
+	// verdict).
+	TrustRootRefusal string `json:"trust_root_refusal,omitempty"`
+	// Receipt is the transparency log receipt to pass with --receipt.
+	Receipt string `json:"receipt,omitempty"`
+	// RequireLog passes --require-log.
+	RequireLog bool `json:"require_log,omitempty"`
+	// WitnessPolicy is the --witness-policy file.
+	WitnessPolicy string `json:"witness_policy,omitempty"`
+	// LogCheckpoint and ConsistencyProof are the --log-checkpoint and
+	// --consistency-proof files.
+	LogCheckpoint    string `json:"log_checkpoint,omitempty"`
+	ConsistencyProof string `json:"consistency_proof,omitempty"`
 }
 
 // Manifest is the list of vectors.
@@ -56,4 +78,29 @@ func Load(dir string) (*Manifest, error) {
 		return nil, fmt.Errorf("parse test vector manifest: %w", err)
 	}
 	return &m, nil
+}
+
+// TrustArgs returns the svc verify flags of a trust vector (dir is the
+// directory its paths are relative to): --trust-root, each
+// --trust-root-update, --receipt, --require-log, --witness-policy,
+// --log-checkpoint and --consistency-proof, as the vector gives them.
+func (v Vector) TrustArgs(dir string) []string {
+	var args []string
+	add := func(flag, file string) {
+		if file != "" {
+			args = append(args, flag, filepath.Join(dir, file))
+		}
+	}
+	add("--trust-root", v.TrustRoot)
+	for _, u := range v.TrustRootUpdates {
+		add("--trust-root-update", u)
+	}
+	add("--receipt", v.Receipt)
+	if v.RequireLog {
+		args = append(args, "--require-log")
+	}
+	add("--witness-policy", v.WitnessPolicy)
+	add("--log-checkpoint", v.LogCheckpoint)
+	add("--consistency-proof", v.ConsistencyProof)
+	return args
 }

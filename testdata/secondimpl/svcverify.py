@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 """svcverify.py: an independent second verifier of svc v1 documents.
 
-Written from docs/FORMATS.md, docs/VERIFYING.md and docs/API.md alone, in
+Written from docs/FORMATS.md, docs/VERIFYING.md and docs/API.md alone
+(trust roots and log receipts from docs/KEYS.md and docs/TRANSPARENCY.md,
+in trust.py), in
 Python 3 with the standard library only (RFC 3161 tokens included: CMS
 signature, ESS, TSA certificate rules and chain in tsa.py; --tsa-openssl
 also runs openssl ts -verify on each token, as docs/VERIFYING.md does). See
 docs/INTEROP.md for what it covers.
 
 usage:
-  svcverify.py verify VPEC --trust-root BUNDLE [--profile P]... [--tsa-openssl] [--json]
+  svcverify.py verify VPEC --trust-root ROOT [--trust-root-update NEW]... [--profile P]... [--tsa-openssl] [--json]
+      [--receipt R [--require-log] [--witness-policy W] [--log-checkpoint C --consistency-proof P]]
   svcverify.py verify-profile PROFILE --trust-root BUNDLE [--json]
   svcverify.py hash [--algorithm sha256|poseidon2] FILE
   svcverify.py worked-examples FORMATS.md [--vectors DIR]
@@ -38,13 +41,14 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import crypto_prims  # noqa: E402
 import der  # noqa: E402
 import sjson  # noqa: E402
+import trust as trustroot  # noqa: E402
 import tsa  # noqa: E402
 from sjson import Num, Obj  # noqa: E402
 
 MAX_DOC = 268435456
 MAX_INT = 2**53 - 1
 CHECKS = ["schema", "signature", "chain", "merkle_root", "zk_proofs", "evidence", "timestamp", "time",
-          "gaps", "summary", "reviews", "profile", "disclosures"]
+          "gaps", "summary", "reviews", "profile", "disclosures", "transparency"]
 LEVELS = ["mathematical", "verifiable_inference", "operator_bound", "execution", "witnessed", "attestation"]
 RESULTS = ["pass", "fail", "error", "skipped", "degraded", "override", "not_applicable"]
 VISIBILITIES = ["opaque", "selective", "transparent"]
@@ -157,7 +161,13 @@ class Trust:
         self.keys = {}
         self.certs = []
         self.cert_ders = []
-        text = open(path, "rb").read().decode("utf-8")
+        raw = open(path, "rb").read()
+        if raw.lstrip()[:1] == b"{":
+            # A svc.trust-root/v1 document (docs/KEYS.md).
+            self.root = trustroot.Root(raw)
+            self._from_root()
+            return
+        text = raw.decode("utf-8")
         for m in re.finditer(r"-----BEGIN ([A-Z0-9 ]+)-----\r?\n(.*?)-----END \1-----", text, re.S):
             kind, body = m.group(1), base64.b64decode("".join(m.group(2).split()))
             if kind == "PUBLIC KEY":
@@ -175,6 +185,31 @@ class Trust:
                 raise ValueError("trust bundle: block type %s is not allowed" % kind)
         if not self.keys:
             raise ValueError("trust bundle holds no PUBLIC KEY")
+        self.root = trustroot.Root.from_bundle(self.keys, self.cert_ders)
+
+    def _from_root(self):
+        self.keys, self.certs, self.cert_ders = {}, [], []
+        for e in self.root.entries:
+            if e.purpose in ("vpec-signing", "profile-signing", "circuit-signing") and e.public_key:
+                self.keys[e.key_id] = e.public_key
+            elif e.purpose == "tsa-root" and e.cert and e.cert not in self.cert_ders:
+                self.cert_ders.append(e.cert)
+                b = base64.b64encode(e.cert).decode()
+                self.certs.append("-----BEGIN CERTIFICATE-----\n%s\n-----END CERTIFICATE-----" % "\n".join(
+                    b[i:i + 64] for i in range(0, len(b), 64)))
+        if not self.keys:
+            raise ValueError("trust root holds no signing key")
+
+    def update(self, paths):
+        """Moves to each newer root in turn (docs/KEYS.md, update
+        chaining); raises trustroot.Refused with its code."""
+        if not paths:
+            return
+        for p in paths:
+            if self.root.legacy():
+                raise trustroot.Refused("no-root-keys", "a PEM trust bundle cannot be updated")
+            self.root = trustroot.verify_update(self.root, trustroot.Root(open(p, "rb").read()))
+        self._from_root()
 
 
 # ------------------------------------------------------------------ reading the document
@@ -1210,7 +1245,10 @@ def check_disclosures(d):
     return "pass", "%d disclosed inputs match their commitments" % n, disclosed
 
 
-def verify(data: bytes, trust: Trust, profiles, use_openssl=False):
+def verify(data: bytes, trust: Trust, profiles, use_openssl=False, log=None):
+    """log: the transparency log inputs, bytes or None each: receipt,
+    policy, newer, proof, and require_log."""
+    log = log or {}
     rep = Report()
     try:
         d = read_document(data)
@@ -1238,14 +1276,29 @@ def verify(data: bytes, trust: Trust, profiles, use_openssl=False):
     rep.set("schema", "pass", "schema valid (svc.vpec/v1, %d records)" % len(d["records"]))
     sig = base64.b64decode(d["signature"][8:])
 
+    root = trust.root
+    signed = sjson.jcs({k: v for k, v in d.items() if k not in ("signature", "timestamp_rfc3161")})
+
     def signature():
-        pub = trust.keys.get(d["signing_key_id"])
+        kid = d["signing_key_id"]
+        pub = trust.keys.get(kid)
+        if pub is None and not root.legacy():
+            pub = next((e.public_key for e in root.entries if e.key_id == kid and e.public_key), None)
         if pub is None:
-            raise Fail("UNKNOWN SIGNING KEY", "key %s is not in the trust bundle" % d["signing_key_id"])
-        signed = sjson.jcs({k: v for k, v in d.items() if k not in ("signature", "timestamp_rfc3161")})
+            raise Fail("UNKNOWN SIGNING KEY", "key %s is not in the trust bundle" % kid)
         if not crypto_prims.ed25519_verify(pub, signed, sig):
             raise Fail("SIGNATURE INVALID", "the Ed25519 signature does not verify")
-        return "pass", "Ed25519 signature by %s" % d["signing_key_id"]
+        if root.legacy():
+            return "pass", "Ed25519 signature by %s (valid forever: legacy PEM trust bundle)" % kid
+        try:
+            at = verify_token(d["timestamp_rfc3161"], sig, trust, False, "timestamp")
+        except Fail:
+            return "pass", "Ed25519 signature by %s; its window not checked: the timestamp does not verify" % kid
+        try:
+            e = root.key_for("vpec-signing", kid, at)
+        except trustroot.Refused as r:
+            raise Fail("UNKNOWN SIGNING KEY" if r.code == "UNKNOWN" else "KEY " + r.code, r.msg) from None
+        return "pass", "Ed25519 signature by %s (vpec-signing, %s)" % (kid, e.window())
 
     rep.run("signature", signature)
     breaks, holes = chain_walk(d)
@@ -1286,6 +1339,24 @@ def verify(data: bytes, trust: Trust, profiles, use_openssl=False):
         if abs(t - parse_time(d["issued_at"], "issued_at")) > TS_WINDOW:
             raise Fail("TIMESTAMP TIME MISMATCH", "genTime is more than 15 minutes away from issued_at")
         gen.append(t)
+        if not root.legacy():
+            # The TSA root the token chains to must hold genTime in its window.
+            raw, refused = base64.b64decode(d["timestamp_rfc3161"]), None
+            for e in root.entries:
+                if e.purpose != "tsa-root" or not e.cert:
+                    continue
+                try:
+                    tsa.verify(raw, data=sig, anchors=[e.cert])
+                except tsa.TSAError:
+                    continue
+                try:
+                    root.key_for("tsa-root", e.key_id, t)
+                    refused = None
+                    break
+                except trustroot.Refused as r:
+                    refused = refused or r
+            if refused:
+                raise Fail("TSA ROOT KEY " + refused.code, refused.msg)
         return "pass", "RFC 3161 token over the signature, signed by a TSA that chains to the trust bundle" + (
             " (also by openssl ts -verify)" if use_openssl else "")
 
@@ -1307,6 +1378,36 @@ def verify(data: bytes, trust: Trust, profiles, use_openssl=False):
     rep.run("summary", lambda: check_summary(d, breaks))
     rep.run("profile", lambda: check_profile(d, profiles, trust))
     rep.run("disclosures", lambda: check_disclosures(d))
+
+    def transparency():
+        if log.get("receipt") is None:
+            if log.get("require_log"):
+                raise Fail("NO LOG RECEIPT", "no transparency log receipt given, and one is required")
+            return "not_applicable", "no receipt given: inclusion in the log not checked"
+        if log.get("policy") is not None:
+            policy = trustroot.parse_policy(log["policy"])
+        else:
+            policy = trustroot.root_policy(root)
+        proof = None
+        if log.get("proof") is not None:
+            proof = [base64.b64decode(x) for x in log["proof"].decode().splitlines() if x]
+        newer = log["newer"].decode("utf-8") if log.get("newer") is not None else None
+        try:
+            msg, e, cosigned_at = trustroot.check_receipt(log["receipt"], d["vpec_id"], hashlib.sha256(signed).digest(), root,
+                                             policy, newer, proof)
+        except trustroot.Refused as r:
+            raise Fail(r.code, r.msg, r.code == "LOG KEY MISSING") from None
+        # The log key's window at the latest time a witness attests, or
+        # else the VPEC's genTime (KEYS.md, "Which time").
+        at = max([x for x in (cosigned_at, gen[0] if gen else None) if x is not None], default=None)
+        if at is not None and not e.forever:
+            try:
+                root.key_for("log-checkpoint", e.key_id, at)
+            except trustroot.Refused as r:
+                raise Fail("LOG KEY " + r.code, r.msg) from None
+        return "pass", msg
+
+    rep.run("transparency", transparency)
     v, code = rep.verdict()
     return rep, v, code
 
@@ -1431,11 +1532,23 @@ def worked_examples(formats_path, vectors=None):
 
 # ------------------------------------------------------------------ command line
 
+def log_inputs(receipt=None, policy=None, newer=None, proof=None, require_log=False):
+    """Reads the transparency log files (paths or None)."""
+    def rd(p):
+        return open(p, "rb").read() if p else None
+    return {"receipt": rd(receipt), "policy": rd(policy).decode() if policy else None, "newer": rd(newer),
+            "proof": rd(proof), "require_log": require_log}
+
+
 def batch_job(job):
     """Runs one verify-batch job; returns its report (verdict, exit, checks)."""
     try:
         trust = Trust(job["trust_root"])
-    except (OSError, ValueError) as e:
+        trust.update(job.get("trust_root_updates") or [])
+    except trustroot.Refused as e:
+        return {"file": job["file"], "verdict": "UNVERIFIED: trust root update refused (%s): %s" % (e.code, e.msg),
+                "exit": 3, "checks": [], "refusal": e.code}
+    except (OSError, ValueError, KeyError) as e:
         return {"file": job["file"], "verdict": "UNVERIFIED: %s" % e, "exit": 3, "checks": []}
     data = read_input(job["file"])
     if job.get("kind") == "profile":
@@ -1446,7 +1559,9 @@ def batch_job(job):
                     "message": f.msg}
         return {"file": job["file"], "verdict": "VALID", "exit": 0, "checks": []}
     profiles = [(p, open(p, "rb").read()) for p in job.get("profiles") or []]
-    rep, verdict, code = verify(data, trust, profiles, bool(job.get("tsa_openssl")))
+    log = log_inputs(job.get("receipt"), job.get("witness_policy"), job.get("log_checkpoint"),
+                     job.get("consistency_proof"), bool(job.get("require_log")))
+    rep, verdict, code = verify(data, trust, profiles, bool(job.get("tsa_openssl")), log)
     return {"file": job["file"], "verdict": verdict, "exit": code, "checks": [rep.checks[c] for c in CHECKS]}
 
 
@@ -1457,7 +1572,8 @@ def main(argv):
         return 2
     cmd = args.pop(0)
     opts = {"profiles": [], "json": False, "openssl": False, "trust": None, "alg": "sha256", "vectors": None,
-            "data": None, "digest": None, "roots": [], "untrusted": []}
+            "data": None, "digest": None, "roots": [], "untrusted": [], "updates": [], "receipt": None,
+            "require_log": False, "witness_policy": None, "log_checkpoint": None, "consistency_proof": None}
     pos = []
     while args:
         a = args.pop(0)
@@ -1479,6 +1595,12 @@ def main(argv):
             opts["roots"].append(args.pop(0))
         elif a == "--untrusted":
             opts["untrusted"].append(args.pop(0))
+        elif a == "--trust-root-update":
+            opts["updates"].append(args.pop(0))
+        elif a == "--require-log":
+            opts["require_log"] = True
+        elif a in ("--receipt", "--witness-policy", "--log-checkpoint", "--consistency-proof"):
+            opts[a[2:].replace("-", "_")] = args.pop(0)
         else:
             pos.append(a)
     if cmd == "hash" and len(pos) == 1:
@@ -1531,7 +1653,11 @@ def main(argv):
         return 2
     try:
         trust = Trust(opts["trust"])
-    except (OSError, ValueError) as e:
+        trust.update(opts["updates"])
+    except trustroot.Refused as e:
+        print("UNVERIFIED: trust root update refused (%s): %s" % (e.code, esc(e.msg)), file=sys.stderr)
+        return 3
+    except (OSError, ValueError, KeyError) as e:
         print("UNVERIFIED: %s" % e, file=sys.stderr)
         return 3
     data = read_input(pos[0])
@@ -1545,7 +1671,9 @@ def main(argv):
         print(json.dumps({"verdict": "VALID"}) if opts["json"] else "VALID")
         return 0
     profiles = [(p, open(p, "rb").read()) for p in opts["profiles"]]
-    rep, verdict, code = verify(data, trust, profiles, opts["openssl"])
+    log = log_inputs(opts["receipt"], opts["witness_policy"], opts["log_checkpoint"], opts["consistency_proof"],
+                     opts["require_log"])
+    rep, verdict, code = verify(data, trust, profiles, opts["openssl"], log)
     if opts["json"]:
         print(json.dumps({"verdict": verdict, "valid": code == 0,
                           "checks": [rep.checks[c] for c in CHECKS]}, ensure_ascii=False))

@@ -13,7 +13,7 @@ import (
 	"fmt"
 
 	"github.com/svc-gov/svc/pkg/core/profile"
-	"github.com/svc-gov/svc/pkg/core/signing"
+	"github.com/svc-gov/svc/pkg/core/trustroot"
 	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/zk/zkverify"
 )
@@ -57,6 +57,12 @@ type Input struct {
 	// entries are skipped with a warning, as svc verify --circuit-dir.
 	CircuitFolder []File
 	RequireClean  bool
+	// Receipt is the VPEC's transparency log receipt (vpec.receipt.json,
+	// optional), checked by the transparency check as svc verify
+	// --receipt; RequireLog makes a VPEC without a valid one INVALID
+	// (--require-log).
+	Receipt    File
+	RequireLog bool
 }
 
 // CircuitAdvice is what the page tells a user whose VPEC has a proof
@@ -96,14 +102,21 @@ func Verify(in Input) Result {
 		return Result{Error: "choose a VPEC JSON file (it is empty or was not chosen)", ExitCode: ExitUsage}
 	}
 	if len(in.Trust.Data) == 0 {
-		return Result{Error: "choose the trust bundle (trust-bundle.pem of the service that issued the VPEC): nothing is verified without it", ExitCode: ExitTrust}
+		return Result{Error: "choose the trust root (trust-root.json, or trust-bundle.pem, of the service that issued the VPEC): nothing is verified without it", ExitCode: ExitTrust}
 	}
-	trust, err := signing.ParseBundle(in.Trust.Data)
+	// A svc.trust-root/v1 document (keys with purposes and windows) or a
+	// PEM trust bundle (valid forever), as svc verify --trust-root.
+	root, err := trustroot.Load(in.Trust.Data)
 	if err != nil {
-		return Result{Error: fmt.Sprintf("trust bundle %s: %v: it must be a PEM file of PUBLIC KEY (Ed25519) and CERTIFICATE blocks", in.Trust.Name, err), ExitCode: ExitTrust}
+		return Result{Error: fmt.Sprintf("trust root %s: %v: it must be a svc.trust-root/v1 JSON document or a PEM file of PUBLIC KEY (Ed25519) and CERTIFICATE blocks", in.Trust.Name, err), ExitCode: ExitTrust}
 	}
+	trust := verify.TrustFor(root)
 	if len(trust.KeyIDs()) == 0 {
-		return Result{Error: fmt.Sprintf("trust bundle %s holds no Ed25519 public key: add the service's PUBLIC KEY block", in.Trust.Name), ExitCode: ExitTrust}
+		return Result{Error: fmt.Sprintf("trust root %s holds no Ed25519 signing key: add the service's PUBLIC KEY block, or its vpec-signing key", in.Trust.Name), ExitCode: ExitTrust}
+	}
+	circuitTrust := trust
+	if !root.Legacy() {
+		circuitTrust = verify.TrustFor(root, trustroot.PurposeCircuit)
 	}
 	// A file chosen in the wrong place is named as such, as svc verify
 	// names a circuit entry given to --profile (exit 2); a profile or
@@ -144,8 +157,15 @@ func Verify(in Input) Result {
 		}
 		return Result{Error: msg, Warnings: skipped, ExitCode: code}
 	}
-	report, err := verify.Verify(in.VPEC.Data, verify.Options{Trust: trust, Profiles: set, RequireClean: in.RequireClean,
-		Proofs: &zkverify.Verifier{Trust: trust, Circuits: circuits, Given: CircuitGiven}, CircuitAdvice: CircuitAdvice})
+	opts := verify.Options{Trust: trust, Root: root, Profiles: set, RequireClean: in.RequireClean, RequireLog: in.RequireLog,
+		Proofs: &zkverify.Verifier{Trust: circuitTrust, Circuits: circuits, Given: CircuitGiven}, CircuitAdvice: CircuitAdvice}
+	if in.Receipt.Name != "" || in.Receipt.Data != nil {
+		opts.Receipt = in.Receipt.Data
+		if opts.Receipt == nil {
+			opts.Receipt = []byte{}
+		}
+	}
+	report, err := verify.Verify(in.VPEC.Data, opts)
 	code := ExitValid
 	switch {
 	case err == nil:

@@ -3,17 +3,48 @@ package verify
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/svc-gov/svc/pkg/core/signing"
+	"github.com/svc-gov/svc/pkg/core/tlog"
+	"github.com/svc-gov/svc/pkg/core/trustroot"
 )
 
 // Options configure Verify: the trust material and the policy. Verify
 // validates them before it reads the document (Validate).
 type Options struct {
 	// Trust holds the service keys and TSA roots. Required, with at least
-	// one key; without TSA roots the timestamp cannot be checked and the
-	// verdict is at best UNVERIFIED.
+	// one key, unless Root is set; without TSA roots the timestamp cannot
+	// be checked and the verdict is at best UNVERIFIED.
 	Trust *signing.Bundle
+	// Root is the trust root (a svc.trust-root/v1 document, or a PEM
+	// bundle read by trustroot.Load as valid forever). When set, the
+	// signature check accepts the VPEC's key only for vpec-signing with
+	// the verified RFC 3161 genTime inside its window, the timestamp
+	// check accepts a TSA root only with that genTime inside its window,
+	// the profile check accepts only profile-signing keys, and the
+	// transparency check takes the log's key and the witnesses from it.
+	// When Trust is nil it is derived from Root (TrustFor).
+	Root *trustroot.Root
+	// Receipt is the VPEC's transparency log receipt (svc.tlog.receipt/v1,
+	// vpec.receipt.json), checked by the transparency check against
+	// Root's log-checkpoint keys. Nil: the check reports that no receipt
+	// was given, and passes unless RequireLog.
+	Receipt []byte
+	// RequireLog makes a VPEC without a valid receipt INVALID (NO LOG
+	// RECEIPT).
+	RequireLog bool
+	// WitnessPolicy is the witness policy a receipt's checkpoint must
+	// satisfy. Nil: every witness key of Root must cosign, and with no
+	// witness key in Root the log's signature alone is trusted ("quorum
+	// none"); the report says which.
+	WitnessPolicy *tlog.WitnessPolicy
+	// NewerCheckpoint, when set, is a checkpoint of the same log the
+	// verifier has seen (a signed note): the receipt's checkpoint must be
+	// a prefix of it, by ConsistencyProof (RFC 6962, from the receipt's
+	// checkpoint to this one; empty when both have the same size).
+	NewerCheckpoint  []byte
+	ConsistencyProof [][]byte
 	// Profiles resolves profile ids of Bounded Inference records. May be nil.
 	Profiles ProfileSource
 	// Proofs checks the zk_proof of verifiable_inference and mathematical
@@ -59,11 +90,17 @@ var ErrOptions = errors.New("vpec: invalid verification options")
 // Validate reports whether the options can verify anything: an error
 // matching ErrOptions when they cannot.
 func (o *Options) Validate() error {
+	if o.Trust == nil && o.Root != nil {
+		o.Trust = TrustFor(o.Root)
+	}
 	if o.Trust == nil {
 		return fmt.Errorf("%w: Trust is nil: pass the trust bundle of the service that issued the VPEC", ErrOptions)
 	}
 	if len(o.Trust.KeyIDs()) == 0 {
 		return fmt.Errorf("%w: the trust bundle holds no Ed25519 public key", ErrOptions)
+	}
+	if len(o.ConsistencyProof) > 0 && o.NewerCheckpoint == nil {
+		return fmt.Errorf("%w: ConsistencyProof without NewerCheckpoint: give the checkpoint the proof leads to", ErrOptions)
 	}
 	for i, x := range o.Extra {
 		if x == nil {
@@ -71,4 +108,28 @@ func (o *Options) Validate() error {
 		}
 	}
 	return nil
+}
+
+// TrustFor returns the bundle of root's keys for the given purposes
+// (every Ed25519 key of vpec-signing, profile-signing and circuit-signing
+// when none is given) and of its TSA root certificates, whatever their
+// windows: what the checks that take a bundle verify against. The windows
+// are checked by the signature, timestamp and profile checks with Root.
+func TrustFor(root *trustroot.Root, purposes ...trustroot.Purpose) *signing.Bundle {
+	if len(purposes) == 0 {
+		purposes = []trustroot.Purpose{trustroot.PurposeVPEC, trustroot.PurposeProfile, trustroot.PurposeCircuit}
+	}
+	b := signing.NewBundle()
+	if root == nil {
+		return b
+	}
+	for _, k := range root.Keys {
+		switch {
+		case k.Purpose == trustroot.PurposeTSARoot && k.Certificate != nil:
+			b.AddRoot(k.Certificate)
+		case k.PublicKey != nil && slices.Contains(purposes, k.Purpose):
+			b.AddKey(k.PublicKey)
+		}
+	}
+	return b
 }

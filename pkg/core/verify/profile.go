@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/svc-gov/svc/pkg/core/commitment"
 	"github.com/svc-gov/svc/pkg/core/profile"
 	"github.com/svc-gov/svc/pkg/core/signing"
+	"github.com/svc-gov/svc/pkg/core/trustroot"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 )
 
@@ -26,17 +28,44 @@ type ProfileSource interface {
 // ErrProfileNotFound is returned by a ProfileSource without the profile.
 var ErrProfileNotFound = profile.ErrNotFound
 
-func (s *state) profile() Check { return checkProfile(&s.doc.VPEC, s.opts.Profiles, s.opts.Trust) }
+func (s *state) profile() Check {
+	c := checkProfile(&s.doc.VPEC, s.opts.Profiles, s.opts.Trust, s.opts.Root)
+	return c
+}
+
+// profileKey checks, with a trust root, that the key that signed prof is
+// trusted for profile-signing at its signed calibration_date, and that it
+// was never compromised: a profile carries no timestamp, so a compromised
+// key refuses every profile whatever its date (docs/KEYS.md, "Which time
+// a window is checked against"). Nil without a root or for a PEM bundle.
+func profileKey(root *trustroot.Root, prof *profile.Profile) error {
+	if root == nil || root.Legacy() {
+		return nil
+	}
+	at, err := time.Parse("2006-01-02", prof.CalibrationDate)
+	if err != nil {
+		return fmt.Errorf("calibration_date %q: %w", prof.CalibrationDate, err)
+	}
+	k, err := root.KeyFor(trustroot.PurposeProfile, prof.SigningKeyID, at)
+	if err != nil {
+		return err
+	}
+	if !k.Window.CompromisedAt.IsZero() {
+		return &trustroot.KeyError{KeyID: k.KeyID, Purpose: k.Purpose, At: at, Window: k.Window, Err: trustroot.ErrCompromised}
+	}
+	return nil
+}
 
 // checkProfile checks each Bounded Inference record of v against its
 // profile from profiles, each signed by a key of trust; profiles given
 // explicitly (a source with Explicit) are all checked.
-func checkProfile(v *vpec.VPEC, profiles ProfileSource, trust *signing.Bundle) Check {
+func checkProfile(v *vpec.VPEC, profiles ProfileSource, trust *signing.Bundle, root *trustroot.Root) Check {
 	c := Check{Name: CheckProfile}
 	type key struct{ id, gpu string }
 	var seen []key
 	cache := map[string]*profile.Profile{}
 	missing, invalid := 0, false
+	var keyErr error // the first key a trust root refused
 	var mismatchGPU string
 	// Profiles given explicitly are all checked: a corrupt or forged one is
 	// PROFILE INVALID even when no record needs it, never "not available".
@@ -47,11 +76,17 @@ func checkProfile(v *vpec.VPEC, profiles ProfileSource, trust *signing.Bundle) C
 				if trust == nil {
 					continue
 				}
-				_, err = profile.Verify(f.Doc, trust)
+				var p *profile.Profile
+				if p, err = profile.Verify(f.Doc, trust); err == nil {
+					err = profileKey(root, p)
+				}
 			}
 			if err != nil {
 				c.Details = append(c.Details, "--profile "+f.Path+": "+profileProblem(err))
 				invalid = true
+				if ke := (*trustroot.KeyError)(nil); errors.As(err, &ke) && keyErr == nil {
+					keyErr = err
+				}
 			}
 		}
 	}
@@ -68,12 +103,18 @@ func checkProfile(v *vpec.VPEC, profiles ProfileSource, trust *signing.Bundle) C
 		if !ok {
 			var err error
 			prof, err = resolveProfile(bi.ProfileID, profiles, trust)
+			if err == nil {
+				err = profileKey(root, prof)
+			}
 			if err != nil {
 				c.Details = append(c.Details, fmt.Sprintf("sequence %d: profile %s: %v", r.Sequence, bi.ProfileID, err))
 				if errors.Is(err, ErrProfileNotFound) {
 					missing++
 				} else {
 					invalid = true
+				}
+				if ke := (*trustroot.KeyError)(nil); errors.As(err, &ke) && keyErr == nil {
+					keyErr = err
 				}
 				cache[bi.ProfileID] = nil
 				continue
@@ -112,6 +153,10 @@ func checkProfile(v *vpec.VPEC, profiles ProfileSource, trust *signing.Bundle) C
 		}
 		if mismatchGPU != "" && !invalid {
 			code = "PROFILE MISMATCH (gpu_class " + mismatchGPU + ")"
+		}
+		if keyErr != nil {
+			f := keyFail(c, "PROFILE", keyErr)
+			code = f.Code
 		}
 		if missing > 0 && len(c.Details) == missing {
 			return fail(c, "PROFILE NOT AVAILABLE", "profile not checked: "+c.Details[0]+"; pass it with --profile or put it in the profile directory", true)

@@ -74,7 +74,7 @@ func TestCheckProfile(t *testing.T) {
 			if c.edit != nil {
 				c.edit(&d.VPEC)
 			}
-			c.want.check(t, CheckProfile, checkProfile(&d.VPEC, c.profiles(t), c.trust))
+			c.want.check(t, CheckProfile, checkProfile(&d.VPEC, c.profiles(t), c.trust, nil))
 		})
 	}
 }

@@ -3,16 +3,25 @@ package verify
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/svc-gov/svc/pkg/core/signing"
+	"github.com/svc-gov/svc/pkg/core/timestamp"
+	"github.com/svc-gov/svc/pkg/core/trustroot"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 )
 
 // CheckSignature: the Ed25519 signature over the signed bytes is by a key
-// the trust bundle holds.
+// the trust bundle holds; with a trust root, by a vpec-signing key whose
+// validity window holds the verified RFC 3161 genTime of the signature.
 const CheckSignature CheckName = "signature"
 
-func (s *state) signature() Check { return checkSignature(s.doc, s.opts.Trust) }
+func (s *state) signature() Check {
+	if s.opts.Root != nil {
+		return checkSignatureRoot(s.doc, s.opts.Root)
+	}
+	return checkSignature(s.doc, s.opts.Trust)
+}
 
 // checkSignature checks d's signature over its signed bytes against trust.
 func checkSignature(d *vpec.Document, trust *signing.Bundle) Check {
@@ -28,4 +37,80 @@ func checkSignature(d *vpec.Document, trust *signing.Bundle) Check {
 	}
 	c.Status, c.Message = Pass, fmt.Sprintf("signature valid (Ed25519, key %s)", d.VPEC.SigningKeyID)
 	return c
+}
+
+// checkSignatureRoot checks d's signature against a trust root: the key
+// must be listed, the signature verify with it, and the key be trusted for
+// vpec-signing at the verified genTime of the VPEC's timestamp
+// (docs/KEYS.md, "Which time a window is checked against"). The token is
+// verified here against the root's TSA certificates to learn that time;
+// the timestamp check reports on the token itself.
+func checkSignatureRoot(d *vpec.Document, root *trustroot.Root) Check {
+	c := Check{Name: CheckSignature}
+	id := d.VPEC.SigningKeyID
+	var pub []byte
+	for _, k := range root.Keys {
+		if k.KeyID == id && k.PublicKey != nil {
+			pub = k.PublicKey
+			break
+		}
+	}
+	if pub == nil {
+		return fail(c, "UNKNOWN SIGNING KEY", fmt.Sprintf("signature by key %s, which the trust root does not hold", id), false)
+	}
+	b := signing.NewBundle()
+	b.AddKey(pub)
+	if err := b.Verify(id, d.Signed, d.VPEC.Signature); err != nil {
+		return fail(c, "SIGNATURE INVALID", fmt.Sprintf("signature invalid: the signed fields were changed after signing or the signature is not by key %s", id), false)
+	}
+	at := time.Time{}
+	if k := root.Key(trustroot.PurposeVPEC, id); k == nil || !k.Window.Forever {
+		info, err := timestamp.VerifyData(d.Token, d.Signature, timestamp.VerifyOptions{Roots: root.TSARoots()})
+		if err != nil {
+			// The timestamp check fails on this token, so the verdict
+			// is not VALID; the window alone cannot be checked.
+			c.Status, c.Message = Pass, fmt.Sprintf("signature valid (Ed25519, key %s); its validity window not checked: the timestamp does not verify (see timestamp)", id)
+			return c
+		}
+		at = info.GenTime
+	}
+	k, err := root.KeyFor(trustroot.PurposeVPEC, id, at)
+	if err != nil {
+		return keyFail(c, "", err)
+	}
+	c.Status = Pass
+	if k.Window.Forever {
+		c.Message = fmt.Sprintf("signature valid (Ed25519, key %s, vpec-signing, %s)", id, k.Window)
+	} else {
+		c.Message = fmt.Sprintf("signature valid (Ed25519, key %s, vpec-signing, signed at %s, %s)", id, trustroot.FormatTime(at), k.Window)
+	}
+	return c
+}
+
+// keyFail fails c for a key a trust root refuses (a *trustroot.KeyError
+// from KeyFor), with a code naming the refusal: prefix + "KEY WRONG
+// PURPOSE", "KEY COMPROMISED", "KEY NOT YET VALID", "KEY EXPIRED" or
+// "UNKNOWN SIGNING KEY". The message names the key, its window and the
+// time checked.
+func keyFail(c Check, prefix string, err error) Check {
+	code := "KEY REFUSED"
+	switch {
+	case errors.Is(err, trustroot.ErrUnknownKey):
+		code = "UNKNOWN SIGNING KEY"
+		if prefix != "" {
+			code = "KEY UNKNOWN"
+		}
+	case errors.Is(err, trustroot.ErrWrongPurpose):
+		code = "KEY WRONG PURPOSE"
+	case errors.Is(err, trustroot.ErrCompromised):
+		code = "KEY COMPROMISED"
+	case errors.Is(err, trustroot.ErrNotYetValid):
+		code = "KEY NOT YET VALID"
+	case errors.Is(err, trustroot.ErrExpired):
+		code = "KEY EXPIRED"
+	}
+	if prefix != "" {
+		code = prefix + " " + code
+	}
+	return fail(c, code, "key refused by the trust root: "+err.Error(), false)
 }

@@ -1,12 +1,14 @@
 package verify
 
 import (
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/svc-gov/svc/pkg/core/signing"
 	"github.com/svc-gov/svc/pkg/core/timestamp"
+	"github.com/svc-gov/svc/pkg/core/trustroot"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 )
 
@@ -22,6 +24,9 @@ const MaxTimestampSkew = 15 * time.Minute
 // and the report.
 func (s *state) timestamp() Check {
 	c, genTime := checkTimestamp(s.doc, s.opts.Trust)
+	if s.opts.Root != nil && c.Status == Pass {
+		c = checkTSARootWindow(c, s.doc, s.opts.Root, genTime)
+	}
 	if !genTime.IsZero() {
 		s.genTime = genTime
 		s.report.TimestampedAt = vpec.FormatTime(genTime)
@@ -59,4 +64,35 @@ func checkTimestamp(d *vpec.Document, trust *signing.Bundle) (c Check, genTime t
 	c.Status = Pass
 	c.Message = fmt.Sprintf("timestamp authentic (RFC 3161, %s, %s)", vpec.FormatTime(info.GenTime), info.Signer.Subject.CommonName)
 	return c, genTime
+}
+
+// checkTSARootWindow finds the tsa-root entry of root the token chains to
+// and checks that genTime lies in its window (docs/KEYS.md: a TSA root by
+// the genTime of the token that chains to it). c is the passed timestamp
+// check; the result names the window used, or fails naming the root.
+func checkTSARootWindow(c Check, d *vpec.Document, root *trustroot.Root, genTime time.Time) Check {
+	var refused error
+	for _, k := range root.Keys {
+		if k.Purpose != trustroot.PurposeTSARoot || k.Certificate == nil {
+			continue
+		}
+		if _, err := timestamp.VerifyData(d.Token, d.Signature, timestamp.VerifyOptions{Roots: []*x509.Certificate{k.Certificate}}); err != nil {
+			continue
+		}
+		key, err := root.KeyFor(trustroot.PurposeTSARoot, k.KeyID, genTime)
+		if err != nil {
+			if refused == nil {
+				refused = err
+			}
+			continue
+		}
+		c.Message += fmt.Sprintf("; TSA root %s, %s", key.KeyID, key.Window)
+		return c
+	}
+	if refused == nil {
+		// The token verified against the root's certificates together
+		// but against none alone: cannot happen with a single chain.
+		return fail(c, "UNTRUSTED TIMESTAMP AUTHORITY", "timestamp not authentic: it chains to no single TSA root of the trust root", false)
+	}
+	return keyFail(c, "TSA ROOT", refused)
 }

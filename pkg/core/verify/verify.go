@@ -95,6 +95,7 @@ var checks = [...]check{
 	{name: CheckReviews, run: (*state).reviews},
 	{name: CheckProfile, run: (*state).profile},
 	{name: CheckDisclosure, run: (*state).disclosures},
+	{name: CheckTransparency, run: (*state).transparency},
 }
 
 // state is one verification past the schema check: what the checks read.

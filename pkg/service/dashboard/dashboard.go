@@ -31,6 +31,7 @@ import (
 	"github.com/svc-gov/svc/pkg/core/signing"
 	"github.com/svc-gov/svc/pkg/core/sigstore"
 	"github.com/svc-gov/svc/pkg/core/timestamp"
+	"github.com/svc-gov/svc/pkg/core/trustroot"
 	"github.com/svc-gov/svc/pkg/service/store"
 )
 
@@ -61,6 +62,18 @@ type Config struct {
 	// Trust is the service's trust bundle: VPEC pages verify against it
 	// and offer it for download.
 	Trust *signing.Bundle
+	// TrustRoot, when set, is the service's trust root
+	// (svc.trust-root/v1): VPEC pages then verify against it as svc verify
+	// --trust-root does (key purposes and windows, and the log key and
+	// witnesses a receipt is checked against). Nil: Trust alone.
+	TrustRoot *trustroot.Root
+	// Receipts, when set, returns the stored transparency log receipt of
+	// a VPEC (svc.tlog.receipt/v1; nil and no error when it has none yet):
+	// the VPEC page's transparency check verifies it, as svc verify
+	// --receipt. SEAM: svc serve wires its receipt store here (the log
+	// integration); nil: every VPEC page reports the transparency check as
+	// not applicable (no receipt given).
+	Receipts func(ctx context.Context, vpecID string) ([]byte, error)
 	// Signer and Timestamper sign and time-stamp the in-toto attestation
 	// download (as GET /api/v1/vpecs/{id}/attestation does).
 	Signer      *signing.Signer

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -116,6 +117,17 @@ func TestVerifyFlags(t *testing.T) {
 		{name: "bad --output", args: []string{"-o", "yaml"}, code: clicore.ExitUsage},
 		{name: "the replay audit is svc's", args: []string{"--trace", "t.json"}, code: clicore.ExitUsage},
 		{name: "two VPECs", args: []string{"b.json"}, code: clicore.ExitUsage},
+		{name: "--receipt --require-log --log-checkpoint --consistency-proof", args: []string{"--receipt", "r.json", "--require-log", "--log-checkpoint", "cp.txt", "--consistency-proof", "p.txt"},
+			want: func(o *VerifyOptions) {
+				o.log.receipt, o.log.requireLog, o.log.logCheckpoint, o.log.consistencyProof = "r.json", true, "cp.txt", "p.txt"
+			}},
+		{name: "--witness-policy, --trust-root-update repeated", args: []string{"--witness-policy", "w.txt", "--trust-root-update", "2.json", "--trust-root-update", "3.json"},
+			want: func(o *VerifyOptions) {
+				o.log.witnessPolicy, o.log.rootUpdates = "w.txt", []string{"2.json", "3.json"}
+				o.log.fromFlag = map[string]bool{"witness-policy": true, "trust-root-update": true}
+			}},
+		{name: "SVC_WITNESS_POLICY", env: map[string]string{"SVC_WITNESS_POLICY": "envw.txt"}, want: func(o *VerifyOptions) { o.log.witnessPolicy = "envw.txt" }},
+		{name: "--consistency-proof without --log-checkpoint", args: []string{"--consistency-proof", "p.txt"}, code: clicore.ExitUsage},
 	})
 	if got, err := parseFlags(t, newVerify, nil, "-"); err != nil || got.path != "-" {
 		t.Errorf("verify -: %+v %v", got, err)
@@ -161,4 +173,21 @@ func TestHashFlags(t *testing.T) {
 		{name: "two texts", args: []string{"x", "y"}, code: clicore.ExitUsage},
 		{name: "bad --output", args: []string{"-o", "yaml"}, code: clicore.ExitUsage},
 	})
+}
+
+// TestVerifyTrustFlagsNotFromConfig: a witness policy or trust root update
+// named in a config file is refused (exit 3), as --trust-root is.
+func TestVerifyTrustFlagsNotFromConfig(t *testing.T) {
+	for _, key := range []string{"witness-policy", "trust-root-update"} {
+		t.Run(key, func(t *testing.T) {
+			cfg := filepath.Join(t.TempDir(), "config.yaml")
+			if err := os.WriteFile(cfg, []byte(key+": x.json\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			got, err := parseFlags(t, newVerify, map[string]string{"SVC_CONFIG": cfg}, "vpec.json")
+			if got != nil || exitCode(err) != clicore.ExitTrust {
+				t.Fatalf("options %+v, exit %d (%v), want exit %d", got, exitCode(err), err, clicore.ExitTrust)
+			}
+		})
+	}
 }

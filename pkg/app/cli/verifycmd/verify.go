@@ -14,6 +14,7 @@ import (
 	"github.com/svc-gov/svc/pkg/core/document"
 	"github.com/svc-gov/svc/pkg/core/profile"
 	"github.com/svc-gov/svc/pkg/core/signing"
+	"github.com/svc-gov/svc/pkg/core/trustroot"
 	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/zk/zkverify"
 )
@@ -45,6 +46,7 @@ type VerifyOptions struct {
 	output        string
 	requireClean  bool
 	requirePassed bool
+	log           logOptions
 }
 
 // DefaultProfileDir is the cache of signed profiles verify reads.
@@ -71,9 +73,20 @@ or an error is VALID (the service attests the check ran and failed);
 --require-passed makes that exit 1 (NOT PASSED). skipped, degraded and
 override results pass the gate.
 
+--trust-root takes a svc.trust-root/v1 JSON document (keys with purposes
+and validity windows: a VPEC key is accepted only for vpec-signing with the
+timestamp's genTime inside its window) or a PEM trust bundle (every key
+valid forever, and the report says so). Each --trust-root-update is checked
+against the root before it (signed by its root keys) before it is used.
+--receipt checks the VPEC's transparency log receipt (the transparency
+check) against the trust root's log-checkpoint key and witness policy;
+without one the check is reported as not applicable, and --require-log
+makes that exit 1 (NO LOG RECEIPT).
+
 Exit codes: 0 VALID, 1 INVALID, 2 usage or unreadable input (empty,
-binary, not JSON), 3 trust material (trust bundle, TSA root, profile,
-circuit entry) missing or unusable.`
+binary, not JSON), 3 trust material (trust root or bundle, a refused
+--trust-root-update, witness policy, log key, TSA root, profile, circuit
+entry) missing or unusable.`
 
 // Verify is the verify command; audit, when not nil, adds the replay
 // audit (svc only).
@@ -109,6 +122,9 @@ func NewCmdVerify(a *clicore.App, audit *Audit, runF func(*VerifyOptions) error)
 					return err
 				}
 			}
+			if err := o.log.check(a); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(o)
 			}
@@ -121,6 +137,7 @@ func NewCmdVerify(a *clicore.App, audit *Audit, runF func(*VerifyOptions) error)
 	o.circuits.add(cmd)
 	cmd.Flags().BoolVar(&o.requireClean, "require-clean", false, "treat governance gaps and declared chain breaks as invalid (exit 1)")
 	cmd.Flags().BoolVar(&o.requirePassed, "require-passed", false, "treat a recorded check whose result is fail or error as invalid (exit 1); skipped, degraded and override pass")
+	o.log.add(cmd)
 	if audit != nil && audit.AddFlags != nil {
 		audit.AddFlags(cmd)
 	}
@@ -138,10 +155,14 @@ func runVerify(a *clicore.App, o *VerifyOptions, audit *Audit) error {
 	if err != nil && (!errors.As(err, &tooLarge) || !errors.Is(tooLarge, document.ErrTooLarge)) {
 		return err
 	}
-	trust, err := o.trust.Load()
+	root, _, err := o.trust.LoadRoot()
 	if err != nil {
 		return err
 	}
+	if root, err = o.log.updateRoot(root); err != nil {
+		return err
+	}
+	trust := verify.TrustFor(root)
 	if tooLarge != nil {
 		report, _ := verify.Unreadable(tooLarge, verify.Options{Trust: trust})
 		return writeVerdict(a, o, trust, report, clicore.ExitUsage)
@@ -180,7 +201,14 @@ func runVerify(a *clicore.App, o *VerifyOptions, audit *Audit) error {
 	if err != nil {
 		return err
 	}
-	opts := verify.Options{Trust: trust, Profiles: set, RequireClean: o.requireClean, RequirePassed: o.requirePassed, Proofs: verifier(trust, circuits), CircuitAdvice: circuitAdvice}
+	circuitTrust := trust
+	if !root.Legacy() {
+		circuitTrust = verify.TrustFor(root, trustroot.PurposeCircuit)
+	}
+	opts := verify.Options{Trust: trust, Root: root, Profiles: set, RequireClean: o.requireClean, RequirePassed: o.requirePassed, Proofs: verifier(circuitTrust, circuits), CircuitAdvice: circuitAdvice}
+	if err := o.log.apply(&opts); err != nil {
+		return err
+	}
 	if audit != nil && audit.Run != nil {
 		opts.Extra = append(opts.Extra, func(doc []byte) (verify.Check, bool, error) { return audit.Run(doc, trust, set) })
 	}

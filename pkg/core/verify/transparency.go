@@ -1,0 +1,214 @@
+package verify
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/svc-gov/svc/pkg/core/tlog"
+	"github.com/svc-gov/svc/pkg/core/trustroot"
+)
+
+// CheckTransparency: the VPEC's transparency log receipt (Options.Receipt)
+// proves it is in the log: the leaf records this VPEC, the inclusion proof
+// leads to the checkpoint's root, the checkpoint is signed by a
+// log-checkpoint key of the trust root (valid at the time checked) and
+// carries the cosignatures the witness policy requires; given a newer
+// checkpoint, the receipt's is a prefix of it. Without a receipt the
+// check does not apply (it says so), unless Options.RequireLog.
+const CheckTransparency CheckName = "transparency"
+
+// Codes of the transparency check, one per failure class of
+// docs/TRANSPARENCY.md, "Verifying a receipt".
+const (
+	CodeNoReceipt          = "NO LOG RECEIPT"
+	CodeLogKeyMissing      = "LOG KEY MISSING"
+	CodeReceiptMalformed   = "RECEIPT MALFORMED"
+	CodeReceiptOtherVPEC   = "RECEIPT FOR ANOTHER VPEC"
+	CodeCheckpointOtherLog = "CHECKPOINT FROM ANOTHER LOG"
+	CodeLogSignature       = "CHECKPOINT NOT SIGNED BY LOG KEY"
+	CodeCheckpointTooOld   = "CHECKPOINT TOO OLD"
+	CodeInclusion          = "INCLUSION PROOF INVALID"
+	CodeCosignature        = "COSIGNATURE FORGED"
+	CodeWitnessPolicy      = "WITNESS POLICY NOT SATISFIED"
+	CodeInconsistent       = "CHECKPOINT INCONSISTENT"
+	CodeLogShrank          = "CHECKPOINT NEWER THAN GIVEN"
+	CodeNewerCheckpoint    = "NEWER CHECKPOINT INVALID"
+)
+
+// tlogCodes maps the tlog sentinels to codes, in the order the receipt's
+// checks run (the rank a failure reached).
+var tlogCodes = []struct {
+	err  error
+	code string
+}{
+	{tlog.ErrMalformed, CodeReceiptMalformed},
+	{tlog.ErrWrongVPEC, CodeReceiptOtherVPEC},
+	{tlog.ErrWrongLog, CodeCheckpointOtherLog},
+	{tlog.ErrLogSignature, CodeLogSignature},
+	{tlog.ErrCheckpointTooOld, CodeCheckpointTooOld},
+	{tlog.ErrInclusion, CodeInclusion},
+	{tlog.ErrCosignature, CodeCosignature},
+	{tlog.ErrWitnessPolicy, CodeWitnessPolicy},
+	{tlog.ErrInconsistent, CodeInconsistent},
+	{tlog.ErrLogShrank, CodeLogShrank},
+}
+
+// tlogRank returns the index of err's class in tlogCodes, -1 if none.
+func tlogRank(err error) int {
+	for i, t := range tlogCodes {
+		if errors.Is(err, t.err) {
+			return i
+		}
+	}
+	return -1
+}
+
+func tlogCode(err error) string {
+	if i := tlogRank(err); i >= 0 {
+		return tlogCodes[i].code
+	}
+	return CodeReceiptMalformed
+}
+
+// transparency runs after the timestamp check: a log key's window is
+// checked at the VPEC's verified genTime when no witness attests a time.
+func (s *state) transparency() Check {
+	return checkTransparency(s.opts, tlog.Subject{VPECID: s.doc.VPEC.VPECID, Digest: tlog.Digest(s.doc.Signed)}, s.genTime)
+}
+
+// checkTransparency checks opts.Receipt for subject.
+func checkTransparency(opts *Options, subject tlog.Subject, genTime time.Time) Check {
+	c := Check{Name: CheckTransparency}
+	if opts.Receipt == nil {
+		if opts.RequireLog {
+			return fail(c, CodeNoReceipt, "no transparency log receipt given, and one is required (--require-log): fetch it with 'svc vpec get' (vpec.receipt.json) and pass it with --receipt", false)
+		}
+		c.Status, c.Message = NotApplicable, "no transparency log receipt given: inclusion in the log not checked (pass --receipt vpec.receipt.json; --require-log makes a missing receipt INVALID)"
+		return c
+	}
+	logKeys := rootLogKeys(opts.Root)
+	if len(logKeys) == 0 {
+		return fail(c, CodeLogKeyMissing, "receipt not checked: the trust root lists no log-checkpoint key (a svc.trust-root/v1 root lists the log's note verifier key; a PEM trust bundle has none)", true)
+	}
+	policy, policyName, err := witnessPolicy(opts)
+	if err != nil {
+		return fail(c, CodeWitnessPolicy, fmt.Sprintf("receipt not checked: the witness policy of the trust root cannot be built: %v", err), true)
+	}
+	var (
+		got   *tlog.Verified
+		ver   *tlog.Verifier
+		entry *trustroot.Key
+		best  error
+	)
+	for _, lk := range logKeys {
+		v, err := tlog.NewVerifier(lk.key, policy)
+		if err != nil {
+			return fail(c, CodeLogKeyMissing, fmt.Sprintf("receipt not checked: log key %s: %v", lk.entry.KeyID, err), true)
+		}
+		r, err := v.VerifyReceipt(opts.Receipt, subject)
+		if err == nil {
+			got, ver, entry = r, v, lk.entry
+			break
+		}
+		if best == nil || tlogRank(err) > tlogRank(best) {
+			best = err
+		}
+	}
+	if got == nil {
+		return fail(c, tlogCode(best), "receipt invalid: "+best.Error(), false)
+	}
+	// The log key's window, at the latest time a witness attests, or
+	// else the VPEC's verified genTime (docs/KEYS.md, "Which time").
+	at, atWhat := genTime, "the VPEC's timestamp"
+	for _, cs := range got.Checkpoint.Cosignatures {
+		if cs.Time.After(at) {
+			at, atWhat = cs.Time, "witness "+cs.Witness+"'s cosignature"
+		}
+	}
+	window := entry.Window.String()
+	if !entry.Window.Forever && !at.IsZero() {
+		k, err := opts.Root.KeyFor(trustroot.PurposeLog, entry.KeyID, at)
+		if err != nil {
+			return keyFail(c, "LOG", err)
+		}
+		window = fmt.Sprintf("checked at %s, the time of %s: %s", trustroot.FormatTime(at), atWhat, k.Window)
+	}
+	var witnesses []string
+	for _, cs := range got.Checkpoint.Cosignatures {
+		witnesses = append(witnesses, cs.Witness)
+	}
+	cosigned := "no cosignature"
+	if len(witnesses) > 0 {
+		cosigned = "cosigned by " + strings.Join(witnesses, ", ")
+	}
+	c.Message = fmt.Sprintf("in the transparency log %s at index %d of %d (log key %s, %s; %s; witness policy: %s)",
+		got.Checkpoint.Origin, got.Index, got.Checkpoint.Size, entry.KeyID, window, cosigned, policyName)
+	if opts.NewerCheckpoint != nil {
+		newer, err := ver.VerifyCheckpoint(opts.NewerCheckpoint)
+		if err != nil {
+			return fail(c, CodeNewerCheckpoint, "the newer checkpoint given is not usable: "+err.Error(), false)
+		}
+		if err := ver.VerifyConsistency(got.Checkpoint, newer, opts.ConsistencyProof); err != nil {
+			return fail(c, tlogCode(err), fmt.Sprintf("the receipt's checkpoint (%d entries) is not a prefix of the newer checkpoint given (%d entries): %v", got.Checkpoint.Size, newer.Size, err), false)
+		}
+		c.Message += fmt.Sprintf("; a prefix of the newer checkpoint given (%d entries)", newer.Size)
+	}
+	c.Status = Pass
+	return c
+}
+
+type logKey struct {
+	key   tlog.LogKey
+	entry *trustroot.Key
+}
+
+// rootLogKeys returns the log-checkpoint keys of root, in root order.
+func rootLogKeys(root *trustroot.Root) []logKey {
+	if root == nil {
+		return nil
+	}
+	var out []logKey
+	for _, k := range root.Keys {
+		if k.Purpose != trustroot.PurposeLog || k.NoteVerifier == "" {
+			continue
+		}
+		lk, err := tlog.ParseLogKey(k.NoteVerifier)
+		if err != nil {
+			continue // Parse checked it; a key tlog refuses verifies nothing
+		}
+		out = append(out, logKey{key: lk, entry: k})
+	}
+	return out
+}
+
+// witnessPolicy returns the policy a receipt's checkpoint must satisfy and
+// how the report names it: opts.WitnessPolicy when given, else every
+// witness key of the root (all must cosign), else "quorum none".
+func witnessPolicy(opts *Options) (*tlog.WitnessPolicy, string, error) {
+	if opts.WitnessPolicy != nil {
+		return opts.WitnessPolicy, "the policy given", nil
+	}
+	var b strings.Builder
+	var names []string
+	if opts.Root != nil {
+		for _, k := range opts.Root.Keys {
+			if k.Purpose != trustroot.PurposeWitness || k.NoteVerifier == "" {
+				continue
+			}
+			c := fmt.Sprintf("w%d", len(names))
+			// The URL is required by the policy format and never used
+			// by a verifier.
+			fmt.Fprintf(&b, "witness %s %s https://witness.invalid/\n", c, k.NoteVerifier)
+			names = append(names, c)
+		}
+	}
+	if len(names) == 0 {
+		p, err := tlog.ParseWitnessPolicy([]byte("quorum none\n"))
+		return p, "none (no witness key in the trust root: the log's signature alone)", err
+	}
+	fmt.Fprintf(&b, "group root-witnesses all %s\nquorum root-witnesses\n", strings.Join(names, " "))
+	p, err := tlog.ParseWitnessPolicy([]byte(b.String()))
+	return p, fmt.Sprintf("every witness of the trust root (%d)", len(names)), err
+}
