@@ -22,6 +22,7 @@ import (
 // serveOptions are the flags of svc serve.
 type serveOptions struct {
 	data         dataOptions
+	keys         keyOptions
 	addr         string
 	maxBodyBytes int64
 	// maxRecordsPerRun bounds the records of a run (D1).
@@ -41,20 +42,23 @@ type serveOptions struct {
 func (a *app) serveCmd() *cobra.Command {
 	cmd := newCmdServe(a, nil)
 	var data dataOptions
+	var ko keyOptions
 	trust := &cobra.Command{
 		Use:   "trust-bundle",
 		Short: "Print the trust bundle that verifies this service's VPECs and profiles",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			m, err := server.ReadMaterial(data.dir())
+			m, err := server.ReadMaterialKeys(cmdContext(cmd), data.dir(), ko.config(a.streams.Getenv))
 			if err != nil {
-				return materialError(err)
+				return keyError(err)
 			}
+			defer m.Close()
 			_, err = a.streams.Out.Write(m.Trust.Marshal())
 			return err
 		},
 	}
 	trust.Flags().StringVar(&data.dataDir, "data-dir", "", "service state directory (default: svc in the user data directory; env SVC_DATA_DIR)")
+	ko.add(trust)
 	cmd.AddCommand(trust)
 	return cmd
 }
@@ -90,6 +94,7 @@ SIGINT or SIGTERM stops it gracefully: requests in flight finish.`,
 		},
 	}
 	o.data.add(cmd)
+	o.keys.add(cmd)
 	cmd.Flags().StringVar(&o.addr, "addr", "127.0.0.1:8080", "address to listen on")
 	cmd.Flags().Int64Var(&o.maxBodyBytes, "max-body-bytes", server.DefaultMaxBodyBytes, "largest request body accepted (larger get 413)")
 	cmd.Flags().Int64Var(&o.maxRecordsPerRun, "max-records-per-run", server.DefaultMaxRecordsPerRun, "most records one run holds (more get 422 run_too_large); the VPEC size bound applies too")
@@ -151,15 +156,19 @@ func (a *app) runServe(ctx context.Context, o *serveOptions) error {
 	if err := setup.CheckMaterialPresent(ctx, st, o.data.dir()); err != nil {
 		return identityError(err, o.data.dir())
 	}
-	m, created, err := server.LoadOrCreateMaterial(o.data.dir())
+	// Every configured key is opened and made to sign a probe: one that
+	// cannot stops the start, naming the key and why.
+	m, created, err := server.OpenMaterial(ctx, o.data.dir(), o.keys.config(a.streams.Getenv), true)
 	if err != nil {
-		return materialError(err)
+		return keyError(err)
 	}
+	defer m.Close()
 	if created.Any() {
 		// Trust is explicit: new key material is announced, never silent.
-		fmt.Fprintf(a.streams.Err, "%s: first start in %s: created the service signing key %s (%s) and the built-in timestamp authority %s; publish the new trust bundle: %s serve trust-bundle --data-dir %s\n",
-			a.name, o.data.dir(), m.Signer.KeyID(), created.SigningKey, created.TSA, a.name, o.data.dir())
-		log.Warn("created new service key material", "signing_key", m.Signer.KeyID(), "key_file", created.SigningKey, "tsa_dir", created.TSA)
+		fmt.Fprintf(a.streams.Err, "%s: first start in %s: created %s; publish the new trust bundle: %s serve trust-bundle --data-dir %s\n",
+			a.name, o.data.dir(), describeCreated(created, m), a.name, o.data.dir())
+		log.Warn("created new service key material", "signing_key", m.Signer.KeyID(), "key_file", created.SigningKey,
+			"profile_key_file", created.ProfileKey, "log_key_file", created.LogKey, "tsa_dir", created.TSA)
 	}
 	recorded, err := setup.CheckIdentity(ctx, st, m, o.data.dir(), time.Now())
 	if err != nil {
@@ -212,4 +221,22 @@ func (a *app) runServe(ctx context.Context, o *serveOptions) error {
 		return &Error{Code: ExitFailure, Err: err}
 	}
 	return nil
+}
+
+// describeCreated says what OpenMaterial created.
+func describeCreated(c server.Created, m *server.Material) string {
+	var parts []string
+	if c.SigningKey != "" {
+		parts = append(parts, fmt.Sprintf("the service signing key %s (%s, signs VPECs)", m.Signer.KeyID(), c.SigningKey))
+	}
+	if c.ProfileKey != "" {
+		parts = append(parts, fmt.Sprintf("the profile signing key %s (%s)", m.ProfileSigner.KeyID(), c.ProfileKey))
+	}
+	if c.LogKey != "" {
+		parts = append(parts, "the log checkpoint key ("+c.LogKey+")")
+	}
+	if c.TSA != "" {
+		parts = append(parts, "the built-in timestamp authority "+c.TSA)
+	}
+	return strings.Join(parts, ", ")
 }

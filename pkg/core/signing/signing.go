@@ -199,8 +199,7 @@ type Signer struct {
 }
 
 // ErrSign reports a signing operation that failed (an HSM that went away,
-// a KMS that refused) or returned a signature that does not verify under
-// the signer's public key.
+// a KMS that refused).
 var ErrSign = errors.New("signing failed")
 
 // NewSigner returns a Signer for priv.
@@ -236,8 +235,9 @@ func (s *Signer) CryptoSigner() crypto.Signer { return s.key }
 
 // Sign returns the raw 64-byte Ed25519 signature of msg. A key held in
 // memory never fails; one held elsewhere may, and then the error wraps
-// ErrSign (and the key provider's error). A signature that does not verify
-// under the public key is an error, never returned.
+// ErrSign (and the key provider's error). The signature is not verified
+// here: pkg/service/keys verifies every signature a key outside the
+// process returns.
 func (s *Signer) Sign(msg []byte) ([]byte, error) {
 	if priv, ok := s.key.(ed25519.PrivateKey); ok {
 		return ed25519.Sign(priv, msg), nil
@@ -245,9 +245,6 @@ func (s *Signer) Sign(msg []byte) ([]byte, error) {
 	sig, err := s.key.Sign(rand.Reader, msg, crypto.Hash(0))
 	if err != nil {
 		return nil, fmt.Errorf("%w with key %s: %w", ErrSign, s.keyID, err)
-	}
-	if err := Verify(s.pub, msg, sig); err != nil {
-		return nil, fmt.Errorf("%w with key %s: the signature returned does not verify under the key", ErrSign, s.keyID)
 	}
 	return sig, nil
 }
