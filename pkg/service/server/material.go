@@ -209,10 +209,11 @@ func OpenMaterial(ctx context.Context, dir string, kc KeyConfig, create bool) (m
 			m = nil
 		}
 	}()
-	if err := prepareFiles(dir, kc, create, &created); err != nil {
-		return nil, created, err
-	}
+	opened := map[string]*keys.Signer{}
 	open := func(what, uri string, want keys.Algorithm) (*keys.Signer, error) {
+		if ks := opened[uri]; ks != nil {
+			return ks, nil
+		}
 		opts := kc.Options
 		opts.Want = want
 		ks, err := keys.Open(ctx, uri, opts)
@@ -220,7 +221,24 @@ func OpenMaterial(ctx context.Context, dir string, kc KeyConfig, create bool) (m
 			return nil, fmt.Errorf("%w: %s: %w", ErrKey, what, err)
 		}
 		m.closers = append(m.closers, ks)
+		opened[uri] = ks
 		return ks, nil
+	}
+	// The configured keys first: a key that cannot sign stops everything
+	// before a file is written.
+	for _, c := range []struct {
+		what, uri string
+		want      keys.Algorithm
+	}{{"VPEC signing key", kc.VPEC, keys.Ed25519}, {"profile signing key", kc.Profile, keys.Ed25519},
+		{"built-in TSA key", kc.TSA, keys.ECDSAP256}, {"log checkpoint key", kc.Log, keys.Ed25519}} {
+		if c.uri != "" {
+			if _, err := open(c.what, c.uri, c.want); err != nil {
+				return m, created, err
+			}
+		}
+	}
+	if err := prepareFiles(dir, kc, create, &created); err != nil {
+		return m, created, err
 	}
 	fileURI := func(name string) string {
 		// dir is absolute (above): FileURI cannot fail.

@@ -1,0 +1,80 @@
+package cli_test
+
+import (
+	"context"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/svc-gov/svc/internal/softhsmtest"
+	"github.com/svc-gov/svc/pkg/service/keys"
+)
+
+// TestServeRefusesUnusableKey: svc serve does not start when a configured
+// key cannot sign, names the key and why, exits 4 (2 for a malformed key
+// URI), and writes no key material; a PIN is never a flag. With the
+// token's keys reachable (PIN in SVC_PKCS11_PIN) it serves and signs with
+// them.
+func TestServeRefusesUnusableKey(t *testing.T) {
+	tk := softhsmtest.NewToken(t, "svc-serve")
+	good := tk.URI("vpec")
+	if _, err := keys.Generate(context.Background(), good, keys.Ed25519, keys.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	noPIN := "pkcs11:token=svc-serve;object=vpec?module-path=" + tk.Module
+	wrongPIN := noPIN + "&pin-source=env:SVC_TEST_WRONG_PIN"
+	t.Setenv("SVC_TEST_WRONG_PIN", "9999")
+	missing := (&url.URL{Scheme: "file", Path: filepath.Join(t.TempDir(), "absent.pem")}).String()
+	cases := []struct {
+		name, flag, uri string
+		code            int
+		want            []string
+	}{
+		{"missing file", "--signing-key", missing, 4, []string{"VPEC signing key", missing}},
+		{"wrong PIN", "--signing-key", wrongPIN, 4, []string{"VPEC signing key", "key unreachable", "never falls back"}},
+		{"no PIN", "--profile-key", noPIN, 4, []string{"profile signing key", "no PIN"}},
+		{"absent object", "--log-key", strings.Replace(good, "object=vpec", "object=nothing", 1), 4, []string{"log checkpoint key", "key not found"}},
+		{"PIN in the URI", "--signing-key", noPIN + "&pin-value=1234", 2, []string{"pin-value"}},
+		{"wrong algorithm for the TSA", "--tsa-key", good, 4, []string{"built-in TSA key"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			data := filepath.Join(t.TempDir(), "data")
+			code, _, errOut := svcExec(t, "serve", "--data-dir", data, "--addr", "127.0.0.1:0", tc.flag, tc.uri)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d:\n%s", code, tc.code, errOut)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(errOut, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, errOut)
+				}
+			}
+			for _, f := range []string{"signing-key.pem", "profile-key.pem", "log-key.pem", "tsa"} {
+				if _, err := os.Stat(filepath.Join(data, f)); err == nil {
+					t.Errorf("a refused start created %s", f)
+				}
+			}
+		})
+	}
+	t.Run("reachable", func(t *testing.T) {
+		t.Setenv("SVC_PKCS11_PIN", softhsmtest.PIN)
+		data := filepath.Join(t.TempDir(), "data")
+		_, stop := serveLogged(t, data, "--signing-key", noPIN)
+		out := stop()
+		if !strings.Contains(out, "signing key "+keyIDOfURI(t, good)) {
+			t.Fatalf("serve did not sign with the token's key:\n%s", out)
+		}
+	})
+}
+
+func keyIDOfURI(t *testing.T, uri string) string {
+	t.Helper()
+	s, err := keys.Open(context.Background(), uri, keys.Options{NoProbe: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	return s.KeyID()
+}
