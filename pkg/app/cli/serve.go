@@ -23,6 +23,7 @@ import (
 type serveOptions struct {
 	data         dataOptions
 	keys         keyOptions
+	rootKey      rootKeyOptions
 	addr         string
 	maxBodyBytes int64
 	// maxRecordsPerRun bounds the records of a run (D1).
@@ -95,6 +96,7 @@ SIGINT or SIGTERM stops it gracefully: requests in flight finish.`,
 	}
 	o.data.add(cmd)
 	o.keys.add(cmd)
+	o.rootKey.add(cmd)
 	cmd.Flags().StringVar(&o.addr, "addr", "127.0.0.1:8080", "address to listen on")
 	cmd.Flags().Int64Var(&o.maxBodyBytes, "max-body-bytes", server.DefaultMaxBodyBytes, "largest request body accepted (larger get 413)")
 	cmd.Flags().Int64Var(&o.maxRecordsPerRun, "max-records-per-run", server.DefaultMaxRecordsPerRun, "most records one run holds (more get 422 run_too_large); the VPEC size bound applies too")
@@ -170,6 +172,13 @@ func (a *app) runServe(ctx context.Context, o *serveOptions) error {
 		log.Warn("created new service key material", "signing_key", m.Signer.KeyID(), "key_file", created.SigningKey,
 			"profile_key_file", created.ProfileKey, "log_key_file", created.LogKey, "tsa_dir", created.TSA)
 	}
+	_, rootDoc, wrote, err := server.EnsureTrustRoot(ctx, o.data.dir(), m, o.rootKey.uri, o.keys.config(a.streams.Getenv).Options, time.Now())
+	if err != nil {
+		return keyError(err)
+	}
+	if wrote {
+		fmt.Fprintf(a.streams.Err, "%s: wrote the trust root version 1 of %s (%s), served at %s\n", a.name, o.data.dir(), server.TrustRootFile, "/.well-known/svc/trust-root.json")
+	}
 	recorded, err := setup.CheckIdentity(ctx, st, m, o.data.dir(), time.Now())
 	if err != nil {
 		return identityError(err, o.data.dir())
@@ -191,7 +200,7 @@ func (a *app) runServe(ctx context.Context, o *serveOptions) error {
 		limit.PerSecond = -1
 	}
 	srv, err := server.New(server.Config{
-		Storage: server.StorageOf(st), Signer: m.Signer, Timestamper: tsa, Trust: m.Trust, Logger: log,
+		Storage: server.StorageOf(st), Signer: m.Signer, Timestamper: tsa, Trust: m.Trust, TrustRoot: rootDoc, Logger: log,
 		MaxBodyBytes: o.maxBodyBytes, Version: BuildVersion().Version, SandboxLimit: limit,
 		RunLimits: server.RunLimits{MaxRecords: o.maxRecordsPerRun},
 	})

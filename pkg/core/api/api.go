@@ -18,6 +18,10 @@ const Prefix = "/api/v1"
 // {trust_root_url} of the specification).
 const TrustBundlePath = "/.well-known/svc/trust-bundle.pem"
 
+// TrustRootPath is where a service publishes its current trust root
+// (svc.trust-root/v1, docs/KEYS.md).
+const TrustRootPath = "/.well-known/svc/trust-root.json"
+
 // Error is the body of every non-2xx response.
 type Error struct {
 	// Code is a stable, machine-readable error code (see the Code* constants).
