@@ -13,6 +13,7 @@ import (
 
 	"github.com/svc-gov/svc/pkg/core/signing"
 	"github.com/svc-gov/svc/pkg/core/timestamp"
+	"github.com/svc-gov/svc/pkg/core/trustroot"
 	"github.com/svc-gov/svc/pkg/service/keys"
 )
 
@@ -310,6 +311,29 @@ func OpenMaterial(ctx context.Context, dir string, kc KeyConfig, create bool) (m
 	}
 	for _, c := range roots {
 		trust.AddRoot(c)
+	}
+	// Keys of the trust root that are no longer configured (rotated
+	// out) keep verifying what they signed in their window.
+	switch r, _, err := ReadTrustRoot(dir); {
+	case errors.Is(err, ErrNoTrustRoot):
+	case err != nil:
+		return m, created, err
+	default:
+		have := map[string]bool{}
+		for _, c := range trust.Roots() {
+			have[string(c.Raw)] = true
+		}
+		for _, k := range r.Keys {
+			switch k.Purpose {
+			case trustroot.PurposeVPEC, trustroot.PurposeProfile, trustroot.PurposeCircuit:
+				trust.AddKey(k.PublicKey)
+			case trustroot.PurposeTSARoot:
+				if !have[string(k.Certificate.Raw)] {
+					trust.AddRoot(k.Certificate)
+					have[string(k.Certificate.Raw)] = true
+				}
+			}
+		}
 	}
 	m.Trust = trust
 	return m, created, nil
