@@ -253,4 +253,3 @@ func genTimeOf(t *testing.T, tokB64 string) time.Time {
 	}
 	return info.GenTime
 }
-
