@@ -7,8 +7,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/svc-gov/svc/internal/softhsmtest"
+	"github.com/svc-gov/svc/pkg/core/trustroot"
 	"github.com/svc-gov/svc/pkg/service/keys"
 )
 
@@ -61,7 +63,18 @@ func TestServeRefusesUnusableKey(t *testing.T) {
 	t.Run("reachable", func(t *testing.T) {
 		t.Setenv("SVC_PKCS11_PIN", softhsmtest.PIN)
 		data := filepath.Join(t.TempDir(), "data")
-		_, stop := serveLogged(t, data, "--signing-key", noPIN)
+		url, stop := serveLogged(t, data, "--signing-key", noPIN)
+		code, body := httpGet(t, url+"/.well-known/svc/trust-root.json")
+		root, err := trustroot.Parse([]byte(body))
+		if code != 200 || err != nil {
+			t.Fatalf("trust root: %d %v\n%s", code, err, body)
+		}
+		if err := trustroot.CheckSelfSigned(root); err != nil {
+			t.Errorf("served trust root not self-signed: %v", err)
+		}
+		if _, err := root.KeyFor(trustroot.PurposeVPEC, keyIDOfURI(t, good), time.Now()); err != nil {
+			t.Errorf("served trust root lacks the token's VPEC key: %v", err)
+		}
 		out := stop()
 		if !strings.Contains(out, "signing key "+keyIDOfURI(t, good)) {
 			t.Fatalf("serve did not sign with the token's key:\n%s", out)

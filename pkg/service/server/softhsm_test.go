@@ -30,7 +30,7 @@ import (
 
 // tokenKeys makes the four keys of a service on a SoftHSM2 token and
 // returns their URIs.
-func tokenKeys(t *testing.T, tk *softhsmtest.Token) server.KeyConfig {
+func tokenKeys(t testing.TB, tk *softhsmtest.Token) server.KeyConfig {
 	t.Helper()
 	kc := server.KeyConfig{VPEC: tk.URI("vpec"), Profile: tk.URI("profile"), TSA: tk.URI("tsa"), Log: tk.URI("log")}
 	for uri, alg := range map[string]keys.Algorithm{kc.VPEC: keys.Ed25519, kc.Profile: keys.Ed25519, kc.TSA: keys.ECDSAP256, kc.Log: keys.Ed25519} {
