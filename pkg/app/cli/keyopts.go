@@ -55,6 +55,8 @@ func keyError(err error) error {
 	switch {
 	case errors.Is(err, keys.ErrBadURI):
 		return &Error{Code: ExitUsage, Err: err, Hint: "fix the key URI (docs/KEYS.md, Key URIs)"}
+	case errors.Is(err, server.ErrKeyNotInRoot):
+		return &Error{Code: ExitUsage, Err: err, Hint: "see docs/KEYS.md, Rotation"}
 	case errors.Is(err, server.ErrNoTrustRoot):
 		return &Error{Code: ExitUsage, Err: err, Hint: "check --data-dir (or SVC_DATA_DIR)"}
 	case errors.Is(err, trustroot.ErrRotate), errors.Is(err, trustroot.ErrMalformed):

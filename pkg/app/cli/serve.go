@@ -155,8 +155,12 @@ func (a *app) runServe(ctx context.Context, o *serveOptions) error {
 	// A database that already belongs to a service never gets new keys
 	// from a server with an empty data directory: they would not verify
 	// against the service's trust bundle.
-	if err := setup.CheckMaterialPresent(ctx, st, o.data.dir()); err != nil {
-		return identityError(err, o.data.dir())
+	// (Keys held outside the data directory are checked against the
+	// recorded identity by CheckIdentity below.)
+	if o.keys.vpec == "" && o.keys.tsa == "" {
+		if err := setup.CheckMaterialPresent(ctx, st, o.data.dir()); err != nil {
+			return identityError(err, o.data.dir())
+		}
 	}
 	// Every configured key is opened and made to sign a probe: one that
 	// cannot stops the start, naming the key and why.

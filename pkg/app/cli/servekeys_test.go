@@ -91,3 +91,42 @@ func keyIDOfURI(t *testing.T, uri string) string {
 	defer s.Close()
 	return s.KeyID()
 }
+
+// TestServeAfterRotation: a service rotated with svc keys rotate starts on
+// the new key (the database's recorded identity is the old key, which the
+// trust root lists), serves trust root version 2 and signs with the new
+// key; a key the trust root does not list is refused (exit 2), and a
+// restart on the token with every key outside the data directory works.
+func TestServeAfterRotation(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	_, stop := serveLogged(t, data)
+	stop()
+	newKey := (&url.URL{Scheme: "file", Path: filepath.Join(dir, "vpec-2.pem")}).String()
+	stray := (&url.URL{Scheme: "file", Path: filepath.Join(dir, "stray.pem")}).String()
+	for _, k := range []string{newKey, stray} {
+		if code, _, errOut := svcExec(t, "keys", "generate", "--uri", k); code != 0 {
+			t.Fatalf("keys generate: %d %s", code, errOut)
+		}
+	}
+	if code, _, errOut := svcExec(t, "serve", "--data-dir", data, "--addr", "127.0.0.1:0", "--signing-key", stray); code != 2 || !strings.Contains(errOut, "not in") {
+		t.Fatalf("serve on a key the trust root lacks: exit %d\n%s", code, errOut)
+	}
+	if code, out, errOut := svcExec(t, "keys", "rotate", "--data-dir", data, "--purpose", "vpec-signing", "--new-key", newKey); code != 0 || !strings.Contains(out, "version 2") {
+		t.Fatalf("keys rotate: %d %s %s", code, out, errOut)
+	}
+	url, stop := serveLogged(t, data, "--signing-key", newKey)
+	code, body := httpGet(t, url+"/.well-known/svc/trust-root.json")
+	root, err := trustroot.Parse([]byte(body))
+	if code != 200 || err != nil || root.Version != 2 {
+		t.Fatalf("trust root after rotation: %d %v\n%s", code, err, body)
+	}
+	out := stop()
+	if !strings.Contains(out, "signing key "+keyIDOfURI(t, newKey)) {
+		t.Fatalf("serve did not sign with the rotated-in key:\n%s", out)
+	}
+	code, printed, _ := svcExec(t, "keys", "trust-root", "--data-dir", data)
+	if code != 0 || printed != body {
+		t.Fatalf("keys trust-root: %d, differs from the served root", code)
+	}
+}

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"crypto/ed25519"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -68,7 +69,10 @@ func ReadTrustRoot(dir string) (*trustroot.Root, []byte, error) {
 // TSA are created together). It reports whether it wrote one.
 func EnsureTrustRoot(ctx context.Context, dir string, m *Material, rootURI string, opts keys.Options, now time.Time) (*trustroot.Root, []byte, bool, error) {
 	if r, data, err := ReadTrustRoot(dir); !errors.Is(err, ErrNoTrustRoot) {
-		return r, data, false, err
+		if err != nil {
+			return nil, nil, false, err
+		}
+		return checkRoot(ctx, dir, r, data, m, rootURI, opts, now)
 	}
 	uri, err := RootKeyURI(dir, rootURI)
 	if err != nil {
@@ -239,4 +243,63 @@ func writeNext(ctx context.Context, dir string, next *trustroot.Root, rootURI st
 		return nil, err
 	}
 	return next, nil
+}
+
+// ErrKeyNotInRoot reports a configured key that the data directory's
+// trust root does not list for its purpose: what it signs would not
+// verify against the root. Rotate to it first (RotateKey).
+var ErrKeyNotInRoot = errors.New("key not in the trust root")
+
+// checkRoot checks that the root r of dir lists m's VPEC and profile keys
+// for their purposes, and adds the TSA roots of m it lacks (a TSA key
+// moved to an HSM gets a new root) in a next version signed by the root
+// key, which it reports as written.
+func checkRoot(ctx context.Context, dir string, r *trustroot.Root, data []byte, m *Material, rootURI string, opts keys.Options, now time.Time) (*trustroot.Root, []byte, bool, error) {
+	for _, c := range []struct {
+		p    trustroot.Purpose
+		id   string
+		flag string
+	}{{trustroot.PurposeVPEC, m.Signer.KeyID(), "vpec-signing"}, {trustroot.PurposeProfile, m.ProfileSigner.KeyID(), "profile-signing"}} {
+		if r.Key(c.p, c.id) == nil {
+			return nil, nil, false, fmt.Errorf("%w: the configured %s key %s is not in %s (version %d): run 'svc keys rotate --purpose %s --new-key URI' first, so that what it signs verifies", ErrKeyNotInRoot, c.p, c.id, filepath.Join(dir, TrustRootFile), r.Version, c.flag)
+		}
+	}
+	var add []trustroot.NewKey
+	for _, c := range m.Trust.Roots() {
+		if r.Key(trustroot.PurposeTSARoot, trustroot.CertificateKeyID(c)) == nil {
+			add = append(add, trustroot.NewKey{Purpose: trustroot.PurposeTSARoot, Certificate: c, From: c.NotBefore.UTC(), Comment: "built-in TSA root added at start"})
+		}
+	}
+	if len(add) == 0 {
+		return r, data, false, nil
+	}
+	next, err := trustroot.AddKeys(r, now.UTC(), add...)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	if _, err := writeNext(ctx, dir, next, rootURI, opts); err != nil {
+		return nil, nil, false, err
+	}
+	out, err := next.Marshal()
+	if err != nil {
+		return nil, nil, false, err
+	}
+	return next, out, true, nil
+}
+
+// InRoot reports whether the data directory dir has a trust root listing
+// the VPEC key keyID and the TSA root certificate whose DER has the
+// "sha256:<hex>" id tsaRoot (setup.CertID): a service identity recorded
+// before a rotation is still this service's.
+func InRoot(dir, keyID string, tsaRoot func(*x509.Certificate) bool) bool {
+	r, _, err := ReadTrustRoot(dir)
+	if err != nil || r.Key(trustroot.PurposeVPEC, keyID) == nil {
+		return false
+	}
+	for _, k := range r.Keys {
+		if k.Purpose == trustroot.PurposeTSARoot && tsaRoot(k.Certificate) {
+			return true
+		}
+	}
+	return false
 }
