@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"context"
+	"errors"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -128,5 +129,39 @@ func TestServeAfterRotation(t *testing.T) {
 	code, printed, _ := svcExec(t, "keys", "trust-root", "--data-dir", data)
 	if code != 0 || printed != body {
 		t.Fatalf("keys trust-root: %d, differs from the served root", code)
+	}
+
+	// The new key compromised from now: version 3 refuses what it signs
+	// from then on, and keeps what the first key signed.
+	at := time.Now().UTC().Truncate(time.Second)
+	newID := keyIDOfURI(t, newKey)
+	if code, out, errOut := svcExec(t, "keys", "compromise", newID, "--data-dir", data, "--at", at.Format(time.RFC3339)); code != 0 || !strings.Contains(out, "version 3") {
+		t.Fatalf("keys compromise: %d %s %s", code, out, errOut)
+	}
+	_, printed, _ = svcExec(t, "keys", "trust-root", "--data-dir", data)
+	r3, err := trustroot.Parse([]byte(printed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := trustroot.VerifyUpdate(root, r3); err != nil {
+		t.Fatalf("version 3 does not chain from 2: %v", err)
+	}
+	if _, err := r3.KeyFor(trustroot.PurposeVPEC, newID, at); !errors.Is(err, trustroot.ErrCompromised) {
+		t.Errorf("the compromised key at its compromise time: %v", err)
+	}
+	if code, _, errOut := svcExec(t, "keys", "compromise", "0000000000000000", "--data-dir", data, "--at", at.Format(time.RFC3339)); code != 2 {
+		t.Errorf("compromise of an unknown key: exit %d %s", code, errOut)
+	}
+
+	// A PEM bundle converts to an unsigned version 1 root.
+	code, bundle, _ := svcExec(t, "serve", "trust-bundle", "--data-dir", data, "--signing-key", newKey)
+	bundleFile := filepath.Join(dir, "bundle.pem")
+	if err := os.WriteFile(bundleFile, []byte(bundle), 0o644); code != 0 || err != nil {
+		t.Fatalf("trust-bundle: %d %v", code, err)
+	}
+	code, conv, errOut := svcExec(t, "keys", "convert", "--bundle", bundleFile, "--from", "2026-01-01T00:00:00Z")
+	r1, err := trustroot.Parse([]byte(conv))
+	if code != 0 || err != nil || r1.Version != 1 || r1.Key(trustroot.PurposeVPEC, newID) == nil {
+		t.Fatalf("keys convert: %d %v %s", code, err, errOut)
 	}
 }
