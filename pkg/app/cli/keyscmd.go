@@ -42,8 +42,8 @@ func newCmdKeysGenerate(a *app, runF func(*keysGenerateOptions) error) *cobra.Co
 0600), or a key pair generated on a PKCS#11 token, sensitive and never
 extractable. An existing file or token object is never replaced. Cloud KMS
 keys are created with the provider's tools.`,
-		Example: `  svc keys generate --uri file:///var/lib/svc/keys/vpec-2027.pem
-  SVC_PKCS11_PIN=... svc keys generate --uri 'pkcs11:token=svc-prod;object=tsa-2027?module-path=/usr/lib/softhsm/libsofthsm2.so' --algorithm ecdsa-p256-sha256`,
+		Example: `  svc keys generate --uri "file://$PWD/vpec-2027.pem"
+  svc keys generate --uri 'pkcs11:token=svc-prod;object=tsa-2027?module-path=/usr/lib/softhsm/libsofthsm2.so' --algorithm ecdsa-p256-sha256`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOutput(o.output); err != nil {

@@ -176,19 +176,19 @@ func (a *app) runServe(ctx context.Context, o *serveOptions) error {
 		log.Warn("created new service key material", "signing_key", m.Signer.KeyID(), "key_file", created.SigningKey,
 			"profile_key_file", created.ProfileKey, "log_key_file", created.LogKey, "tsa_dir", created.TSA)
 	}
-	_, rootDoc, wrote, err := server.EnsureTrustRoot(ctx, o.data.dir(), m, o.rootKey.uri, o.keys.config(a.streams.Getenv).Options, time.Now())
-	if err != nil {
-		return keyError(err)
-	}
-	if wrote {
-		fmt.Fprintf(a.streams.Err, "%s: wrote the trust root version 1 of %s (%s), served at %s\n", a.name, o.data.dir(), server.TrustRootFile, "/.well-known/svc/trust-root.json")
-	}
 	recorded, err := setup.CheckIdentity(ctx, st, m, o.data.dir(), time.Now())
 	if err != nil {
 		return identityError(err, o.data.dir())
 	}
 	if recorded {
 		log.Info("recorded the service identity in the database: every server on it must hold this key material", "signing_key", m.Signer.KeyID(), "store", where)
+	}
+	root, rootDoc, wrote, err := server.EnsureTrustRoot(ctx, o.data.dir(), m, o.rootKey.uri, o.keys.config(a.streams.Getenv).Options, time.Now())
+	if err != nil {
+		return keyError(err)
+	}
+	if wrote {
+		fmt.Fprintf(a.streams.Err, "%s: wrote the trust root version %d of %s (%s), served at %s\n", a.name, root.Version, o.data.dir(), server.TrustRootFile, "/.well-known/svc/trust-root.json")
 	}
 	tsa := setup.Timestamper(o.tsaURLs, o.tsaFallbackBuiltin, m.TSA, log)
 	if len(o.tsaURLs) == 0 {

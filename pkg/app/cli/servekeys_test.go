@@ -96,8 +96,7 @@ func keyIDOfURI(t *testing.T, uri string) string {
 // TestServeAfterRotation: a service rotated with svc keys rotate starts on
 // the new key (the database's recorded identity is the old key, which the
 // trust root lists), serves trust root version 2 and signs with the new
-// key; a key the trust root does not list is refused (exit 2), and a
-// restart on the token with every key outside the data directory works.
+// key; a key the trust root does not list is refused (exit 4).
 func TestServeAfterRotation(t *testing.T) {
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
@@ -110,7 +109,7 @@ func TestServeAfterRotation(t *testing.T) {
 			t.Fatalf("keys generate: %d %s", code, errOut)
 		}
 	}
-	if code, _, errOut := svcExec(t, "serve", "--data-dir", data, "--addr", "127.0.0.1:0", "--signing-key", stray); code != 2 || !strings.Contains(errOut, "not in") {
+	if code, _, errOut := svcExec(t, "serve", "--data-dir", data, "--addr", "127.0.0.1:0", "--signing-key", stray); code != 4 || !strings.Contains(errOut, "key material differs") {
 		t.Fatalf("serve on a key the trust root lacks: exit %d\n%s", code, errOut)
 	}
 	if code, out, errOut := svcExec(t, "keys", "rotate", "--data-dir", data, "--purpose", "vpec-signing", "--new-key", newKey); code != 0 || !strings.Contains(out, "version 2") {

@@ -200,7 +200,8 @@ func LoadMaterial(dir string) (*Material, error) {
 // profile key (configured, and the files of dir, so that what older keys
 // signed keeps verifying) and every TSA root of dir.
 func OpenMaterial(ctx context.Context, dir string, kc KeyConfig, create bool) (m *Material, created Created, err error) {
-	if dir, err = filepath.Abs(dir); err != nil {
+	absDir, err := filepath.Abs(dir)
+	if err != nil {
 		return nil, created, fmt.Errorf("data directory: %w", err)
 	}
 	m = &Material{}
@@ -242,8 +243,8 @@ func OpenMaterial(ctx context.Context, dir string, kc KeyConfig, create bool) (m
 		return m, created, err
 	}
 	fileURI := func(name string) string {
-		// dir is absolute (above): FileURI cannot fail.
-		u, _ := keys.FileURI(filepath.Join(dir, name))
+		// absDir is absolute: FileURI cannot fail.
+		u, _ := keys.FileURI(filepath.Join(absDir, name))
 		return u
 	}
 	vpecURI := kc.VPEC
