@@ -131,7 +131,7 @@ func TestPublishedProfileVerifiers(t *testing.T) {
 		if c.mutate != nil {
 			c.mutate(p)
 			delete(p, "profile_signature")
-			p["profile_signature"] = signing.FormatSignature(signer.Sign(jcsOf(t, p)))
+			p["profile_signature"] = signing.FormatSignature(mustSig(signer.Sign(jcsOf(t, p))))
 		}
 		var buf bytes.Buffer
 		enc := json.NewEncoder(&buf)

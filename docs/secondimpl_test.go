@@ -333,7 +333,7 @@ func (s *resealer) sealWith(t *testing.T, name string, d doc, edit func(string) 
 	d["signing_key_id"] = s.signer.KeyID()
 	delete(d, "signature")
 	delete(d, "timestamp_rfc3161")
-	sig := s.signer.Sign(jcsOf(t, d))
+	sig := mustSig(s.signer.Sign(jcsOf(t, d)))
 	d["signature"] = signing.FormatSignature(sig)
 	digest := sha256.Sum256(sig)
 	tok, err := s.tsa.Timestamp(context.Background(), digest[:])
@@ -1153,7 +1153,7 @@ func TestSecondImplProfiles(t *testing.T) {
 		}
 		delete(p, "profile_signature")
 		if _, ok := p["signing_key_id"]; ok {
-			p["profile_signature"] = signing.FormatSignature(signer.Sign(jcsOf(t, p)))
+			p["profile_signature"] = signing.FormatSignature(mustSig(signer.Sign(jcsOf(t, p))))
 		}
 		var buf bytes.Buffer
 		enc := json.NewEncoder(&buf)

@@ -15,6 +15,8 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 data="$out/data"
 
+# A run before left its address: wait for this service's own.
+rm -f "$out/addr"
 svc serve --data-dir "$data" --addr 127.0.0.1:0 --addr-file "$out/addr" 2>"$out/serve.log" >/dev/null &
 server=$!
 trap 'kill $server 2>/dev/null; wait $server 2>/dev/null || true' EXIT

@@ -505,7 +505,7 @@ func (g *gen) witnessed(runID string, lasted time.Duration, minSeconds int64) (*
 	if err != nil {
 		return nil, err
 	}
-	r.Review.ReviewerSignature = signing.FormatSignature(g.reviewer.Sign(stmt))
+	r.Review.ReviewerSignature = signing.FormatSignature(mustSig(g.reviewer.Sign(stmt)))
 	closeTok, err := g.tsa.Timestamp(context.Background(), issue.CheckCloseImprint(session, r.CommitmentHash))
 	if err != nil {
 		return nil, err
@@ -986,7 +986,7 @@ func (g *gen) invalid() error {
 	if err != nil {
 		return err
 	}
-	forgedReview.Records[2].Review.ReviewerSignature = signing.FormatSignature(g.other.Sign([]byte("something else")))
+	forgedReview.Records[2].Review.ReviewerSignature = signing.FormatSignature(mustSig(g.other.Sign([]byte("something else"))))
 	if _, err := issue.Chain(vpec.Genesis(forgedReview.RunID), forgedReview.Records); err != nil {
 		return err
 	}

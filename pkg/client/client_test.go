@@ -404,7 +404,7 @@ func TestWitnessedReview(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := run.Record(ctx, "human_review", manifest, vpec.ResultFail, input2,
-		client.WithReviewerSignature(sess2, reviewer.PublicKey(), reviewer.Sign(stmt), nil, "amount too high")); err != nil {
+		client.WithReviewerSignature(sess2, reviewer.PublicKey(), mustSig(reviewer.Sign(stmt)), nil, "amount too high")); err != nil {
 		t.Fatal(err)
 	}
 	v, err := run.Close(ctx)

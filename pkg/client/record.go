@@ -180,7 +180,9 @@ func (r *Run) record(ctx context.Context, check, manifestID string, result vpec.
 		}
 		sig := rv.signature
 		if signer != nil {
-			sig = signer.Sign(stmt)
+			if sig, err = signer.Sign(stmt); err != nil {
+				return nil, nil, invalid("sign the review statement: %v", err)
+			}
 		}
 		if err := signing.Verify(reviewPub, stmt, sig); err != nil {
 			return nil, nil, invalid("the reviewer signature does not verify over the review statement (Run.ReviewStatement): %v", err)

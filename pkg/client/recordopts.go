@@ -70,10 +70,11 @@ func WithCheckSession(s *Session) RecordOption {
 }
 
 // ReviewSigner is a human reviewer's Ed25519 key; *signing.Signer
-// implements it.
+// implements it. Sign returns an error when the key cannot sign (a token
+// that was removed); the record is then not made.
 type ReviewSigner interface {
 	PublicKey() ed25519.PublicKey
-	Sign(msg []byte) []byte
+	Sign(msg []byte) ([]byte, error)
 }
 
 type funcSigner struct {
@@ -81,8 +82,8 @@ type funcSigner struct {
 	sign func([]byte) []byte
 }
 
-func (s funcSigner) PublicKey() ed25519.PublicKey { return s.pub }
-func (s funcSigner) Sign(msg []byte) []byte       { return s.sign(msg) }
+func (s funcSigner) PublicKey() ed25519.PublicKey    { return s.pub }
+func (s funcSigner) Sign(msg []byte) ([]byte, error) { return s.sign(msg), nil }
 
 // ReviewerFunc adapts a signing function (a hardware token, a remote
 // signer) with its public key to a ReviewSigner.

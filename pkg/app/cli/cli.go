@@ -122,6 +122,7 @@ profiles offline.`, s)
 		newCmdRecordProof(a, nil),
 		a.hashCmd(),
 		newCmdKeygen(a, nil),
+		a.keysCmd(),
 		a.tsaCmd(),
 		a.serveCmd(),
 		newCmdHealthcheck(a, nil),

@@ -529,19 +529,22 @@ var helpExampleSkips = map[string]string{
 	// docs/PROOFS.md's worked example (TestDocs) and
 	// testdata/script/zk_ceremony.txtar run init, contribute, finalize and
 	// verify in sequence.
-	"svc zk ceremony init --dir p1 --phase 1 --power 14":                                                                   zkCeremonySkip,
-	"svc zk ceremony init --dir head --phase 2 --phase1 p1 --model head.onnx":                                              zkCeremonySkip,
-	"svc zk ceremony init --dir demo --phase 2 --phase1 p1 --circuit demo":                                                 zkCeremonySkip,
-	`svc zk ceremony contribute --dir p1 --name "Example Org"`:                                                             zkCeremonySkip,
-	"svc zk ceremony verify --dir head --phase1 p1":                                                                        zkCeremonySkip,
-	"svc zk ceremony verify --transcript head/transcript.json --verifying-key head/verifying.key":                          zkCeremonySkip,
-	"svc zk ceremony finalize --dir p1 --beacon 8f2e4d1c0b9a79685746352413021f0e":                                          zkCeremonySkip,
-	"svc zk ceremony finalize --dir head --beacon 0e1f2021324354657687a9b0c1d2e3f4 --phase1 p1":                            zkCeremonySkip,
-	"svc calibrate merge avx512.json avx2.json sse42.json --out profile.json":                                              "needs measurements made on other machines (TestCrossCPU merges real ones from emulated AVX2 and SSE4.2 CPUs; testdata/script/calibrate_merge.txtar runs the command)",
-	"svc serve --database postgres://svc@db.internal:5432/svc":                                                             "needs a PostgreSQL server at db.internal (TestScripts runs serve on PostgreSQL)",
-	"svc admin backup --data-dir /var/lib/svc --out - | age -R backup-recipients.txt > /tmp/svc.tar.gz.age":                ageSkip,
-	"age -d -i backup-key.txt /tmp/svc.tar.gz.age | svc admin restore --from - --data-dir /tmp/svc-restored":               ageSkip,
-	"svc registry publish profile.json --data-dir /var/lib/svc --smtp 'smtp://mail.internal:25?from=registry@example.com'": "needs a mail server at mail.internal (pkg/service/notify tests send to a loopback SMTP listener)",
+	"svc zk ceremony init --dir p1 --phase 1 --power 14":                                                                                        zkCeremonySkip,
+	"svc zk ceremony init --dir head --phase 2 --phase1 p1 --model head.onnx":                                                                   zkCeremonySkip,
+	"svc zk ceremony init --dir demo --phase 2 --phase1 p1 --circuit demo":                                                                      zkCeremonySkip,
+	`svc zk ceremony contribute --dir p1 --name "Example Org"`:                                                                                  zkCeremonySkip,
+	"svc zk ceremony verify --dir head --phase1 p1":                                                                                             zkCeremonySkip,
+	"svc zk ceremony verify --transcript head/transcript.json --verifying-key head/verifying.key":                                               zkCeremonySkip,
+	"svc zk ceremony finalize --dir p1 --beacon 8f2e4d1c0b9a79685746352413021f0e":                                                               zkCeremonySkip,
+	"svc zk ceremony finalize --dir head --beacon 0e1f2021324354657687a9b0c1d2e3f4 --phase1 p1":                                                 zkCeremonySkip,
+	"svc calibrate merge avx512.json avx2.json sse42.json --out profile.json":                                                                   "needs measurements made on other machines (TestCrossCPU merges real ones from emulated AVX2 and SSE4.2 CPUs; testdata/script/calibrate_merge.txtar runs the command)",
+	"svc serve --database postgres://svc@db.internal:5432/svc":                                                                                  "needs a PostgreSQL server at db.internal (TestScripts runs serve on PostgreSQL)",
+	"svc admin backup --data-dir /var/lib/svc --out - | age -R backup-recipients.txt > /tmp/svc.tar.gz.age":                                     ageSkip,
+	"age -d -i backup-key.txt /tmp/svc.tar.gz.age | svc admin restore --from - --data-dir /tmp/svc-restored":                                    ageSkip,
+	"svc registry publish profile.json --data-dir /var/lib/svc --smtp 'smtp://mail.internal:25?from=registry@example.com'":                      "needs a mail server at mail.internal (pkg/service/notify tests send to a loopback SMTP listener)",
+	"svc keys generate --uri 'pkcs11:token=svc-prod;object=tsa-2027?module-path=/usr/lib/softhsm/libsofthsm2.so' --algorithm ecdsa-p256-sha256": "needs a PKCS#11 token labelled svc-prod (TestServeRefusesUnusableKey and TestAllKeysInSoftHSM generate keys on a SoftHSM2 token)",
+	"svc keys rotate --purpose vpec-signing --new-key 'pkcs11:token=svc-prod;object=vpec-2027' --at 2027-01-01T00:00:00Z":                       "needs a service's data directory and a PKCS#11 token (TestServeAfterRotation rotates a served data directory)",
+	"svc keys compromise 9bc738dcd45b91e8 --at 2026-08-01T12:00:00Z":                                                                            "needs a service's data directory whose trust root lists the key (TestServeAfterRotation runs svc keys compromise)",
 }
 
 const ageSkip = "needs age and its keys: TestBackupThroughAge runs the same pipe (backup to age, age to restore) where age is installed"

@@ -19,6 +19,7 @@ import (
 type publishOptions struct {
 	file     string // the profile
 	data     dataOptions
+	keys     keyOptions
 	signedBy string
 	smtp     string
 	output   string
@@ -59,6 +60,7 @@ notice through the SMTP server given by --smtp.`,
 		},
 	}
 	o.data.add(publish)
+	o.keys.add(publish)
 	publish.Flags().StringVar(&o.signedBy, "signed-by", "localhost"+"/.well-known/svc/trust-bundle.pem", "locator of the public key written in signed_by (host and path of the trust bundle)")
 	publish.Flags().StringVar(&o.smtp, "smtp", "", "SMTP server for publication notices: smtp://[user:password@]host:port?from=addr (env SVC_SMTP)")
 	addOutputFlag(publish, &o.output)
@@ -80,10 +82,11 @@ func (a *app) runRegistryPublish(ctx context.Context, o *publishOptions) error {
 	if err != nil {
 		return &Error{Code: ExitUsage, Err: err}
 	}
-	m, err := server.ReadMaterial(o.data.dir())
+	m, err := server.ReadMaterialKeys(ctx, o.data.dir(), o.keys.config(a.streams.Getenv))
 	if err != nil {
-		return materialError(err)
+		return keyError(err)
 	}
+	defer m.Close()
 	st, _, err := o.data.openExisting(ctx)
 	if err != nil {
 		return err
@@ -92,7 +95,7 @@ func (a *app) runRegistryPublish(ctx context.Context, o *publishOptions) error {
 	if err := checkIdentity(ctx, st, m, o.data.dir()); err != nil {
 		return err
 	}
-	res, err := server.Publish(ctx, st, m.Signer, o.signedBy, p, mailer, time.Now())
+	res, err := server.Publish(ctx, st, m.ProfileSigner, o.signedBy, p, mailer, time.Now())
 	if err != nil {
 		if errors.Is(err, store.ErrExists) {
 			return &Error{Code: ExitUsage, Err: err, Hint: "profiles are immutable: publish a new version (bump v<major>.<minor>.<patch> in profile_id)"}
@@ -103,7 +106,7 @@ func (a *app) runRegistryPublish(ctx context.Context, o *publishOptions) error {
 		return a.writeJSON(res)
 	}
 	fmt.Fprintf(a.streams.Out, "published %s (signed by key %s) for %d model(s); %d calibration request(s) marked published, %d notice(s) sent\n",
-		res.ProfileID, m.Signer.KeyID(), len(res.Models), len(res.RequestsPublished), res.NoticesSent)
+		res.ProfileID, m.ProfileSigner.KeyID(), len(res.Models), len(res.RequestsPublished), res.NoticesSent)
 	for _, pr := range res.RequestsPartial {
 		fmt.Fprintf(a.streams.Out, "request %s covered in part: %s calibrated; still to calibrate: %s (left in_progress)\n",
 			pr.RequestID, strings.Join(pr.Covered, ", "), strings.Join(pr.Missing, ", "))

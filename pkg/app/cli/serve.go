@@ -14,7 +14,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/svc-gov/svc/pkg/core/signing"
 	"github.com/svc-gov/svc/pkg/service/dashboard"
 	"github.com/svc-gov/svc/pkg/service/logwriter"
 	"github.com/svc-gov/svc/pkg/service/metrics"
@@ -26,6 +25,8 @@ import (
 // serveOptions are the flags of svc serve.
 type serveOptions struct {
 	data         dataOptions
+	keys         keyOptions
+	rootKey      rootKeyOptions
 	addr         string
 	maxBodyBytes int64
 	// maxRecordsPerRun bounds the records of a run (D1).
@@ -51,16 +52,18 @@ type serveOptions struct {
 func (a *app) serveCmd() *cobra.Command {
 	cmd := newCmdServe(a, nil)
 	var data dataOptions
+	var ko keyOptions
 	trust := &cobra.Command{
 		Use:   "trust-bundle",
 		Short: "Print the trust bundle that verifies this service's VPECs and profiles",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			m, err := server.ReadMaterial(data.dir())
+			m, err := server.ReadMaterialKeys(cmdContext(cmd), data.dir(), ko.config(a.streams.Getenv))
 			if err != nil {
-				return materialError(err)
+				return keyError(err)
 			}
-			if err := addLogKey(m.Trust, data.dir()); err != nil {
+			defer m.Close()
+			if err := addLogKey(m, data.dir()); err != nil {
 				return &Error{Code: ExitFailure, Err: err}
 			}
 			_, err = a.streams.Out.Write(m.Trust.Marshal())
@@ -68,6 +71,7 @@ func (a *app) serveCmd() *cobra.Command {
 		},
 	}
 	trust.Flags().StringVar(&data.dataDir, "data-dir", "", "service state directory (default: svc in the user data directory; env SVC_DATA_DIR)")
+	ko.add(trust)
 	cmd.AddCommand(trust)
 	return cmd
 }
@@ -110,6 +114,8 @@ SIGINT or SIGTERM stops it gracefully: requests in flight finish.`,
 		},
 	}
 	o.data.add(cmd)
+	o.keys.add(cmd)
+	o.rootKey.add(cmd)
 	cmd.Flags().StringVar(&o.addr, "addr", "127.0.0.1:8080", "address to listen on")
 	cmd.Flags().Int64Var(&o.maxBodyBytes, "max-body-bytes", server.DefaultMaxBodyBytes, "largest request body accepted (larger get 413)")
 	cmd.Flags().Int64Var(&o.maxRecordsPerRun, "max-records-per-run", server.DefaultMaxRecordsPerRun, "most records one run holds (more get 422 run_too_large); the VPEC size bound applies too")
@@ -186,18 +192,26 @@ func (a *app) runServe(ctx context.Context, o *serveOptions) error {
 	// A database that already belongs to a service never gets new keys
 	// from a server with an empty data directory: they would not verify
 	// against the service's trust bundle.
-	if err := setup.CheckMaterialPresent(ctx, st, o.data.dir()); err != nil {
-		return identityError(err, o.data.dir())
+	// (Keys held outside the data directory are checked against the
+	// recorded identity by CheckIdentity below.)
+	if o.keys.vpec == "" && o.keys.tsa == "" {
+		if err := setup.CheckMaterialPresent(ctx, st, o.data.dir()); err != nil {
+			return identityError(err, o.data.dir())
+		}
 	}
-	m, created, err := server.LoadOrCreateMaterial(o.data.dir())
+	// Every configured key is opened and made to sign a probe: one that
+	// cannot stops the start, naming the key and why.
+	m, created, err := server.OpenMaterial(ctx, o.data.dir(), o.keys.config(a.streams.Getenv), true)
 	if err != nil {
-		return materialError(err)
+		return keyError(err)
 	}
+	defer m.Close()
 	if created.Any() {
 		// Trust is explicit: new key material is announced, never silent.
-		fmt.Fprintf(a.streams.Err, "%s: first start in %s: created the service signing key %s (%s) and the built-in timestamp authority %s; publish the new trust bundle: %s serve trust-bundle --data-dir %s\n",
-			a.name, o.data.dir(), m.Signer.KeyID(), created.SigningKey, created.TSA, a.name, o.data.dir())
-		log.Warn("created new service key material", "signing_key", m.Signer.KeyID(), "key_file", created.SigningKey, "tsa_dir", created.TSA)
+		fmt.Fprintf(a.streams.Err, "%s: first start in %s: created %s; publish the new trust bundle: %s serve trust-bundle --data-dir %s\n",
+			a.name, o.data.dir(), describeCreated(created, m), a.name, o.data.dir())
+		log.Warn("created new service key material", "signing_key", m.Signer.KeyID(), "key_file", created.SigningKey,
+			"profile_key_file", created.ProfileKey, "log_key_file", created.LogKey, "tsa_dir", created.TSA)
 	}
 	recorded, err := setup.CheckIdentity(ctx, st, m, o.data.dir(), time.Now())
 	if err != nil {
@@ -205,6 +219,13 @@ func (a *app) runServe(ctx context.Context, o *serveOptions) error {
 	}
 	if recorded {
 		log.Info("recorded the service identity in the database: every server on it must hold this key material", "signing_key", m.Signer.KeyID(), "store", where)
+	}
+	root, rootDoc, wrote, err := server.EnsureTrustRoot(ctx, o.data.dir(), m, o.rootKey.uri, o.keys.config(a.streams.Getenv).Options, time.Now())
+	if err != nil {
+		return keyError(err)
+	}
+	if wrote {
+		fmt.Fprintf(a.streams.Err, "%s: wrote the trust root version %d of %s (%s), served at %s\n", a.name, root.Version, o.data.dir(), server.TrustRootFile, "/.well-known/svc/trust-root.json")
 	}
 	reg := metrics.New(metrics.Options{})
 	tracing, stopTracing, err := telemetry.Setup(ctx, telemetry.Config{Endpoint: o.otelEndpoint, ServiceName: "svc", Version: BuildVersion().Version})
@@ -230,7 +251,7 @@ func (a *app) runServe(ctx context.Context, o *serveOptions) error {
 	var tlog *server.TransparencyLog
 	if !o.noTlog {
 		o.tlog.OnWitness = func(e logwriter.WitnessEvent) { reg.Witness(logwriter.WitnessResult(e)) }
-		tl, err := setup.OpenLog(ctx, o.data.dir(), m.Signer.KeyID(), o.tlog, log)
+		tl, err := setup.OpenLog(ctx, o.data.dir(), m.Signer.KeyID(), m.LogSigner, o.tlog, log)
 		if err != nil {
 			return &Error{Code: ExitFailure, Err: err, Hint: "check the transparency log options (--tlog-origin, --tlog-mysql, --witness-policy), or run with --no-tlog"}
 		}
@@ -255,7 +276,7 @@ func (a *app) runServe(ctx context.Context, o *serveOptions) error {
 		limit.PerSecond = -1
 	}
 	srv, err := server.New(server.Config{
-		Storage: server.StorageOf(st), Signer: m.Signer, Timestamper: tsa, Trust: m.Trust, Logger: log,
+		Storage: server.StorageOf(st), Signer: m.Signer, Timestamper: tsa, Trust: m.Trust, TrustRoot: rootDoc, Logger: log,
 		MaxBodyBytes: o.maxBodyBytes, Version: BuildVersion().Version, SandboxLimit: limit,
 		RunLimits: server.RunLimits{MaxRecords: o.maxRecordsPerRun}, Log: tlog,
 		Metrics: reg, MetricsElsewhere: o.metricsAddr != "", Tracing: tracing,
@@ -303,11 +324,29 @@ func (a *app) runServe(ctx context.Context, o *serveOptions) error {
 }
 
 // addLogKey adds the data directory's transparency log key, if it has a
-// log, to the trust bundle.
-func addLogKey(b *signing.Bundle, dataDir string) error {
-	k, ok, err := server.ReadLogKey(dataDir)
+// log, to m's trust bundle.
+func addLogKey(m *server.Material, dataDir string) error {
+	k, ok, err := server.ReadLogKey(dataDir, m.LogSigner)
 	if ok {
-		b.AddLogKey(k)
+		m.Trust.AddLogKey(k)
 	}
 	return err
+}
+
+// describeCreated says what OpenMaterial created.
+func describeCreated(c server.Created, m *server.Material) string {
+	var parts []string
+	if c.SigningKey != "" {
+		parts = append(parts, fmt.Sprintf("the service signing key %s (%s, signs VPECs)", m.Signer.KeyID(), c.SigningKey))
+	}
+	if c.ProfileKey != "" {
+		parts = append(parts, fmt.Sprintf("the profile signing key %s (%s)", m.ProfileSigner.KeyID(), c.ProfileKey))
+	}
+	if c.LogKey != "" {
+		parts = append(parts, "the log checkpoint key ("+c.LogKey+")")
+	}
+	if c.TSA != "" {
+		parts = append(parts, "the built-in timestamp authority "+c.TSA)
+	}
+	return strings.Join(parts, ", ")
 }

@@ -255,6 +255,14 @@ func TestServeFlags(t *testing.T) {
 		{name: "--no-tlog with --witness-policy", args: []string{"--no-tlog", "--witness-policy", "w.txt"}, code: ExitUsage},
 		{name: "--tlog-checkpoint-interval below 100ms", args: []string{"--tlog-checkpoint-interval", "50ms"}, code: ExitUsage},
 		{name: "--tlog-mysql below 1s", args: []string{"--tlog-mysql", "u@tcp(h)/d", "--tlog-checkpoint-interval", "500ms"}, code: ExitUsage},
+		{name: "key URIs", args: []string{"--signing-key", "pkcs11:object=v", "--profile-key", "file:///p.pem", "--tsa-key", "pkcs11:object=t", "--log-key", "pkcs11:object=l", "--root-key", "file:///r.pem", "--pkcs11-module", "/m.so"},
+			want: func(o *serveOptions) {
+				o.keys = keyOptions{vpec: "pkcs11:object=v", profile: "file:///p.pem", tsa: "pkcs11:object=t", log: "pkcs11:object=l", pkcs11Module: "/m.so"}
+				o.rootKey.uri = "file:///r.pem"
+			}},
+		{name: "SVC_SIGNING_KEY and SVC_PKCS11_MODULE", env: map[string]string{"SVC_SIGNING_KEY": "pkcs11:object=v", "SVC_PKCS11_MODULE": "/m.so"},
+			want: func(o *serveOptions) { o.keys.vpec, o.keys.pkcs11Module = "pkcs11:object=v", "/m.so" }},
+		{name: "no PIN flag", args: []string{"--pkcs11-pin", "1234"}, code: ExitUsage},
 		{name: "bad --log-format", args: []string{"--log-format", "yaml"}, code: ExitUsage},
 		{name: "--tsa-fallback-builtin without --tsa-url", args: []string{"--tsa-fallback-builtin"}, code: ExitUsage},
 		{name: "--max-records-per-run 0", args: []string{"--max-records-per-run", "0"}, code: ExitUsage},

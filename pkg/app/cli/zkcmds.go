@@ -50,6 +50,7 @@ func circuitDir(flag string) string {
 // publishCircuitOptions are the flags of svc registry publish-circuit.
 type publishCircuitOptions struct {
 	data                           dataOptions
+	keys                           keyOptions
 	circuit                        string
 	devSetup                       bool
 	model, vk, pk, transcript, out string
@@ -100,6 +101,7 @@ and proofs are no better than the operator's word.`,
 		},
 	}
 	o.data.add(cmd)
+	o.keys.add(cmd)
 	f := cmd.Flags()
 	f.StringVar(&o.circuit, "circuit", "", "mlp_head, threshold_check, truncation_check or below_threshold_check (required)")
 	f.StringVar(&o.model, "model", "", "mlp_head: the ONNX MLP head the circuit proves")
@@ -131,11 +133,12 @@ func (a *app) runPublishCircuit(ctx context.Context, o *publishCircuitOptions) e
 	if in.Transcript, err = readOptional(o.transcript, "transcript"); err != nil {
 		return err
 	}
-	m, err := server.ReadMaterial(o.data.dir())
+	m, err := server.ReadMaterialKeys(ctx, o.data.dir(), o.keys.config(a.streams.Getenv))
 	if err != nil {
-		return materialError(err)
+		return keyError(err)
 	}
-	in.Operator = "svc key " + m.Signer.KeyID()
+	defer m.Close()
+	in.Operator = "svc key " + m.ProfileSigner.KeyID()
 	st, _, err := o.data.openExisting(ctx)
 	if err != nil {
 		return err
@@ -157,7 +160,7 @@ func (a *app) runPublishCircuit(ctx context.Context, o *publishCircuitOptions) e
 			return &Error{Code: ExitUsage, Err: fmt.Errorf("write proving key: %w", err)}
 		}
 	}
-	doc, err := server.PublishCircuit(ctx, st, m.Signer, o.signedBy, e, time.Now())
+	doc, err := server.PublishCircuit(ctx, st, m.ProfileSigner, o.signedBy, e, time.Now())
 	if err != nil {
 		if errors.Is(err, store.ErrExists) {
 			return &Error{Code: ExitUsage, Err: err, Hint: "circuit entries are immutable: the same verifying key cannot be published with another ceremony or model"}
@@ -169,7 +172,7 @@ func (a *app) runPublishCircuit(ctx context.Context, o *publishCircuitOptions) e
 		json.Unmarshal(doc, &v)
 		return a.writeJSON(v)
 	}
-	fmt.Fprintf(a.streams.Out, "published %s circuit %s (signed by key %s); setup contributors: %s\n", e.Circuit, e.CircuitID, m.Signer.KeyID(), strings.Join(e.Ceremony.Contributors, ", "))
+	fmt.Fprintf(a.streams.Out, "published %s circuit %s (signed by key %s); setup contributors: %s\n", e.Circuit, e.CircuitID, m.ProfileSigner.KeyID(), strings.Join(e.Ceremony.Contributors, ", "))
 	return nil
 }
 

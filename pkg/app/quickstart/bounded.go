@@ -77,7 +77,7 @@ func runBounded(ctx context.Context, dir string, st registry, mat *server.Materi
 		return nil, fail("calibrate", err)
 	}
 	say("calibrated on real executions: %d passes, production vs reference, in %s", calibrationPasses, time.Since(start).Round(10*time.Millisecond))
-	if _, err := server.Publish(ctx, st, mat.Signer, "localhost/.well-known/svc/trust-bundle.pem", prof, nil, time.Now()); err != nil && !errors.Is(err, store.ErrExists) {
+	if _, err := server.Publish(ctx, st, mat.ProfileSigner, "localhost/.well-known/svc/trust-bundle.pem", prof, nil, time.Now()); err != nil && !errors.Is(err, store.ErrExists) {
 		return nil, fail("publish profile", err)
 	}
 	conds, err := conditionProvers(ctx, dir, st, mat)

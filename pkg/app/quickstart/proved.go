@@ -85,12 +85,12 @@ func publishDev(ctx context.Context, dir string, st store.CircuitStore, mat *ser
 	if derr == nil && perr == nil {
 		return doc, pk, nil
 	}
-	operator := "quickstart operator (svc key " + mat.Signer.KeyID() + ")"
+	operator := "quickstart operator (svc key " + mat.ProfileSigner.KeyID() + ")"
 	e, keys, err := zk.PrepareEntry(zk.PublishInput{Circuit: circuit, Model: model, DevSetup: true, Operator: operator}, time.Now())
 	if err != nil {
 		return nil, nil, err
 	}
-	if doc, err = server.PublishCircuit(ctx, st, mat.Signer, "quickstart", e, time.Now()); err != nil {
+	if doc, err = server.PublishCircuit(ctx, st, mat.ProfileSigner, "quickstart", e, time.Now()); err != nil {
 		return nil, nil, err
 	}
 	if pk, err = zk.MarshalProvingKey(keys.PK); err != nil {

@@ -18,6 +18,10 @@ const Prefix = "/api/v1"
 // {trust_root_url} of the specification).
 const TrustBundlePath = "/.well-known/svc/trust-bundle.pem"
 
+// TrustRootPath is where a service publishes its current trust root
+// (svc.trust-root/v1, docs/KEYS.md).
+const TrustRootPath = "/.well-known/svc/trust-root.json"
+
 // Error is the body of every non-2xx response.
 type Error struct {
 	// Code is a stable, machine-readable error code (see the Code* constants).
@@ -53,6 +57,7 @@ const (
 	CodeServiceNotReady      = "not_ready"              // 503 from /readyz
 	CodeServiceBusy          = "service_busy"           // 503 (with Retry-After): other large VPECs fill the service's byte budget
 	CodeTimestampFailed      = "timestamp_failed"       // 502: no RFC 3161 authority answered
+	CodeSigningFailed        = "signing_failed"         // 503: the service key (HSM, KMS) did not sign; close again to retry
 	CodeProfileUnverified    = "profile_unverified"     // 422: a profile to publish is not validly signed
 	CodeProfileMismatch      = "profile_mismatch"       // 422: a Bounded Inference record the named profile does not cover
 	CodeProofInvalid         = "proof_invalid"          // 422: a zk_proof whose circuit is not published or which does not verify (field zk_proof)

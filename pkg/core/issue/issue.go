@@ -153,7 +153,10 @@ func Seal(ctx context.Context, v *vpec.VPEC, signer *signing.Signer, tsa timesta
 	if err != nil {
 		return fmt.Errorf("seal VPEC: %w", err)
 	}
-	sig := signer.Sign(msg)
+	sig, err := signer.Sign(msg)
+	if err != nil {
+		return fmt.Errorf("seal VPEC: %w", err)
+	}
 	token, err := tsa.Timestamp(ctx, TimestampImprint(sig))
 	if err != nil {
 		return fmt.Errorf("seal VPEC: timestamp signature: %w", err)

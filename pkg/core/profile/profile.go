@@ -312,7 +312,11 @@ func Sign(p *Profile, signer *signing.Signer, signedBy string) error {
 	if err != nil {
 		return fmt.Errorf("sign profile: %w", err)
 	}
-	p.ProfileSignature = signing.FormatSignature(signer.Sign(msg))
+	sig, err := signer.Sign(msg)
+	if err != nil {
+		return fmt.Errorf("sign profile: %w", err)
+	}
+	p.ProfileSignature = signing.FormatSignature(sig)
 	return nil
 }
 

@@ -4,6 +4,7 @@
 package signing
 
 import (
+	"crypto"
 	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/sha256"
@@ -13,6 +14,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -185,11 +187,20 @@ func ParseSignature(s string) ([]byte, error) {
 	return sig, nil
 }
 
-// Signer signs with one Ed25519 private key and names it by key id.
+// Signer signs with one Ed25519 key and names it by key id. The key is a
+// crypto.Signer: an ed25519.PrivateKey in memory (NewSigner), or a key held
+// elsewhere, in an HSM or a cloud key-management service
+// (NewCryptoSigner with a pkg/service/keys signer). A Signer is safe for
+// concurrent use when its crypto.Signer is.
 type Signer struct {
-	key   ed25519.PrivateKey
+	key   crypto.Signer
+	pub   ed25519.PublicKey
 	keyID string
 }
+
+// ErrSign reports a signing operation that failed (an HSM that went away,
+// a KMS that refused).
+var ErrSign = errors.New("signing failed")
 
 // NewSigner returns a Signer for priv.
 func NewSigner(priv ed25519.PrivateKey) (*Signer, error) {
@@ -197,17 +208,46 @@ func NewSigner(priv ed25519.PrivateKey) (*Signer, error) {
 		return nil, fmt.Errorf("%w: private key has %d bytes, want %d", ErrMalformedKey, len(priv), ed25519.PrivateKeySize)
 	}
 	pub := priv.Public().(ed25519.PublicKey)
-	return &Signer{key: priv, keyID: KeyID(pub)}, nil
+	return &Signer{key: priv, pub: pub, keyID: KeyID(pub)}, nil
+}
+
+// NewCryptoSigner returns a Signer for key, which must hold an Ed25519 key
+// and sign whole messages with crypto.Hash(0) (pure Ed25519).
+func NewCryptoSigner(key crypto.Signer) (*Signer, error) {
+	if priv, ok := key.(ed25519.PrivateKey); ok {
+		return NewSigner(priv)
+	}
+	pub, ok := key.Public().(ed25519.PublicKey)
+	if !ok || len(pub) != ed25519.PublicKeySize {
+		return nil, fmt.Errorf("%w: the key is %T, want Ed25519", ErrMalformedKey, key.Public())
+	}
+	return &Signer{key: key, pub: slices.Clone(pub), keyID: KeyID(pub)}, nil
 }
 
 // KeyID returns the id of the signer's public key.
 func (s *Signer) KeyID() string { return s.keyID }
 
 // PublicKey returns the signer's public key.
-func (s *Signer) PublicKey() ed25519.PublicKey { return s.key.Public().(ed25519.PublicKey) }
+func (s *Signer) PublicKey() ed25519.PublicKey { return s.pub }
 
-// Sign returns the raw 64-byte Ed25519 signature of msg.
-func (s *Signer) Sign(msg []byte) []byte { return ed25519.Sign(s.key, msg) }
+// CryptoSigner returns the signer's key as a crypto.Signer.
+func (s *Signer) CryptoSigner() crypto.Signer { return s.key }
+
+// Sign returns the raw 64-byte Ed25519 signature of msg. A key held in
+// memory never fails; one held elsewhere may, and then the error wraps
+// ErrSign (and the key provider's error). The signature is not verified
+// here: pkg/service/keys verifies every signature a key outside the
+// process returns.
+func (s *Signer) Sign(msg []byte) ([]byte, error) {
+	if priv, ok := s.key.(ed25519.PrivateKey); ok {
+		return ed25519.Sign(priv, msg), nil
+	}
+	sig, err := s.key.Sign(rand.Reader, msg, crypto.Hash(0))
+	if err != nil {
+		return nil, fmt.Errorf("%w with key %s: %w", ErrSign, s.keyID, err)
+	}
+	return sig, nil
+}
 
 // Verify checks a raw Ed25519 signature of msg by pub.
 func Verify(pub ed25519.PublicKey, msg, sig []byte) error {

@@ -57,7 +57,7 @@ func TestOpenSSLInterop(t *testing.T) {
 		t.Fatalf("openssl derives another public key:\n%s\nwant\n%s", derived, pubPEM)
 	}
 	s, _ := signing.NewSigner(priv)
-	os.WriteFile(filepath.Join(dir, "sig"), s.Sign(msg), 0o644)
+	os.WriteFile(filepath.Join(dir, "sig"), mustSig(s.Sign(msg)), 0o644)
 	openssl(t, dir, "pkeyutl", "-verify", "-pubin", "-inkey", "ours.pub", "-rawin", "-in", "msg", "-sigfile", "sig")
 
 	// openssl -> ours.
@@ -128,7 +128,7 @@ func TestBundle(t *testing.T) {
 	}
 	s, _ := signing.NewSigner(priv1)
 	msg := []byte("m")
-	sig := signing.FormatSignature(s.Sign(msg))
+	sig := signing.FormatSignature(mustSig(s.Sign(msg)))
 	if err := parsed.Verify(id1, msg, sig); err != nil {
 		t.Errorf("Verify: %v", err)
 	}

@@ -127,7 +127,9 @@ func SealAttestation(ctx context.Context, doc []byte, signer *signing.Signer, ts
 	if err != nil {
 		return nil, err
 	}
-	seal.Signature = signer.Sign(PAE(PayloadTypeInToto, payload))
+	if seal.Signature, err = signer.Sign(PAE(PayloadTypeInToto, payload)); err != nil {
+		return nil, fmt.Errorf("attest: %w", err)
+	}
 	payload = nil
 	if seal.Timestamp, err = tsa.Timestamp(ctx, issue.TimestampImprint(seal.Signature)); err != nil {
 		return nil, fmt.Errorf("attest: timestamp signature: %w", err)

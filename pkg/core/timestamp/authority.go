@@ -130,12 +130,44 @@ func InitAuthority(dir string, opts AuthorityOptions) (*Authority, error) {
 	return a, nil
 }
 
+// InitAuthorityWithKey creates a new authority whose TSA signing key is key,
+// a P-256 key held elsewhere (an HSM or a cloud KMS through
+// pkg/service/keys): it issues the TSA certificate for key's public key
+// under a new root (whose private key is used once and never stored) and
+// writes RootFile and CertificateFile to dir, never a key file. Like
+// InitAuthority it refuses a directory that holds any authority file
+// (fs.ErrExist).
+func InitAuthorityWithKey(dir string, key crypto.Signer, opts AuthorityOptions) (*Authority, error) {
+	if err := checkNoAuthority(dir); err != nil {
+		return nil, err
+	}
+	a, err := newAuthorityFor(key, opts, nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.saveCertificates(dir); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// LoadAuthorityWithKey reads the certificates of an authority written by
+// InitAuthorityWithKey from dir and signs with key, which must be the
+// key of the TSA certificate.
+func LoadAuthorityWithKey(dir string, key crypto.Signer) (*Authority, error) {
+	return loadAuthority(dir, func() (crypto.Signer, error) { return key, nil })
+}
+
 // LoadAuthority reads an authority written by [InitAuthority] from dir. It
 // checks that the files are complete and consistent (the key matches the TSA
 // certificate, the TSA certificate is issued by the root and obeys the RFC
 // 3161 usage rules) and names the offending file and the fix in its errors.
 // The loaded authority uses time.Now as its clock.
 func LoadAuthority(dir string) (*Authority, error) {
+	return loadAuthority(dir, func() (crypto.Signer, error) { return loadKey(dir) })
+}
+
+func loadAuthority(dir string, loadKey func() (crypto.Signer, error)) (*Authority, error) {
 	root, err := loadOneCertificate(dir, RootFile)
 	if err != nil {
 		return nil, err
@@ -144,11 +176,14 @@ func LoadAuthority(dir string) (*Authority, error) {
 	if err != nil {
 		return nil, err
 	}
-	key, err := loadKey(dir)
+	key, err := loadKey()
 	if err != nil {
 		return nil, err
 	}
 	keyPath := filepath.Join(dir, KeyFile)
+	if _, inMemory := key.(*ecdsa.PrivateKey); !inMemory {
+		keyPath = "the configured TSA key"
+	}
 	leafPath := filepath.Join(dir, CertificateFile)
 	pub, ok := key.Public().(interface{ Equal(crypto.PublicKey) bool })
 	if !ok || !pub.Equal(leaf.PublicKey) {
@@ -196,23 +231,32 @@ func LoadOrInitAuthority(dir string, opts AuthorityOptions) (*Authority, error) 
 // memory. mutate, used only by tests, may alter the certificate templates
 // before they are signed (to build deliberately broken authorities).
 func newAuthority(opts AuthorityOptions, mutate func(root, leaf *x509.Certificate)) (*Authority, error) {
+	leafKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, fmt.Errorf("timestamp: generate TSA key: %w", err)
+	}
+	return newAuthorityFor(leafKey, opts, mutate)
+}
+
+// newAuthorityFor is newAuthority with the TSA signing key given.
+func newAuthorityFor(leafKey crypto.Signer, opts AuthorityOptions, mutate func(root, leaf *x509.Certificate)) (*Authority, error) {
 	opts, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
+	}
+	leafPub, ok := leafKey.Public().(*ecdsa.PublicKey)
+	if !ok || leafPub.Curve != elliptic.P256() {
+		return nil, fmt.Errorf("timestamp: the TSA signing key is %T, want ECDSA P-256", leafKey.Public())
 	}
 	rootKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, fmt.Errorf("timestamp: generate root key: %w", err)
 	}
-	leafKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, fmt.Errorf("timestamp: generate TSA key: %w", err)
-	}
 	rootSKI, err := keyID(&rootKey.PublicKey)
 	if err != nil {
 		return nil, err
 	}
-	leafSKI, err := keyID(&leafKey.PublicKey)
+	leafSKI, err := keyID(leafPub)
 	if err != nil {
 		return nil, err
 	}
@@ -278,7 +322,7 @@ func newAuthority(opts AuthorityOptions, mutate func(root, leaf *x509.Certificat
 	if err != nil {
 		return nil, fmt.Errorf("timestamp: parse new root certificate: %w", err)
 	}
-	leafDER, err := x509.CreateCertificate(rand.Reader, leafTmpl, root, &leafKey.PublicKey, rootKey)
+	leafDER, err := x509.CreateCertificate(rand.Reader, leafTmpl, root, leafPub, rootKey)
 	if err != nil {
 		return nil, fmt.Errorf("timestamp: create TSA certificate: %w", err)
 	}
@@ -373,6 +417,23 @@ func (a *Authority) save(dir string) error {
 }
 
 const loadFix = "restore it from a backup, or initialise a new authority in an empty directory (tokens issued by the old authority stay verifiable with its root certificate)"
+
+// saveCertificates writes the authority's certificates to dir, never
+// overwriting a file; the TSA certificate is written last.
+func (a *Authority) saveCertificates(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("timestamp: create authority directory: %w", err)
+	}
+	for _, f := range []struct {
+		name string
+		c    *x509.Certificate
+	}{{RootFile, a.root}, {CertificateFile, a.leaf}} {
+		if err := fsutil.WriteNew(filepath.Join(dir, f.name), EncodeCertificatePEM(f.c), 0o644); err != nil {
+			return err
+		}
+	}
+	return fsutil.SyncDir(dir)
+}
 
 // loadOneCertificate reads the single certificate in dir/name.
 func loadOneCertificate(dir, name string) (*x509.Certificate, error) {

@@ -2,6 +2,7 @@ package trustroot
 
 import (
 	"bytes"
+	"crypto/x509"
 	"fmt"
 	"time"
 
@@ -14,7 +15,8 @@ var legacyPurposes = []Purpose{PurposeVPEC, PurposeProfile, PurposeCircuit}
 
 // FromBundle reads a legacy PEM trust bundle as a root: each Ed25519 key
 // valid for VPECs, profiles and circuit entries, each certificate a TSA
-// root, all valid forever (Window.Forever; Window.String says so, and
+// root, each TRANSPARENCY LOG KEY block a log-checkpoint key, all valid
+// forever (Window.Forever; Window.String says so, and
 // Root.Legacy is true). It has no version and cannot be chained or
 // written; ConvertBundle makes a trust root of it.
 func FromBundle(b *signing.Bundle) *Root {
@@ -27,6 +29,14 @@ func FromBundle(b *signing.Bundle) *Root {
 	}
 	for _, c := range b.Roots() {
 		r.Keys = append(r.Keys, &Key{KeyID: CertificateKeyID(c), Purpose: PurposeTSARoot, Certificate: c, Window: Window{Forever: true}})
+	}
+	for _, lk := range b.LogKeys() {
+		pub := lk.PublicKey()
+		der, err := x509.MarshalPKIXPublicKey(pub)
+		if err != nil {
+			continue // an Ed25519 key always marshals
+		}
+		r.Keys = append(r.Keys, &Key{KeyID: KeyID(der), Purpose: PurposeLog, PublicKey: pub, NoteVerifier: lk.String(), Window: Window{Forever: true}})
 	}
 	r.sortKeys()
 	return r

@@ -38,7 +38,7 @@ func review(t *testing.T, f *fixture, clk *testClock, rec *vpec.Record, open, cl
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec.Review.ReviewerSignature = signing.FormatSignature(reviewer.Sign(stmt))
+	rec.Review.ReviewerSignature = signing.FormatSignature(mustSig(reviewer.Sign(stmt)))
 	stamp := func(at time.Duration, digest []byte) string {
 		clk.set(base.Add(at))
 		tok, err := f.tsa.Timestamp(context.Background(), digest)

@@ -68,12 +68,12 @@ type Config struct {
 	// witnesses a receipt is checked against). Nil: Trust alone.
 	TrustRoot *trustroot.Root
 	// Receipts, when set, returns the stored transparency log receipt of
-	// a VPEC (svc.tlog.receipt/v1; nil and no error when it has none yet):
-	// the VPEC page's transparency check verifies it, as svc verify
-	// --receipt. SEAM: svc serve wires its receipt store here (the log
-	// integration); nil: every VPEC page reports the transparency check as
+	// a stored VPEC (svc.tlog.receipt/v1; nil and no error when it has
+	// none yet): the VPEC page's transparency check verifies it, as svc
+	// verify --receipt. The server gives the log's receipt for the VPEC's
+	// log index; nil: every VPEC page reports the transparency check as
 	// not applicable (no receipt given).
-	Receipts func(ctx context.Context, vpecID string) ([]byte, error)
+	Receipts func(ctx context.Context, v store.VPEC) ([]byte, error)
 	// Signer and Timestamper sign and time-stamp the in-toto attestation
 	// download (as GET /api/v1/vpecs/{id}/attestation does).
 	Signer      *signing.Signer

@@ -291,7 +291,7 @@ func (d *Dashboard) vpecPage(w http.ResponseWriter, r *http.Request) {
 	opts := verify.Options{Trust: d.cfg.Trust, Root: d.cfg.TrustRoot, Profiles: storeProfiles{d, r},
 		Proofs: &zkverify.Verifier{Trust: d.cfg.Trust, Circuits: circuits, Given: "published circuit entry"}, CircuitAdvice: CircuitAdvice}
 	if d.cfg.Receipts != nil {
-		if opts.Receipt, err = d.cfg.Receipts(r.Context(), sv.ID); err != nil {
+		if opts.Receipt, err = d.cfg.Receipts(r.Context(), sv); err != nil {
 			d.serverError(w, r, fmt.Errorf("receipt of %s: %w", sv.ID, err))
 			return
 		}

@@ -26,19 +26,19 @@ func TestVPECPageReceipt(t *testing.T) {
 	storeErr := errors.New("receipt store down")
 	for _, c := range []struct {
 		name     string
-		receipts func(context.Context, string) ([]byte, error)
+		receipts func(context.Context, store.VPEC) ([]byte, error)
 		code     int
 		want     string
 	}{
 		{"no receipt store", nil, http.StatusOK, "no transparency log receipt given"},
-		{"no receipt yet", func(context.Context, string) ([]byte, error) { return nil, nil }, http.StatusOK, "no transparency log receipt given"},
-		{"a receipt", func(_ context.Context, id string) ([]byte, error) {
-			if id != e.vpecID {
-				t.Errorf("receipt asked for %s, page of %s", id, e.vpecID)
+		{"no receipt yet", func(context.Context, store.VPEC) ([]byte, error) { return nil, nil }, http.StatusOK, "no transparency log receipt given"},
+		{"a receipt", func(_ context.Context, v store.VPEC) ([]byte, error) {
+			if v.ID != e.vpecID {
+				t.Errorf("receipt asked for %s, page of %s", v.ID, e.vpecID)
 			}
 			return []byte(`{"schema":"svc.tlog.receipt/v1"}`), nil
 		}, http.StatusOK, "LOG KEY MISSING"},
-		{"the store fails", func(context.Context, string) ([]byte, error) { return nil, storeErr }, http.StatusInternalServerError, ""},
+		{"the store fails", func(context.Context, store.VPEC) ([]byte, error) { return nil, storeErr }, http.StatusInternalServerError, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			d, err := dashboard.New(dashboard.Config{Storage: e.storage(), Trust: e.mat.Trust, Signer: e.mat.Signer, Timestamper: e.mat.TSA,

@@ -220,10 +220,16 @@ func (s *Server) issue(r *http.Request, run store.Run) (*vpec.VPEC, []byte, [32]
 		return nil, nil, digest, err
 	}
 	_, signed := s.span(ctx, "sign")
-	sig := s.cfg.Signer.Sign(msg)
-	signed(nil)
+	sig, err := s.cfg.Signer.Sign(msg)
+	signed(err)
 	digest = sha256.Sum256(msg)
 	msg = nil
+	if err != nil {
+		// No VPEC, and never another key: the run stays sealed without
+		// one and a close with the same Idempotency-Key completes it once
+		// the key answers again.
+		return nil, nil, digest, signFailed(r, err)
+	}
 	collect(bodyBytes)
 	token, err := s.cfg.Timestamper.Timestamp(ctx, issue.TimestampImprint(sig))
 	if err != nil {
@@ -362,4 +368,16 @@ func timestampFailed(r *http.Request, what, hint string, err error) error {
 		return fmt.Errorf("%s: %w", what, errors.Join(cerr, err))
 	}
 	return &httpError{http.StatusBadGateway, api.CodeTimestampFailed, what + ": " + err.Error() + hint, ""}
+}
+
+// signFailed is the error for a VPEC the service key could not sign (an
+// HSM that went away, a KMS that refused): a 503 signing_failed naming the
+// key's error, unless the request's context is done (then ctx's error,
+// wrapped, as timestampFailed does). The close made no VPEC; closing again
+// with the same Idempotency-Key completes it once the key signs again.
+func signFailed(r *http.Request, err error) error {
+	if cerr := r.Context().Err(); cerr != nil {
+		return fmt.Errorf("sign VPEC: %w", errors.Join(cerr, err))
+	}
+	return &httpError{http.StatusServiceUnavailable, api.CodeSigningFailed, "could not seal the VPEC: the service key did not sign: " + err.Error() + "; close again (with the same Idempotency-Key) to retry", ""}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/svc-gov/svc/pkg/core/api"
 	"github.com/svc-gov/svc/pkg/core/sigstore"
 	"github.com/svc-gov/svc/pkg/service/dashboard"
+	"github.com/svc-gov/svc/pkg/service/logwriter"
 	"github.com/svc-gov/svc/pkg/service/store"
 )
 
@@ -75,6 +76,10 @@ func (s *Server) mountDashboard() error {
 			return s.attestationSeal(ctx, v)
 		},
 		Version: s.cfg.Version, Now: s.cfg.Now, Logger: s.log, LogSize: s.logSize(),
+		// Receipts are checked against the bundle's log key. The trust root
+		// (windows, compromise) is not given yet: it lacks the log key,
+		// which svc serve adds to the bundle only (docs/KEYS.md).
+		Receipts: s.storedReceipt,
 	})
 	if err != nil {
 		return fmt.Errorf("server: %w", err)
@@ -117,4 +122,21 @@ func acceptsHTML(values []string) bool {
 		}
 	}
 	return false
+}
+
+// storedReceipt is the dashboard's receipt of a stored VPEC: the log's
+// receipt for its index, or nil while it has none (no log, not appended
+// yet, or no checkpoint covering it yet).
+func (s *Server) storedReceipt(ctx context.Context, v store.VPEC) ([]byte, error) {
+	if s.cfg.Log == nil || !v.Logged {
+		return nil, nil
+	}
+	rc, err := s.cfg.Log.Log.Receipt(ctx, v.LogIndex)
+	if errors.Is(err, logwriter.ErrNotIntegrated) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return rc.JSON, nil
 }

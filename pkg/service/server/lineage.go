@@ -32,7 +32,11 @@ func SignLineage(l api.Lineage, signer *signing.Signer) (string, error) {
 		return "", err
 	}
 	enc := base64.RawURLEncoding
-	return enc.EncodeToString(payload) + "." + enc.EncodeToString(signer.Sign(payload)), nil
+	sig, err := signer.Sign(payload)
+	if err != nil {
+		return "", fmt.Errorf("sign lineage: %w", err)
+	}
+	return enc.EncodeToString(payload) + "." + enc.EncodeToString(sig), nil
 }
 
 // ParseLineage checks a token's signature against the trust bundle and its

@@ -51,10 +51,12 @@ type LogMaterial struct {
 
 // LoadOrCreateLogMaterial reads the transparency log's key material in
 // dataDir/LogDir, creating what is missing: a new key and secret, and the
-// origin (origin, or defaultOrigin when origin is ""). An origin given
+// origin (origin, or defaultOrigin when origin is ""). signer, when not
+// nil, is the log's key (Material.LogSigner: a file, HSM or KMS key chosen
+// by svc serve --log-key) and no key file is read or made. An origin given
 // that differs from the stored one is ErrLogOrigin. created is true when
 // the key was created now (the trust bundle changes: say so).
-func LoadOrCreateLogMaterial(dataDir, origin, defaultOrigin string) (m *LogMaterial, created bool, err error) {
+func LoadOrCreateLogMaterial(dataDir, origin, defaultOrigin string, signer crypto.Signer) (m *LogMaterial, created bool, err error) {
 	dir := filepath.Join(dataDir, LogDir)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, false, fmt.Errorf("transparency log directory: %w", err)
@@ -75,20 +77,27 @@ func LoadOrCreateLogMaterial(dataDir, origin, defaultOrigin string) (m *LogMater
 		return nil, false, fmt.Errorf("%w: the log in %s is %q, --log-origin says %q", ErrLogOrigin, dir, have, origin)
 	}
 	var made bool
-	keyPEM, err := createOnce(filepath.Join(dir, LogKeyFile), func() ([]byte, error) {
-		_, priv, err := signing.GenerateKey()
+	if signer == nil {
+		keyPEM, err := createOnce(filepath.Join(dir, LogKeyFile), func() ([]byte, error) {
+			_, priv, err := signing.GenerateKey()
+			if err != nil {
+				return nil, err
+			}
+			made = true
+			return signing.MarshalPrivateKeyPEM(priv)
+		})
 		if err != nil {
-			return nil, err
+			return nil, false, fmt.Errorf("transparency log key: %w", err)
 		}
-		made = true
-		return signing.MarshalPrivateKeyPEM(priv)
-	})
-	if err != nil {
-		return nil, false, fmt.Errorf("transparency log key: %w", err)
+		priv, err := signing.ParsePrivateKeyPEM(keyPEM)
+		if err != nil {
+			return nil, false, fmt.Errorf("%s: %w", filepath.Join(dir, LogKeyFile), err)
+		}
+		signer = priv
 	}
-	priv, err := signing.ParsePrivateKeyPEM(keyPEM)
-	if err != nil {
-		return nil, false, fmt.Errorf("%s: %w", filepath.Join(dir, LogKeyFile), err)
+	pub, ok := signer.Public().(ed25519.PublicKey)
+	if !ok {
+		return nil, false, fmt.Errorf("transparency log key: %T is not an Ed25519 key", signer.Public())
 	}
 	secretHex, err := createOnce(filepath.Join(dir, LogSecretFile), func() ([]byte, error) {
 		b := make([]byte, logSecretBytes)
@@ -104,11 +113,11 @@ func LoadOrCreateLogMaterial(dataDir, origin, defaultOrigin string) (m *LogMater
 	if err != nil || len(secret) < logSecretBytes {
 		return nil, false, fmt.Errorf("%s: not %d bytes in hex", filepath.Join(dir, LogSecretFile), logSecretBytes)
 	}
-	key, err := tlog.NewLogKey(have, priv.Public().(ed25519.PublicKey))
+	key, err := tlog.NewLogKey(have, pub)
 	if err != nil {
 		return nil, false, fmt.Errorf("transparency log: %w", err)
 	}
-	return &LogMaterial{Signer: priv, Key: key, Secret: secret, TilesDir: filepath.Join(dir, LogTilesDir)}, made, nil
+	return &LogMaterial{Signer: signer, Key: key, Secret: secret, TilesDir: filepath.Join(dir, LogTilesDir)}, made, nil
 }
 
 // createOnce returns the file at path, creating it with make's bytes (mode
@@ -134,25 +143,34 @@ func createOnce(path string, make func() ([]byte, error)) ([]byte, error) {
 
 // ReadLogKey returns the transparency log's public key from dataDir
 // without creating anything; found is false when the data directory has
-// no log yet.
-func ReadLogKey(dataDir string) (key tlog.LogKey, found bool, err error) {
+// no log yet. signer, when not nil, is the log's key (Material.LogSigner);
+// otherwise the key file of dataDir/LogDir is read.
+func ReadLogKey(dataDir string, signer crypto.Signer) (key tlog.LogKey, found bool, err error) {
 	dir := filepath.Join(dataDir, LogDir)
-	keyPEM, err := os.ReadFile(filepath.Join(dir, LogKeyFile))
+	origin, err := os.ReadFile(filepath.Join(dir, LogOriginFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return tlog.LogKey{}, false, nil
 	}
 	if err != nil {
-		return tlog.LogKey{}, false, fmt.Errorf("transparency log key: %w", err)
-	}
-	origin, err := os.ReadFile(filepath.Join(dir, LogOriginFile))
-	if err != nil {
 		return tlog.LogKey{}, false, fmt.Errorf("transparency log origin: %w", err)
 	}
-	priv, err := signing.ParsePrivateKeyPEM(keyPEM)
-	if err != nil {
-		return tlog.LogKey{}, false, fmt.Errorf("%s: %w", filepath.Join(dir, LogKeyFile), err)
+	if signer == nil {
+		keyPEM, err := os.ReadFile(filepath.Join(dir, LogKeyFile))
+		if errors.Is(err, fs.ErrNotExist) {
+			return tlog.LogKey{}, false, nil
+		}
+		if err != nil {
+			return tlog.LogKey{}, false, fmt.Errorf("transparency log key: %w", err)
+		}
+		if signer, err = signing.ParsePrivateKeyPEM(keyPEM); err != nil {
+			return tlog.LogKey{}, false, fmt.Errorf("%s: %w", filepath.Join(dir, LogKeyFile), err)
+		}
 	}
-	key, err = tlog.NewLogKey(strings.TrimSuffix(string(origin), "\n"), priv.Public().(ed25519.PublicKey))
+	pub, ok := signer.Public().(ed25519.PublicKey)
+	if !ok {
+		return tlog.LogKey{}, false, fmt.Errorf("transparency log key: %T is not an Ed25519 key", signer.Public())
+	}
+	key, err = tlog.NewLogKey(strings.TrimSuffix(string(origin), "\n"), pub)
 	if err != nil {
 		return tlog.LogKey{}, false, fmt.Errorf("transparency log: %w", err)
 	}

@@ -382,7 +382,7 @@ func (g *gen) evidence(e *env, runID string, reviewer *signing.Signer, ms []memb
 	}
 	der, _ := x509.MarshalPKIXPublicKey(reviewer.PublicKey())
 	review := fmt.Sprintf(`{"session_id":%q,"reviewer_key_id":%q,"reviewer_public_key":%q,"reviewer_signature":%q,"min_duration_seconds":0,"check_open_tst":%q,"check_close_tst":%q`,
-		sess.SessionID, reviewer.KeyID(), base64.StdEncoding.EncodeToString(der), signing.FormatSignature(reviewer.Sign(stmt)), sess.CheckOpenTST, sess.CheckCloseTST)
+		sess.SessionID, reviewer.KeyID(), base64.StdEncoding.EncodeToString(der), signing.FormatSignature(mustSig(reviewer.Sign(stmt))), sess.CheckOpenTST, sess.CheckCloseTST)
 	if rv.RationaleHash != "" {
 		review += fmt.Sprintf(`,"rationale_hash":%q`, rv.RationaleHash)
 	}

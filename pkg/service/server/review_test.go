@@ -71,7 +71,7 @@ func TestWitnessedReview(t *testing.T) {
 	}
 	sign := func(r *vpec.Record, s *signing.Signer) {
 		stmt, _ := vpec.ReviewStatement(run.RunID, r)
-		r.Review.ReviewerSignature = signing.FormatSignature(s.Sign(stmt))
+		r.Review.ReviewerSignature = signing.FormatSignature(mustSig(s.Sign(stmt)))
 		recs := []vpec.Record{*r}
 		issue.Chain(vpec.Genesis(run.RunID), recs)
 		*r = recs[0]

@@ -48,6 +48,9 @@ type Config struct {
 	// Timestamper obtains RFC 3161 tokens (the built-in authority or
 	// external ones). Required.
 	Timestamper timestamp.Timestamper
+	// TrustRoot is the svc.trust-root/v1 document published at
+	// /.well-known/svc/trust-root.json (EnsureTrustRoot); nil answers 404.
+	TrustRoot []byte
 	// Trust is the bundle published at /.well-known/svc/trust-bundle.pem
 	// and used to check review timestamps. Required.
 	Trust *signing.Bundle
@@ -246,6 +249,7 @@ func (s *Server) routes() {
 	}
 	s.handle("GET /readyz", s.readyz)
 	s.handle("GET "+api.TrustBundlePath, s.trustBundle)
+	s.handle("GET "+api.TrustRootPath, s.trustRoot)
 	s.handle("POST /api/v1/runs", s.auth(s.openRun))
 	s.handle("GET /api/v1/runs/{run_id}", s.auth(s.getRun))
 	s.handle("POST /api/v1/runs/{run_id}/records", s.auth(s.record))
@@ -566,6 +570,15 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, api.Health{Status: "ready", Version: s.cfg.Version})
+}
+
+func (s *Server) trustRoot(w http.ResponseWriter, r *http.Request) {
+	if s.cfg.TrustRoot == nil {
+		s.fail(w, r, &httpError{http.StatusNotFound, api.CodeNotFound, "this service publishes no trust root: use " + api.TrustBundlePath, ""})
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(s.cfg.TrustRoot)
 }
 
 func (s *Server) trustBundle(w http.ResponseWriter, r *http.Request) {

@@ -28,7 +28,7 @@ import (
 )
 
 type env struct {
-	t    *testing.T
+	t    testing.TB
 	st   store.Store
 	url  string
 	mat  *server.Material

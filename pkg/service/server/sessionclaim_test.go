@@ -62,7 +62,7 @@ func TestSessionBacksOneRecord(t *testing.T) {
 				issue.Chain(vpec.Genesis(run.RunID), recs[:i+1])
 				if recs[i].Review != nil {
 					stmt, _ := vpec.ReviewStatement(run.RunID, &recs[i])
-					recs[i].Review.ReviewerSignature = signing.FormatSignature(reviewer.Sign(stmt))
+					recs[i].Review.ReviewerSignature = signing.FormatSignature(mustSig(reviewer.Sign(stmt)))
 				}
 			}
 			issue.Chain(vpec.Genesis(run.RunID), recs)
@@ -75,7 +75,7 @@ func TestSessionBacksOneRecord(t *testing.T) {
 				rv := *bad.Review
 				bad.Review = &rv
 				stmt, _ := vpec.ReviewStatement(run.RunID, &bad)
-				bad.Review.ReviewerSignature = signing.FormatSignature(reviewer.Sign(stmt))
+				bad.Review.ReviewerSignature = signing.FormatSignature(mustSig(reviewer.Sign(stmt)))
 			}
 			var beb api.ErrorBody
 			if code, body := e.do("POST", base+"/records", e.keyA, bad, &beb); code != 422 || beb.Error.Code != api.CodeChainMismatch {

@@ -152,7 +152,11 @@ func Sign(e *Entry, signer *signing.Signer, signedBy string) error {
 	if err != nil {
 		return fmt.Errorf("sign circuit entry: %w", err)
 	}
-	e.CircuitSignature = signing.FormatSignature(signer.Sign(msg))
+	sig, err := signer.Sign(msg)
+	if err != nil {
+		return fmt.Errorf("sign circuit entry: %w", err)
+	}
+	e.CircuitSignature = signing.FormatSignature(sig)
 	return nil
 }
 

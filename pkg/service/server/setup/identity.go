@@ -133,8 +133,18 @@ func CheckIdentity(ctx context.Context, st store.IdentityStore, m *server.Materi
 	if err != nil {
 		return false, err
 	}
-	if !stored.Equal(local) {
+	if !stored.Equal(local) && !rotated(stored, local, dataDir) {
 		return false, &IdentityMismatchError{Recorded: stored, Local: local, DataDir: dataDir}
 	}
 	return created, nil
+}
+
+// rotated reports whether the recorded identity and the local one are
+// both keys of dataDir's trust root (svc keys rotate, or a TSA key moved
+// to an HSM): the recorded VPEC key and TSA root, and the local ones.
+func rotated(stored, local store.Identity, dataDir string) bool {
+	is := func(id string) func(*x509.Certificate) bool {
+		return func(c *x509.Certificate) bool { return CertID(c) == id }
+	}
+	return server.InRoot(dataDir, stored.SigningKeyID, is(stored.TSARoot)) && server.InRoot(dataDir, local.SigningKeyID, is(local.TSARoot))
 }

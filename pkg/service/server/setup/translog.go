@@ -3,6 +3,7 @@ package setup
 import (
 	"bytes"
 	"context"
+	"crypto"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -70,10 +71,11 @@ func (l *Log) Close(ctx context.Context) error {
 }
 
 // OpenLog opens (creating on first start) the transparency log of the
-// data directory dataDir. Witness failures are logged as warnings (a
+// data directory dataDir, signing checkpoints with signer (nil: the log
+// key file of the data directory). Witness failures are logged as warnings (a
 // split view as an error) and passed to o.OnWitness.
-func OpenLog(ctx context.Context, dataDir, signingKeyID string, o LogOptions, log *slog.Logger) (*Log, error) {
-	m, created, err := server.LoadOrCreateLogMaterial(dataDir, o.Origin, DefaultLogOrigin(signingKeyID))
+func OpenLog(ctx context.Context, dataDir, signingKeyID string, signer crypto.Signer, o LogOptions, log *slog.Logger) (*Log, error) {
+	m, created, err := server.LoadOrCreateLogMaterial(dataDir, o.Origin, DefaultLogOrigin(signingKeyID), signer)
 	if err != nil {
 		return nil, err
 	}

@@ -52,7 +52,7 @@ func TestWitnessedReceipts(t *testing.T) {
 	witnesstest.Binary(t)
 	ctx := context.Background()
 	data := t.TempDir()
-	m, _, err := server.LoadOrCreateLogMaterial(data, "svc.test/log", "")
+	m, _, err := server.LoadOrCreateLogMaterial(data, "svc.test/log", "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestWitnessedReceipts(t *testing.T) {
 	var logs lockedBuffer
 	var mu sync.Mutex
 	var failures []error
-	l, err := setup.OpenLog(ctx, data, "kid", setup.LogOptions{Origin: "svc.test/log", WitnessPolicyFile: policyFile,
+	l, err := setup.OpenLog(ctx, data, "kid", nil, setup.LogOptions{Origin: "svc.test/log", WitnessPolicyFile: policyFile,
 		CheckpointInterval: logwriter.MinCheckpointInterval, WitnessTimeout: 2 * time.Second,
 		OnWitness: func(e logwriter.WitnessEvent) {
 			if e.Err != nil {
