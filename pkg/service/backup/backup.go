@@ -148,10 +148,9 @@ type Layout struct {
 }
 
 // DataDirLayout is the layout of the data directory svc serve keeps: the
-// SQLite database, the signing key and the built-in timestamp authority.
-// A new part of the data directory (the transparency log's directory, once
-// svc serve keeps one there) is added here, and every later backup
-// carries it; a directory added must be consistent when copied file by
+// SQLite database, the signing keys, the built-in timestamp authority, the
+// trust root and the transparency log. A new part of the data directory is
+// added here, and every later backup carries it; a directory added must be consistent when copied file by
 // file while the service runs, or come with its own snapshot.
 //
 // Never carried: the serve lock (serve.lock) and SQLite's -wal and -shm
@@ -164,6 +163,21 @@ func DataDirLayout() Layout {
 				What: "the service's Ed25519 signing key (VPECs, profiles, circuit entries)"},
 			{Path: server.TSADir, Dir: true, Required: true, SecretFiles: []string{timestamp.KeyFile},
 				What: "the built-in RFC 3161 timestamp authority: root and TSA certificates and the TSA's private key"},
+			{Path: server.ProfileKeyFile, Secret: true,
+				What: "the profile signing key (profiles and circuit entries; a data directory made before separate profile keys has none)"},
+			{Path: server.RootKeyFile, Secret: true,
+				What: "the root-signing key of the trust root (when it is a file)"},
+			{Path: server.TrustRootFile,
+				What: "the current trust root (svc.trust-root/v1)"},
+			{Path: server.TrustRootHistoryDir, Dir: true,
+				What: "every version of the trust root"},
+			// The log is copied after the database snapshot, so it holds
+			// every VPEC the snapshot records as logged; within it the
+			// checkpoint is copied before the tiles (sorted order), and
+			// Tessera never deletes a tile, so the copied tiles cover the
+			// copied checkpoint.
+			{Path: server.LogDir, Dir: true, SecretFiles: []string{server.LogKeyFile, server.LogSecretFile},
+				What: "the transparency log: its key, origin and monitoring secret, and (POSIX backend) its tiles and checkpoint"},
 		},
 	}
 }

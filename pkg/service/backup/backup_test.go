@@ -120,7 +120,7 @@ func TestRoundTrip(t *testing.T) {
 					t.Errorf("%s marked secret=%v, want %v", f.Path, f.Secret, secret)
 				}
 			}
-			want := "signing-key.pem tsa/root.pem tsa/tsa-key.pem tsa/tsa.pem"
+			want := "signing-key.pem tsa/root.pem tsa/tsa-key.pem tsa/tsa.pem profile-key.pem transparency/log-key.pem"
 			if !keysOnly {
 				want = "svc.db " + want
 			}
