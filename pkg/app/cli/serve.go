@@ -263,6 +263,11 @@ func (a *app) runServe(ctx context.Context, o *serveOptions) error {
 			}
 		}()
 		m.Trust.AddLogKey(tl.Material.Key)
+		if root, rootDoc, wrote, err = server.EnsureLogKeyInRoot(ctx, o.data.dir(), tl.Material.Key, o.rootKey.uri, o.keys.config(a.streams.Getenv).Options, time.Now()); err != nil {
+			return keyError(err)
+		} else if wrote {
+			fmt.Fprintf(a.streams.Err, "%s: wrote the trust root version %d of %s with the transparency log key %s\n", a.name, root.Version, o.data.dir(), tl.Material.Key)
+		}
 		tl.WatchCheckpoints(ctx, o.tlog.CheckpointInterval, reg.LogCheckpoint)
 		if tl.Created {
 			fmt.Fprintf(a.streams.Err, "%s: created the transparency log key %s; publish the new trust bundle: %s serve trust-bundle --data-dir %s\n", a.name, tl.Material.Key, a.name, o.data.dir())

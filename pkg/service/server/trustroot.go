@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/svc-gov/svc/internal/fsutil"
+	"github.com/svc-gov/svc/pkg/core/tlog"
 	"github.com/svc-gov/svc/pkg/core/trustroot"
 	"github.com/svc-gov/svc/pkg/service/keys"
 )
@@ -302,4 +303,42 @@ func InRoot(dir, keyID string, tsaRoot func(*x509.Certificate) bool) bool {
 		}
 	}
 	return false
+}
+
+// EnsureLogKeyInRoot returns dir's trust root with the transparency log's
+// key lk in it for log-checkpoint, writing the next version (signed by the
+// root key, rootURI as in EnsureTrustRoot) when it is not there yet: on
+// the first start with a log, or the first after an upgrade that added
+// one. The key's window starts with the earliest window of the root (the
+// log signs nothing before the service exists). It reports whether it
+// wrote a version.
+func EnsureLogKeyInRoot(ctx context.Context, dir string, lk tlog.LogKey, rootURI string, opts keys.Options, now time.Time) (*trustroot.Root, []byte, bool, error) {
+	r, data, err := ReadTrustRoot(dir)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	for _, k := range r.Keys {
+		if k.Purpose == trustroot.PurposeLog && k.NoteVerifier == lk.String() {
+			return r, data, false, nil
+		}
+	}
+	from := now.UTC()
+	for _, k := range r.Keys {
+		if !k.Window.From.IsZero() && k.Window.From.Before(from) {
+			from = k.Window.From
+		}
+	}
+	next, err := trustroot.AddKeys(r, now.UTC(), trustroot.NewKey{Purpose: trustroot.PurposeLog, PublicKey: lk.PublicKey(),
+		NoteName: lk.Origin(), From: from, Comment: "the transparency log's checkpoint key"})
+	if err != nil {
+		return nil, nil, false, err
+	}
+	if _, err := writeNext(ctx, dir, next, rootURI, opts); err != nil {
+		return nil, nil, false, err
+	}
+	out, err := next.Marshal()
+	if err != nil {
+		return nil, nil, false, err
+	}
+	return next, out, true, nil
 }
