@@ -249,6 +249,7 @@ func (a *app) runServe(ctx context.Context, o *serveOptions) error {
 		return &Error{Code: ExitUsage, Err: fmt.Errorf("--tsa-root: %w", err), Hint: "give the PEM root certificate of the external authority"}
 	}
 	var tlog *server.TransparencyLog
+	var watchLog *setup.Log
 	if !o.noTlog {
 		o.tlog.OnWitness = func(e logwriter.WitnessEvent) { reg.Witness(logwriter.WitnessResult(e)) }
 		tl, err := setup.OpenLog(ctx, o.data.dir(), m.Signer.KeyID(), m.LogSigner, o.tlog, log)
@@ -268,7 +269,7 @@ func (a *app) runServe(ctx context.Context, o *serveOptions) error {
 		} else if wrote {
 			fmt.Fprintf(a.streams.Err, "%s: wrote the trust root version %d of %s with the transparency log key %s\n", a.name, root.Version, o.data.dir(), tl.Material.Key)
 		}
-		tl.WatchCheckpoints(ctx, o.tlog.CheckpointInterval, reg.LogCheckpoint)
+		watchLog = tl
 		if tl.Created {
 			fmt.Fprintf(a.streams.Err, "%s: created the transparency log key %s; publish the new trust bundle: %s serve trust-bundle --data-dir %s\n", a.name, tl.Material.Key, a.name, o.data.dir())
 			log.Warn("created a new transparency log key", "log_key", tl.Material.Key.String())
@@ -302,6 +303,12 @@ func (a *app) runServe(ctx context.Context, o *serveOptions) error {
 		return &Error{Code: ExitFailure, Err: err, Hint: "the transparency log could not be written: check its directory or database"}
 	} else if n > 0 {
 		log.Warn("appended stored VPECs missing from the transparency log (a crash between storing and logging them)", "vpecs", n)
+	}
+	if watchLog != nil {
+		watchLog.WatchCheckpoints(ctx, o.tlog.CheckpointInterval, func(size uint64, at time.Time) {
+			reg.LogCheckpoint(at)
+			srv.CheckpointPublished(size, at)
+		})
 	}
 	err = setup.Serve(ctx, srv, setup.HTTP{Addr: o.addr, ShutdownTimeout: o.shutdown, Listening: func(addr net.Addr) error {
 		fmt.Fprintf(a.streams.Out, "svc: listening on http://%s (%s, signing key %s)\n", addr, where, m.Signer.KeyID())

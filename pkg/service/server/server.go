@@ -109,6 +109,7 @@ type Server struct {
 	cfg      Config
 	log      *slog.Logger
 	metrics  *metrics.Metrics
+	integr   integration
 	tracer   trace.Tracer
 	mux      *http.ServeMux
 	patterns []string

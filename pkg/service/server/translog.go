@@ -118,12 +118,14 @@ func (s *Server) appendEntry(req context.Context, e tlog.Entry) (uint64, error) 
 	if err != nil {
 		return 0, err
 	}
+	begin := time.Now()
 	a, err := l.Log.Append(ctx, leaf)
 	if err != nil {
 		return 0, err
 	}
 	if !a.Dup {
 		s.metrics.LogAppended(1)
+		s.integr.add(a.Index, begin)
 	}
 	if err := l.Store.SetVPECLogIndex(ctx, e.OrgID, e.VPECID, a.Index); err != nil {
 		return 0, fmt.Errorf("record log index %d: %w", a.Index, err)

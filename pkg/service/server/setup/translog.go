@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -135,18 +136,21 @@ func redactMySQL(dsn string) string {
 	return dsn
 }
 
-// WatchCheckpoints calls seen with the time each new checkpoint of l is
-// first seen, checking every interval until ctx ends (the hook of
-// svc_log_checkpoint_age_seconds). It returns at once.
-func (l *Log) WatchCheckpoints(ctx context.Context, interval time.Duration, seen func(time.Time)) {
+// WatchCheckpoints calls seen with the size and the time each new
+// checkpoint of l is first seen, checking every interval until ctx ends
+// (the hooks of svc_log_checkpoint_age_seconds and
+// svc_log_integration_duration_seconds). It returns at once.
+func (l *Log) WatchCheckpoints(ctx context.Context, interval time.Duration, seen func(size uint64, at time.Time)) {
 	go func() {
 		var last []byte
 		t := time.NewTicker(interval)
 		defer t.Stop()
 		for {
 			if cp, err := l.Checkpoint(ctx); err == nil && !bytes.Equal(cp, last) {
-				last = cp
-				seen(time.Now())
+				if size, ok := checkpointSize(cp); ok {
+					last = cp
+					seen(size, time.Now())
+				}
 			}
 			select {
 			case <-ctx.Done():
@@ -155,4 +159,14 @@ func (l *Log) WatchCheckpoints(ctx context.Context, interval time.Duration, seen
 			}
 		}
 	}()
+}
+
+// checkpointSize is the tree size of a C2SP checkpoint: its second line.
+func checkpointSize(cp []byte) (uint64, bool) {
+	lines := strings.SplitN(string(cp), "\n", 3)
+	if len(lines) < 3 {
+		return 0, false
+	}
+	size, err := strconv.ParseUint(lines[1], 10, 64)
+	return size, err == nil
 }
