@@ -155,6 +155,28 @@ def commitment_ok(s):
 
 # ------------------------------------------------------------------ trust bundle
 
+def log_key_block(body):
+    """A TRANSPARENCY LOG KEY block (FORMATS.md, "Trust bundle"): exactly
+    one header, Note-Verifier, then the DER SubjectPublicKeyInfo of an
+    Ed25519 key, which the note verifier key must name. Returns
+    (spki, note verifier string)."""
+    head, sep, b64body = body.replace("\r\n", "\n").partition("\n\n")
+    headers = [h for h in head.split("\n") if h]
+    if not sep or len(headers) != 1 or not headers[0].startswith("Note-Verifier: "):
+        raise ValueError("trust bundle: a TRANSPARENCY LOG KEY block needs exactly one Note-Verifier header")
+    vkey = headers[0][len("Note-Verifier: "):].strip()
+    spki = base64.b64decode("".join(b64body.split()))
+    if len(spki) != 44 or not spki.startswith(SPKI_PREFIX):
+        raise ValueError("trust bundle: a TRANSPARENCY LOG KEY that is not Ed25519")
+    try:
+        _, _, alg, key = trustroot.parse_vkey(vkey)
+    except ValueError as e:
+        raise ValueError("trust bundle: TRANSPARENCY LOG KEY: %s" % e) from None
+    if alg != 1 or key != spki[12:]:
+        raise ValueError("trust bundle: the Note-Verifier of a TRANSPARENCY LOG KEY names another key")
+    return spki, vkey
+
+
 class Trust:
     def __init__(self, path):
         self.path = path
@@ -168,8 +190,13 @@ class Trust:
             self._from_root()
             return
         text = raw.decode("utf-8")
+        logs = []
         for m in re.finditer(r"-----BEGIN ([A-Z0-9 ]+)-----\r?\n(.*?)-----END \1-----", text, re.S):
-            kind, body = m.group(1), base64.b64decode("".join(m.group(2).split()))
+            kind = m.group(1)
+            if kind == "TRANSPARENCY LOG KEY":
+                logs.append(log_key_block(m.group(2)))
+                continue
+            body = base64.b64decode("".join(m.group(2).split()))
             if kind == "PUBLIC KEY":
                 if len(body) != 44 or not body.startswith(SPKI_PREFIX):
                     raise ValueError("trust bundle: a PUBLIC KEY that is not Ed25519")
@@ -185,7 +212,7 @@ class Trust:
                 raise ValueError("trust bundle: block type %s is not allowed" % kind)
         if not self.keys:
             raise ValueError("trust bundle holds no PUBLIC KEY")
-        self.root = trustroot.Root.from_bundle(self.keys, self.cert_ders)
+        self.root = trustroot.Root.from_bundle(self.keys, self.cert_ders, logs)
 
     def _from_root(self):
         self.keys, self.certs, self.cert_ders = {}, [], []

@@ -125,14 +125,21 @@ class Root:
                 raise ValueError("signatures: the signature of %s does not verify (bad-signature)" % kid)
 
     @classmethod
-    def from_bundle(cls, keys, cert_ders):
+    def from_bundle(cls, keys, cert_ders, logs=()):
+        """A PEM bundle as a root: its keys for VPECs, profiles and circuit
+        entries, its TRANSPARENCY LOG KEY blocks ((spki, note verifier)
+        pairs) for log checkpoints, all valid forever."""
         r = cls()
+        def add(kid, p, pub, vkey):
+            e = Entry.__new__(Entry)
+            e.key_id, e.purpose, e.public_key, e.cert, e.vkey = kid, p, pub, None, vkey
+            e.since, e.until, e.compromised, e.forever = 0, None, None, True
+            r.entries.append(e)
         for kid, pub in keys.items():
             for p in ("vpec-signing", "profile-signing", "circuit-signing"):
-                e = Entry.__new__(Entry)
-                e.key_id, e.purpose, e.public_key, e.cert, e.vkey = kid, p, pub, None, None
-                e.since, e.until, e.compromised, e.forever = 0, None, None, True
-                r.entries.append(e)
+                add(kid, p, pub, None)
+        for spki, vkey in logs:
+            add(key_id(spki), "log-checkpoint", spki[12:], parse_vkey(vkey))
         return r
 
     def legacy(self):

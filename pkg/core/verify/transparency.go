@@ -88,9 +88,15 @@ func checkTransparency(opts *Options, subject tlog.Subject, genTime time.Time) C
 		c.Status, c.Message = NotApplicable, "no transparency log receipt given: inclusion in the log not checked (pass --receipt vpec.receipt.json; --require-log makes a missing receipt INVALID)"
 		return c
 	}
-	logKeys := rootLogKeys(opts.Root)
+	root := opts.Root
+	if root == nil && opts.Trust != nil {
+		// Options.Trust alone: its TRANSPARENCY LOG KEY blocks are the
+		// log keys, valid forever, as when the CLI reads the bundle.
+		root = trustroot.FromBundle(opts.Trust)
+	}
+	logKeys := rootLogKeys(root)
 	if len(logKeys) == 0 {
-		return fail(c, CodeLogKeyMissing, "receipt not checked: the trust root lists no log-checkpoint key (a svc.trust-root/v1 root lists the log's note verifier key; a PEM trust bundle has none)", true)
+		return fail(c, CodeLogKeyMissing, "receipt not checked: the trust material lists no log-checkpoint key (a svc.trust-root/v1 root lists the log's note verifier key; a PEM trust bundle a TRANSPARENCY LOG KEY block)", true)
 	}
 	policy, policyName, err := witnessPolicy(opts)
 	if err != nil {

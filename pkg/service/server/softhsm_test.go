@@ -2,10 +2,10 @@ package server_test
 
 import (
 	"context"
-	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"log/slog"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -13,16 +13,15 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/mod/sumdb/note"
-
 	"github.com/svc-gov/svc/internal/softhsmtest"
 	"github.com/svc-gov/svc/pkg/core/commitment"
 	"github.com/svc-gov/svc/pkg/core/profile"
-	"github.com/svc-gov/svc/pkg/core/tlog"
 	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/service/keys"
+	"github.com/svc-gov/svc/pkg/service/logwriter"
 	"github.com/svc-gov/svc/pkg/service/server"
+	"github.com/svc-gov/svc/pkg/service/server/setup"
 	"github.com/svc-gov/svc/pkg/service/store/sqlite"
 	"github.com/svc-gov/svc/pkg/zk"
 	"github.com/svc-gov/svc/pkg/zk/conditions"
@@ -83,8 +82,25 @@ func TestAllKeysInSoftHSM(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The transparency log signs its checkpoints with the token's log key.
+	tl, err := setup.OpenLog(ctx, data, mat.Signer.KeyID(), mat.LogSigner,
+		setup.LogOptions{Origin: "svc.test/log", CheckpointInterval: logwriter.MinCheckpointInterval}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	logOpen := true
+	t.Cleanup(func() {
+		if logOpen {
+			_ = tl.Close(context.Background())
+		}
+	})
+	if _, err := os.Stat(filepath.Join(data, server.LogKeyPath)); err == nil {
+		t.Errorf("%s was created although the log key is on the token", server.LogKeyPath)
+	}
+	mat.Trust.AddLogKey(tl.Material.Key)
+	withLog := &server.TransparencyLog{Log: tl.Log, Secret: tl.Material.Secret, Store: st, ReceiptRetryAfter: logwriter.MinCheckpointInterval}
 	start := func(m *server.Material) *env {
-		srv, err := server.New(server.Config{Storage: server.StorageOf(st), Signer: m.Signer, Timestamper: m.TSA, Trust: m.Trust})
+		srv, err := server.New(server.Config{Storage: server.StorageOf(st), Signer: m.Signer, Timestamper: m.TSA, Trust: m.Trust, Log: withLog})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -108,8 +124,24 @@ func TestAllKeysInSoftHSM(t *testing.T) {
 		t.Fatalf("close: %d %s", code, body)
 	}
 	var v vpec.VPEC
-	if rep, err := verify.Verify(body, verify.Options{Trust: mat.Trust}); err != nil || rep.Verdict != "VALID" || json.Unmarshal(body, &v) != nil || v.SigningKeyID != mat.Signer.KeyID() {
+	if err := json.Unmarshal(body, &v); err != nil || v.SigningKeyID != mat.Signer.KeyID() {
 		t.Fatalf("VPEC signed on the token: %v, key %s want %s", err, v.SigningKeyID, mat.Signer.KeyID())
+	}
+	// Its receipt: a checkpoint signed by the token's log key.
+	code, receipt := e.do("GET", "/api/v1/vpecs/"+v.VPECID+"/receipt?wait=30s", apiKey, nil, nil)
+	if code != 200 {
+		t.Fatalf("receipt: %d %s", code, receipt)
+	}
+	rep, err := verify.Verify(body, verify.Options{Trust: mat.Trust, Receipt: receipt, RequireLog: true})
+	if err != nil || rep.Verdict != "VALID" {
+		t.Fatalf("VPEC and receipt signed on the token: %v %+v", err, rep)
+	}
+	if c := rep.Check(verify.CheckTransparency); c == nil || c.Status != verify.Pass {
+		t.Fatalf("transparency check: %+v", c)
+	}
+	withLog, logOpen = nil, false
+	if err := tl.Close(ctx); err != nil {
+		t.Fatal(err)
 	}
 
 	// The built-in TSA's token, signed by the P-256 key on the token,
@@ -161,27 +193,6 @@ func TestAllKeysInSoftHSM(t *testing.T) {
 	}
 	if _, err := zk.VerifyEntry(doc, mat.Trust); err != nil {
 		t.Fatalf("circuit entry signed on the token: %v", err)
-	}
-
-	// A checkpoint note signed by the token's log key.
-	ns, err := tlog.NewNoteSigner("svc.test/log", mat.LogSigner)
-	if err != nil {
-		t.Fatal(err)
-	}
-	signed, err := note.Sign(&note.Note{Text: "svc.test/log\n1\n" + "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=\n"}, ns)
-	if err != nil {
-		t.Fatal(err)
-	}
-	vk, err := note.NewEd25519VerifierKey("svc.test/log", mat.LogSigner.Public().(ed25519.PublicKey))
-	if err != nil {
-		t.Fatal(err)
-	}
-	nv, err := note.NewVerifier(vk)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := note.Open(signed, note.VerifierList(nv)); err != nil {
-		t.Fatalf("checkpoint signed on the token: %v", err)
 	}
 
 	// The token goes away (its sessions closed): the close fails visibly.
