@@ -19,6 +19,7 @@ import (
 
 	"github.com/svc-gov/svc/internal/loadgen"
 	"github.com/svc-gov/svc/internal/pgtest"
+	"github.com/svc-gov/svc/internal/tlogtest"
 	"github.com/svc-gov/svc/pkg/core/api"
 	"github.com/svc-gov/svc/pkg/core/issue"
 	"github.com/svc-gov/svc/pkg/core/names"
@@ -94,10 +95,12 @@ func TestServersBehindLoadBalancer(t *testing.T) {
 	store1 := []string{"--database", dsn, "--data-dir", data1}
 	org := "lb-" + names.NewID("")[:8]
 	key := newOrgKey(t, org, store1...)
-	url1, _ := startServe(t, data1, "--database", dsn)
+	// One transparency log for every server: Tessera's MySQL backend.
+	_, logDSN := tlogtest.MariaDB(t)
+	url1, _ := startServe(t, data1, "--database", dsn, "--tlog-mysql", logDSN)
 	tmp := t.TempDir()
 	runOperationsBlock(t, blocks[0], strings.NewReplacer("/var/lib/svc-2", data2, "/var/lib/svc", data1, "/tmp/", tmp+"/"), nil)
-	url2, proc2 := startServe(t, data2, "--database", dsn)
+	url2, proc2 := startServe(t, data2, "--database", dsn, "--tlog-mysql", logDSN)
 	trust, err := signing.ParseBundle([]byte(svcOut(t, "serve", "trust-bundle", "--data-dir", data1)))
 	if err != nil {
 		t.Fatal(err)

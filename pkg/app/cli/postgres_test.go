@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"io/fs"
 	"net/http"
 	"os"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/svc-gov/svc/internal/loadgen"
 	"github.com/svc-gov/svc/internal/pgtest"
+	"github.com/svc-gov/svc/internal/tlogtest"
 	"github.com/svc-gov/svc/pkg/core/api"
 	"github.com/svc-gov/svc/pkg/core/commitment"
 	"github.com/svc-gov/svc/pkg/core/issue"
@@ -35,8 +37,11 @@ func TestTwoServersOnePostgres(t *testing.T) {
 	data := t.TempDir()
 	org := "two-" + names.NewID("")[:8]
 	key := newOrgKey(t, org, "--database", dsn, "--data-dir", data)
-	urlA, _ := startServe(t, data, "--database", dsn) // the first serve creates the key material
-	urlB, _ := startServe(t, data, "--database", dsn)
+	// Both append to one transparency log: Tessera's MySQL backend (the
+	// POSIX backend takes one process).
+	_, logDSN := tlogtest.MariaDB(t)
+	urlA, _ := startServe(t, data, "--database", dsn, "--tlog-mysql", logDSN) // the first serve creates the key material
+	urlB, _ := startServe(t, data, "--database", dsn, "--tlog-mysql", logDSN)
 	trust, err := signing.ParseBundle([]byte(svcOut(t, "serve", "trust-bundle", "--data-dir", data)))
 	if err != nil {
 		t.Fatal(err)
@@ -85,6 +90,32 @@ func TestTwoServersOnePostgres(t *testing.T) {
 	}
 	if rep, err := verify.Verify(doc, verify.Options{Trust: trust}); err != nil || !rep.Valid || !rep.IsClean || rep.Records != 20 {
 		t.Fatalf("VPEC from B: %s, %d records", rep.Verdict, rep.Records)
+	}
+	// The VPEC B issued is in the one log, and A serves the same receipt.
+	var v vpec.VPEC
+	if err := json.Unmarshal(doc, &v); err != nil {
+		t.Fatal(err)
+	}
+	receipt := func(url string) []byte {
+		req, _ := http.NewRequest("GET", url+"/api/v1/vpecs/"+v.VPECID+"/receipt?wait=20s", nil)
+		req.Header.Set("Authorization", "Bearer "+key.APIKey)
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 {
+			t.Fatalf("receipt from %s: %d %s", url, resp.StatusCode, b)
+		}
+		return b
+	}
+	hc.Timeout = 30 * time.Second
+	for _, url := range []string{urlB, urlA} {
+		rep, err := verify.Verify(doc, verify.Options{Trust: trust, Receipt: receipt(url), RequireLog: true})
+		if err != nil || !rep.Valid {
+			t.Fatalf("VPEC from B with the receipt %s serves: %v %s", url, err, rep.Verdict)
+		}
 	}
 	var eb api.ErrorBody
 	if code := post(urlA, "/api/v1/runs/"+run.RunID+"/close", nil, &eb); code != 409 || eb.Error.Code != api.CodeRunSealed {
