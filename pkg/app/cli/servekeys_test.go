@@ -95,7 +95,8 @@ func keyIDOfURI(t *testing.T, uri string) string {
 
 // TestServeAfterRotation: a service rotated with svc keys rotate starts on
 // the new key (the database's recorded identity is the old key, which the
-// trust root lists), serves trust root version 2 and signs with the new
+// trust root lists), serves trust root version 3 (version 1 at the first
+// start, 2 with the transparency log's key, 3 the rotation) and signs with the new
 // key; a key the trust root does not list is refused (exit 4).
 func TestServeAfterRotation(t *testing.T) {
 	dir := t.TempDir()
@@ -112,13 +113,13 @@ func TestServeAfterRotation(t *testing.T) {
 	if code, _, errOut := svcExec(t, "serve", "--data-dir", data, "--addr", "127.0.0.1:0", "--signing-key", stray); code != 4 || !strings.Contains(errOut, "key material differs") {
 		t.Fatalf("serve on a key the trust root lacks: exit %d\n%s", code, errOut)
 	}
-	if code, out, errOut := svcExec(t, "keys", "rotate", "--data-dir", data, "--purpose", "vpec-signing", "--new-key", newKey); code != 0 || !strings.Contains(out, "version 2") {
+	if code, out, errOut := svcExec(t, "keys", "rotate", "--data-dir", data, "--purpose", "vpec-signing", "--new-key", newKey); code != 0 || !strings.Contains(out, "version 3") {
 		t.Fatalf("keys rotate: %d %s %s", code, out, errOut)
 	}
 	url, stop := serveLogged(t, data, "--signing-key", newKey)
 	code, body := httpGet(t, url+"/.well-known/svc/trust-root.json")
 	root, err := trustroot.Parse([]byte(body))
-	if code != 200 || err != nil || root.Version != 2 {
+	if code != 200 || err != nil || root.Version != 3 {
 		t.Fatalf("trust root after rotation: %d %v\n%s", code, err, body)
 	}
 	out := stop()
@@ -130,11 +131,11 @@ func TestServeAfterRotation(t *testing.T) {
 		t.Fatalf("keys trust-root: %d, differs from the served root", code)
 	}
 
-	// The new key compromised from now: version 3 refuses what it signs
+	// The new key compromised from now: version 4 refuses what it signs
 	// from then on, and keeps what the first key signed.
 	at := time.Now().UTC().Truncate(time.Second)
 	newID := keyIDOfURI(t, newKey)
-	if code, out, errOut := svcExec(t, "keys", "compromise", newID, "--data-dir", data, "--at", at.Format(time.RFC3339)); code != 0 || !strings.Contains(out, "version 3") {
+	if code, out, errOut := svcExec(t, "keys", "compromise", newID, "--data-dir", data, "--at", at.Format(time.RFC3339)); code != 0 || !strings.Contains(out, "version 4") {
 		t.Fatalf("keys compromise: %d %s %s", code, out, errOut)
 	}
 	_, printed, _ = svcExec(t, "keys", "trust-root", "--data-dir", data)
@@ -143,7 +144,7 @@ func TestServeAfterRotation(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := trustroot.VerifyUpdate(root, r3); err != nil {
-		t.Fatalf("version 3 does not chain from 2: %v", err)
+		t.Fatalf("version 4 does not chain from 3: %v", err)
 	}
 	if _, err := r3.KeyFor(trustroot.PurposeVPEC, newID, at); !errors.Is(err, trustroot.ErrCompromised) {
 		t.Errorf("the compromised key at its compromise time: %v", err)
