@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -138,7 +139,11 @@ func TestServersDisagreeOnKeysPostgres(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	idA := bundleA.KeyIDs()[0]
+	// The bundle lists the profile key too: A's identity is its VPEC key.
+	idA := keyIDOfURI(t, (&url.URL{Scheme: "file", Path: filepath.Join(dataA, "signing-key.pem")}).String())
+	if _, err := bundleA.Key(idA); err != nil {
+		t.Fatalf("A's signing key %s is not in its trust bundle", idA)
+	}
 
 	// C: key material of its own (svc keygen + svc tsa init lay out a data
 	// directory), the same database, while A is serving.
