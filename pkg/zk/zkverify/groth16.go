@@ -170,6 +170,12 @@ func ParseProof(b []byte) (*groth16bn254.Proof, error) {
 	if err != nil || !bytes.Equal(again, b) {
 		return nil, fmt.Errorf("%w: proof is not in canonical (compressed) form", ErrEncoding)
 	}
+	// With no commitments the proof of knowledge proves nothing and
+	// gnark's verifier never reads it: any point would verify, so only
+	// the point at infinity (docs/FORMATS.md) is the proof's one encoding.
+	if len(p.Commitments) == 0 && !p.CommitmentPok.IsInfinity() {
+		return nil, fmt.Errorf("%w: proof: no commitments, and the proof of knowledge is not the point at infinity (0x40 then 31 zero bytes)", ErrEncoding)
+	}
 	return p, nil
 }
 
