@@ -31,18 +31,9 @@ func newCmdCalibrateRequest(a *app, runF func(*calibrateRequestOptions) error) *
 		Short:   "Request the calibration of a drift profile for a model",
 		Example: `  svc calibrate request --model ./pii-model --hub-model-id acme/pii-distilbert --gpu-class cpu,a10g --email ml@acme.example`,
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkModelRef(o.hash, o.model); err != nil {
-				return err
-			}
-			if err := o.co.validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(o)
-			}
-			return a.runCalibrateRequest(cmdContext(cmd), o)
-		},
+		RunE: clientRunE(o, &o.co, func(args []string) error {
+			return checkModelRef(o.hash, o.model)
+		}, runF, a.runCalibrateRequest),
 	}
 	o.co.add(req)
 	req.Flags().StringVar(&o.hash, "model-hash", "", "the model's onnx_model_hash (sha256:…)")

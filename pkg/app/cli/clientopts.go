@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -103,4 +104,25 @@ func (o *stateOptions) runError(err error, sealedHint string) error {
 		return &Error{Code: ExitUsage, Err: err, Hint: "choose another --out or pass --force"}
 	}
 	return &Error{Code: ExitFailure, Err: err}
+}
+
+// clientRunE is the RunE of a command that talks to the service: check
+// (nil for none) reads and checks the arguments, then the client options
+// are validated, and o goes to runF when it is set (a test's seam) or
+// else to run.
+func clientRunE[O any](o O, co *clientOptions, check func(args []string) error, runF func(O) error, run func(context.Context, O) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		if check != nil {
+			if err := check(args); err != nil {
+				return err
+			}
+		}
+		if err := co.validate(); err != nil {
+			return err
+		}
+		if runF != nil {
+			return runF(o)
+		}
+		return run(cmdContext(cmd), o)
+	}
 }

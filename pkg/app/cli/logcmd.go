@@ -44,15 +44,7 @@ it to your auditors only (docs/TRANSPARENCY.md, Monitoring keys).
 --output json adds the log's key and where the log is served.`,
 		Example: `  svc log org-key > acme.orgkey`,
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.co.validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(o)
-			}
-			return a.runLogOrgKey(cmdContext(cmd), o)
-		},
+		RunE:    clientRunE(o, &o.co, nil, runF, a.runLogOrgKey),
 	}
 	o.co.add(cmd)
 	return cmd

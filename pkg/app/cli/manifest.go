@@ -32,16 +32,10 @@ func newCmdManifestRegister(a *app, runF func(*manifestRegisterOptions) error) *
 		Example: `  svc manifest register pii-check.yaml
   MANIFEST=$(svc manifest register pii-check.yaml)`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: clientRunE(o, &o.co, func(args []string) error {
 			o.file = args[0]
-			if err := o.co.validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(o)
-			}
-			return a.runManifestRegister(cmdContext(cmd), o)
-		},
+			return nil
+		}, runF, a.runManifestRegister),
 	}
 	o.co.add(reg)
 	return reg

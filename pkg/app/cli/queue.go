@@ -31,15 +31,7 @@ another base URL (or with another key) waits in a queue of its own, which
 'svc queue flush' delivers only with that --base-url. Reading the status
 creates and changes nothing.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.co.validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(o)
-			}
-			return a.runQueueStatus(o)
-		},
+		RunE: clientRunE(o, &o.co, nil, runF, func(_ context.Context, o *queueStatusOptions) error { return a.runQueueStatus(o) }),
 	}
 	o.co.add(status)
 	return status
@@ -78,15 +70,7 @@ unsigned offline VPEC it left, if F still holds exactly what 'svc close'
 wrote (a changed file is left alone, with a warning).`,
 		Example: `  svc queue flush && svc verify vpec.json --trust-root trust-bundle.pem`,
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.co.validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(o)
-			}
-			return a.runQueueFlush(cmdContext(cmd), o)
-		},
+		RunE:    clientRunE(o, &o.co, nil, runF, a.runQueueFlush),
 	}
 	o.co.add(flush)
 	o.so.add(flush)

@@ -61,15 +61,7 @@ func newCmdRegistryList(a *app, runF func(*registryListOptions) error) *cobra.Co
 		Use:   "list",
 		Short: "List the published model profiles",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.co.validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(o)
-			}
-			return a.runRegistryList(cmdContext(cmd), o)
-		},
+		RunE:  clientRunE(o, &o.co, nil, runF, a.runRegistryList),
 	}
 	o.co.add(list)
 	return list
@@ -107,19 +99,10 @@ func newCmdRegistryLookup(a *app, runF func(*registryLookupOptions) error) *cobr
 		Use:   "lookup (HASH | --model FILE)",
 		Short: "Look a model up by its onnx_model_hash (exit 1 when no profile covers it)",
 		Args:  cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: clientRunE(o, &o.co, func(args []string) error {
 			o.hash = firstArg(args)
-			if err := checkModelRef(o.hash, o.model); err != nil {
-				return err
-			}
-			if err := o.co.validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(o)
-			}
-			return a.runRegistryLookup(cmdContext(cmd), o)
-		},
+			return checkModelRef(o.hash, o.model)
+		}, runF, a.runRegistryLookup),
 	}
 	o.co.add(lookup)
 	lookup.Flags().StringVar(&o.model, "model", "", "ONNX model file (or directory with model.onnx) to hash")
@@ -168,19 +151,10 @@ func newCmdRegistryGet(a *app, runF func(*registryGetOptions) error) *cobra.Comm
 		Use:   "get HASH",
 		Short: "Print the full signed profile covering a model",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: clientRunE(o, &o.co, func(args []string) error {
 			o.hash = args[0]
-			if err := checkModelRef(o.hash, ""); err != nil {
-				return err
-			}
-			if err := o.co.validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(o)
-			}
-			return a.runRegistryGet(cmdContext(cmd), o)
-		},
+			return checkModelRef(o.hash, "")
+		}, runF, a.runRegistryGet),
 	}
 	o.co.add(get)
 	return get

@@ -40,15 +40,7 @@ locally and everything is queued: the script is never blocked.`,
   svc record --check pii_detection --manifest-id "$MANIFEST" --result pass --input-file note.txt
   svc close --out vpec.json`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.co.validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(o)
-			}
-			return a.runRunOpen(cmdContext(cmd), o)
-		},
+		RunE: clientRunE(o, &o.co, nil, runF, a.runRunOpen),
 	}
 	o.co.add(open)
 	o.so.add(open)

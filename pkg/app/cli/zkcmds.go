@@ -196,20 +196,14 @@ bundle, keep it in the circuit cache that 'svc verify' reads
 (--circuit-dir) and print it.`,
 		Example: `  svc registry get-circuit --model head.onnx --trust-root trust-bundle.pem`,
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: clientRunE(o, &o.co, func(args []string) error {
 			if o.id == "" {
 				if err := checkModelRef(o.hash, o.model); err != nil {
 					return err
 				}
 			}
-			if err := o.co.validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(o)
-			}
-			return a.runGetCircuit(cmdContext(cmd), o)
-		},
+			return nil
+		}, runF, a.runGetCircuit),
 	}
 	o.co.add(cmd)
 	o.trust.Add(a.core, cmd)
