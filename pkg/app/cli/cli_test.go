@@ -122,39 +122,47 @@ func TestVectorsThroughBinaries(t *testing.T) {
 				for _, c := range v.Circuits {
 					args = append(args, "--circuit", filepath.Join(vectorsDir, c))
 				}
-				text, code := run(t, cache, bin, args...)
-				if code != v.Exit {
-					t.Fatalf("exit %d, want %d\n%s", code, v.Exit, text)
-				}
-				lines := strings.Split(strings.TrimSpace(text), "\n")
-				if last := lines[len(lines)-1]; !strings.HasPrefix(last, v.Verdict) {
-					t.Errorf("verdict line %q, want %q", last, v.Verdict)
-				}
-				if v.Kind != "vpec" {
-					return
-				}
-				out, code := run(t, cache, bin, append(args, "--output", "json")...)
-				if code != v.Exit {
-					t.Fatalf("--output json: exit %d, want %d", code, v.Exit)
-				}
-				var r verify.Report
-				if err := json.Unmarshal([]byte(out), &r); err != nil {
-					t.Fatalf("--output json is not JSON: %v\n%s", err, out)
-				}
-				var failed []string
-				for _, c := range r.Checks {
-					if c.Status == verify.Fail {
-						failed = append(failed, string(c.Name))
-					}
-				}
-				want := slices.Clone(v.Fails)
-				slices.Sort(want)
-				slices.Sort(failed)
-				if !slices.Equal(failed, want) || r.Verdict != v.Verdict {
-					t.Errorf("json: failed %v verdict %q, want %v %q", failed, r.Verdict, want, v.Verdict)
-				}
+				checkVerdict(t, cache, bin, args, v, v.Kind == "vpec")
 			})
 		}
+	}
+}
+
+// checkVerdict runs bin with args and checks v's exit code and verdict
+// line; with withJSON, also --output json: the same exit code, verdict and
+// exactly v's failing checks.
+func checkVerdict(t *testing.T, cache, bin string, args []string, v testvectors.Vector, withJSON bool) {
+	t.Helper()
+	text, code := run(t, cache, bin, args...)
+	if code != v.Exit {
+		t.Fatalf("exit %d, want %d\n%s", code, v.Exit, text)
+	}
+	lines := strings.Split(strings.TrimSpace(text), "\n")
+	if last := lines[len(lines)-1]; !strings.HasPrefix(last, v.Verdict) {
+		t.Errorf("verdict line %q, want %q", last, v.Verdict)
+	}
+	if !withJSON {
+		return
+	}
+	out, code := run(t, cache, bin, append(args, "--output", "json")...)
+	if code != v.Exit {
+		t.Fatalf("--output json: exit %d, want %d", code, v.Exit)
+	}
+	var r verify.Report
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("--output json is not JSON: %v\n%s", err, out)
+	}
+	var failed []string
+	for _, c := range r.Checks {
+		if c.Status == verify.Fail {
+			failed = append(failed, string(c.Name))
+		}
+	}
+	want := slices.Clone(v.Fails)
+	slices.Sort(want)
+	slices.Sort(failed)
+	if !slices.Equal(failed, want) || r.Verdict != v.Verdict {
+		t.Errorf("json: failed %v verdict %q, want %v %q", failed, r.Verdict, want, v.Verdict)
 	}
 }
 

@@ -2,17 +2,14 @@ package cli_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/svc-gov/svc/internal/testvectors"
-	"github.com/svc-gov/svc/pkg/core/verify"
 )
 
 // TestTrustVectorsThroughBinaries runs the transparency log and trust root
@@ -40,34 +37,7 @@ func TestTrustVectorsThroughBinaries(t *testing.T) {
 					}
 					return
 				}
-				text, code := run(t, cache, bin, args...)
-				if code != v.Exit {
-					t.Fatalf("exit %d, want %d\n%s", code, v.Exit, text)
-				}
-				lines := strings.Split(strings.TrimSpace(text), "\n")
-				if last := lines[len(lines)-1]; !strings.HasPrefix(last, v.Verdict) {
-					t.Errorf("verdict line %q, want %q", last, v.Verdict)
-				}
-				out, code := run(t, cache, bin, append(args, "--output", "json")...)
-				if code != v.Exit {
-					t.Fatalf("--output json: exit %d, want %d", code, v.Exit)
-				}
-				var r verify.Report
-				if err := json.Unmarshal([]byte(out), &r); err != nil {
-					t.Fatalf("--output json is not JSON: %v\n%s", err, out)
-				}
-				var failed []string
-				for _, c := range r.Checks {
-					if c.Status == verify.Fail {
-						failed = append(failed, string(c.Name))
-					}
-				}
-				want := slices.Clone(v.Fails)
-				slices.Sort(want)
-				slices.Sort(failed)
-				if !slices.Equal(failed, want) || r.Verdict != v.Verdict {
-					t.Errorf("json: failed %v verdict %q, want %v %q", failed, r.Verdict, want, v.Verdict)
-				}
+				checkVerdict(t, cache, bin, args, v, true)
 			})
 		}
 	}
