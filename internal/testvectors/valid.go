@@ -143,25 +143,7 @@ func (g *gen) holed(runID string, edit func([]vpec.Gap) []vpec.Gap) (*vpec.VPEC,
 	recs := g.cleanRecords()
 	recs[2].Sequence, recs[3].Sequence = 1503, 1504
 	recs[2].RecordID, recs[3].RecordID = "rec_00000000-0000-4000-8000-000000001503", "rec_00000000-0000-4000-8000-000000001504"
-	v := &vpec.VPEC{VPECID: "vpec_" + strings.TrimPrefix(runID, "run_"), RunID: runID, WorkflowID: "claims-intake", OrgID: "org_acme-health",
-		Environment: vpec.Production, APIKeyID: "pk_live_9c1e4b7a2f30", Records: recs}
-	if _, err := issue.Chain(vpec.Genesis(runID), v.Records); err != nil {
-		return nil, err
-	}
-	jcs, err := issue.RecordsJCS(v.Records)
-	if err != nil {
-		return nil, err
-	}
-	g.clk.advance(time.Second)
-	v.IssuedAt = g.stamp()
-	v.Gaps = issue.Gaps(runID, v.Records, jcs, v.IssuedAt)
-	for i := range v.Gaps {
-		v.Gaps[i].GapID = fmt.Sprintf("gap_00000000-0000-4000-8000-%012d", i+1)
-	}
-	if edit != nil {
-		v.Gaps = edit(v.Gaps)
-	}
-	return v, g.seal(v, g.service, g.tsa)
+	return g.issuedEdited(runID, recs, edit)
 }
 
 // lateSession seals one record whose check session closed an hour after
@@ -263,6 +245,11 @@ func (g *gen) boundedWith(runID, gpu string, b boundedSpec) (*vpec.VPEC, error) 
 // issued seals records as the service issues them: chained from genesis,
 // with the gaps issue.Gaps finds (ids numbered from 1).
 func (g *gen) issued(runID string, recs []vpec.Record) (*vpec.VPEC, error) {
+	return g.issuedEdited(runID, recs, nil)
+}
+
+// issuedEdited is issued with the gaps edited by edit when not nil.
+func (g *gen) issuedEdited(runID string, recs []vpec.Record, edit func([]vpec.Gap) []vpec.Gap) (*vpec.VPEC, error) {
 	v := &vpec.VPEC{VPECID: "vpec_" + strings.TrimPrefix(runID, "run_"), RunID: runID, WorkflowID: "claims-intake", OrgID: "org_acme-health",
 		Environment: vpec.Production, APIKeyID: "pk_live_9c1e4b7a2f30", Records: recs}
 	if _, err := issue.Chain(vpec.Genesis(runID), v.Records); err != nil {
@@ -277,6 +264,9 @@ func (g *gen) issued(runID string, recs []vpec.Record) (*vpec.VPEC, error) {
 	v.Gaps = issue.Gaps(runID, v.Records, jcs, v.IssuedAt)
 	for i := range v.Gaps {
 		v.Gaps[i].GapID = fmt.Sprintf("gap_00000000-0000-4000-8000-%012d", i+1)
+	}
+	if edit != nil {
+		v.Gaps = edit(v.Gaps)
 	}
 	return v, g.seal(v, g.service, g.tsa)
 }
