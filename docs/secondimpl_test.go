@@ -676,30 +676,10 @@ func TestSecondImplAgreesWithSvcVerify(t *testing.T) {
 				r["min_duration_seconds"] = json.Number("1099511627777")
 			})
 		}, want: schema},
-		{name: "session token with a line break", base: "witnessed", rechain: true, mutate: func(d doc) {
-			eachMember(d, "check_session", func(r doc) {
-				v := r["check_open_tst"].(string)
-				r["check_open_tst"] = v[:40] + "\r\n" + v[40:]
-			})
-		}, want: schema},
-		{name: "review token with a line break", base: "witnessed", rechain: true, mutate: func(d doc) {
-			eachMember(d, "review", func(r doc) {
-				v := r["check_close_tst"].(string)
-				r["check_close_tst"] = v[:40] + "\n" + v[40:]
-			})
-		}, want: schema},
-		{name: "reviewer key with a line break", base: "witnessed", rechain: true, mutate: func(d doc) {
-			eachMember(d, "review", func(r doc) {
-				v := r["reviewer_public_key"].(string)
-				r["reviewer_public_key"] = v[:20] + "\n" + v[20:]
-			})
-		}, want: schema},
-		{name: "reviewer signature with a line break", base: "witnessed", rechain: true, mutate: func(d doc) {
-			eachMember(d, "review", func(r doc) {
-				v := r["reviewer_signature"].(string)
-				r["reviewer_signature"] = v[:40] + "\n" + v[40:]
-			})
-		}, want: schema},
+		{name: "session token with a line break", base: "witnessed", rechain: true, mutate: breakField("check_session", "check_open_tst", 40, "\r\n"), want: schema},
+		{name: "review token with a line break", base: "witnessed", rechain: true, mutate: breakField("review", "check_close_tst", 40, "\n"), want: schema},
+		{name: "reviewer key with a line break", base: "witnessed", rechain: true, mutate: breakField("review", "reviewer_public_key", 20, "\n"), want: schema},
+		{name: "reviewer signature with a line break", base: "witnessed", rechain: true, mutate: breakField("review", "reviewer_signature", 40, "\n"), want: schema},
 		{name: "reviewer key id in capitals", base: "witnessed", rechain: true, mutate: func(d doc) {
 			eachMember(d, "review", func(r doc) {
 				r["reviewer_key_id"] = strings.ToUpper(r["reviewer_key_id"].(string))
@@ -1423,4 +1403,15 @@ func runJSONLines[T any](t *testing.T, cmd *exec.Cmd, jobs []T) []byte {
 		t.Fatalf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, stderr.String())
 	}
 	return out
+}
+
+// breakField returns a mutation that inserts br at byte at of the string
+// field of every member named member.
+func breakField(member, field string, at int, br string) func(doc) {
+	return func(d doc) {
+		eachMember(d, member, func(r doc) {
+			v := r[field].(string)
+			r[field] = v[:at] + br + v[at:]
+		})
+	}
 }
