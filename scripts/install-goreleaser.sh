@@ -10,27 +10,11 @@
 # needs and takes a few minutes on 2 cores; later runs take no time.
 #   SVC_GORELEASER_DIR  install directory (default: $XDG_CACHE_HOME or ~/.cache, /svc/goreleaser/<version>)
 set -euo pipefail
+# shellcheck source=lib/goinstall.sh
+. "$(dirname "$0")/lib/goinstall.sh"
 export PATH="$PATH:/usr/local/go/bin"
 VERSION=v2.15.1
 MODHASH='h1:qgg9Y4JfURDRnt43eA76QRkzlWCYIph/yz4jyQdczMs='
 dir=${SVC_GORELEASER_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/svc/goreleaser/$VERSION}
-bin=$dir/goreleaser
 
-pinned() { go version -m "$1" 2>/dev/null | grep -qF "$(printf 'mod\tgithub.com/goreleaser/goreleaser/v2\t%s\t%s' "$VERSION" "$MODHASH")"; }
-if [ -x "$bin" ] && pinned "$bin"; then
-	echo "$bin"
-	exit 0
-fi
-command -v go >/dev/null || { echo "install-goreleaser: the go command is needed (/usr/local/go/bin)" >&2; exit 2; }
-mkdir -p "$dir"
-tmp=$(mktemp -d "$dir/.tmp-XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-# GOFLAGS from the caller (-mod=..., -buildvcs) must not leak into a build
-# of another module; GOTOOLCHAIN=local: build with this Go, never fetch one.
-GOFLAGS=-trimpath GOTOOLCHAIN=local GOBIN="$tmp" go install "github.com/goreleaser/goreleaser/v2@$VERSION" >&2
-if ! pinned "$tmp/goreleaser"; then
-	echo "install-goreleaser: the built goreleaser is not github.com/goreleaser/goreleaser/v2 $VERSION $MODHASH: refusing to install it" >&2
-	exit 1
-fi
-mv "$tmp/goreleaser" "$bin"
-echo "$bin"
+go_install_pinned goreleaser github.com/goreleaser/goreleaser/v2 github.com/goreleaser/goreleaser/v2 "$VERSION" "$MODHASH" "$dir"

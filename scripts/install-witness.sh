@@ -15,35 +15,12 @@
 # status 1, nothing printed, when it is not built yet): tests use it.
 #   SVC_WITNESS_DIR  install directory (default: $XDG_CACHE_HOME or ~/.cache, /svc/omniwitness/<version>)
 set -euo pipefail
+# shellcheck source=lib/goinstall.sh
+. "$(dirname "$0")/lib/goinstall.sh"
 export PATH="$PATH:/usr/local/go/bin"
 MODULE=github.com/transparency-dev/witness
 VERSION=v0.0.0-20260720115447-2e1c6971d19e
 MODHASH='h1:YGwUZRKoG5GjoissskUoEumfgaFtXuon4L3j6+SBnrc='
 dir=${SVC_WITNESS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/svc/omniwitness/$VERSION}
-bin=$dir/omniwitness
 
-pinned() { go version -m "$1" 2>/dev/null | grep -qF "$(printf 'mod\t%s\t%s\t%s' "$MODULE" "$VERSION" "$MODHASH")"; }
-if [ -x "$bin" ] && pinned "$bin"; then
-	echo "$bin"
-	exit 0
-fi
-[ "${1:-}" = --print-if-installed ] && exit 1
-command -v go >/dev/null || { echo "install-witness: the go command is needed" >&2; exit 2; }
-mkdir -p "$dir"
-tmp=$(mktemp -d "$dir/.tmp-XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-# Built with `go install module@version` from a temporary directory outside
-# the repository: a module-aware build of the witness module alone (its own
-# go.mod decides the dependencies), ignoring any go.work and the caller's
-# GOFLAGS (-mod=..., -buildvcs).
-(
-	cd "$tmp"
-	GOFLAGS=-trimpath GOTOOLCHAIN=local GOWORK=off GOBIN="$tmp" go install "$MODULE/cmd/omniwitness@$VERSION" >&2
-)
-if ! pinned "$tmp/omniwitness"; then
-	echo "install-witness: the built omniwitness is not $MODULE $VERSION $MODHASH: refusing to install it" >&2
-	go version -m "$tmp/omniwitness" | grep -F "$MODULE" >&2 || true
-	exit 1
-fi
-mv "$tmp/omniwitness" "$bin"
-echo "$bin"
+go_install_pinned omniwitness "$MODULE" "$MODULE/cmd/omniwitness" "$VERSION" "$MODHASH" "$dir" "${1:-}"
