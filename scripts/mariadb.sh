@@ -51,6 +51,8 @@ die() {
 	log "$*"
 	exit 1
 }
+# shellcheck source=lib/port.sh
+. "$(dirname "$0")/lib/port.sh"
 
 if [[ $(id -u) == 0 ]]; then
 	RUNAS=(--user=mysql)
@@ -91,8 +93,6 @@ install_server() {
 	rm -f "$out"
 }
 
-port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-
 dsn() { echo "root@tcp(127.0.0.1:$1)/$DB"; }
 
 emit() {
@@ -123,16 +123,7 @@ start() {
 	have_server || die "no mariadbd after installing"
 	command -v mariadb-install-db >/dev/null || die "no mariadb-install-db (package mariadb-server)"
 
-	if [[ -n "${MARIADB_PORT:-}" ]]; then
-		PORT=$MARIADB_PORT
-		port_in_use "$PORT" && die "port $PORT (MARIADB_PORT) is already in use"
-	else
-		PORT=$DEFAULT_PORT
-		while port_in_use "$PORT"; do
-			((PORT++))
-			((PORT < DEFAULT_PORT + 100)) || die "no free port in $DEFAULT_PORT-$PORT"
-		done
-	fi
+	PORT=$(pick_port "${MARIADB_PORT:-}" "$DEFAULT_PORT" MARIADB_PORT) || exit 1
 
 	# A stale directory (a server killed without stop) is replaced.
 	if [[ -e $DIR ]]; then

@@ -48,6 +48,8 @@ die() {
 	log "$*"
 	exit 1
 }
+# shellcheck source=lib/port.sh
+. "$(dirname "$0")/lib/port.sh"
 
 # as_owner runs a command as the cluster's owner.
 if [[ $(id -u) == 0 ]]; then
@@ -91,12 +93,6 @@ install_server() {
 		die "installing PostgreSQL failed"
 	fi
 	rm -f "$out"
-}
-
-# port_in_use reports whether something accepts TCP connections on
-# 127.0.0.1:$1.
-port_in_use() {
-	(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
 }
 
 dsn() { echo "postgres://postgres@127.0.0.1:$1/$DB?sslmode=disable"; }
@@ -144,16 +140,7 @@ start() {
 	command -v runuser >/dev/null || [[ $(id -u) != 0 ]] || die "runuser (util-linux) is needed to run PostgreSQL as the postgres user"
 	id postgres >/dev/null 2>&1 || [[ $(id -u) != 0 ]] || die "no postgres user (the postgresql-common package creates it)"
 
-	if [[ -n "${PGPORT:-}" ]]; then
-		PORT=$PGPORT
-		port_in_use "$PORT" && die "port $PORT (PGPORT) is already in use"
-	else
-		PORT=$DEFAULT_PORT
-		while port_in_use "$PORT"; do
-			((PORT++))
-			((PORT < DEFAULT_PORT + 100)) || die "no free port in $DEFAULT_PORT-$PORT"
-		done
-	fi
+	PORT=$(pick_port "${PGPORT:-}" "$DEFAULT_PORT" PGPORT) || exit 1
 
 	# A stale directory (a server killed without stop) is replaced.
 	if [[ -e $DIR ]]; then
