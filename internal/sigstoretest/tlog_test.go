@@ -11,6 +11,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -358,4 +361,65 @@ func withTlogEntry(t *testing.T, b []byte, e *protorekor.TransparencyLogEntry) [
 		t.Fatal(err)
 	}
 	return out
+}
+
+// TestLoggedBundleWithCosign: cosign v2.6.5 (on sigstore-go v1.1.4; make
+// interop puts it on PATH; --new-bundle-format, else a bundle cosign cannot
+// parse is read as the old format) with svc's log in the trusted root. Without
+// --insecure-ignore-tlog it refuses the bundle without an entry (no log
+// entry) and the bundle with svc's entry (not a Rekor entry: refused at
+// parse, so also with --insecure-ignore-tlog); the bundle without the
+// entry verifies with --insecure-ignore-tlog, the trusted root's tlog
+// changing nothing.
+func TestLoggedBundleWithCosign(t *testing.T) {
+	cosign, err := exec.LookPath("cosign")
+	if err != nil {
+		t.Skip("cosign is not on PATH: make interop installs it (scripts/install-cosign.sh)")
+	}
+	lg := closeLogged(t)
+	logged, err := sigstore.ExportWithReceipt(lg.doc, lg.receipt, lg.trust)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := sigstore.ExportBundle(lg.doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := sigstore.PublicKeyPEM(lg.trust, plain.KeyID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for name, data := range map[string][]byte{
+		"vpec.signed.json": plain.Artifact, "plain.sigstore.json": plain.Bundle, "logged.sigstore.json": logged.Bundle,
+		"service.pub": pub, "trusted_root.json": trustedRoot(t, lg.trust),
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		bundle     string
+		ignoreTlog bool
+		want       string // what cosign prints: the reason it gives
+	}{
+		{"plain.sigstore.json", true, "Verified OK"},
+		{"plain.sigstore.json", false, "not enough verified log entries from transparency log: 0 < 1"},
+		{"logged.sigstore.json", false, "entry body is not a recognizable Rekor v1 or Rekor v2 type"},
+		{"logged.sigstore.json", true, "entry body is not a recognizable Rekor v1 or Rekor v2 type"},
+	} {
+		args := []string{"verify-blob", "vpec.signed.json", "--bundle", c.bundle, "--key", "service.pub",
+			"--trusted-root", "trusted_root.json", "--use-signed-timestamps", "--new-bundle-format"}
+		if c.ignoreTlog {
+			args = append(args, "--insecure-ignore-tlog")
+		}
+		cmd := exec.Command(cosign, args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "HOME="+dir)
+		out, err := cmd.CombinedOutput()
+		t.Logf("cosign %s (--insecure-ignore-tlog %v): %v\n%s", c.bundle, c.ignoreTlog, err, out)
+		if ok := c.want == "Verified OK"; (err == nil) != ok || !bytes.Contains(out, []byte(c.want)) {
+			t.Errorf("cosign %s, --insecure-ignore-tlog %v: verified %v, want %v saying %q", c.bundle, c.ignoreTlog, err == nil, ok, c.want)
+		}
+	}
 }
