@@ -18,6 +18,8 @@ import (
 	"github.com/svc-gov/svc/pkg/core/signing"
 	"github.com/svc-gov/svc/pkg/core/sigstore"
 	"github.com/svc-gov/svc/pkg/core/tlog"
+	"github.com/svc-gov/svc/pkg/core/trustroot"
+	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/service/logwriter"
 )
@@ -259,17 +261,40 @@ func TestExportWithReceiptRefuses(t *testing.T) {
 
 // TestTrustedRootLogs: the trusted root lists each log key of the trust
 // bundle as a tlog: https://<origin>, SHA2_256, its Ed25519 key (PKIX
-// DER, PKIX_ED25519) valid from the epoch, logId LogID; a bundle without
-// log keys lists none.
+// DER, PKIX_ED25519) valid from the trust root's valid_from (the epoch for
+// a key without one), logId LogID; a bundle without log keys lists none.
 func TestTrustedRootLogs(t *testing.T) {
 	k := tlogtest.LogKey(t, "sigbundle")
+	from := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	until := time.Date(2027, 3, 1, 0, 0, 0, 0, time.UTC)
+	dated, err := trustroot.ConvertBundle(trustBundle(t), from, from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dated, err = trustroot.AddKeys(dated, from, trustroot.NewKey{Purpose: trustroot.PurposeLog, PublicKey: k.PublicKey(), NoteName: k.Origin(), From: from, Until: until})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The trust root's bundle, with the log keys LogKeysOf adds back.
+	datedTrust := verify.TrustFor(dated)
+	if err := sigstore.LogKeysOf(datedTrust, dated); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		name  string
 		trust *signing.Bundle
+		root  *trustroot.Root
 		want  int
-	}{{"no log key", trustBundle(t), 0}, {"one log key", trustWithLog(t, k), 1}} {
+		start string
+		end   string
+	}{
+		{"no log key", trustBundle(t), nil, 0, "", ""},
+		{"one log key", trustWithLog(t, k), nil, 1, sigstore.LogKeyValidFrom, ""},
+		{"a PEM bundle's root: valid forever", trustWithLog(t, k), trustroot.FromBundle(trustWithLog(t, k)), 1, sigstore.LogKeyValidFrom, ""},
+		{"a trust root: valid_from and valid_until", datedTrust, dated, 1, "2026-03-01T00:00:00Z", "2027-03-01T00:00:00Z"},
+	} {
 		t.Run(c.name, func(t *testing.T) {
-			tr, err := sigstore.TrustedRoot(c.trust)
+			tr, err := sigstore.TrustedRootFor(c.trust, c.root)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -280,7 +305,7 @@ func TestTrustedRootLogs(t *testing.T) {
 					PublicKey     struct {
 						RawBytes   []byte `json:"rawBytes"`
 						KeyDetails string `json:"keyDetails"`
-						ValidFor   struct{ Start string }
+						ValidFor   struct{ Start, End string }
 					} `json:"publicKey"`
 					LogID struct{ KeyID []byte } `json:"logId"`
 				} `json:"tlogs"`
@@ -302,7 +327,7 @@ func TestTrustedRootLogs(t *testing.T) {
 			}
 			id := sigstore.LogID(k)
 			if l.BaseURL != "https://"+tlogtest.Origin || l.HashAlgorithm != "SHA2_256" || l.PublicKey.KeyDetails != "PKIX_ED25519" ||
-				l.PublicKey.ValidFor.Start != sigstore.LogKeyValidFrom || !bytes.Equal(l.LogID.KeyID, id[:]) ||
+				l.PublicKey.ValidFor.Start != c.start || l.PublicKey.ValidFor.End != c.end || !bytes.Equal(l.LogID.KeyID, id[:]) ||
 				!k.PublicKey().Equal(pub.(ed25519.PublicKey)) {
 				t.Errorf("tlog %+v", l)
 			}

@@ -27,6 +27,7 @@ import (
 	"github.com/svc-gov/svc/pkg/core/signing"
 	"github.com/svc-gov/svc/pkg/core/timestamp"
 	"github.com/svc-gov/svc/pkg/core/tlog"
+	"github.com/svc-gov/svc/pkg/core/trustroot"
 	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 )
@@ -394,6 +395,7 @@ type x509Cert struct {
 
 type timeRange struct {
 	Start string `json:"start"`
+	End   string `json:"end,omitempty"`
 }
 
 // TrustedRoot returns the Sigstore trusted root (JSON, ending in a newline)
@@ -409,7 +411,15 @@ type timeRange struct {
 // chain is leaf first and always ends in a root. Service keys have no place
 // in a trusted root: give the key to the verifier (cosign --key), see
 // PublicKeyPEM.
-func TrustedRoot(trust *signing.Bundle) ([]byte, error) {
+func TrustedRoot(trust *signing.Bundle) ([]byte, error) { return TrustedRootFor(trust, nil) }
+
+// TrustedRootFor is TrustedRoot with each log key's validity taken from
+// root, the trust root trust was read from (verify.TrustFor and
+// LogKeysOf): validFor.start is the log-checkpoint key's valid_from and
+// validFor.end its valid_until or compromised_at, whichever is earlier.
+// A log key root does not date (a legacy PEM bundle's, valid forever, or
+// root nil) starts at LogKeyValidFrom with no end.
+func TrustedRootFor(trust *signing.Bundle, root *trustroot.Root) ([]byte, error) {
 	roots := trust.Roots()
 	if len(roots) == 0 {
 		return nil, fmt.Errorf("trusted root: %w", ErrNoTSARoot)
@@ -424,7 +434,7 @@ func TrustedRoot(trust *signing.Bundle) ([]byte, error) {
 		tr.Tlogs = append(tr.Tlogs, tlogInstance{
 			BaseURL:       "https://" + k.Origin(),
 			HashAlgorithm: "SHA2_256",
-			PublicKey:     publicKey{RawBytes: der, KeyDetails: "PKIX_ED25519", ValidFor: timeRange{Start: LogKeyValidFrom}},
+			PublicKey:     publicKey{RawBytes: der, KeyDetails: "PKIX_ED25519", ValidFor: logValidity(root, k)},
 			LogID:         logID{KeyID: id[:]},
 		})
 	}
@@ -444,6 +454,49 @@ func TrustedRoot(trust *signing.Bundle) ([]byte, error) {
 		return nil, fmt.Errorf("trusted root: encode: %w", err)
 	}
 	return append(out, '\n'), nil
+}
+
+// logValidity is the validity of log key k in root.
+func logValidity(root *trustroot.Root, k tlog.LogKey) timeRange {
+	r := timeRange{Start: LogKeyValidFrom}
+	if root == nil {
+		return r
+	}
+	for _, e := range root.Keys {
+		if e.Purpose != trustroot.PurposeLog || e.NoteVerifier != k.String() || e.Window.Forever || e.Window.From.IsZero() {
+			continue
+		}
+		r.Start = e.Window.From.UTC().Format(time.RFC3339)
+		end := e.Window.Until
+		if c := e.Window.CompromisedAt; !c.IsZero() && (end.IsZero() || c.Before(end)) {
+			end = c
+		}
+		if !end.IsZero() {
+			r.End = end.UTC().Format(time.RFC3339)
+		}
+		return r
+	}
+	return r
+}
+
+// LogKeysOf adds the log-checkpoint keys of root to trust (which
+// verify.TrustFor leaves out: they sign no VPEC), so that TrustedRootFor
+// lists them and ExportWithReceipt finds a receipt's log.
+func LogKeysOf(trust *signing.Bundle, root *trustroot.Root) error {
+	if root == nil {
+		return nil
+	}
+	for _, e := range root.Keys {
+		if e.Purpose != trustroot.PurposeLog {
+			continue
+		}
+		k, err := tlog.ParseLogKey(e.NoteVerifier)
+		if err != nil {
+			return fmt.Errorf("trust root log key %s: %w", e.KeyID, err)
+		}
+		trust.AddLogKey(k)
+	}
+	return nil
 }
 
 func subjectOf(c *x509.Certificate) distinguishedName {
