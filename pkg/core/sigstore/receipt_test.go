@@ -32,7 +32,7 @@ type logged struct {
 
 // logVectors appends the leaves of the named vectors to a new log signed
 // by Key(seed) and returns their receipts.
-func logVectors(t *testing.T, seed string, names ...string) logged {
+func logVectors(t testing.TB, seed string, names ...string) logged {
 	t.Helper()
 	l := tlogtest.OpenLog(t, t.TempDir(), seed, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -75,7 +75,7 @@ func logVectors(t *testing.T, seed string, names ...string) logged {
 }
 
 // trustWithLog is the vectors' trust bundle plus the log keys.
-func trustWithLog(t *testing.T, keys ...tlog.LogKey) *signing.Bundle {
+func trustWithLog(t testing.TB, keys ...tlog.LogKey) *signing.Bundle {
 	t.Helper()
 	b := trustBundle(t)
 	for _, k := range keys {
@@ -88,7 +88,7 @@ func trustWithLog(t *testing.T, keys ...tlog.LogKey) *signing.Bundle {
 // are raw so that a member the export should not write shows.
 type wireEntry map[string]json.RawMessage
 
-func tlogEntries(t *testing.T, bundle []byte) []wireEntry {
+func tlogEntries(t testing.TB, bundle []byte) []wireEntry {
 	t.Helper()
 	var b struct {
 		VerificationMaterial struct {
@@ -333,4 +333,43 @@ func TestTrustedRootLogs(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzExportWithReceipt: the receipt is untrusted input. Export never
+// panics, refuses with ErrReceipt, and carries only a receipt that
+// verifies: then the bundle's canonicalizedBody is the leaf of this VPEC.
+func FuzzExportWithReceipt(f *testing.F) {
+	lg := logVectors(f, "sigbundle", "valid/with-gaps.json", "valid/clean.json")
+	doc := readVector(f, "valid/clean.json")
+	trust := trustWithLog(f, lg.log.Key())
+	for _, r := range lg.receipts {
+		f.Add(r)
+	}
+	f.Add([]byte(`{"schema":"svc.tlog.receipt/v1"}`))
+	f.Add([]byte(`null`))
+	signed, err := vpec.SignedBytes(doc)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, receipt []byte) {
+		ex, err := sigstore.ExportWithReceipt(doc, receipt, trust)
+		if err != nil {
+			if !errors.Is(err, sigstore.ErrReceipt) {
+				t.Fatalf("untyped error: %v", err)
+			}
+			return
+		}
+		es := tlogEntries(t, ex.Bundle)
+		if len(es) != 1 {
+			t.Fatalf("%d tlog entries", len(es))
+		}
+		var body []byte
+		if err := json.Unmarshal(es[0]["canonicalizedBody"], &body); err != nil {
+			t.Fatal(err)
+		}
+		leaf, err := tlog.ParseLeaf(body)
+		if err != nil || leaf.Digest != tlog.Digest(signed) || leaf.VPECID != "vpec_00000000-0000-4000-8000-00000000c1ea" {
+			t.Fatalf("exported a leaf that is not this VPEC's (%v): %q", err, body)
+		}
+	})
 }
