@@ -75,6 +75,13 @@ func (f fixture) clean(t testing.TB) []byte {
 // required, no transparency log.
 func sigstoreVerify(t testing.TB, bundleJSON, artifact, trustedRoot []byte, trust map[string]ed25519.PublicKey) (*verify.VerificationResult, error) {
 	t.Helper()
+	return sigstoreVerifyOpts(t, bundleJSON, artifact, trustedRoot, trust)
+}
+
+// sigstoreVerifyOpts is sigstoreVerify with more verifier options (a
+// transparency log entry required).
+func sigstoreVerifyOpts(t testing.TB, bundleJSON, artifact, trustedRoot []byte, trust map[string]ed25519.PublicKey, opts ...verify.VerifierOption) (*verify.VerificationResult, error) {
+	t.Helper()
 	var b bundle.Bundle
 	if err := b.UnmarshalJSON(bundleJSON); err != nil {
 		return nil, err
@@ -92,7 +99,7 @@ func sigstoreVerify(t testing.TB, bundleJSON, artifact, trustedRoot []byte, trus
 		keys[id] = root.NewExpiringKey(v, time.Time{}, time.Time{})
 	}
 	tm := root.TrustedMaterialCollection{tr, root.NewTrustedPublicKeyMaterialFromMapping(keys)}
-	v, err := verify.NewVerifier(tm, verify.WithSignedTimestamps(1))
+	v, err := verify.NewVerifier(tm, append([]verify.VerifierOption{verify.WithSignedTimestamps(1)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/svc-gov/svc/internal/fsutil"
+	"github.com/svc-gov/svc/pkg/core/signing"
 	"github.com/svc-gov/svc/pkg/core/sigstore"
+	"github.com/svc-gov/svc/pkg/core/tlog"
+	"github.com/svc-gov/svc/pkg/core/trustroot"
 )
 
 // Export formats.
@@ -20,6 +23,7 @@ type exportOptions struct {
 	path        string // the VPEC
 	format      string
 	artifact    string
+	receipt     string
 	out         string
 	trust       trustOptions
 	trustedRoot string
@@ -55,8 +59,19 @@ signed the VPEC. Then, offline:
 A Sigstore verification proves the signature and the timestamp only; run
 'svc-verify verify' for the chain, summary, gap and profile checks.
 
-Exit codes: 0 written, 2 usage or not a VPEC, 3 trust material missing or
-without the VPEC's key, 4 an output file cannot be written.`,
+--receipt F (the VPEC's transparency log receipt, as 'svc vpec get' writes
+it; never read unless given) puts the VPEC's log entry in the bundle's
+tlogEntries, after checking the receipt for this VPEC against the
+--trust-root log key. Sigstore's verifiers (cosign, sigstore-go) refuse
+such a bundle, with or without --insecure-ignore-tlog: they read a log
+entry only as a Rekor entry, and svc's log holds svc's leaf
+(docs/FORMATS.md, "Sigstore bundle"). Leave --receipt out for cosign, and
+check the receipt with 'svc-verify verify --receipt'.
+
+Exit codes: 0 written, 2 usage, not a VPEC or a receipt that does not
+prove this VPEC is in the log, 3 trust material missing, without the
+VPEC's key or without the receipt's log key, 4 an output file cannot be
+written.`,
 		Example: `  svc export vpec.json --format sigstore-bundle --artifact vpec.signed.json --out vpec.sigstore.json
   svc export vpec.json --artifact vpec.signed.json --out vpec.sigstore.json --force \
     --trust-root trust-bundle.pem --trusted-root-out trusted_root.json --key-out service.pub`,
@@ -74,6 +89,7 @@ without the VPEC's key, 4 an output file cannot be written.`,
 	}
 	cmd.Flags().StringVar(&o.format, "format", formatSigstoreBundle, "export format: "+formatSigstoreBundle)
 	cmd.Flags().StringVar(&o.artifact, "artifact", "", "write the VPEC signed bytes (the signed artifact) to this file")
+	cmd.Flags().StringVar(&o.receipt, "receipt", "", "put this transparency log receipt's entry in the bundle (needs --trust-root; cosign then refuses the bundle)")
 	cmd.Flags().StringVar(&o.out, "out", "-", "write the bundle to this file (- for standard output)")
 	o.trust.add(a, cmd)
 	cmd.Flags().StringVar(&o.trustedRoot, "trusted-root-out", "", "write a Sigstore trusted_root.json of the --trust-root TSA certificates to this file")
@@ -89,8 +105,32 @@ func (a *app) runExport(o *exportOptions) error {
 	if err != nil {
 		return err
 	}
-	ex, err := sigstore.ExportBundle(doc)
-	if err != nil {
+	var trust *signing.Bundle
+	var root *trustroot.Root
+	if o.trustedRoot != "" || o.keyOut != "" || o.receipt != "" {
+		if root, trust, err = o.trust.LoadRoot(); err != nil {
+			return err
+		}
+		if err := sigstore.LogKeysOf(trust, root); err != nil {
+			return &Error{Code: ExitTrust, Err: err}
+		}
+	}
+	var ex *sigstore.Export
+	if o.receipt == "" {
+		ex, err = sigstore.ExportBundle(doc)
+	} else {
+		receipt, rerr := a.readInput(o.receipt, "receipt")
+		if rerr != nil {
+			return rerr
+		}
+		ex, err = sigstore.ExportWithReceipt(doc, receipt, trust)
+	}
+	switch {
+	case errors.Is(err, tlog.ErrWrongLog):
+		return &Error{Code: ExitTrust, Err: err, Hint: "give the --trust-root of the service whose log holds the VPEC (svc serve trust-bundle lists its TRANSPARENCY LOG KEY)"}
+	case errors.Is(err, sigstore.ErrReceipt):
+		return &Error{Code: ExitUsage, Err: err, Hint: "give the VPEC's own receipt: 'svc vpec get' writes it beside the VPEC"}
+	case err != nil:
 		return &Error{Code: ExitUsage, Err: err, Hint: "export reads a v1 VPEC as svc issues it; 'svc-verify verify' says what is wrong with it"}
 	}
 	type output struct {
@@ -99,13 +139,9 @@ func (a *app) runExport(o *exportOptions) error {
 		mode fs.FileMode
 	}
 	outs := []output{}
-	if o.trustedRoot != "" || o.keyOut != "" {
-		trust, err := o.trust.load()
-		if err != nil {
-			return err
-		}
+	if trust != nil {
 		if o.trustedRoot != "" {
-			tr, err := sigstore.TrustedRoot(trust)
+			tr, err := sigstore.TrustedRootFor(trust, root)
 			if err != nil {
 				return &Error{Code: ExitTrust, Err: err, Hint: "the trust bundle must hold the timestamp authority's CERTIFICATE"}
 			}

@@ -257,7 +257,7 @@ func WriteAttestation(w io.Writer, doc []byte, seal *AttestationSeal) error {
 		MediaType: BundleMediaType,
 		VerificationMaterial: verificationMaterial{
 			PublicKey:   publicKeyIdentifier{Hint: seal.KeyID},
-			TlogEntries: []struct{}{},
+			TlogEntries: []tlogEntry{},
 			TimestampVerificationData: timestampVerificationData{
 				RFC3161Timestamps: []rfc3161SignedTimestamp{{SignedTimestamp: seal.Timestamp}},
 			},

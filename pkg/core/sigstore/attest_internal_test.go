@@ -61,7 +61,7 @@ func TestWriteAttestationEncoding(t *testing.T) {
 		MediaType: BundleMediaType,
 		VerificationMaterial: verificationMaterial{
 			PublicKey:   publicKeyIdentifier{Hint: signer.KeyID()},
-			TlogEntries: []struct{}{},
+			TlogEntries: []tlogEntry{},
 			TimestampVerificationData: timestampVerificationData{
 				RFC3161Timestamps: []rfc3161SignedTimestamp{{SignedTimestamp: seal.Timestamp}},
 			},

@@ -21,10 +21,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/svc-gov/svc/pkg/core/signing"
 	"github.com/svc-gov/svc/pkg/core/timestamp"
+	"github.com/svc-gov/svc/pkg/core/tlog"
+	"github.com/svc-gov/svc/pkg/core/trustroot"
 	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 )
@@ -50,6 +53,20 @@ var (
 	// ErrNoTSARoot: the trust bundle holds no certificate, so there is no
 	// timestamp authority to put in a trusted root.
 	ErrNoTSARoot = errors.New("the trust bundle holds no timestamp authority certificate")
+	// ErrReceipt: the receipt given to ExportWithReceipt does not prove
+	// that this VPEC is in a log of the trust bundle. The error also wraps
+	// the pkg/core/tlog sentinel of the failed check (tlog.ErrWrongVPEC,
+	// tlog.ErrWrongLog, tlog.ErrLogSignature, tlog.ErrInclusion, ...).
+	ErrReceipt = errors.New("the receipt does not prove this VPEC is in a trusted log")
+)
+
+// The kind and version of the transparency log entry an exported bundle
+// carries: svc's leaf (pkg/core/tlog, docs/FORMATS.md), not a Rekor kind.
+const (
+	// TlogEntryKind is kindVersion.kind.
+	TlogEntryKind = "svc.tlog.leaf"
+	// TlogEntryVersion is kindVersion.version.
+	TlogEntryVersion = "v1"
 )
 
 // Export is a VPEC mapped onto a Sigstore bundle.
@@ -75,8 +92,40 @@ type bundle struct {
 
 type verificationMaterial struct {
 	PublicKey                 publicKeyIdentifier       `json:"publicKey"`
-	TlogEntries               []struct{}                `json:"tlogEntries"`
+	TlogEntries               []tlogEntry               `json:"tlogEntries"`
 	TimestampVerificationData timestampVerificationData `json:"timestampVerificationData"`
+}
+
+// tlogEntry is a TransparencyLogEntry (dev.sigstore.rekor.v1) in its
+// protobuf JSON form: int64 members are strings, bytes padded base64.
+// integratedTime is absent (0): svc's log signs no integration time.
+type tlogEntry struct {
+	LogIndex          string         `json:"logIndex"`
+	LogID             logID          `json:"logId"`
+	KindVersion       kindVersion    `json:"kindVersion"`
+	InclusionProof    inclusionProof `json:"inclusionProof"`
+	CanonicalizedBody []byte         `json:"canonicalizedBody"`
+}
+
+type logID struct {
+	KeyID []byte `json:"keyId"`
+}
+
+type kindVersion struct {
+	Kind    string `json:"kind"`
+	Version string `json:"version"`
+}
+
+type inclusionProof struct {
+	LogIndex   string     `json:"logIndex"`
+	RootHash   []byte     `json:"rootHash"`
+	TreeSize   string     `json:"treeSize"`
+	Hashes     [][]byte   `json:"hashes"`
+	Checkpoint checkpoint `json:"checkpoint"`
+}
+
+type checkpoint struct {
+	Envelope string `json:"envelope"`
 }
 
 type publicKeyIdentifier struct {
@@ -103,6 +152,7 @@ type hashOutput struct {
 
 // sealFields are the VPEC members the bundle is built from.
 type sealFields struct {
+	VPECID           string `json:"vpec_id"`
 	SigningKeyID     string `json:"signing_key_id"`
 	Signature        string `json:"signature"`
 	TimestampRFC3161 string `json:"timestamp_rfc3161"`
@@ -113,42 +163,82 @@ type sealFields struct {
 // and timestamp are carried over as they are, not checked: a VPEC whose
 // signature does not verify gives a bundle that does not verify either.
 func ExportBundle(doc []byte) (*Export, error) {
+	b, ex, _, err := mapVPEC(doc)
+	if err != nil {
+		return nil, err
+	}
+	if err := ex.encode(b); err != nil {
+		return nil, err
+	}
+	return ex, nil
+}
+
+// ExportWithReceipt is ExportBundle with the VPEC's transparency log
+// entry: the bundle's verificationMaterial.tlogEntries holds the entry of
+// receipt (a v1 receipt, as svc vpec get writes it) in the Sigstore form,
+// with svc's leaf as canonicalizedBody (docs/FORMATS.md, "Sigstore
+// bundle"). The receipt must verify for this VPEC against a log key of
+// trust (its leaf records the VPEC, its checkpoint is signed by the log
+// key, its inclusion proof leads to the checkpoint's root; witness
+// cosignatures are carried, not checked); otherwise the error wraps
+// ErrReceipt and the tlog sentinel of the check that failed.
+//
+// Sigstore's verifiers (sigstore-go v1.3.0, cosign v2.6.5) refuse such a
+// bundle as a whole: they read canonicalizedBody only as a Rekor entry.
+func ExportWithReceipt(doc, receipt []byte, trust *signing.Bundle) (*Export, error) {
+	b, ex, vpecID, err := mapVPEC(doc)
+	if err != nil {
+		return nil, err
+	}
+	entry, err := entryOf(receipt, tlog.Subject{VPECID: vpecID, Digest: tlog.Digest(ex.Artifact)}, trust)
+	if err != nil {
+		return nil, fmt.Errorf("export: %w", err)
+	}
+	b.VerificationMaterial.TlogEntries = []tlogEntry{*entry}
+	if err := ex.encode(b); err != nil {
+		return nil, err
+	}
+	return ex, nil
+}
+
+// mapVPEC maps a VPEC onto a bundle without log entries.
+func mapVPEC(doc []byte) (*bundle, *Export, string, error) {
 	if err := verify.ValidateSchema(doc); err != nil {
 		msg := err.Error()
 		var ve *verify.VerificationError
 		if errors.As(err, &ve) && ve.Check != nil {
 			msg = ve.Check.Message
 		}
-		return nil, fmt.Errorf("export: %w: %s", ErrNotVPEC, msg)
+		return nil, nil, "", fmt.Errorf("export: %w: %s", ErrNotVPEC, msg)
 	}
 	var f sealFields
 	// The schema check passed: the document is strict I-JSON with unique
-	// member names, so the standard decoder reads these three exactly.
+	// member names, so the standard decoder reads these members exactly.
 	if err := json.Unmarshal(doc, &f); err != nil {
-		return nil, fmt.Errorf("export: %w: %v", ErrNotVPEC, err)
+		return nil, nil, "", fmt.Errorf("export: %w: %v", ErrNotVPEC, err)
 	}
 	artifact, err := vpec.SignedBytes(doc)
 	if err != nil {
-		return nil, fmt.Errorf("export: signed bytes: %w: %v", ErrNotVPEC, err)
+		return nil, nil, "", fmt.Errorf("export: signed bytes: %w: %v", ErrNotVPEC, err)
 	}
 	sig, err := signing.ParseSignature(f.Signature)
 	if err != nil {
-		return nil, fmt.Errorf("export: signature: %w: %v", ErrNotVPEC, err)
+		return nil, nil, "", fmt.Errorf("export: signature: %w: %v", ErrNotVPEC, err)
 	}
 	ts, err := signing.DecodeBase64(f.TimestampRFC3161)
 	if err != nil {
-		return nil, fmt.Errorf("export: %w: %v", ErrTimestamp, err)
+		return nil, nil, "", fmt.Errorf("export: %w: %v", ErrTimestamp, err)
 	}
 	resp, err := AsTimeStampResp(ts)
 	if err != nil {
-		return nil, fmt.Errorf("export: %w", err)
+		return nil, nil, "", fmt.Errorf("export: %w", err)
 	}
 	digest := sha256.Sum256(artifact)
-	b := bundle{
+	b := &bundle{
 		MediaType: BundleMediaType,
 		VerificationMaterial: verificationMaterial{
 			PublicKey:   publicKeyIdentifier{Hint: f.SigningKeyID},
-			TlogEntries: []struct{}{},
+			TlogEntries: []tlogEntry{},
 			TimestampVerificationData: timestampVerificationData{
 				RFC3161Timestamps: []rfc3161SignedTimestamp{{SignedTimestamp: resp}},
 			},
@@ -158,11 +248,87 @@ func ExportBundle(doc []byte) (*Export, error) {
 			Signature:     sig,
 		},
 	}
+	return b, &Export{Artifact: artifact, KeyID: f.SigningKeyID}, f.VPECID, nil
+}
+
+// encode sets ex.Bundle to b's JSON.
+func (ex *Export) encode(b *bundle) error {
 	out, err := json.MarshalIndent(b, "", "  ")
 	if err != nil {
-		return nil, fmt.Errorf("export: encode bundle: %w", err)
+		return fmt.Errorf("export: encode bundle: %w", err)
 	}
-	return &Export{Bundle: append(out, '\n'), Artifact: artifact, KeyID: f.SigningKeyID}, nil
+	ex.Bundle = append(out, '\n')
+	return nil
+}
+
+// entryOf verifies receipt for s against the trust bundle's log keys and
+// maps it onto a Sigstore transparency log entry.
+func entryOf(receipt []byte, s tlog.Subject, trust *signing.Bundle) (*tlogEntry, error) {
+	if _, err := tlog.ParseReceipt(receipt); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrReceipt, err)
+	}
+	keys := trust.LogKeys()
+	if len(keys) == 0 {
+		return nil, fmt.Errorf("%w: %w: the trust bundle holds no TRANSPARENCY LOG KEY", ErrReceipt, tlog.ErrWrongLog)
+	}
+	none, err := tlog.ParseWitnessPolicy([]byte("quorum none\n"))
+	if err != nil {
+		return nil, fmt.Errorf("receipt: %w", err)
+	}
+	var lastErr error
+	for _, k := range keys {
+		v, err := tlog.NewVerifier(k, none)
+		if err != nil {
+			return nil, fmt.Errorf("receipt: %w", err)
+		}
+		got, err := v.VerifyReceipt(receipt, s)
+		if errors.Is(err, tlog.ErrWrongLog) {
+			lastErr = err
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrReceipt, err)
+		}
+		r, err := tlog.ParseReceipt(receipt)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrReceipt, err)
+		}
+		id := LogID(k)
+		hashes := make([][]byte, len(r.InclusionProof))
+		for i := range r.InclusionProof {
+			hashes[i] = r.InclusionProof[i][:]
+		}
+		index := strconv.FormatUint(got.Index, 10)
+		return &tlogEntry{
+			LogIndex:    index,
+			LogID:       logID{KeyID: id[:]},
+			KindVersion: kindVersion{Kind: TlogEntryKind, Version: TlogEntryVersion},
+			InclusionProof: inclusionProof{
+				LogIndex:   index,
+				RootHash:   got.Checkpoint.Root[:],
+				TreeSize:   strconv.FormatUint(got.Checkpoint.Size, 10),
+				Hashes:     hashes,
+				Checkpoint: checkpoint{Envelope: string(r.Checkpoint)},
+			},
+			CanonicalizedBody: r.Leaf.Marshal(),
+		}, nil
+	}
+	return nil, fmt.Errorf("%w: %w (the trust bundle's log keys are not the receipt's log's)", ErrReceipt, lastErr)
+}
+
+// LogID returns the key id Sigstore gives a transparency log with an
+// Ed25519 checkpoint key (rekor-tiles pkg/note.KeyHash, the logId of a
+// Rekor v2 log): SHA-256(origin || "\n" || 0x01 || public key), whose
+// first four bytes are the C2SP signed-note key hash of the log's
+// checkpoint signatures.
+func LogID(k tlog.LogKey) [32]byte {
+	h := sha256.New()
+	h.Write([]byte(k.Origin() + "\n"))
+	h.Write([]byte{0x01})
+	h.Write(k.PublicKey())
+	var out [32]byte
+	h.Sum(out[:0])
+	return out
 }
 
 // AsTimeStampResp returns der as a DER TimeStampResp, the form a Sigstore
@@ -178,15 +344,35 @@ func AsTimeStampResp(der []byte) ([]byte, error) {
 }
 
 // The Sigstore trusted root v0.1 in its protobuf JSON form, reduced to
-// timestamp authorities: svc has no certificate authority (Fulcio),
-// transparency log or CT log to trust.
+// timestamp authorities and transparency logs: svc has no certificate
+// authority (Fulcio) or CT log to trust.
 type trustedRoot struct {
 	MediaType              string                 `json:"mediaType"`
-	Tlogs                  []struct{}             `json:"tlogs"`
+	Tlogs                  []tlogInstance         `json:"tlogs"`
 	CertificateAuthorities []struct{}             `json:"certificateAuthorities"`
 	Ctlogs                 []struct{}             `json:"ctlogs"`
 	TimestampAuthorities   []certificateAuthority `json:"timestampAuthorities"`
 }
+
+// tlogInstance is a TransparencyLogInstance.
+type tlogInstance struct {
+	BaseURL       string    `json:"baseUrl"`
+	HashAlgorithm string    `json:"hashAlgorithm"`
+	PublicKey     publicKey `json:"publicKey"`
+	LogID         logID     `json:"logId"`
+}
+
+type publicKey struct {
+	RawBytes   []byte    `json:"rawBytes"`
+	KeyDetails string    `json:"keyDetails"`
+	ValidFor   timeRange `json:"validFor"`
+}
+
+// LogKeyValidFrom is the validFor.start of a transparency log key in a
+// trusted root: a trust bundle records no time for a log key, so a log
+// key is valid from the Unix epoch for as long as the trust bundle lists
+// it (a retired key leaves the bundle).
+const LogKeyValidFrom = "1970-01-01T00:00:00Z"
 
 type certificateAuthority struct {
 	Subject   distinguishedName `json:"subject"`
@@ -209,10 +395,14 @@ type x509Cert struct {
 
 type timeRange struct {
 	Start string `json:"start"`
+	End   string `json:"end,omitempty"`
 }
 
 // TrustedRoot returns the Sigstore trusted root (JSON, ending in a newline)
-// equivalent to the timestamp authority certificates of trust: one
+// equivalent to the timestamp authority certificates and transparency log
+// keys of trust. Each log key is a tlog: baseUrl https://<origin>, SHA-256
+// Merkle tree, its Ed25519 key (PKIX_ED25519) valid from LogKeyValidFrom,
+// logId LogID. Each certificate is a timestamp authority: one
 // timestamp authority per CERTIFICATE block, valid from the certificate's
 // notBefore. A CA certificate is the authority's root; the TSA certificate
 // and any intermediates come from the token, as svc's verifier takes them.
@@ -221,12 +411,33 @@ type timeRange struct {
 // chain is leaf first and always ends in a root. Service keys have no place
 // in a trusted root: give the key to the verifier (cosign --key), see
 // PublicKeyPEM.
-func TrustedRoot(trust *signing.Bundle) ([]byte, error) {
+func TrustedRoot(trust *signing.Bundle) ([]byte, error) { return TrustedRootFor(trust, nil) }
+
+// TrustedRootFor is TrustedRoot with each log key's validity taken from
+// root, the trust root trust was read from (verify.TrustFor and
+// LogKeysOf): validFor.start is the log-checkpoint key's valid_from and
+// validFor.end its valid_until or compromised_at, whichever is earlier.
+// A log key root does not date (a legacy PEM bundle's, valid forever, or
+// root nil) starts at LogKeyValidFrom with no end.
+func TrustedRootFor(trust *signing.Bundle, root *trustroot.Root) ([]byte, error) {
 	roots := trust.Roots()
 	if len(roots) == 0 {
 		return nil, fmt.Errorf("trusted root: %w", ErrNoTSARoot)
 	}
-	tr := trustedRoot{MediaType: TrustedRootMediaType, Tlogs: []struct{}{}, CertificateAuthorities: []struct{}{}, Ctlogs: []struct{}{}}
+	tr := trustedRoot{MediaType: TrustedRootMediaType, Tlogs: []tlogInstance{}, CertificateAuthorities: []struct{}{}, Ctlogs: []struct{}{}}
+	for _, k := range trust.LogKeys() {
+		der, err := x509.MarshalPKIXPublicKey(k.PublicKey())
+		if err != nil {
+			return nil, fmt.Errorf("trusted root: log key %s: %w", k.Origin(), err)
+		}
+		id := LogID(k)
+		tr.Tlogs = append(tr.Tlogs, tlogInstance{
+			BaseURL:       "https://" + k.Origin(),
+			HashAlgorithm: "SHA2_256",
+			PublicKey:     publicKey{RawBytes: der, KeyDetails: "PKIX_ED25519", ValidFor: logValidity(root, k)},
+			LogID:         logID{KeyID: id[:]},
+		})
+	}
 	for _, c := range roots {
 		chain := []x509Cert{{RawBytes: c.Raw}}
 		if !c.IsCA {
@@ -243,6 +454,49 @@ func TrustedRoot(trust *signing.Bundle) ([]byte, error) {
 		return nil, fmt.Errorf("trusted root: encode: %w", err)
 	}
 	return append(out, '\n'), nil
+}
+
+// logValidity is the validity of log key k in root.
+func logValidity(root *trustroot.Root, k tlog.LogKey) timeRange {
+	r := timeRange{Start: LogKeyValidFrom}
+	if root == nil {
+		return r
+	}
+	for _, e := range root.Keys {
+		if e.Purpose != trustroot.PurposeLog || e.NoteVerifier != k.String() || e.Window.Forever || e.Window.From.IsZero() {
+			continue
+		}
+		r.Start = e.Window.From.UTC().Format(time.RFC3339)
+		end := e.Window.Until
+		if c := e.Window.CompromisedAt; !c.IsZero() && (end.IsZero() || c.Before(end)) {
+			end = c
+		}
+		if !end.IsZero() {
+			r.End = end.UTC().Format(time.RFC3339)
+		}
+		return r
+	}
+	return r
+}
+
+// LogKeysOf adds the log-checkpoint keys of root to trust (which
+// verify.TrustFor leaves out: they sign no VPEC), so that TrustedRootFor
+// lists them and ExportWithReceipt finds a receipt's log.
+func LogKeysOf(trust *signing.Bundle, root *trustroot.Root) error {
+	if root == nil {
+		return nil
+	}
+	for _, e := range root.Keys {
+		if e.Purpose != trustroot.PurposeLog {
+			continue
+		}
+		k, err := tlog.ParseLogKey(e.NoteVerifier)
+		if err != nil {
+			return fmt.Errorf("trust root log key %s: %w", e.KeyID, err)
+		}
+		trust.AddLogKey(k)
+	}
+	return nil
 }
 
 func subjectOf(c *x509.Certificate) distinguishedName {

@@ -424,7 +424,7 @@ func (d *Dashboard) download(w http.ResponseWriter, r *http.Request) {
 			body = ex.Artifact
 		}
 	case "trusted_root.json":
-		if body, err = sigstore.TrustedRoot(d.cfg.Trust); err != nil {
+		if body, err = sigstore.TrustedRootFor(d.cfg.Trust, d.cfg.TrustRoot); err != nil {
 			d.serverError(w, r, err)
 			return
 		}
