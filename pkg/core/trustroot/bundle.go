@@ -45,7 +45,7 @@ func FromBundle(b *signing.Bundle) *Root {
 // ConvertBundle turns a PEM trust bundle into a version 1 trust root,
 // issued at issuedAt, in which every key of the bundle is valid from
 // `from` (choose a time before the first signature it must verify) with no
-// end, for the purposes FromBundle gives it. The result has no
+// end, for the purposes FromBundle gives it (log keys included). The result has no
 // root-signing keys: add them (AddKeys, then Sign) before distributing it
 // as the first root of a chain.
 func ConvertBundle(b *signing.Bundle, from, issuedAt time.Time) (*Root, error) {
@@ -58,6 +58,9 @@ func ConvertBundle(b *signing.Bundle, from, issuedAt time.Time) (*Root, error) {
 	}
 	for _, c := range b.Roots() {
 		keys = append(keys, NewKey{Purpose: PurposeTSARoot, Certificate: c, From: from, Comment: "converted from a PEM trust bundle"})
+	}
+	for _, lk := range b.LogKeys() {
+		keys = append(keys, NewKey{Purpose: PurposeLog, PublicKey: lk.PublicKey(), NoteName: lk.Origin(), From: from, Comment: "converted from a PEM trust bundle"})
 	}
 	if len(keys) == 0 {
 		return nil, fmt.Errorf("trust root: %w", signing.ErrEmptyBundle)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/svc-gov/svc/pkg/core/signing"
+	"github.com/svc-gov/svc/pkg/core/tlog"
 )
 
 // TestKeyForWindowEdges: every edge of a window, for a key with an end and
@@ -253,13 +254,33 @@ func TestLegacyBundle(t *testing.T) {
 		t.Fatalf("update from a PEM bundle: %v", err)
 	}
 
+	logPub, _, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lk, err := tlog.NewLogKey("svc.example/log", logPub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pem.AddLogKey(lk)
 	conv, err := ConvertBundle(pem, t0, t1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	conv = roundTrip(t, conv)
-	if conv.Legacy() || conv.Version != 1 || len(conv.Keys) != 4 {
+	if conv.Legacy() || conv.Version != 1 || len(conv.Keys) != 5 {
 		t.Fatalf("converted: legacy %v version %d, %d keys", conv.Legacy(), conv.Version, len(conv.Keys))
+	}
+	// The bundle's TRANSPARENCY LOG KEY block is kept, as FromBundle reads
+	// it: a log-checkpoint key with the same note verifier.
+	var logKeys []*Key
+	for _, k := range conv.Keys {
+		if k.Purpose == PurposeLog {
+			logKeys = append(logKeys, k)
+		}
+	}
+	if len(logKeys) != 1 || logKeys[0].NoteVerifier != lk.String() || !logKeys[0].PublicKey.Equal(logPub) || !logKeys[0].Window.From.Equal(t0) {
+		t.Fatalf("converted log keys %+v, want one for %s from %s", logKeys, lk, FormatTime(t0))
 	}
 	if _, err := conv.KeyFor(PurposeVPEC, kd.KeyID, t0.Add(-time.Nanosecond)); !errors.Is(err, ErrNotYetValid) {
 		t.Fatalf("converted root before from: %v", err)
