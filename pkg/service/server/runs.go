@@ -154,18 +154,29 @@ func (s *Server) openRunOf(r *http.Request) (store.Run, error) {
 	return run, err
 }
 
-func (s *Server) record(w http.ResponseWriter, r *http.Request) {
+// appendRun is the caller's run named in the path of an append (from the
+// run cache while it is open).
+func (s *Server) appendRun(r *http.Request) (store.Run, error) {
 	key := caller(r)
 	run, ok := s.runs.get(r.PathValue("run_id"))
 	if !ok || run.OrgID != key.OrgID || run.Sealed {
 		var err error
 		if run, err = s.cfg.Storage.Runs.Run(r.Context(), key.OrgID, r.PathValue("run_id")); err != nil {
-			s.fail(w, r, err)
-			return
+			return store.Run{}, err
 		}
 		if !run.Sealed {
 			s.runs.put(run.ID, run)
 		}
+	}
+	return run, nil
+}
+
+func (s *Server) record(w http.ResponseWriter, r *http.Request) {
+	key := caller(r)
+	run, err := s.appendRun(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
 	}
 	var rec vpec.Record
 	tree, err := s.decode(r, &rec)
@@ -177,7 +188,7 @@ func (s *Server) record(w http.ResponseWriter, r *http.Request) {
 	// acknowledged (the store compares it byte for byte); anything else
 	// gets run_sealed from the store.
 	if !run.Sealed {
-		if err := s.checkRecord(r, run, &rec, tree); err != nil {
+		if err := s.checkRecord(r, run, &rec, tree, nil); err != nil {
 			s.fail(w, r, err)
 			return
 		}
@@ -197,6 +208,15 @@ func (s *Server) record(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.tips.put(run.ID, chainTip{rec.Sequence, rec.ChainHash})
+	status := http.StatusCreated
+	if dup {
+		status = http.StatusOK
+	}
+	writeJSON(w, status, recordResult(&rec, dup))
+}
+
+// recordResult is the answer for an appended record.
+func recordResult(rec *vpec.Record, dup bool) api.RecordResult {
 	res := api.RecordResult{
 		RecordID: rec.RecordID, Sequence: rec.Sequence, CommitmentHash: rec.CommitmentHash,
 		CommitmentAlgorithm: rec.CommitmentAlgorithm, ProofLevel: rec.ProofLevel, RecordedAt: rec.RecordedAt,
@@ -206,16 +226,14 @@ func (s *Server) record(w http.ResponseWriter, r *http.Request) {
 		oc := rec.OutputCommitment
 		res.OutputCommitment = &oc
 	}
-	status := http.StatusCreated
-	if dup {
-		status = http.StatusOK
-	}
-	writeJSON(w, status, res)
+	return res
 }
 
 // checkRecord validates a record against the v1 rules, the proof level it
-// claims, and the chain stored so far.
-func (s *Server) checkRecord(r *http.Request, run store.Run, rec *vpec.Record, tree *canonical.Value) error {
+// claims, and the chain stored so far; before, when not nil, is the record
+// just before it in the same batch (its chain link when it is the
+// predecessor, not yet stored).
+func (s *Server) checkRecord(r *http.Request, run store.Run, rec *vpec.Record, tree *canonical.Value, before *chainTip) error {
 	// The server's own checks first (limits, time, claims: decision D6
 	// names proof_level when a level lacks its evidence block), then the
 	// v1 rules.
@@ -271,7 +289,7 @@ func (s *Server) checkRecord(r *http.Request, run store.Run, rec *vpec.Record, t
 		}
 		claims = append(claims, claim{sess, "check_session"})
 	}
-	if err := s.checkChainLink(r, run, rec, tree); err != nil {
+	if err := s.checkChainLink(r, run, rec, tree, before); err != nil {
 		return err
 	}
 	for _, c := range claims {
@@ -282,14 +300,19 @@ func (s *Server) checkRecord(r *http.Request, run store.Run, rec *vpec.Record, t
 	return nil
 }
 
-// checkChainLink checks the record's chain_hash against its stored
-// predecessor (or genesis).
-func (s *Server) checkChainLink(r *http.Request, run store.Run, rec *vpec.Record, tree *canonical.Value) error {
+// checkChainLink checks the record's chain_hash against its predecessor:
+// before (the previous record of its batch) when that is it, else the
+// stored one (or genesis).
+func (s *Server) checkChainLink(r *http.Request, run store.Run, rec *vpec.Record, tree *canonical.Value, before *chainTip) error {
 	// The chain: follow from genesis or from the stored predecessor. A
 	// missing predecessor (a record still queued at the client) is accepted
 	// here and becomes a gap at close if it never arrives.
 	prev := vpec.Genesis(run.ID)
-	if tip, ok := s.tips.get(run.ID); ok && tip.seq == rec.Sequence-1 && rec.Sequence > 1 {
+	tip, ok := s.tips.get(run.ID)
+	if before != nil {
+		tip, ok = *before, true
+	}
+	if ok && tip.seq == rec.Sequence-1 && rec.Sequence > 1 {
 		var err error
 		if prev, err = commitment.ParseSHA256(tip.chain); err != nil {
 			return err
