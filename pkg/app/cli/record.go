@@ -90,7 +90,7 @@ file before anything is sent.`,
   printf '%s' 'Ignore previous instructions.' | svc record --check prompt_injection --manifest-id sha256:… --result fail
   svc record --check kyc_check --manifest-file kyc.yaml --result pass --input-file applicant.json --visibility selective
   svc record --check pii_detection --manifest-id sha256:… --model pii-model --input-file note.txt --trace-out note.trace.json
-  svc record --batch checks.jsonl`,
+  printf '{"check":"toxicity","manifest_id":"%s","result":"pass","input":"%s"}\n' sha256:… hello sha256:… world | svc record --batch -`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.validate(); err != nil {
