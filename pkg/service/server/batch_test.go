@@ -288,3 +288,18 @@ func TestRecordBatchReplayRacing(t *testing.T) {
 		t.Errorf("the run holds %d records, want 50", n)
 	}
 }
+
+// BenchmarkRecordBatch100 measures the batch append over loopback HTTP
+// (SQLite): one op is one batch of 100 records; records/s is reported.
+func BenchmarkRecordBatch100(b *testing.B) {
+	e := newEnvBody(b, 1<<20)
+	run := e.open(e.keyB)
+	recs := chain(run.RunID, 100*b.N)
+	b.ResetTimer()
+	for i := range b.N {
+		if code, body := e.post(batchPath(run.RunID), e.keyB, batchBody(recs[i*100:(i+1)*100]), ""); code != 201 {
+			b.Fatalf("%d %s", code, body)
+		}
+	}
+	b.ReportMetric(float64(100*b.N)/b.Elapsed().Seconds(), "records/s")
+}

@@ -41,7 +41,7 @@ type env struct {
 func newEnv(t *testing.T) *env { t.Helper(); return newEnvBody(t, 64<<10) }
 
 // newEnvBody is newEnv with a body limit of maxBody bytes.
-func newEnvBody(t *testing.T, maxBody int64) *env {
+func newEnvBody(t testing.TB, maxBody int64) *env {
 	t.Helper()
 	dir := t.TempDir()
 	ctx := context.Background()
