@@ -35,6 +35,7 @@ func (s *Server) recordBatch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	recs := make([]store.Record, len(batch.Records))
+	claims := make([][]sessionClaim, len(batch.Records))
 	var before *chainTip
 	for i := range batch.Records {
 		rec := &batch.Records[i]
@@ -42,13 +43,35 @@ func (s *Server) recordBatch(w http.ResponseWriter, r *http.Request) {
 		// acknowledged (the store compares them byte for byte); anything
 		// else gets run_sealed from the store, as for a single append.
 		if !run.Sealed {
-			if err := s.checkRecord(r, run, rec, trees[i], before); err != nil {
+			if claims[i], err = s.checkRecordOnly(r, run, rec, trees[i], before); err != nil {
 				s.fail(w, r, atRecord(i, err))
 				return
 			}
 		}
 		before = &chainTip{rec.Sequence, rec.ChainHash}
 		recs[i] = store.Record{RunID: run.ID, RecordID: rec.RecordID, Sequence: rec.Sequence, ChainHash: rec.ChainHash, Body: trees[i].Canonical()}
+	}
+	// Sessions are claimed only once every record passed its checks, and
+	// none if two records of the batch present one session (the second
+	// gets session_used). A claim names its record id: a retry of the
+	// batch claims again (a store refusal after the claims leaves them, as
+	// for a single append).
+	held := map[string]int{}
+	for i := range claims {
+		for _, c := range claims[i] {
+			if j, ok := held[c.sess.ID]; ok {
+				s.fail(w, r, atRecord(i, &httpError{http.StatusConflict, api.CodeSessionUsed,
+					fmt.Sprintf("%s session %s is also presented by records[%d]: a session backs one record; open a new session for this one", c.sess.Kind, c.sess.ID, j), c.field}))
+				return
+			}
+			held[c.sess.ID] = i
+		}
+	}
+	for i := range claims {
+		if err := s.claimSessions(r, run, &batch.Records[i], claims[i]); err != nil {
+			s.fail(w, r, atRecord(i, err))
+			return
+		}
 	}
 	dups, err := s.cfg.Storage.Runs.AppendRecords(r.Context(), key.OrgID, recs, s.runLimits().store())
 	if err != nil {

@@ -303,3 +303,52 @@ func BenchmarkRecordBatch100(b *testing.B) {
 	}
 	b.ReportMetric(float64(100*b.N)/b.Elapsed().Seconds(), "records/s")
 }
+
+// In a batch, sessions are claimed only once every record passed its
+// checks: a batch refused for a later record leaves the session free; two
+// records of one batch presenting one session get session_used naming the
+// second.
+func TestRecordBatchClaimsSessionsLast(t *testing.T) {
+	e := newEnv(t)
+	run := e.open(e.keyA)
+	base := "/api/v1/runs/" + run.RunID
+	var sess api.SessionView
+	if code, body := e.do("POST", base+"/sessions", e.keyA, api.SessionRequest{Kind: api.SessionCheck, Check: "pii", ManifestID: "m1"}, &sess); code != 201 {
+		t.Fatalf("open session: %d %s", code, body)
+	}
+	input := commitment.String([]byte("the input the session closed on"))
+	if code, body := e.do("POST", base+"/sessions/"+sess.SessionID+"/close", e.keyA, api.SessionCloseRequest{CommitmentHash: input}, &sess); code != 200 {
+		t.Fatalf("close session: %d %s", code, body)
+	}
+	withSession := func(recs []vpec.Record, idx ...int) []vpec.Record {
+		for _, i := range idx {
+			r := &recs[i]
+			r.Check, r.ManifestID, r.CommitmentHash = "pii", "m1", input
+			r.CheckSession = &vpec.CheckSession{SessionID: sess.SessionID, CheckOpenTST: sess.CheckOpenTST, CheckCloseTST: sess.CheckCloseTST}
+		}
+		issue.Chain(vpec.Genesis(run.RunID), recs)
+		return recs
+	}
+	steps := []struct {
+		name   string
+		recs   []vpec.Record
+		status int
+		code   string
+		field  string
+	}{
+		{"the session's record, then a bad one", func() []vpec.Record {
+			r := withSession(chain(run.RunID, 2), 0)
+			r[1].CheckResult = "maybe"
+			return r
+		}(), 400, api.CodeBadRequest, "records[1].check_result"},
+		{"two records presenting the session", withSession(chain(run.RunID, 2), 0, 1), 409, api.CodeSessionUsed, "records[1].check_session"},
+		{"the session's record alone", withSession(chain(run.RunID, 1), 0), 201, "", ""},
+	}
+	for _, st := range steps {
+		var eb api.ErrorBody
+		code, body := e.do("POST", batchPath(run.RunID), e.keyA, api.RecordBatch{Records: st.recs}, &eb)
+		if code != st.status || eb.Error.Code != st.code || eb.Error.Field != st.field {
+			t.Errorf("%s: %d %.300s; want %d %s field %q", st.name, code, body, st.status, st.code, st.field)
+		}
+	}
+}

@@ -234,70 +234,89 @@ func recordResult(rec *vpec.Record, dup bool) api.RecordResult {
 // just before it in the same batch (its chain link when it is the
 // predecessor, not yet stored).
 func (s *Server) checkRecord(r *http.Request, run store.Run, rec *vpec.Record, tree *canonical.Value, before *chainTip) error {
-	// The server's own checks first (limits, time, claims: decision D6
-	// names proof_level when a level lacks its evidence block), then the
-	// v1 rules.
-	if err := s.validateRecord(rec, tree, run.OpenedAt); err != nil {
+	claims, err := s.checkRecordOnly(r, run, rec, tree, before)
+	if err != nil {
 		return err
 	}
-	if err := rec.Validate(); err != nil {
-		msg := strings.ReplaceAll(err.Error(), "invalid record: ", "")
-		return badRequest(recordErrorField(msg), "%s", strings.ReplaceAll(msg, "\n", "; "))
-	}
-	if err := checkRecordDisclosures(rec); err != nil {
-		return err
-	}
-	// Sessions are checked here and claimed last, once the record has
-	// passed every check (claimSession).
-	type claim struct {
-		sess  store.Session
-		field string
-	}
-	var claims []claim
-	switch rec.ProofLevel {
-	case vpec.Witnessed:
-		sess, err := s.checkReviewSession(r, run, rec)
-		if err != nil {
-			return err
-		}
-		if err := verify.Review(run.ID, rec, s.cfg.Trust); err != nil {
-			code := api.CodeInvalidSignature
-			if errors.Is(err, verify.ErrReviewTooShort) {
-				code = api.CodeReviewTooShort
-			}
-			return &httpError{http.StatusUnprocessableEntity, code, "witnessed review rejected: " + err.Error(), "review"}
-		}
-		claims = append(claims, claim{sess, "review"})
-	}
-	if rec.ZKProof != nil {
-		if err := s.checkProof(r.Context(), run.ID, rec); err != nil {
-			return err
-		}
-	}
-	if bi := rec.BoundedInference; bi != nil {
-		if err := s.checkBounded(r, bi); err != nil {
-			return err
-		}
-	}
-	if rec.CheckSession != nil {
-		sess, err := s.checkCheckSession(r, run, rec)
-		if err != nil {
-			return err
-		}
-		if err := verify.CheckSession(rec, s.cfg.Trust); err != nil {
-			return &httpError{http.StatusUnprocessableEntity, api.CodeInvalidSignature, "check session rejected: " + err.Error(), "check_session"}
-		}
-		claims = append(claims, claim{sess, "check_session"})
-	}
-	if err := s.checkChainLink(r, run, rec, tree, before); err != nil {
-		return err
-	}
+	return s.claimSessions(r, run, rec, claims)
+}
+
+// sessionClaim is a session a checked record claims (its field: review or
+// check_session).
+type sessionClaim struct {
+	sess  store.Session
+	field string
+}
+
+// claimSessions claims a checked record's sessions, once it (and, in a
+// batch, every record) passed every check.
+func (s *Server) claimSessions(r *http.Request, run store.Run, rec *vpec.Record, claims []sessionClaim) error {
 	for _, c := range claims {
 		if err := s.claimSession(r, run, c.sess, rec.RecordID, c.field); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// checkRecordOnly is checkRecord without claiming the sessions: it returns
+// the claims to make.
+func (s *Server) checkRecordOnly(r *http.Request, run store.Run, rec *vpec.Record, tree *canonical.Value, before *chainTip) ([]sessionClaim, error) {
+	// The server's own checks first (limits, time, claims: decision D6
+	// names proof_level when a level lacks its evidence block), then the
+	// v1 rules.
+	if err := s.validateRecord(rec, tree, run.OpenedAt); err != nil {
+		return nil, err
+	}
+	if err := rec.Validate(); err != nil {
+		msg := strings.ReplaceAll(err.Error(), "invalid record: ", "")
+		return nil, badRequest(recordErrorField(msg), "%s", strings.ReplaceAll(msg, "\n", "; "))
+	}
+	if err := checkRecordDisclosures(rec); err != nil {
+		return nil, err
+	}
+	// Sessions are checked here and claimed last, once the record has
+	// passed every check (claimSession).
+	var claims []sessionClaim
+	switch rec.ProofLevel {
+	case vpec.Witnessed:
+		sess, err := s.checkReviewSession(r, run, rec)
+		if err != nil {
+			return nil, err
+		}
+		if err := verify.Review(run.ID, rec, s.cfg.Trust); err != nil {
+			code := api.CodeInvalidSignature
+			if errors.Is(err, verify.ErrReviewTooShort) {
+				code = api.CodeReviewTooShort
+			}
+			return nil, &httpError{http.StatusUnprocessableEntity, code, "witnessed review rejected: " + err.Error(), "review"}
+		}
+		claims = append(claims, sessionClaim{sess, "review"})
+	}
+	if rec.ZKProof != nil {
+		if err := s.checkProof(r.Context(), run.ID, rec); err != nil {
+			return nil, err
+		}
+	}
+	if bi := rec.BoundedInference; bi != nil {
+		if err := s.checkBounded(r, bi); err != nil {
+			return nil, err
+		}
+	}
+	if rec.CheckSession != nil {
+		sess, err := s.checkCheckSession(r, run, rec)
+		if err != nil {
+			return nil, err
+		}
+		if err := verify.CheckSession(rec, s.cfg.Trust); err != nil {
+			return nil, &httpError{http.StatusUnprocessableEntity, api.CodeInvalidSignature, "check session rejected: " + err.Error(), "check_session"}
+		}
+		claims = append(claims, sessionClaim{sess, "check_session"})
+	}
+	if err := s.checkChainLink(r, run, rec, tree, before); err != nil {
+		return nil, err
+	}
+	return claims, nil
 }
 
 // checkChainLink checks the record's chain_hash against its predecessor:
