@@ -2,7 +2,9 @@
 # bench-ingest.sh: start `svc serve` on loopback (SQLite, or PostgreSQL with
 # BACKEND=postgres), make a key, measure record ingest and the close of a
 # 10,000-record run with internal/loadgen/ingestbench, then stop the server.
-#   BACKEND=sqlite|postgres  RUNS=32  RECORDS=500  CLOSE_RECORDS=10000
+# With BATCH=N (default 100; 0 to skip) it also measures the batch API:
+# BATCH_RECORDS records per run sent in batches of N.
+#   BACKEND=sqlite|postgres  RUNS=32  RECORDS=500  CLOSE_RECORDS=10000  BATCH=100  BATCH_RECORDS=5000
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"
@@ -10,6 +12,8 @@ BACKEND=${BACKEND:-sqlite}
 RUNS=${RUNS:-32}
 RECORDS=${RECORDS:-500}
 CLOSE_RECORDS=${CLOSE_RECORDS:-10000}
+BATCH=${BATCH:-100}
+BATCH_RECORDS=${BATCH_RECORDS:-5000}
 
 work=$(mktemp -d)
 server_pid=""
@@ -33,4 +37,4 @@ key=$("$work/svc" admin key create --org bench --live --data-dir "$work/data" "$
 server_pid=$!
 for _ in $(seq 100); do [ -s "$work/addr" ] && break; sleep 0.1; done
 echo "backend: $BACKEND; server at $(cat "$work/addr"); $(nproc) cores"
-"$work/ingestbench" -url "http://$(cat "$work/addr")" -key "$key" -runs "$RUNS" -records "$RECORDS" -close-records "$CLOSE_RECORDS"
+"$work/ingestbench" -url "http://$(cat "$work/addr")" -key "$key" -runs "$RUNS" -records "$RECORDS" -close-records "$CLOSE_RECORDS" -batch "$BATCH" -batch-records "$BATCH_RECORDS"

@@ -27,6 +27,10 @@ type Config struct {
 	Key           string // API key
 	Runs          int    // runs driven in parallel (one worker each)
 	RecordsPerRun int    // records per run; 0 means until ctx ends
+	// Batch, when above 1, sends each run's records in batches of that
+	// many (POST /api/v1/runs/{run_id}/records:batch); every record of an
+	// acknowledged batch is acknowledged, with the batch's latency.
+	Batch int
 	HTTP          *http.Client
 }
 
@@ -113,6 +117,10 @@ func Drive(ctx context.Context, cfg Config) *Result {
 		wg.Add(1)
 		go func(j *job) {
 			defer wg.Done()
+			if cfg.Batch > 1 {
+				driveBatches(ctx, hc, cfg, j.run, j.ids, j.bodies, j.prev, res, &mu, fail)
+				return
+			}
 			for i := 0; cfg.RecordsPerRun == 0 || i < len(j.bodies); i++ {
 				if ctx.Err() != nil {
 					return
@@ -146,6 +154,51 @@ func Drive(ctx context.Context, cfg Config) *Result {
 	wg.Wait()
 	res.Elapsed = time.Since(start)
 	return res
+}
+
+// driveBatches sends a run's records in batches of cfg.Batch: the
+// prepared ones (ids, bodies), or, without them, new ones chained after
+// prev until ctx ends.
+func driveBatches(ctx context.Context, hc *http.Client, cfg Config, run *Run, ids []string, bodies [][]byte, prev [32]byte, res *Result, mu *sync.Mutex, fail func(error)) {
+	var seq int64
+	for i := 0; cfg.RecordsPerRun == 0 || i < len(bodies); i += cfg.Batch {
+		if ctx.Err() != nil {
+			return
+		}
+		var bids []string
+		var bbodies [][]byte
+		if cfg.RecordsPerRun == 0 {
+			for range cfg.Batch {
+				seq++
+				id, body, next, err := encode(run.ID, seq, prev)
+				if err != nil {
+					fail(err)
+					return
+				}
+				bids, bbodies, prev = append(bids, id), append(bbodies, body), next
+			}
+		} else {
+			end := min(i+cfg.Batch, len(bodies))
+			bids, bbodies = ids[i:end], bodies[i:end]
+		}
+		body := append([]byte(`{"records":[`), bytes.Join(bbodies, []byte(","))...)
+		body = append(body, "]}"...)
+		t0 := time.Now()
+		var br api.RecordBatchResult
+		if err := postRaw(ctx, hc, cfg, "/api/v1/runs/"+run.ID+"/records:batch", body, &br); err != nil {
+			if ctx.Err() == nil {
+				fail(err)
+			}
+			return
+		}
+		d := time.Since(t0)
+		mu.Lock()
+		run.Acked = append(run.Acked, bids...)
+		for range bids {
+			res.Latencies = append(res.Latencies, d)
+		}
+		mu.Unlock()
+	}
 }
 
 // encode builds record seq of a run chained after prev and returns its id,

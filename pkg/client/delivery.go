@@ -174,6 +174,7 @@ func (p *Pipeline) flushLocked(ctx context.Context, until func() bool, sealed *[
 			p.markUp()
 		}
 	}()
+	var single int64 // entries ending at or before this offset go one by one
 	for {
 		if until != nil && until() {
 			return n, nil
@@ -181,6 +182,32 @@ func (p *Pipeline) flushLocked(ctx context.Context, until func() bool, sealed *[
 		e, ok := p.q.head()
 		if !ok {
 			return n, nil
+		}
+		if e.Kind == kindRecord && e.end > single && !p.noBatch.Load() && !p.q.runFailed(e.RunID) {
+			group := p.q.headRecords(e.RunID)
+			if len(group) > 1 {
+				derr := p.deliverBatch(ctx, group)
+				switch {
+				case derr == nil:
+					for _, g := range group {
+						p.q.pop(g)
+					}
+					n += len(group)
+					p.q.persist()
+					continue
+				case unreachable(derr) || !permanent(derr) && !errors.Is(derr, errNoBatchAPI):
+					if !unreachable(derr) {
+						p.markUp()
+					} else if !(n > 0 && ctx.Err() != nil) {
+						p.noteFailure(derr)
+					}
+					return n, fmt.Errorf("svc client: flush stopped with %d entries left: %w", p.q.count(), derr)
+				}
+				// Refused (nothing of it stored) or no batch API: these
+				// entries go one by one, each accepted, acknowledged as a
+				// duplicate or dead-lettered on its own.
+				single = group[len(group)-1].end
+			}
 		}
 		var derr error
 		var vpecID string
@@ -215,6 +242,18 @@ func (p *Pipeline) flushLocked(ctx context.Context, until func() bool, sealed *[
 			return n, fmt.Errorf("svc client: flush stopped with %d entries left: %w", p.q.count(), derr)
 		}
 	}
+}
+
+// deliverBatch sends queued records of one run with the batch API.
+func (p *Pipeline) deliverBatch(ctx context.Context, group []entry) error {
+	ctx, cancel := context.WithTimeout(ctx, p.timeout)
+	defer cancel()
+	bodies := make([][]byte, len(group))
+	for i, g := range group {
+		bodies[i] = g.Body
+	}
+	_, err := p.postBatch(ctx, group[0].RunID, bodies)
+	return err
 }
 
 // deliver sends one queued entry; a duplicate counts as delivered. For a

@@ -185,10 +185,21 @@ func TestPrivacyInvariant(t *testing.T) {
 	// own record.
 	salts := map[string]bool{}
 	var disclosedCount, publicIn int
+	var sent []recorded // every record sent, a batch's one by one
 	for _, r := range reqs {
 		if found := leaks(append(append([]byte(r.url), r.body...), r.header.Get("Authorization")...), withheld); len(found) > 0 {
 			t.Errorf("%s %s leaks undeclared fields %v", r.method, r.url, found)
 		}
+		var batch struct{ Records []json.RawMessage }
+		if strings.HasSuffix(r.url, ":batch") && json.Unmarshal(r.body, &batch) == nil {
+			for _, b := range batch.Records {
+				sent = append(sent, recorded{r.method, r.url, r.header, b})
+			}
+			continue
+		}
+		sent = append(sent, r)
+	}
+	for _, r := range sent {
 		var rec vpec.Record
 		if json.Unmarshal(r.body, &rec) != nil || rec.RecordID == "" {
 			continue
@@ -443,14 +454,23 @@ func TestFlushAtStartOfNextCall(t *testing.T) {
 	var order []string
 	for _, r := range rt.all() {
 		var b struct {
-			RunID    string `json:"run_id"`
-			Sequence int64  `json:"sequence"`
+			Sequence int64 `json:"sequence"`
+			Records  []struct {
+				Sequence int64 `json:"sequence"`
+			} `json:"records"`
 		}
 		json.Unmarshal(r.body, &b)
-		order = append(order, fmt.Sprintf("%s %d", strings.TrimPrefix(r.url, e.gated), b.Sequence))
+		seqs := fmt.Sprint(b.Sequence)
+		for i, rec := range b.Records { // a batch: its records' sequences
+			if i == 0 {
+				seqs = ""
+			}
+			seqs += fmt.Sprint(rec.Sequence)
+		}
+		order = append(order, fmt.Sprintf("%s %s", strings.TrimPrefix(r.url, e.gated), seqs))
 	}
-	want := []string{"/api/v1/runs 0", "/api/v1/runs/" + run.ID() + "/records 1", "/api/v1/runs/" + run.ID() + "/records 2",
-		"/api/v1/runs/" + run.ID() + "/records 3", "/api/v1/runs 0"}
+	// The queued records go in one batch, in order.
+	want := []string{"/api/v1/runs 0", "/api/v1/runs/" + run.ID() + "/records:batch 123", "/api/v1/runs 0"}
 	if strings.Join(order, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("requests:\n%s", strings.Join(order, "\n"))
 	}
@@ -588,16 +608,18 @@ func TestPartialFlushSurvivesRestart(t *testing.T) {
 		}
 		return 0
 	})
-	if n, err := p.FlushQueue(ctx); n != 4 || !errors.Is(err, client.ErrUnavailable) {
+	// The open is delivered; the records go in one batch, which holds
+	// sequence 4 and fails: none of them is delivered.
+	if n, err := p.FlushQueue(ctx); n != 1 || !errors.Is(err, client.ErrUnavailable) {
 		t.Fatalf("partial flush %d %v", n, err)
 	}
 	p.Close()
 	e.gate.setFail(nil)
 	p2 := e.pipeline(func(o *client.Options) { o.QueuePath = qpath })
-	if n, _ := p2.PendingQueueCount(); n != 3 {
+	if n, _ := p2.PendingQueueCount(); n != 6 {
 		t.Fatalf("pending after restart %d", n)
 	}
-	if n, err := p2.FlushQueue(ctx); n != 3 || err != nil {
+	if n, err := p2.FlushQueue(ctx); n != 6 || err != nil {
 		t.Fatalf("flush %d %v", n, err)
 	}
 	cont, _ := p2.ResumeRun(ctx, run.ID())

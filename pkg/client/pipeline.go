@@ -150,7 +150,10 @@ type Pipeline struct {
 	flushSem chan struct{}
 
 	// down is set while the service is unreachable; a prober clears it.
-	down    atomic.Bool
+	down atomic.Bool
+	// noBatch is set once the service answered that it has no batch API
+	// (an older service): records then go one by one.
+	noBatch atomic.Bool
 	stateMu sync.Mutex
 	probing bool
 	ctx     context.Context

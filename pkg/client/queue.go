@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/svc-gov/svc/pkg/core/api"
+
 	"github.com/svc-gov/svc/internal/fsutil"
 )
 
@@ -297,6 +299,22 @@ func (q *queue) head() (entry, bool) {
 		return entry{}, false
 	}
 	return q.pending[0], true
+}
+
+// headRecords returns the record entries of run runID at the head of the
+// queue, in order, as many as one batch request takes (chunkBatch).
+func (q *queue) headRecords(runID string) []entry {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	k := 0
+	for k < len(q.pending) && k < api.MaxBatchRecords && q.pending[k].Kind == kindRecord && q.pending[k].RunID == runID {
+		k++
+	}
+	if k == 0 {
+		return nil
+	}
+	chunks := chunkBatch(k, func(i int) int { return len(q.pending[i].Body) })
+	return append([]entry(nil), q.pending[:chunks[0][1]]...)
 }
 
 // pop removes the head entry e after it was delivered or dead-lettered.

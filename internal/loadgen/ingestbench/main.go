@@ -2,7 +2,7 @@
 // throughput and latency percentiles of acknowledged records, then the time
 // to close a run of -close-records records.
 //
-//	go run ./internal/loadgen/ingestbench -url http://127.0.0.1:8080 -key pk_live_... -runs 32 -records 500
+//	go run ./internal/loadgen/ingestbench -url http://127.0.0.1:8080 -key pk_live_... -runs 32 -records 500 -batch 100
 package main
 
 import (
@@ -22,6 +22,8 @@ func main() {
 	runs := flag.Int("runs", 32, "runs recorded in parallel")
 	records := flag.Int("records", 500, "records per run")
 	closeRecords := flag.Int("close-records", 10000, "records of the run whose close is timed (0 to skip)")
+	batch := flag.Int("batch", 0, "also measure the batch API: records sent in batches of this many (0 to skip)")
+	batchRecords := flag.Int("batch-records", 5000, "records per run in the batch measurement")
 	flag.Parse()
 	if *key == "" {
 		fmt.Fprintln(os.Stderr, "ingestbench: -key or SVC_API_KEY is required")
@@ -40,6 +42,17 @@ func main() {
 	fmt.Printf("ratio: ingest throughput is %.2fx the /healthz baseline; p99 %.1fx\n", res.Throughput()/base.Throughput(), float64(res.Percentile(99))/float64(base.Percentile(99)))
 	if res.FirstErr != nil {
 		fmt.Println("first error:", res.FirstErr)
+	}
+	if *batch > 1 {
+		br := loadgen.Drive(ctx, loadgen.Config{URL: *url, Key: *key, Runs: *runs, RecordsPerRun: *batchRecords, Batch: *batch})
+		fmt.Printf("batch: %d records acknowledged in %.2fs in batches of %d over %d parallel runs: %.0f records/s (%.0f requests/s); batch latency p50 %.2f ms, p99 %.2f ms; errors %d\n",
+			br.Acked(), br.Elapsed.Seconds(), *batch, *runs, br.Throughput(), br.Throughput()/float64(*batch),
+			ms(br.Percentile(50)), ms(br.Percentile(99)), br.Errors)
+		fmt.Printf("ratio: batch records/s is %.2fx the /healthz baseline (requests/s), %.1fx single-record ingest\n", br.Throughput()/base.Throughput(), br.Throughput()/res.Throughput())
+		if br.FirstErr != nil {
+			fmt.Println("batch first error:", br.FirstErr)
+		}
+		res.Errors += br.Errors
 	}
 	if *closeRecords > 0 {
 		big := loadgen.Drive(ctx, loadgen.Config{URL: *url, Key: *key, Runs: 1, RecordsPerRun: *closeRecords})

@@ -86,7 +86,21 @@ func TestCrashKeepsAcknowledgedRecordsPostgres(t *testing.T) {
 	crashKeepsAcknowledged(t, "--database", pgtest.New(t, "crash_").DSN)
 }
 
+// TestCrashKeepsAcknowledgedBatches is the crash test with the load sent
+// in batches of 25 (POST records:batch), on SQLite and PostgreSQL: every
+// record of every acknowledged batch survives SIGKILL.
+func TestCrashKeepsAcknowledgedBatches(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) { crashKeepsAcknowledgedBatch(t, 25) })
+	t.Run("postgres", func(t *testing.T) {
+		crashKeepsAcknowledgedBatch(t, 25, "--database", pgtest.New(t, "crashbatch_").DSN)
+	})
+}
+
 func crashKeepsAcknowledged(t *testing.T, dbFlags ...string) {
+	crashKeepsAcknowledgedBatch(t, 0, dbFlags...)
+}
+
+func crashKeepsAcknowledgedBatch(t *testing.T, batch int, dbFlags ...string) {
 	if testing.Short() {
 		t.Skip("crash test skipped with -short")
 	}
@@ -99,7 +113,7 @@ func crashKeepsAcknowledged(t *testing.T, dbFlags ...string) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan *loadgen.Result)
-	go func() { done <- loadgen.Drive(ctx, loadgen.Config{URL: url, Key: key.APIKey, Runs: 8}) }()
+	go func() { done <- loadgen.Drive(ctx, loadgen.Config{URL: url, Key: key.APIKey, Runs: 8, Batch: batch}) }()
 	time.Sleep(1500 * time.Millisecond)
 	if err := proc.Process.Kill(); err != nil { // SIGKILL: no shutdown, no flush
 		t.Fatal(err)

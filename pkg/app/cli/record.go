@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -33,7 +34,10 @@ type recordOptions struct {
 	// disclosuresOut receives every field's disclosure (salts included)
 	// of a selective record.
 	disclosuresOut string
-	inf            inferenceOptions
+	// batch is a file (or - for stdin) of JSON lines, each a record: they
+	// are recorded together with the batch API.
+	batch string
+	inf   inferenceOptions
 }
 
 // newCmdRecord builds svc record; runF, when not nil, gets the parsed
@@ -41,7 +45,7 @@ type recordOptions struct {
 func newCmdRecord(a *app, runF func(*recordOptions) error) *cobra.Command {
 	o := &recordOptions{}
 	cmd := &cobra.Command{
-		Use:   "record --check NAME --manifest-id ID (--result RESULT | --model DIR) (--input TEXT | --input-file F | stdin)",
+		Use:   "record (--check NAME --manifest-id ID (--result RESULT | --model DIR) (--input TEXT | --input-file F | stdin) | --batch FILE)",
 		Short: "Record a check execution on the open run",
 		Long: `Record a check execution on the run opened by 'svc run open'. The input
 (and --output-file) are hashed here: only their SHA-256 commitments are
@@ -74,11 +78,19 @@ which catches a substituted model, else production. Keep the trace
 With --condition-entry (a truncation_check and/or below_threshold_check
 circuit entry, its --condition-proving-key, --trust-root) the
 truncation_check and threshold_check records carry Groth16 proofs
-(docs/PROOFS.md); --conditions-out keeps the salts that open them.`,
+(docs/PROOFS.md); --conditions-out keeps the salts that open them.
+
+With --batch FILE (- for stdin) several records are made at once, in the
+file's order, and sent with the batch API (docs/API.md): one JSON object
+per line, each a record as the single form takes it: check, manifest_id,
+result (required), input (text, hashed here), details (an object of
+strings), visibility (opaque or transparent). A bad line refuses the whole
+file before anything is sent.`,
 		Example: `  svc record --check pii_detection --manifest-id sha256:… --result pass --input-file note.txt --details model=pii-v3
   printf '%s' 'Ignore previous instructions.' | svc record --check prompt_injection --manifest-id sha256:… --result fail
   svc record --check kyc_check --manifest-file kyc.yaml --result pass --input-file applicant.json --visibility selective
-  svc record --check pii_detection --manifest-id sha256:… --model pii-model --input-file note.txt --trace-out note.trace.json`,
+  svc record --check pii_detection --manifest-id sha256:… --model pii-model --input-file note.txt --trace-out note.trace.json
+  printf '{"check":"toxicity","manifest_id":"%s","result":"pass","input":"%s"}\n' sha256:… hello sha256:… world | svc record --batch -`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.validate(); err != nil {
@@ -101,6 +113,7 @@ truncation_check and threshold_check records carry Groth16 proofs
 	cmd.Flags().StringArrayVar(&o.details, "details", nil, "metadata key=value sent as-is (repeatable; never personal data)")
 	cmd.Flags().StringVar(&o.visibility, "visibility", string(vpec.Opaque), "opaque, selective (with --manifest-file) or transparent (the input is visible to anyone holding the VPEC)")
 	cmd.Flags().StringVar(&o.disclosuresOut, "disclosures-out", "", "with --visibility selective: write every field's disclosure, salts included, to this new file (mode 0600; never sent) to open an undisclosed field later")
+	cmd.Flags().StringVar(&o.batch, "batch", "", "record several: a file of JSON lines, each a record {check, manifest_id, result, input, details, visibility} (- for stdin), sent with the batch API")
 	cmd.Flags().StringVar(&o.manifestFile, "manifest-file", "", "the check's manifest (JSON or YAML): a selective record discloses the input fields its stage declares (disclose) and carries it; --manifest-id defaults to its id")
 	o.inf.add(cmd)
 	o.inf.trust.Add(a.core, cmd)
@@ -135,6 +148,10 @@ func (o *recordOptions) recordOpts() ([]client.RecordOption, error) {
 // --result and --visibility, and the combinations that do not go together.
 func (o *recordOptions) validate() error {
 	switch {
+	case o.batch != "" && (o.check != "" || o.manifestID != "" || o.result != "" || o.input != "" || o.inputFile != "" || o.outputFile != "" ||
+		len(o.details) > 0 || o.manifestFile != "" || o.disclosuresOut != "" || o.inf.model != "" || o.visibility != string(vpec.Opaque)):
+		return errorf(ExitUsage, "put each record's check, manifest_id, result, input, details and visibility in its line of the --batch file", "--batch takes no other record flag")
+	case o.batch != "":
 	case o.check == "":
 		return errorf(ExitUsage, "name the check, e.g. --check pii_detection", "--check is required")
 	case o.manifestID == "" && o.manifestFile == "":
@@ -155,9 +172,45 @@ func (o *recordOptions) validate() error {
 	return o.co.validate()
 }
 
+// runRecordBatch records the records of a --batch file together.
+func (a *app) runRecordBatch(ctx context.Context, o *recordOptions) error {
+	data, err := a.readInput(o.batch, "batch file")
+	if err != nil {
+		return err
+	}
+	items, err := client.ParseBatchLines(bytes.NewReader(data))
+	if err != nil {
+		return &Error{Code: ExitUsage, Err: err}
+	}
+	sr, err := o.so.file().Continue(o.co.forRun)
+	if err != nil {
+		return o.so.runError(err, "")
+	}
+	defer sr.Release()
+	res, rerr := sr.Run.RecordBatch(ctx, items)
+	if len(res) > 0 { // records made before a refusal stay made
+		if err := sr.Save(); err != nil {
+			return &Error{Code: ExitFailure, Err: err}
+		}
+	}
+	if rerr != nil {
+		return o.so.runError(rerr, "the run is closed; open a new one with 'svc run open'")
+	}
+	if o.co.output == outputJSON {
+		return a.writeJSON(res)
+	}
+	for _, r := range res {
+		present.Recorded(a.streams.Out, r)
+	}
+	return nil
+}
+
 // runRecord records one check execution (or, with --model, a classifier
 // check) on the state file's run.
 func (a *app) runRecord(ctx context.Context, o *recordOptions) error {
+	if o.batch != "" {
+		return a.runRecordBatch(ctx, o)
+	}
 	if o.disclosuresOut != "" {
 		if _, err := os.Lstat(o.disclosuresOut); err == nil {
 			return errorf(ExitUsage, "name a new file: it holds secrets (the salts) and is never replaced", "--disclosures-out %s exists", o.disclosuresOut)

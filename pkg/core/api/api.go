@@ -156,6 +156,24 @@ type RecordResult struct {
 	AllDisclosures []disclosure.Disclosure `json:"-"`
 }
 
+// MaxBatchRecords is the most records one batch append (POST
+// /api/v1/runs/{run_id}/records:batch) carries; its body is bounded like
+// every request body (the server's body limit, 1 MiB by default).
+const MaxBatchRecords = 1000
+
+// RecordBatch is the body of POST /api/v1/runs/{run_id}/records:batch:
+// 1 to MaxBatchRecords records of the run, each exactly as the single
+// append takes it, in strictly increasing sequence order (docs/API.md).
+type RecordBatch struct {
+	Records []vpec.Record `json:"records"`
+}
+
+// RecordBatchResult is the response to a batch append: one RecordResult
+// per record, in the batch's order.
+type RecordBatchResult struct {
+	Records []RecordResult `json:"records"`
+}
+
 // ManifestStage is one stage of a check manifest (docs/API.md): the
 // document type vpec.ManifestStage, whose disclose list says which input
 // fields a selective record of the stage may disclose.

@@ -95,6 +95,7 @@ func TestOpenAPILimits(t *testing.T) {
 		"CalibrationRequestInput.properties.notify_email.maxLength":                         api.MaxEmailBytes,
 		"CalibrationRequestInput.properties.desired_gpu_classes.maxItems":                   len(profile.GPUClasses()),
 		"ResumeRequest.properties.lineage_token.maxLength":                                  api.MaxLineageTokenBytes,
+		"RecordBatch.properties.records.maxItems":                                           api.MaxBatchRecords,
 	} {
 		if got := get(path); int(got) != want {
 			t.Errorf("docs/openapi.json %s = %v, pkg/core/api says %d", path, got, want)

@@ -154,18 +154,29 @@ func (s *Server) openRunOf(r *http.Request) (store.Run, error) {
 	return run, err
 }
 
-func (s *Server) record(w http.ResponseWriter, r *http.Request) {
+// appendRun is the caller's run named in the path of an append (from the
+// run cache while it is open).
+func (s *Server) appendRun(r *http.Request) (store.Run, error) {
 	key := caller(r)
 	run, ok := s.runs.get(r.PathValue("run_id"))
 	if !ok || run.OrgID != key.OrgID || run.Sealed {
 		var err error
 		if run, err = s.cfg.Storage.Runs.Run(r.Context(), key.OrgID, r.PathValue("run_id")); err != nil {
-			s.fail(w, r, err)
-			return
+			return store.Run{}, err
 		}
 		if !run.Sealed {
 			s.runs.put(run.ID, run)
 		}
+	}
+	return run, nil
+}
+
+func (s *Server) record(w http.ResponseWriter, r *http.Request) {
+	key := caller(r)
+	run, err := s.appendRun(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
 	}
 	var rec vpec.Record
 	tree, err := s.decode(r, &rec)
@@ -177,7 +188,7 @@ func (s *Server) record(w http.ResponseWriter, r *http.Request) {
 	// acknowledged (the store compares it byte for byte); anything else
 	// gets run_sealed from the store.
 	if !run.Sealed {
-		if err := s.checkRecord(r, run, &rec, tree); err != nil {
+		if err := s.checkRecord(r, run, &rec, tree, nil); err != nil {
 			s.fail(w, r, err)
 			return
 		}
@@ -197,6 +208,15 @@ func (s *Server) record(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.tips.put(run.ID, chainTip{rec.Sequence, rec.ChainHash})
+	status := http.StatusCreated
+	if dup {
+		status = http.StatusOK
+	}
+	writeJSON(w, status, recordResult(&rec, dup))
+}
+
+// recordResult is the answer for an appended record.
+func recordResult(rec *vpec.Record, dup bool) api.RecordResult {
 	res := api.RecordResult{
 		RecordID: rec.RecordID, Sequence: rec.Sequence, CommitmentHash: rec.CommitmentHash,
 		CommitmentAlgorithm: rec.CommitmentAlgorithm, ProofLevel: rec.ProofLevel, RecordedAt: rec.RecordedAt,
@@ -206,74 +226,31 @@ func (s *Server) record(w http.ResponseWriter, r *http.Request) {
 		oc := rec.OutputCommitment
 		res.OutputCommitment = &oc
 	}
-	status := http.StatusCreated
-	if dup {
-		status = http.StatusOK
-	}
-	writeJSON(w, status, res)
+	return res
 }
 
 // checkRecord validates a record against the v1 rules, the proof level it
-// claims, and the chain stored so far.
-func (s *Server) checkRecord(r *http.Request, run store.Run, rec *vpec.Record, tree *canonical.Value) error {
-	// The server's own checks first (limits, time, claims: decision D6
-	// names proof_level when a level lacks its evidence block), then the
-	// v1 rules.
-	if err := s.validateRecord(rec, tree, run.OpenedAt); err != nil {
+// claims, and the chain stored so far; before, when not nil, is the record
+// just before it in the same batch (its chain link when it is the
+// predecessor, not yet stored).
+func (s *Server) checkRecord(r *http.Request, run store.Run, rec *vpec.Record, tree *canonical.Value, before *chainTip) error {
+	claims, err := s.checkRecordOnly(r, run, rec, tree, before)
+	if err != nil {
 		return err
 	}
-	if err := rec.Validate(); err != nil {
-		msg := strings.ReplaceAll(err.Error(), "invalid record: ", "")
-		return badRequest(recordErrorField(msg), "%s", strings.ReplaceAll(msg, "\n", "; "))
-	}
-	if err := checkRecordDisclosures(rec); err != nil {
-		return err
-	}
-	// Sessions are checked here and claimed last, once the record has
-	// passed every check (claimSession).
-	type claim struct {
-		sess  store.Session
-		field string
-	}
-	var claims []claim
-	switch rec.ProofLevel {
-	case vpec.Witnessed:
-		sess, err := s.checkReviewSession(r, run, rec)
-		if err != nil {
-			return err
-		}
-		if err := verify.Review(run.ID, rec, s.cfg.Trust); err != nil {
-			code := api.CodeInvalidSignature
-			if errors.Is(err, verify.ErrReviewTooShort) {
-				code = api.CodeReviewTooShort
-			}
-			return &httpError{http.StatusUnprocessableEntity, code, "witnessed review rejected: " + err.Error(), "review"}
-		}
-		claims = append(claims, claim{sess, "review"})
-	}
-	if rec.ZKProof != nil {
-		if err := s.checkProof(r.Context(), run.ID, rec); err != nil {
-			return err
-		}
-	}
-	if bi := rec.BoundedInference; bi != nil {
-		if err := s.checkBounded(r, bi); err != nil {
-			return err
-		}
-	}
-	if rec.CheckSession != nil {
-		sess, err := s.checkCheckSession(r, run, rec)
-		if err != nil {
-			return err
-		}
-		if err := verify.CheckSession(rec, s.cfg.Trust); err != nil {
-			return &httpError{http.StatusUnprocessableEntity, api.CodeInvalidSignature, "check session rejected: " + err.Error(), "check_session"}
-		}
-		claims = append(claims, claim{sess, "check_session"})
-	}
-	if err := s.checkChainLink(r, run, rec, tree); err != nil {
-		return err
-	}
+	return s.claimSessions(r, run, rec, claims)
+}
+
+// sessionClaim is a session a checked record claims (its field: review or
+// check_session).
+type sessionClaim struct {
+	sess  store.Session
+	field string
+}
+
+// claimSessions claims a checked record's sessions, once it (and, in a
+// batch, every record) passed every check.
+func (s *Server) claimSessions(r *http.Request, run store.Run, rec *vpec.Record, claims []sessionClaim) error {
 	for _, c := range claims {
 		if err := s.claimSession(r, run, c.sess, rec.RecordID, c.field); err != nil {
 			return err
@@ -282,14 +259,79 @@ func (s *Server) checkRecord(r *http.Request, run store.Run, rec *vpec.Record, t
 	return nil
 }
 
-// checkChainLink checks the record's chain_hash against its stored
-// predecessor (or genesis).
-func (s *Server) checkChainLink(r *http.Request, run store.Run, rec *vpec.Record, tree *canonical.Value) error {
+// checkRecordOnly is checkRecord without claiming the sessions: it returns
+// the claims to make.
+func (s *Server) checkRecordOnly(r *http.Request, run store.Run, rec *vpec.Record, tree *canonical.Value, before *chainTip) ([]sessionClaim, error) {
+	// The server's own checks first (limits, time, claims: decision D6
+	// names proof_level when a level lacks its evidence block), then the
+	// v1 rules.
+	if err := s.validateRecord(rec, tree, run.OpenedAt); err != nil {
+		return nil, err
+	}
+	if err := rec.Validate(); err != nil {
+		msg := strings.ReplaceAll(err.Error(), "invalid record: ", "")
+		return nil, badRequest(recordErrorField(msg), "%s", strings.ReplaceAll(msg, "\n", "; "))
+	}
+	if err := checkRecordDisclosures(rec); err != nil {
+		return nil, err
+	}
+	// Sessions are checked here and claimed last, once the record has
+	// passed every check (claimSession).
+	var claims []sessionClaim
+	switch rec.ProofLevel {
+	case vpec.Witnessed:
+		sess, err := s.checkReviewSession(r, run, rec)
+		if err != nil {
+			return nil, err
+		}
+		if err := verify.Review(run.ID, rec, s.cfg.Trust); err != nil {
+			code := api.CodeInvalidSignature
+			if errors.Is(err, verify.ErrReviewTooShort) {
+				code = api.CodeReviewTooShort
+			}
+			return nil, &httpError{http.StatusUnprocessableEntity, code, "witnessed review rejected: " + err.Error(), "review"}
+		}
+		claims = append(claims, sessionClaim{sess, "review"})
+	}
+	if rec.ZKProof != nil {
+		if err := s.checkProof(r.Context(), run.ID, rec); err != nil {
+			return nil, err
+		}
+	}
+	if bi := rec.BoundedInference; bi != nil {
+		if err := s.checkBounded(r, bi); err != nil {
+			return nil, err
+		}
+	}
+	if rec.CheckSession != nil {
+		sess, err := s.checkCheckSession(r, run, rec)
+		if err != nil {
+			return nil, err
+		}
+		if err := verify.CheckSession(rec, s.cfg.Trust); err != nil {
+			return nil, &httpError{http.StatusUnprocessableEntity, api.CodeInvalidSignature, "check session rejected: " + err.Error(), "check_session"}
+		}
+		claims = append(claims, sessionClaim{sess, "check_session"})
+	}
+	if err := s.checkChainLink(r, run, rec, tree, before); err != nil {
+		return nil, err
+	}
+	return claims, nil
+}
+
+// checkChainLink checks the record's chain_hash against its predecessor:
+// before (the previous record of its batch) when that is it, else the
+// stored one (or genesis).
+func (s *Server) checkChainLink(r *http.Request, run store.Run, rec *vpec.Record, tree *canonical.Value, before *chainTip) error {
 	// The chain: follow from genesis or from the stored predecessor. A
 	// missing predecessor (a record still queued at the client) is accepted
 	// here and becomes a gap at close if it never arrives.
 	prev := vpec.Genesis(run.ID)
-	if tip, ok := s.tips.get(run.ID); ok && tip.seq == rec.Sequence-1 && rec.Sequence > 1 {
+	tip, ok := s.tips.get(run.ID)
+	if before != nil {
+		tip, ok = *before, true
+	}
+	if ok && tip.seq == rec.Sequence-1 && rec.Sequence > 1 {
 		var err error
 		if prev, err = commitment.ParseSHA256(tip.chain); err != nil {
 			return err

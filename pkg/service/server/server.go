@@ -254,6 +254,7 @@ func (s *Server) routes() {
 	s.handle("POST /api/v1/runs", s.auth(s.openRun))
 	s.handle("GET /api/v1/runs/{run_id}", s.auth(s.getRun))
 	s.handle("POST /api/v1/runs/{run_id}/records", s.auth(s.record))
+	s.handle("POST /api/v1/runs/{run_id}/records:batch", s.auth(s.recordBatch))
 	// Closing is exempt from the sandbox rate limit: a rate-limited close
 	// would leave the client with only an offline VPEC.
 	s.handle("POST /api/v1/runs/{run_id}/close", s.authWith(false, s.closeRun))
@@ -414,12 +415,9 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	case errors.As(err, new(*busyError)):
 		w.Header().Set("Retry-After", strconv.Itoa(busyRetryAfter))
 		writeError(w, http.StatusServiceUnavailable, api.CodeServiceBusy, err.Error(), "")
-	case errors.Is(err, store.ErrNotFound):
-		writeError(w, http.StatusNotFound, api.CodeNotFound, "not found", "")
-	case errors.Is(err, store.ErrSealed):
-		writeError(w, http.StatusConflict, api.CodeRunSealed, "the run is sealed: it was closed and its VPEC issued; open a new run", "")
-	case errors.Is(err, store.ErrConflict):
-		writeError(w, http.StatusConflict, api.CodeSequenceConflict, "a different record already holds this record_id or sequence", "")
+	case sentinelError(err) != nil:
+		he := sentinelError(err)
+		writeError(w, he.status, he.code, he.msg, he.field)
 	case errors.Is(err, context.Canceled):
 		writeError(w, 499, api.CodeInternal, "request cancelled", "")
 	default:
@@ -428,10 +426,34 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	}
 }
 
+// sentinelError is the response to a store sentinel (ErrNotFound,
+// ErrSealed, ErrConflict) err matches, nil for any other error.
+func sentinelError(err error) *httpError {
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return &httpError{http.StatusNotFound, api.CodeNotFound, "not found", ""}
+	case errors.Is(err, store.ErrSealed):
+		return &httpError{http.StatusConflict, api.CodeRunSealed, "the run is sealed: it was closed and its VPEC issued; open a new run", ""}
+	case errors.Is(err, store.ErrConflict):
+		return &httpError{http.StatusConflict, api.CodeSequenceConflict, "a different record already holds this record_id or sequence", ""}
+	}
+	return nil
+}
+
 // decode reads a JSON body strictly into v: application/json, at most
 // MaxBodyBytes, no duplicate, unknown or mistyped fields. It returns the
 // parsed tree for canonical encoding.
 func (s *Server) decode(r *http.Request, v any) (*canonical.Value, error) {
+	body, err := s.readBody(r)
+	if err != nil {
+		return nil, err
+	}
+	return parseBody(body, v)
+}
+
+// readBody reads a JSON request body: application/json, at most
+// MaxBodyBytes.
+func (s *Server) readBody(r *http.Request) ([]byte, error) {
 	if err := checkMediaType(r.Header.Values("Content-Type")); err != nil {
 		return nil, err
 	}
@@ -442,6 +464,12 @@ func (s *Server) decode(r *http.Request, v any) (*canonical.Value, error) {
 	if int64(len(body)) > s.cfg.MaxBodyBytes {
 		return nil, &httpError{http.StatusRequestEntityTooLarge, api.CodePayloadTooLarge, fmt.Sprintf("body larger than %d bytes", s.cfg.MaxBodyBytes), ""}
 	}
+	return body, nil
+}
+
+// parseBody parses a request body strictly into v (no duplicate, unknown
+// or mistyped fields, then v's documented limits) and returns the tree.
+func parseBody(body []byte, v any) (*canonical.Value, error) {
 	tree, err := document.Parse(body, v)
 	if err != nil {
 		return nil, schemaError(err)

@@ -38,7 +38,10 @@ type env struct {
 
 // newEnv starts a real server on loopback with SQLite in a temp directory
 // and two organisations with a key each.
-func newEnv(t *testing.T) *env {
+func newEnv(t *testing.T) *env { t.Helper(); return newEnvBody(t, 64<<10) }
+
+// newEnvBody is newEnv with a body limit of maxBody bytes.
+func newEnvBody(t testing.TB, maxBody int64) *env {
 	t.Helper()
 	dir := t.TempDir()
 	ctx := context.Background()
@@ -51,7 +54,7 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(server.Config{Storage: server.StorageOf(st), Signer: mat.Signer, Timestamper: mat.TSA, Trust: mat.Trust, MaxBodyBytes: 64 << 10})
+	srv, err := server.New(server.Config{Storage: server.StorageOf(st), Signer: mat.Signer, Timestamper: mat.TSA, Trust: mat.Trust, MaxBodyBytes: maxBody})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -182,6 +182,13 @@ func (w obsRuns) AppendRecord(ctx context.Context, orgID string, rec store.Recor
 	return r0, err
 }
 
+func (w obsRuns) AppendRecords(ctx context.Context, orgID string, recs []store.Record, lim store.Limits) ([]bool, error) {
+	ctx, done := w.start(ctx, "AppendRecords")
+	r0, err := w.RunStore.AppendRecords(ctx, orgID, recs, lim)
+	done(err)
+	return r0, err
+}
+
 func (w obsRuns) SealRecords(ctx context.Context, orgID, runID, closeKey string, closedAt time.Time) (store.Run, bool, error) {
 	ctx, done := w.start(ctx, "SealRecords")
 	r0, r1, err := w.RunStore.SealRecords(ctx, orgID, runID, closeKey, closedAt)

@@ -45,6 +45,21 @@ func (l Limits) Check(count, bytes, n int64) error {
 	return nil
 }
 
+// BatchError is the error of an AppendRecords that stored nothing because
+// its record at Index was refused; it wraps that record's error, so
+// errors.Is(err, ErrSealed) and errors.As(err, new(*LimitError)) see it.
+type BatchError struct {
+	Index int   // the refused record's index in the batch
+	Err   error // why it was refused
+}
+
+func (e *BatchError) Error() string {
+	return fmt.Sprintf("record %d of the batch: %v", e.Index, e.Err)
+}
+
+// Unwrap returns the refused record's error.
+func (e *BatchError) Unwrap() error { return e.Err }
+
 // Run is a stored run.
 type Run struct {
 	ID                 string
@@ -147,6 +162,17 @@ type RunWriter interface {
 	// run cannot take within lim a *LimitError (ErrRunFull), unless it is
 	// such a duplicate.
 	AppendRecord(ctx context.Context, orgID string, rec Record, lim Limits) (duplicate bool, err error)
+	// AppendRecords stores recs, records of one run in the order given,
+	// all or nothing, in one transaction (one commit): each record as
+	// AppendRecord would store it after the ones before it, so
+	// duplicates[i] reports what AppendRecord reports for recs[i], and
+	// the limits apply to the run as each record is added. If any record
+	// is refused, nothing is stored and the error is a *BatchError naming
+	// the first refused record's index and wrapping what AppendRecord
+	// would have returned for it (ErrSealed, ErrConflict, ErrNotFound, a
+	// *LimitError...). Every record must name the same run (ErrConflict
+	// otherwise, as a *BatchError); an empty recs stores nothing.
+	AppendRecords(ctx context.Context, orgID string, recs []Record, lim Limits) (duplicates []bool, err error)
 	// SealRecords is the first phase of a close: in one transaction it
 	// marks an open run of the organisation sealed, with closedAt and the
 	// close's idempotency key (may be ""). From its commit on, AppendRecord

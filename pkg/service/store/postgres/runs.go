@@ -111,6 +111,89 @@ UPDATE runs SET record_count = record_count + 1, record_bytes = record_bytes + $
 	last_chain_hash = CASE WHEN record_count = 0 OR $3 > last_sequence THEN $5 ELSE last_chain_hash END
 FROM ins WHERE runs.id = ins.run_id`
 
+// AppendRecords implements store.RunWriter (backend.AppendMany). The
+// common case (an open run with room for the whole batch, every record
+// id and sequence new) is one statement, one round trip and one commit
+// (appendManySQL); a unique violation aborts that statement whole, and
+// anything but the common case takes one transaction of backend.AppendMany,
+// which tells duplicates, conflicts, a sealed or a full run apart.
+func (db *DB) AppendRecords(ctx context.Context, orgID string, recs []store.Record, lim store.Limits) (duplicates []bool, err error) {
+	if len(recs) == 0 {
+		return []bool{}, nil
+	}
+	fail := func(err error) error {
+		return fmt.Errorf("postgres: append %d records (sequences %d-%d) to run %s of org %s: %w",
+			len(recs), recs[0].Sequence, recs[len(recs)-1].Sequence, recs[0].RunID, orgID, err)
+	}
+	if appended, err := db.appendManyFast(ctx, orgID, recs, lim); err != nil {
+		return nil, fail(err)
+	} else if appended {
+		return make([]bool, len(recs)), nil
+	}
+	err = db.inRunTx(ctx, func(tx runTx) error {
+		var err error
+		duplicates, err = backend.AppendMany(ctx, tx, orgID, recs, lim)
+		return err
+	})
+	if err != nil {
+		return nil, fail(err)
+	}
+	return duplicates, nil
+}
+
+// appendManyFast tries appendManySQL: appended=true if it stored every
+// record, false (nothing written) if the batch needs the transaction.
+func (db *DB) appendManyFast(ctx context.Context, orgID string, recs []store.Record, lim store.Limits) (appended bool, err error) {
+	n := len(recs)
+	seqs, ids, chains, bodies := make([]int64, n), make([]string, n), make([]string, n), make([][]byte, n)
+	var total int64
+	last := 0
+	for i, r := range recs {
+		if r.RunID != recs[0].RunID {
+			return false, nil // AppendMany names it
+		}
+		seqs[i], ids[i], chains[i], bodies[i] = r.Sequence, r.RecordID, r.ChainHash, nonNil(r.Body)
+		total += int64(len(r.Body))
+		if r.Sequence > recs[last].Sequence {
+			last = i
+		}
+	}
+	tag, err := db.pool.Exec(ctx, appendManySQL, recs[0].RunID, orgID, seqs, ids, chains, bodies,
+		lim.MaxRecords, lim.MaxBytes, int64(n), total, lim.BytesPerRecord, recs[last].Sequence, recs[last].ChainHash)
+	switch {
+	case isUnique(err):
+		return false, nil // the statement was rolled back whole
+	case err != nil:
+		return false, mapErr(err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// appendManySQL appends a batch in one statement, as appendFastSQL does
+// one record: it locks the run's row FOR UPDATE only if the run is the
+// organisation's, open, and has room for all $9 records of $10 body bytes
+// (store.Limits.Check after the last one: $7 MaxRecords, $8 MaxBytes, $11
+// BytesPerRecord), inserts them all ($3-$6, arrays in batch order) and
+// counts them in the run's metadata ($12 and $13: the batch's highest
+// sequence and its chain hash). Without ON CONFLICT, a taken record id or
+// sequence is a unique violation that aborts the whole statement; it
+// affects one row when it appended every record and none otherwise.
+const appendManySQL = `WITH r AS (
+	SELECT id FROM runs
+	WHERE id = $1 AND org_id = $2 AND NOT sealed
+		AND ($7::bigint <= 0 OR record_count + $9::bigint <= $7::bigint)
+		AND ($8::bigint <= 0 OR record_bytes + $10::bigint + (record_count + $9::bigint) * $11::bigint <= $8::bigint)
+	FOR UPDATE
+), ins AS (
+	INSERT INTO records (run_id, sequence, record_id, chain_hash, body)
+	SELECT r.id, u.s, u.rid, u.ch, u.b FROM r, unnest($3::bigint[], $4::text[], $5::text[], $6::bytea[]) AS u(s, rid, ch, b)
+	RETURNING 1
+)
+UPDATE runs SET record_count = record_count + $9::bigint, record_bytes = record_bytes + $10::bigint,
+	last_sequence = CASE WHEN record_count = 0 OR $12::bigint > last_sequence THEN $12::bigint ELSE last_sequence END,
+	last_chain_hash = CASE WHEN record_count = 0 OR $12::bigint > last_sequence THEN $13::text ELSE last_chain_hash END
+WHERE runs.id = (SELECT id FROM r) AND (SELECT count(*) FROM ins) = $9::bigint`
+
 // RecordBySequence implements store.RunReader.
 func (db *DB) RecordBySequence(ctx context.Context, runID string, seq int64) (store.Record, error) {
 	r, err := backend.ScanRecord(db.pool.QueryRow(ctx, "SELECT "+backend.RecordCols+" FROM records WHERE run_id = $1 AND sequence = $2", runID, seq))

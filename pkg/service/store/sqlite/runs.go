@@ -68,6 +68,27 @@ func (db *DB) AppendRecord(ctx context.Context, orgID string, rec store.Record, 
 	return dup, nil
 }
 
+// AppendRecords implements store.RunWriter (backend.AppendMany): the whole
+// batch is one write of the writer goroutine, in its own savepoint, so it
+// commits (one WAL fsync, possibly shared with other writes) or rolls back
+// as a whole.
+func (db *DB) AppendRecords(ctx context.Context, orgID string, recs []store.Record, lim store.Limits) ([]bool, error) {
+	if len(recs) == 0 {
+		return []bool{}, nil
+	}
+	var dups []bool
+	err := db.write(ctx, func(ctx context.Context, tx *wtx) error {
+		var err error
+		dups, err = backend.AppendMany(ctx, tx, orgID, recs, lim)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: append %d records (sequences %d-%d) to run %s of org %s: %w",
+			len(recs), recs[0].Sequence, recs[len(recs)-1].Sequence, recs[0].RunID, orgID, err)
+	}
+	return dups, nil
+}
+
 // appendRecord appends rec in tx (the writer's transaction, or its
 // savepoint).
 func (db *DB) appendRecord(ctx context.Context, tx *wtx, orgID string, rec store.Record, lim store.Limits) (bool, error) {

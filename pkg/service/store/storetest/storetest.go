@@ -1,6 +1,6 @@
 // Package storetest is the conformance suite of the store's roles, one
 // file and one Run function per role (RunOrgs in orgs.go, RunRuns in
-// runs.go, ...), which every backend runs: Run runs them all. A backend's
+// runs.go, RunBatches in batch.go, ...), which every backend runs: Run runs them all. A backend's
 // test calls Run with a function that opens a fresh, empty store (and
 // registers its own cleanup with t.Cleanup), and RunPersistence with a
 // function that opens the same database again and again. A role whose
@@ -31,7 +31,7 @@ import (
 var T0 = time.Date(2025, 3, 14, 16, 9, 26, 535897000, time.FixedZone("CET", 3600))
 
 // Run runs the conformance suite of every role on stores open returns:
-// each role's suite (RunOrgs, RunRuns, RunSeals, RunVPECs, RunManifests,
+// each role's suite (RunOrgs, RunRuns, RunSeals, RunBatches, RunVPECs, RunManifests,
 // RunProfiles, RunCircuits, RunCalibrations, RunSessions, RunWebSessions,
 // RunIdentity) and RunLifecycle, each a subtest. open must return a fresh,
 // empty store each time it is called and close it in a t.Cleanup.
@@ -51,6 +51,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Orgs", func(t *testing.T) { RunOrgs(t, open) }},
 		{"Runs", func(t *testing.T) { RunRuns(t, open) }},
 		{"Seals", func(t *testing.T) { RunSeals(t, open) }},
+		{"Batches", func(t *testing.T) { RunBatches(t, open) }},
 		{"VPECs", func(t *testing.T) { RunVPECs(t, open) }},
 		{"VPECLog", func(t *testing.T) { RunVPECLog(t, open) }},
 		{"Manifests", func(t *testing.T) { RunManifests(t, open) }},

@@ -90,6 +90,24 @@ func Append(ctx context.Context, tx RunTx, orgID string, rec store.Record, lim s
 	return dup, err
 }
 
+// AppendMany is store.RunWriter.AppendRecords in tx: Append for each
+// record in order, stopping at the first refused one with a
+// *store.BatchError (the caller rolls tx back: nothing is stored).
+func AppendMany(ctx context.Context, tx RunTx, orgID string, recs []store.Record, lim store.Limits) ([]bool, error) {
+	dups := make([]bool, len(recs))
+	for i, rec := range recs {
+		if rec.RunID != recs[0].RunID {
+			return nil, &store.BatchError{Index: i, Err: fmt.Errorf("run %s, not the batch's run %s: %w", rec.RunID, recs[0].RunID, store.ErrConflict)}
+		}
+		dup, err := Append(ctx, tx, orgID, rec, lim)
+		if err != nil {
+			return nil, &store.BatchError{Index: i, Err: err}
+		}
+		dups[i] = dup
+	}
+	return dups, nil
+}
+
 // StoredAlready reports whether the run holds rec exactly (same id,
 // sequence, chain hash and body): true; nothing with its id: false; a
 // different record with its id: store.ErrConflict.
