@@ -14,7 +14,8 @@ import (
 const trustVectorsDir = "../../../testdata/vectors/" + testvectors.TrustDir
 
 // pageTrustVector reports whether the page can run a trust vector: it
-// takes a trust root (JSON or PEM), a receipt and "require a log receipt";
+// takes a trust root (JSON or PEM), circuit entries, a receipt and
+// "require a log receipt";
 // a witness policy file, a newer checkpoint and trust root updates are
 // svc-verify's (the page verifies against the newest root the user has).
 func pageTrustVector(v testvectors.Vector) bool {
@@ -46,7 +47,11 @@ func TestTrustVectors(t *testing.T) {
 		}
 		ran++
 		t.Run(v.Name, func(t *testing.T) {
-			res := webverify.Verify(webverify.Input{VPEC: read(v.File), Trust: read(v.TrustRoot), Receipt: read(v.Receipt), RequireLog: v.RequireLog})
+			in := webverify.Input{VPEC: read(v.File), Trust: read(v.TrustRoot), Receipt: read(v.Receipt), RequireLog: v.RequireLog}
+			for _, c := range v.Circuits {
+				in.Circuits = append(in.Circuits, read(c))
+			}
+			res := webverify.Verify(in)
 			if res.Report == nil || res.ExitCode != v.Exit || res.Report.Verdict != v.Verdict {
 				t.Fatalf("exit %d report %+v error %q, want exit %d %q", res.ExitCode, res.Report, res.Error, v.Exit, v.Verdict)
 			}

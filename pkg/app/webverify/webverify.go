@@ -158,7 +158,7 @@ func Verify(in Input) Result {
 		return Result{Error: msg, Warnings: skipped, ExitCode: code}
 	}
 	opts := verify.Options{Trust: trust, Root: root, Profiles: set, RequireClean: in.RequireClean, RequireLog: in.RequireLog,
-		Proofs: &zkverify.Verifier{Trust: circuitTrust, Circuits: circuits, Given: CircuitGiven}, CircuitAdvice: CircuitAdvice}
+		Proofs: &zkverify.Verifier{Trust: circuitTrust, Root: root, Circuits: circuits, Given: CircuitGiven}, CircuitAdvice: CircuitAdvice}
 	if in.Receipt.Name != "" || in.Receipt.Data != nil {
 		opts.Receipt = in.Receipt.Data
 		if opts.Receipt == nil {
