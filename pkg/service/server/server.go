@@ -45,6 +45,11 @@ type Config struct {
 	Storage Storage
 	// Signer signs VPECs and profiles. Required.
 	Signer *signing.Signer
+	// Keys, when set, are the VPEC signing keys with their trust root
+	// windows (keyring.go): a close signs with the key valid at its
+	// genTime, so a rotation takes effect at its instant without a
+	// restart. Nil: Signer signs every VPEC.
+	Keys *KeyRing
 	// Timestamper obtains RFC 3161 tokens (the built-in authority or
 	// external ones). Required.
 	Timestamper timestamp.Timestamper
@@ -131,6 +136,8 @@ type Server struct {
 	loads *dashboard.Budget
 	// closes are the closes in progress in this process, one per run.
 	closes closeFlights
+	// ring is Config.Keys, or a ring of Config.Signer alone.
+	ring *KeyRing
 	// attests are the attestation seals made by this process, one per VPEC.
 	attests attestations
 }
@@ -226,6 +233,9 @@ func New(cfg Config) (*Server, error) {
 		metrics: cfg.Metrics, tracer: tracer}
 	s.runs.max, s.tips.max, s.profileCache.max = 50000, 50000, 1000
 	s.scopes.max = 50000
+	if s.ring = cfg.Keys; s.ring == nil {
+		s.ring, _ = NewKeyRing(nil, cfg.Signer) // Signer is not nil: checked above
+	}
 	s.attests.max = maxAttestations
 	s.routes()
 	if err := s.mountDashboard(); err != nil {

@@ -104,7 +104,9 @@ func EnsureTrustRoot(ctx context.Context, dir string, m *Material, rootURI strin
 	add(trustroot.PurposeProfile, m.ProfileSigner.PublicKey(), "")
 	add(trustroot.PurposeCircuit, m.ProfileSigner.PublicKey(), "")
 	for _, id := range m.Trust.KeyIDs() {
-		if id == m.Signer.KeyID() || id == m.ProfileSigner.KeyID() {
+		if id == m.Signer.KeyID() || id == m.ProfileSigner.KeyID() || m.isNext(id) {
+			// A next key (--next-signing-key) enters the root by a
+			// rotation, valid from its instant T, never before.
 			continue
 		}
 		pub, _ := m.Trust.Key(id)
