@@ -65,15 +65,19 @@ func newHotEnv(t *testing.T) *hotEnv {
 
 // start serves with the material's key ring under root; now is the
 // server's clock (nil: time.Now).
-func (h *hotEnv) start(t *testing.T, ring *server.KeyRing, now func() time.Time) *env {
+func (h *hotEnv) start(t *testing.T, ring *server.KeyRing, now func() time.Time) (*env, *server.Server) {
 	t.Helper()
-	srv, err := server.New(server.Config{Storage: server.StorageOf(h.st), Signer: h.mat.Signer, Keys: ring, Timestamper: h.mat.TSA, Trust: h.mat.Trust, Now: now})
+	_, doc, err := server.ReadTrustRoot(h.data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(server.Config{Storage: server.StorageOf(h.st), Signer: h.mat.Signer, Keys: ring, Timestamper: h.mat.TSA, Trust: h.mat.Trust, TrustRoot: doc, Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
-	return &env{t: t, st: h.st, url: hs.URL, mat: h.mat}
+	return &env{t: t, st: h.st, url: hs.URL, mat: h.mat}, srv
 }
 
 // closeOne opens, fills and closes a run; it returns the close's status
@@ -91,16 +95,16 @@ func (e *env) closeOne(apiKey string) (int, []byte) {
 // TestHotRotationUnderLoad rotates the VPEC key twice while one running
 // server, configured ahead with both next keys, keeps closing runs from
 // four clients: each rotation writes the next trust root (RotateKey, T the
-// next whole second) and hands it to the server's key ring (what SIGHUP
-// does in svc serve); nothing is restarted. No close fails, three keys
+// next whole second) and the server reloads it (ReloadTrustRoot, what
+// SIGHUP does in svc serve); nothing is restarted, and the server then
+// serves the last version. No close fails, three keys
 // sign, and every VPEC is VALID against the final root at its genTime
 // (verify.Verify with Options.Root checks the key's window there), so no
 // VPEC sealed across an instant T carries the old key.
 func TestHotRotationUnderLoad(t *testing.T) {
 	ctx := context.Background()
 	h := newHotEnv(t)
-	ring := h.mat.Keys(h.first)
-	e := h.start(t, ring, nil)
+	e, srv := h.start(t, h.mat.Keys(h.first), nil)
 
 	var (
 		mu    sync.Mutex
@@ -143,11 +147,13 @@ func TestHotRotationUnderLoad(t *testing.T) {
 	waitFor(8)
 	for _, uri := range h.next {
 		at := time.Now().Add(time.Second).Truncate(time.Second)
-		root, err := server.RotateKey(ctx, h.data, server.Rotation{Purpose: trustroot.PurposeVPEC, NewKey: uri, At: at}, "", keys.Options{}, time.Now())
-		if err != nil {
+		if _, err := server.RotateKey(ctx, h.data, server.Rotation{Purpose: trustroot.PurposeVPEC, NewKey: uri, At: at}, "", keys.Options{}, time.Now()); err != nil {
 			t.Fatal(err)
 		}
-		ring.SetRoot(root)
+		// What svc serve does on SIGHUP.
+		if _, changed, err := srv.ReloadTrustRoot(h.data); err != nil || !changed {
+			t.Fatalf("reload: changed %v, %v", changed, err)
+		}
 		// The clients keep closing across T, and a while after.
 		time.Sleep(time.Until(at))
 		waitFor(count() + 8)
@@ -160,6 +166,11 @@ func TestHotRotationUnderLoad(t *testing.T) {
 	final, _, err := server.ReadTrustRoot(h.data)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if code, body := e.do("GET", "/.well-known/svc/trust-root.json", "", nil, nil); code != 200 {
+		t.Fatalf("trust root: %d", code)
+	} else if served, err := trustroot.Parse(body); err != nil || served.Version != final.Version {
+		t.Fatalf("the server serves a trust root %v (%v), want the reloaded version %d", served, err, final.Version)
 	}
 	used := map[string]int{}
 	for _, doc := range vpecs {
@@ -207,7 +218,7 @@ func TestCloseSignedAgainAfterRotationInstant(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			e := h.start(t, tc.ring, behind)
+			e, _ := h.start(t, tc.ring, behind)
 			code, body := e.closeOne(h.apiKey)
 			if code != tc.code {
 				t.Fatalf("close: %d %s, want %d", code, body, tc.code)

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -180,4 +183,46 @@ func (s *Server) issueInWindow(r *http.Request, run store.Run) (v *vpec.VPEC, bo
 		r = r.WithContext(context.WithValue(r.Context(), keyTimeKey{}, rot.genTime))
 	}
 	return nil, nil, digest, &httpError{http.StatusServiceUnavailable, api.CodeSigningFailed, "could not seal the VPEC: " + err.Error() + "; close again (with the same Idempotency-Key) to retry", ""}
+}
+
+// ErrRootReload reports a trust root file that a running service will not
+// take: not a newer version chained from the one in use.
+var ErrRootReload = errors.New("trust root not reloaded")
+
+// ReloadTrustRoot reads dir's trust root (written by svc keys rotate and
+// svc keys compromise) and, if it is a newer version than the key ring's,
+// checks that it chains from it (each version in between read from
+// trust-root/N.json, trustroot.VerifyChain) before the ring signs by its
+// windows and /.well-known/svc/trust-root.json serves it. It returns the
+// root in use afterwards and whether it changed. svc serve calls it on
+// SIGHUP.
+func (s *Server) ReloadTrustRoot(dir string) (*trustroot.Root, bool, error) {
+	cur := s.ring.Root()
+	next, doc, err := ReadTrustRoot(dir)
+	if err != nil {
+		return cur, false, err
+	}
+	if cur != nil && !cur.Legacy() {
+		if next.Version <= cur.Version {
+			return cur, false, nil
+		}
+		var updates []*trustroot.Root
+		for v := cur.Version + 1; v < next.Version; v++ {
+			b, err := os.ReadFile(filepath.Join(dir, TrustRootHistoryDir, strconv.FormatInt(v, 10)+".json"))
+			if err != nil {
+				return cur, false, fmt.Errorf("%w: version %d between %d and %d: %w", ErrRootReload, v, cur.Version, next.Version, err)
+			}
+			u, err := trustroot.Parse(b)
+			if err != nil {
+				return cur, false, fmt.Errorf("%w: version %d: %w", ErrRootReload, v, err)
+			}
+			updates = append(updates, u)
+		}
+		if _, err := trustroot.VerifyChain(cur, append(updates, next)...); err != nil {
+			return cur, false, fmt.Errorf("%w: version %d does not chain from version %d in use: %w", ErrRootReload, next.Version, cur.Version, err)
+		}
+	}
+	s.ring.SetRoot(next)
+	s.rootDoc.Store(&doc)
+	return next, true, nil
 }

@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -138,6 +139,9 @@ type Server struct {
 	closes closeFlights
 	// ring is Config.Keys, or a ring of Config.Signer alone.
 	ring *KeyRing
+	// rootDoc is the trust root document ReloadTrustRoot read, served
+	// instead of Config.TrustRoot once set.
+	rootDoc atomic.Pointer[[]byte]
 	// attests are the attestation seals made by this process, one per VPEC.
 	attests attestations
 }
@@ -584,12 +588,16 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) trustRoot(w http.ResponseWriter, r *http.Request) {
-	if s.cfg.TrustRoot == nil {
+	doc := s.cfg.TrustRoot
+	if p := s.rootDoc.Load(); p != nil {
+		doc = *p // reloaded (ReloadTrustRoot)
+	}
+	if doc == nil {
 		s.fail(w, r, &httpError{http.StatusNotFound, api.CodeNotFound, "this service publishes no trust root: use " + api.TrustBundlePath, ""})
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Write(s.cfg.TrustRoot)
+	w.Write(doc)
 }
 
 func (s *Server) trustBundle(w http.ResponseWriter, r *http.Request) {
