@@ -178,8 +178,10 @@ type Rotation struct {
 // RotateKey writes the next version of dir's trust root in which
 // rot.NewKey is valid for rot.Purpose from rot.At and the old key's window
 // ends then (trustroot.Rotate), signed by the root key rootURI. The
-// service must sign with the new key from rot.At: configure its URI and
-// restart before then.
+// service must sign with the new key from rot.At: a running server whose
+// KeyRing holds the new key (svc serve --next-signing-key) does once it
+// has reloaded the root (ReloadTrustRoot, SIGHUP); otherwise configure its
+// URI and restart at rot.At.
 func RotateKey(ctx context.Context, dir string, rot Rotation, rootURI string, opts keys.Options, now time.Time) (*trustroot.Root, error) {
 	r, _, err := ReadTrustRoot(dir)
 	if err != nil {
