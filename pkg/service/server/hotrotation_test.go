@@ -2,8 +2,12 @@ package server_test
 
 import (
 	"context"
+	"crypto/ed25519"
+	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -254,4 +258,49 @@ func mustRing(t *testing.T, root *trustroot.Root, m *server.Material) *server.Ke
 		t.Fatal(err)
 	}
 	return r
+}
+
+// TestReloadTrustRootRefusesUnchained: a trust-root.json whose newer
+// version is not signed by the root keys of the version in use is not
+// taken (ErrRootReload, the trustroot refusal inside); the server keeps
+// signing and serving the version it had.
+func TestReloadTrustRootRefusesUnchained(t *testing.T) {
+	h := newHotEnv(t)
+	_, rogue, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged, err := trustroot.Build(time.Now(), 1,
+		trustroot.NewKey{Purpose: trustroot.PurposeVPEC, PublicKey: h.mat.NextSigners[0].PublicKey(), From: time.Now().Add(-time.Hour)},
+		trustroot.NewKey{Purpose: trustroot.PurposeRoot, PublicKey: rogue.Public().(ed25519.PublicKey), From: time.Now().Add(-time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if forged, err = forged.Next(time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if err := forged.Sign(rogue); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := forged.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(h.data, server.TrustRootFile), doc, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ring := h.mat.Keys(h.first)
+	e, srv := h.start(t, ring, nil)
+	r, changed, err := srv.ReloadTrustRoot(h.data)
+	if !errors.Is(err, server.ErrRootReload) || !errors.Is(err, trustroot.ErrNotSignedByPrevious) || changed || r.Version != h.first.Version {
+		t.Fatalf("reload of an unchained root: version %d changed %v, %v; want ErrRootReload (not-signed-by-previous)", r.Version, changed, err)
+	}
+	if ring.Root() != h.first {
+		t.Fatal("the ring took the refused root")
+	}
+	code, body := e.closeOne(h.apiKey)
+	var v vpec.VPEC
+	if code != 200 || json.Unmarshal(body, &v) != nil || v.SigningKeyID != h.mat.Signer.KeyID() {
+		t.Fatalf("close after a refused reload: %d, key %s, want %s", code, v.SigningKeyID, h.mat.Signer.KeyID())
+	}
 }
