@@ -255,6 +255,13 @@ func (a *app) runServe(ctx context.Context, o *serveOptions) error {
 	if err := setup.AddTSARoots(m, o.tsaRoots); err != nil {
 		return &Error{Code: ExitUsage, Err: fmt.Errorf("--tsa-root: %w", err), Hint: "give the PEM root certificate of the external authority"}
 	}
+	if len(o.tsaRoots) > 0 {
+		if root, rootDoc, wrote, err = server.EnsureTSARootsInRoot(ctx, o.data.dir(), m.Trust.Roots(), o.rootKey.uri, o.keys.config(a.streams.Getenv).Options, time.Now()); err != nil {
+			return keyError(err)
+		} else if wrote {
+			fmt.Fprintf(a.streams.Err, "%s: wrote the trust root version %d of %s with the --tsa-root certificates\n", a.name, root.Version, o.data.dir())
+		}
+	}
 	var tlog *server.TransparencyLog
 	var watchLog *setup.Log
 	if !o.noTlog {

@@ -346,3 +346,39 @@ func EnsureLogKeyInRoot(ctx context.Context, dir string, lk tlog.LogKey, rootURI
 	}
 	return next, out, true, nil
 }
+
+// EnsureTSARootsInRoot returns dir's trust root with every certificate of
+// roots in it for tsa-root, writing the next version (signed by the root
+// key, rootURI as in EnsureTrustRoot) when one is missing: the roots of
+// external authorities svc serve --tsa-root publishes in the trust bundle
+// are then in the trust root too, so that what the service serves at
+// /.well-known/svc/trust-root.json, and its dashboard, verify their
+// tokens. Each new entry is valid from the certificate's NotBefore (no
+// token chaining to it is older). It reports whether it wrote a version.
+func EnsureTSARootsInRoot(ctx context.Context, dir string, roots []*x509.Certificate, rootURI string, opts keys.Options, now time.Time) (*trustroot.Root, []byte, bool, error) {
+	r, data, err := ReadTrustRoot(dir)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	var add []trustroot.NewKey
+	for _, c := range roots {
+		if r.Key(trustroot.PurposeTSARoot, trustroot.CertificateKeyID(c)) == nil {
+			add = append(add, trustroot.NewKey{Purpose: trustroot.PurposeTSARoot, Certificate: c, From: c.NotBefore.UTC(), Comment: "external TSA root (--tsa-root) added at start"})
+		}
+	}
+	if len(add) == 0 {
+		return r, data, false, nil
+	}
+	next, err := trustroot.AddKeys(r, now.UTC(), add...)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	if _, err := writeNext(ctx, dir, next, rootURI, opts); err != nil {
+		return nil, nil, false, err
+	}
+	out, err := next.Marshal()
+	if err != nil {
+		return nil, nil, false, err
+	}
+	return next, out, true, nil
+}
