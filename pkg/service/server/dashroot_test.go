@@ -90,3 +90,38 @@ func TestEnsureTSARootsInRoot(t *testing.T) {
 		}
 	}
 }
+
+// TestAttestationAfterHotRotation: after a hot rotation the attestation
+// of each VPEC is signed by the key that signed it, the new key's VPEC
+// and the old key's alike (an attestation must be signed by its VPEC's
+// key: the server's first configured key alone signs only the old ones).
+func TestAttestationAfterHotRotation(t *testing.T) {
+	ctx := context.Background()
+	h := newHotEnv(t)
+	e, srv := h.start(t, h.mat.Keys(h.first), nil)
+	idOf := func(doc []byte) string {
+		var v vpec.VPEC
+		if err := json.Unmarshal(doc, &v); err != nil {
+			t.Fatal(err)
+		}
+		return v.VPECID
+	}
+	_, before := e.closeOne(h.apiKey)
+	at := time.Now().Add(time.Second).Truncate(time.Second)
+	if _, err := server.RotateKey(ctx, h.data, server.Rotation{Purpose: trustroot.PurposeVPEC, NewKey: h.next[0], At: at}, "", keys.Options{}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := srv.ReloadTrustRoot(h.data); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Until(at))
+	code, after := e.closeOne(h.apiKey)
+	if code != 200 {
+		t.Fatalf("close after T: %d %s", code, after)
+	}
+	for _, doc := range [][]byte{before, after} {
+		if code, body := e.do("GET", "/api/v1/vpecs/"+idOf(doc)+"/attestation", h.apiKey, nil, nil); code != 200 {
+			t.Errorf("attestation of %s: %d %.300s", idOf(doc), code, body)
+		}
+	}
+}

@@ -100,6 +100,22 @@ func (k *KeyRing) At(t time.Time) (*signing.Signer, error) {
 	return best, nil
 }
 
+// ordered returns the ring's signers, the one valid at t first (when one
+// is), then the others in ring order.
+func (k *KeyRing) ordered(t time.Time) []*signing.Signer {
+	first, err := k.At(t)
+	if err != nil {
+		return k.Signers()
+	}
+	out := []*signing.Signer{first}
+	for _, s := range k.signers {
+		if s != first {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 // Valid reports whether s may sign a VPEC whose genTime is t: nil, or the
 // trust root's refusal (a *trustroot.KeyError).
 func (k *KeyRing) Valid(s *signing.Signer, t time.Time) error {
