@@ -4,10 +4,12 @@
 // (GOOS=js GOARCH=wasm) for the self-contained verify.html page that
 // internal/webbuild assembles. It exposes one JavaScript function,
 //
-//	svcVerify({vpec, trust, profiles, circuits, circuitFolder, requireClean, receipt, requireLog}) -> JSON string
+//	svcVerify({vpec, trust, profiles, circuits, circuitFolder, requireClean, receipt, requireLog, witnessPolicy, trustRootUpdates}) -> JSON string
 //
-// where vpec, trust (a trust root JSON or a PEM trust bundle) and receipt
-// (optional: the VPEC's transparency log receipt) are {name, data: Uint8Array}, and profiles,
+// where vpec, trust (a trust root JSON or a PEM trust bundle), receipt
+// (optional: the VPEC's transparency log receipt) and witnessPolicy
+// (optional: a witness policy file) are {name, data: Uint8Array}, and
+// trustRootUpdates (newer trust root versions), profiles,
 // circuits (circuit entry files) and circuitFolder (the .json files of a
 // chosen folder of circuit entries) lists of them; the string is a
 // pkg/app/webverify Result. It also sets svcMaxCircuitEntryBytes, the size
@@ -58,7 +60,8 @@ func verify(this js.Value, args []js.Value) any {
 	a := args[0]
 	in := webverify.Input{VPEC: file(a.Get("vpec")), Trust: file(a.Get("trust")), RequireClean: a.Get("requireClean").Truthy(),
 		Profiles: files(a.Get("profiles")), Circuits: files(a.Get("circuits")), CircuitFolder: files(a.Get("circuitFolder")),
-		Receipt: file(a.Get("receipt")), RequireLog: a.Get("requireLog").Truthy()}
+		Receipt: file(a.Get("receipt")), RequireLog: a.Get("requireLog").Truthy(),
+		WitnessPolicy: file(a.Get("witnessPolicy")), TrustRootUpdates: files(a.Get("trustRootUpdates"))}
 	return string(webverify.Verify(in).JSON())
 }
 

@@ -81,7 +81,7 @@ func Load(dir string) (*Manifest, error) {
 }
 
 // TrustArgs returns the svc verify flags of a trust vector (dir is the
-// directory its paths are relative to): --trust-root, each
+// directory its paths are relative to): --trust-root, each --circuit, each
 // --trust-root-update, --receipt, --require-log, --witness-policy,
 // --log-checkpoint and --consistency-proof, as the vector gives them.
 func (v Vector) TrustArgs(dir string) []string {
@@ -92,6 +92,9 @@ func (v Vector) TrustArgs(dir string) []string {
 		}
 	}
 	add("--trust-root", v.TrustRoot)
+	for _, c := range v.Circuits {
+		add("--circuit", c)
+	}
 	for _, u := range v.TrustRootUpdates {
 		add("--trust-root-update", u)
 	}

@@ -44,6 +44,11 @@ var (
 	trustEnded   = time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
 	trustFuture  = time.Date(2999, 1, 1, 0, 0, 0, 0, time.UTC)
 	cosignedTime = time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	// witnessEnded and witnessLater bracket cosignedTime: a witness
+	// window that ends at the first, or starts at the second, refuses the
+	// cosignatures of the trust vectors.
+	witnessEnded = time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
+	witnessLater = time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC)
 )
 
 // seededKey is a TEST-ONLY Ed25519 key derived from a name: the trust
@@ -183,6 +188,59 @@ func (g *gen) generateTrust() error {
 		if err := write(c.name, r); err != nil {
 			return err
 		}
+	}
+	// Witness key windows (cosignatures are made at cosignedTime):
+	// witness 2's window ended before, or starts after, its cosignature.
+	setKey := func(i int, f func(k *trustroot.NewKey)) keyMod {
+		return func(keys []trustroot.NewKey) []trustroot.NewKey { f(&keys[i]); return keys }
+	}
+	// The circuit entries of the proof vectors are signed by the service
+	// key: these roots also list it for circuit-signing.
+	circuitKey := func(f func(k *trustroot.NewKey)) keyMod {
+		return func(keys []trustroot.NewKey) []trustroot.NewKey {
+			k := trustroot.NewKey{Purpose: trustroot.PurposeCircuit, PublicKey: svc, From: trustEpoch, Comment: "TEST-ONLY service key, signs the proof vectors' circuit entries"}
+			f(&k)
+			return append(keys, k)
+		}
+	}
+	for _, c := range []struct {
+		name string
+		mod  keyMod
+	}{
+		{"trust-root-witness-expired.json", setKey(4, func(k *trustroot.NewKey) { k.Until = witnessEnded })},
+		{"trust-root-witness-not-yet-valid.json", setKey(4, func(k *trustroot.NewKey) { k.From = witnessLater })},
+		{"trust-root-circuit.json", circuitKey(func(*trustroot.NewKey) {})},
+		{"trust-root-circuit-key-expired.json", circuitKey(func(k *trustroot.NewKey) { k.Until = trustEnded })},
+		{"trust-root-circuit-key-not-yet-valid.json", circuitKey(func(k *trustroot.NewKey) { k.From = trustFuture })},
+	} {
+		r, err := build(1, c.mod)
+		if err != nil {
+			return fmt.Errorf("%s: %w", c.name, err)
+		}
+		if err := write(c.name, r); err != nil {
+			return err
+		}
+	}
+	// Witness 1 compromised before its cosignature.
+	w1Compromised, err := trustroot.Compromise(root, trustroot.KeyID(mustSPKI(w1.Public().(ed25519.PublicKey))), witnessEnded, trustIssued.Add(time.Hour))
+	if err != nil {
+		return err
+	}
+	if err := write("trust-root-witness-compromised.json", w1Compromised); err != nil {
+		return err
+	}
+	// The service key compromised in 2999: its VPEC signatures (timed
+	// by their genTime) still verify, its circuit entries (untimed) do not.
+	circuitRoot, err := build(1, circuitKey(func(*trustroot.NewKey) {}))
+	if err != nil {
+		return err
+	}
+	circuitCompromised, err := trustroot.Compromise(circuitRoot, trustroot.KeyID(mustSPKI(svc)), trustFuture, trustIssued.Add(time.Hour))
+	if err != nil {
+		return err
+	}
+	if err := write("trust-root-circuit-key-compromised.json", circuitCompromised); err != nil {
+		return err
 	}
 	compromised, err := trustroot.Compromise(root, trustroot.KeyID(mustSPKI(svc)), trustEnded, trustIssued.Add(time.Hour))
 	if err != nil {
@@ -386,6 +444,30 @@ func (g *gen) generateTrust() error {
 	} {
 		verdict, fails, exit := inv(c.check, c.code)
 		bad(c.name, c.desc, Vector{TrustRoot: c.root, Fails: fails, Verdict: verdict, Exit: exit})
+	}
+	for _, c := range []struct{ name, desc, root, policy, code string }{
+		{"receipt-witness-expired", "witness 2's window ended (2026-05-01) before its cosignature (2026-06-01): it does not count, and the trust root's policy needs both witnesses", "trust-root-witness-expired.json", "", "WITNESS KEY EXPIRED"},
+		{"receipt-witness-not-yet-valid", "witness 2's window starts (2026-07-01) after its cosignature (2026-06-01)", "trust-root-witness-not-yet-valid.json", "", "WITNESS KEY NOT YET VALID"},
+		{"receipt-witness-compromised", "witness 1 was marked compromised from 2026-05-01, before its cosignature (2026-06-01)", "trust-root-witness-compromised.json", "", "WITNESS KEY COMPROMISED"},
+		{"receipt-witness-compromised-policy-file", "a --witness-policy that asks for witness 1 only, whose key the trust root marks compromised before its cosignature: the root's window applies to the policy's witnesses it lists", "trust-root-witness-compromised.json", "policy-w1.txt", "WITNESS KEY COMPROMISED"},
+	} {
+		verdict, fails, exit := inv("transparency", c.code)
+		bad(c.name, c.desc, Vector{TrustRoot: c.root, Receipt: "receipt.json", WitnessPolicy: c.policy, Fails: fails, Verdict: verdict, Exit: exit})
+	}
+	t.add(Vector{Name: "receipt-witness-expired-not-needed", File: "logged.json", TrustRoot: "trust-root-witness-expired.json", Receipt: "receipt.json", WitnessPolicy: "policy-w1.txt", Valid: true,
+		Description: "witness 2's window ended before its cosignature, but the --witness-policy asks for witness 1 only: the receipt is valid"})
+	// Circuit entries: the proof VPEC of the main corpus and its signed
+	// entries, whose published_at is the corpus's generation time.
+	proofs := []string{"../" + HeadCircuitFile, "../" + ThresholdCircuitFile}
+	t.add(Vector{Name: "circuit-key-in-window", File: "../vpec/valid/proofs.json", TrustRoot: "trust-root-circuit.json", Circuits: proofs, Valid: true,
+		Description: "the proof VPEC with its circuit entries, whose key is valid for circuit-signing at their published_at"})
+	for _, c := range []struct{ name, desc, root, code string }{
+		{"circuit-key-expired", "the circuit entries' key's circuit-signing window ended (2001) before their published_at", "trust-root-circuit-key-expired.json", "CIRCUIT KEY EXPIRED"},
+		{"circuit-key-not-yet-valid", "the circuit entries' key's circuit-signing window starts in 2999, after their published_at", "trust-root-circuit-key-not-yet-valid.json", "CIRCUIT KEY NOT YET VALID"},
+		{"circuit-key-compromised", "the circuit entries' key is marked compromised from 2999: the VPEC (timestamped before) verifies, but an untimestamped circuit entry is refused whatever its published_at", "trust-root-circuit-key-compromised.json", "CIRCUIT KEY COMPROMISED"},
+	} {
+		verdict, fails, exit := inv("zk_proofs", c.code)
+		t.add(Vector{Name: c.name, Description: c.desc, File: "../vpec/valid/proofs.json", TrustRoot: c.root, Circuits: proofs, Fails: fails, Verdict: verdict, Exit: exit})
 	}
 	bad("trust-root-update-not-signed", "a version 2 signed only by a root key version 1 does not hold: refused before anything is verified (exit 3)",
 		Vector{TrustRootUpdates: []string{"trust-root-v2-not-signed-by-v1.json"}, TrustRootRefusal: "not-signed-by-previous", Exit: 3})

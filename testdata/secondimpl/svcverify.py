@@ -1272,9 +1272,45 @@ def check_disclosures(d):
     return "pass", "%d disclosed inputs match their commitments" % n, disclosed
 
 
-def verify(data: bytes, trust: Trust, profiles, use_openssl=False, log=None):
+def check_circuit_entries(circuits, trust):
+    """The signed circuit entries given (name, bytes): each signed by a
+    circuit-signing key of the trust root (any key of a PEM bundle), and,
+    with a trust root, that key's window holds its published_at and the
+    key was never compromised (an entry carries no timestamp: KEYS.md,
+    "Which time a window is checked against"). Raises Fail."""
+    root = trust.root
+    for name, data in circuits:
+        d = read_document(data)
+        kid, sig = d.get("signing_key_id"), d.get("circuit_signature")
+        if not isinstance(kid, str) or not isinstance(sig, str) or not sig.startswith("Ed25519:"):
+            raise Fail("ZK PROOF INVALID", "circuit entry %s: unsigned" % name)
+        if root.legacy():
+            pub = trust.keys.get(kid)
+        else:
+            e = root.entry("circuit-signing", kid)
+            pub = e.public_key if e is not None else None
+        signed = sjson.jcs({k: v for k, v in d.items() if k != "circuit_signature"})
+        if pub is None or not crypto_prims.ed25519_verify(pub, signed, base64.b64decode(sig[8:])):
+            raise Fail("ZK PROOF INVALID", "circuit entry %s: signature by %s does not verify with a circuit-signing key" % (name, kid))
+        if root.legacy():
+            continue
+        try:
+            at = parse_time(d.get("published_at"), "published_at")
+        except SchemaError as err:
+            raise Fail("ZK PROOF INVALID", "circuit entry %s: %s" % (name, err)) from None
+        try:
+            e = root.key_for("circuit-signing", kid, at)
+        except trustroot.Refused as r:
+            raise Fail("CIRCUIT KEY " + r.code, "circuit entry %s: %s" % (name, r.msg)) from None
+        if e.compromised is not None and not e.forever:
+            raise Fail("CIRCUIT KEY COMPROMISED", "circuit entry %s: key %s is marked compromised at %s; an untimestamped"
+                       " entry is refused whatever its published_at (%s)" % (name, kid, trustroot.fmt_time(e.compromised), e.window()))
+
+
+def verify(data: bytes, trust: Trust, profiles, use_openssl=False, log=None, circuits=()):
     """log: the transparency log inputs, bytes or None each: receipt,
-    policy, newer, proof, and require_log."""
+    policy, newer, proof, and require_log. circuits: the signed circuit
+    entries given, (name, bytes) each."""
     log = log or {}
     rep = Report()
     try:
@@ -1352,6 +1388,10 @@ def verify(data: bytes, trust: Trust, profiles, use_openssl=False, log=None):
         problem = listed_conditions(d)
         if problem:
             raise Fail("ZK PROOF INVALID", problem)
+        if proofs and circuits:
+            # The entries' signatures and key windows are checked; the
+            # Groth16 proofs themselves are not (below).
+            check_circuit_entries(circuits, trust)
         if proofs:
             raise Fail("ZK PROOF NOT CHECKED", "%d zero-knowledge proof(s): this implementation has no Groth16 verifier"
                        " (svc-verify verify --circuit ENTRY checks them)" % len(proofs), missing_trust=True)
@@ -1588,7 +1628,8 @@ def batch_job(job):
     profiles = [(p, open(p, "rb").read()) for p in job.get("profiles") or []]
     log = log_inputs(job.get("receipt"), job.get("witness_policy"), job.get("log_checkpoint"),
                      job.get("consistency_proof"), bool(job.get("require_log")))
-    rep, verdict, code = verify(data, trust, profiles, bool(job.get("tsa_openssl")), log)
+    circuits = [(p, open(p, "rb").read()) for p in job.get("circuits") or []]
+    rep, verdict, code = verify(data, trust, profiles, bool(job.get("tsa_openssl")), log, circuits)
     return {"file": job["file"], "verdict": verdict, "exit": code, "checks": [rep.checks[c] for c in CHECKS]}
 
 

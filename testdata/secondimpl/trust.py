@@ -343,9 +343,15 @@ def root_policy(root):
     return wit, {"all": (len(wit), list(wit))}, "all"
 
 
-def check_cosignatures(body, sigs, policy):
+def check_cosignatures(body, sigs, policy, root=None):
+    """The cosignatures that count toward the policy ({component: time in
+    ns}); Refused if they do not satisfy it. A cosignature by a witness key
+    the trust root lists counts only if its time is in the key's window
+    (KEYS.md, "Which time a window is checked against"); a witness only the
+    policy file names has no window."""
     wit, groups, quorum = policy
     ok = {}
+    refused = []
     for comp, (name, h, alg, key) in wit.items():
         for n, kh, payload in sigs:
             if n != name or kh != h:
@@ -356,6 +362,16 @@ def check_cosignatures(body, sigs, policy):
             msg = ("cosignature/v1\ntime %d\n" % t).encode() + body.encode()
             if not crypto_prims.ed25519_verify(key, msg, payload[8:]):
                 raise Refused("COSIGNATURE FORGED", "witness %s: its cosignature does not verify" % name)
+            entry = None
+            if root is not None and not root.legacy():
+                entry = next((e for e in root.entries if e.purpose == "witness" and e.vkey
+                              and e.vkey[0] == name and e.vkey[1] == h), None)
+            if entry is not None:
+                try:
+                    root.key_for("witness", entry.key_id, t * NS)
+                except Refused as r:
+                    refused.append(r)
+                    continue
             ok[comp] = t * NS
 
     def sat(c):
@@ -365,6 +381,9 @@ def check_cosignatures(body, sigs, policy):
         return sum(sat(m) for m in members) >= k
 
     if quorum != "none" and not sat(quorum):
+        if refused:
+            raise Refused("WITNESS KEY " + refused[0].code, "the cosignatures do not satisfy the quorum %s: "
+                          "a witness's cosignature does not count: %s" % (quorum, refused[0].msg))
         raise Refused("WITNESS POLICY NOT SATISFIED", "the cosignatures do not satisfy the quorum %s" % quorum)
     return ok
 
@@ -398,7 +417,7 @@ def check_receipt(data, vpec_id, digest, root, policy, newer=None, proof=None):
                 raise Refused("CHECKPOINT TOO OLD", "index %d, checkpoint of %d entries" % (index, size))
             if not verify_inclusion(index, size, leaf_hash(leaf.encode()), path, r):
                 raise Refused("INCLUSION PROOF INVALID", "from index %d to the root of %d entries" % (index, size))
-            cosigned = check_cosignatures(body, sigs, policy)
+            cosigned = check_cosignatures(body, sigs, policy, root)
         except Refused as f:
             if best is None or f.code != "CHECKPOINT FROM ANOTHER LOG":
                 best = f
@@ -407,7 +426,7 @@ def check_receipt(data, vpec_id, digest, root, policy, newer=None, proof=None):
         if newer is not None:
             try:
                 _, size2, r2, body2, sigs2 = open_checkpoint(newer, e.vkey)
-                check_cosignatures(body2, sigs2, policy)
+                check_cosignatures(body2, sigs2, policy, root)
             except Refused as f:
                 raise Refused("NEWER CHECKPOINT INVALID", f.msg) from None
             if size2 < size:

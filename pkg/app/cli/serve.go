@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/svc-gov/svc/pkg/core/trustroot"
 	"github.com/svc-gov/svc/pkg/service/dashboard"
 	"github.com/svc-gov/svc/pkg/service/logwriter"
 	"github.com/svc-gov/svc/pkg/service/metrics"
@@ -38,6 +39,9 @@ type serveOptions struct {
 	sandboxBurst     int
 	tsaURLs          []string
 	tsaRoots         []string
+	// nextKeys are the next VPEC keys (--next-signing-key): each signs
+	// from the instant a rotation of the trust root makes it valid.
+	nextKeys []string
 	// tsaFallbackBuiltin lets the built-in TSA answer when every --tsa-url
 	// fails (each fallback logged as a warning).
 	tsaFallbackBuiltin bool
@@ -125,6 +129,7 @@ SIGINT or SIGTERM stops it gracefully: requests in flight finish.`,
 	cmd.Flags().IntVar(&o.sandboxBurst, "sandbox-burst", server.DefaultSandboxBurst, "burst allowed to each sandbox key")
 	cmd.Flags().StringArrayVar(&o.tsaURLs, "tsa-url", nil, "external RFC 3161 authority to timestamp VPECs and sessions with, tried in order (repeatable); when all fail, sealing fails (502) unless --tsa-fallback-builtin")
 	cmd.Flags().BoolVar(&o.tsaFallbackBuiltin, "tsa-fallback-builtin", false, "when every --tsa-url fails, timestamp with the built-in authority instead (a warning is logged each time; the token names the built-in TSA)")
+	cmd.Flags().StringArrayVar(&o.nextKeys, "next-signing-key", nil, "key URI of a next VPEC signing key (repeatable), opened at start: the server signs with it from the instant 'svc keys rotate' makes it valid, once it has reloaded the trust root (SIGHUP), without a restart (docs/KEYS.md, Rotation)")
 	cmd.Flags().StringArrayVar(&o.tsaRoots, "tsa-root", nil, "PEM root certificate of an external authority, published in the trust bundle (repeatable)")
 	cmd.Flags().StringVar(&o.metricsAddr, "metrics-addr", "", "serve the Prometheus metrics at /metrics on this address instead of on --addr (docs/OBSERVABILITY.md)")
 	cmd.Flags().StringVar(&o.otelEndpoint, "otel-endpoint", "", "export traces over OTLP/HTTP to this collector URL, e.g. http://127.0.0.1:4318 (default: off, or the OTEL_EXPORTER_OTLP_ENDPOINT environment variable)")
@@ -201,7 +206,9 @@ func (a *app) runServe(ctx context.Context, o *serveOptions) error {
 	}
 	// Every configured key is opened and made to sign a probe: one that
 	// cannot stops the start, naming the key and why.
-	m, created, err := server.OpenMaterial(ctx, o.data.dir(), o.keys.config(a.streams.Getenv), true)
+	kc := o.keys.config(a.streams.Getenv)
+	kc.NextVPEC = o.nextKeys
+	m, created, err := server.OpenMaterial(ctx, o.data.dir(), kc, true)
 	if err != nil {
 		return keyError(err)
 	}
@@ -248,6 +255,13 @@ func (a *app) runServe(ctx context.Context, o *serveOptions) error {
 	if err := setup.AddTSARoots(m, o.tsaRoots); err != nil {
 		return &Error{Code: ExitUsage, Err: fmt.Errorf("--tsa-root: %w", err), Hint: "give the PEM root certificate of the external authority"}
 	}
+	if len(o.tsaRoots) > 0 {
+		if root, rootDoc, wrote, err = server.EnsureTSARootsInRoot(ctx, o.data.dir(), m.Trust.Roots(), o.rootKey.uri, o.keys.config(a.streams.Getenv).Options, time.Now()); err != nil {
+			return keyError(err)
+		} else if wrote {
+			fmt.Fprintf(a.streams.Err, "%s: wrote the trust root version %d of %s with the --tsa-root certificates\n", a.name, root.Version, o.data.dir())
+		}
+	}
 	var tlog *server.TransparencyLog
 	var watchLog *setup.Log
 	if !o.noTlog {
@@ -282,13 +296,39 @@ func (a *app) runServe(ctx context.Context, o *serveOptions) error {
 		limit.PerSecond = -1
 	}
 	srv, err := server.New(server.Config{
-		Storage: server.StorageOf(st), Signer: m.Signer, Timestamper: tsa, Trust: m.Trust, TrustRoot: rootDoc, Logger: log,
+		Storage: server.StorageOf(st), Signer: m.Signer, Keys: m.Keys(root), Timestamper: tsa, Trust: m.Trust, TrustRoot: rootDoc, Logger: log,
 		MaxBodyBytes: o.maxBodyBytes, Version: BuildVersion().Version, SandboxLimit: limit,
 		RunLimits: server.RunLimits{MaxRecords: o.maxRecordsPerRun}, Log: tlog,
 		Metrics: reg, MetricsElsewhere: o.metricsAddr != "", Tracing: tracing,
 	})
 	if err != nil {
 		return &Error{Code: ExitFailure, Err: err}
+	}
+	// SIGHUP: take the trust root version svc keys rotate or compromise
+	// wrote; the key ring signs by its windows from then on.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				r, changed, err := srv.ReloadTrustRoot(o.data.dir())
+				switch {
+				case err != nil:
+					log.Error("SIGHUP: trust root not reloaded; the server keeps the version in use", "error", err.Error())
+				case changed:
+					log.Info("SIGHUP: trust root reloaded", "version", r.Version)
+				default:
+					log.Info("SIGHUP: trust root unchanged", "version", r.Version)
+				}
+			}
+		}
+	}()
+	for _, ns := range m.NextSigners {
+		log.Info("next VPEC signing key ready: it signs from the start of its window in the trust root", "key", ns.KeyID(), "in_root", root.Key(trustroot.PurposeVPEC, ns.KeyID()) != nil)
 	}
 	if o.metricsAddr != "" {
 		maddr, _, err := setup.ServeMetrics(ctx, o.metricsAddr, reg.Handler())

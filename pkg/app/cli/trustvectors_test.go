@@ -60,3 +60,39 @@ func runStderr(t *testing.T, cache, bin string, args ...string) (string, int) {
 	}
 	return stderr.String(), 0
 }
+
+// TestVerifyCircuitKeyWindow: verify-circuit holds a circuit entry's key
+// to its circuit-signing window at the entry's published_at, as the
+// zk_proofs check does, and names the refusal in its verdict.
+func TestVerifyCircuitKeyWindow(t *testing.T) {
+	dir := filepath.Join(vectorsDir, testvectors.TrustDir)
+	entry := filepath.Join(vectorsDir, testvectors.ThresholdCircuitFile)
+	cache := t.TempDir()
+	for _, c := range []struct {
+		root, verdict string
+		exit          int
+	}{
+		{"trust-root-circuit.json", "VALID", 0},
+		{"trust-root-circuit-key-expired.json", "INVALID — CIRCUIT KEY EXPIRED", 1},
+		{"trust-root-circuit-key-not-yet-valid.json", "INVALID — CIRCUIT KEY NOT YET VALID", 1},
+		{"trust-root-circuit-key-compromised.json", "INVALID — CIRCUIT KEY COMPROMISED", 1},
+		{"trust-root.json", "INVALID — CIRCUIT KEY WRONG PURPOSE", 1},
+	} {
+		t.Run(c.root, func(t *testing.T) {
+			out, code := run(t, cache, "svc-verify", "verify-circuit", entry, "--trust-root", filepath.Join(dir, c.root), "--output", "json")
+			var r struct {
+				Verdict string `json:"verdict"`
+				Error   string `json:"error"`
+			}
+			if err := json.Unmarshal([]byte(out), &r); err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			if code != c.exit || r.Verdict != c.verdict {
+				t.Fatalf("exit %d %q (%s), want %d %q", code, r.Verdict, r.Error, c.exit, c.verdict)
+			}
+			if c.exit != 0 && !strings.Contains(r.Error, "992625da2c2d48bd") {
+				t.Errorf("the error does not name the key: %s", r.Error)
+			}
+		})
+	}
+}

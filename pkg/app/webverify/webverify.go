@@ -8,11 +8,14 @@
 package webverify
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/svc-gov/svc/pkg/core/profile"
+	"github.com/svc-gov/svc/pkg/core/tlog"
 	"github.com/svc-gov/svc/pkg/core/trustroot"
 	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/zk/zkverify"
@@ -63,6 +66,16 @@ type Input struct {
 	// (--require-log).
 	Receipt    File
 	RequireLog bool
+	// WitnessPolicy is a witness policy file (optional): the witnesses
+	// whose cosignatures the receipt's checkpoint needs, instead of every
+	// witness of the trust root, as svc verify --witness-policy.
+	WitnessPolicy File
+	// TrustRootUpdates are newer versions of the trust root (optional),
+	// each checked against the one before it (trustroot.VerifyUpdate), in
+	// version order, before anything is verified, as svc verify
+	// --trust-root-update: a refused one stops with ExitTrust and an error
+	// naming the file and the refusal's code.
+	TrustRootUpdates []File
 }
 
 // CircuitAdvice is what the page tells a user whose VPEC has a proof
@@ -109,6 +122,9 @@ func Verify(in Input) Result {
 	root, err := trustroot.Load(in.Trust.Data)
 	if err != nil {
 		return Result{Error: fmt.Sprintf("trust root %s: %v: it must be a svc.trust-root/v1 JSON document or a PEM file of PUBLIC KEY (Ed25519) and CERTIFICATE blocks", in.Trust.Name, err), ExitCode: ExitTrust}
+	}
+	if root, err = updateRoot(root, in.TrustRootUpdates); err != nil {
+		return Result{Error: err.Error(), ExitCode: ExitTrust}
 	}
 	trust := verify.TrustFor(root)
 	if len(trust.KeyIDs()) == 0 {
@@ -158,11 +174,16 @@ func Verify(in Input) Result {
 		return Result{Error: msg, Warnings: skipped, ExitCode: code}
 	}
 	opts := verify.Options{Trust: trust, Root: root, Profiles: set, RequireClean: in.RequireClean, RequireLog: in.RequireLog,
-		Proofs: &zkverify.Verifier{Trust: circuitTrust, Circuits: circuits, Given: CircuitGiven}, CircuitAdvice: CircuitAdvice}
+		Proofs: &zkverify.Verifier{Trust: circuitTrust, Root: root, Circuits: circuits, Given: CircuitGiven}, CircuitAdvice: CircuitAdvice}
 	if in.Receipt.Name != "" || in.Receipt.Data != nil {
 		opts.Receipt = in.Receipt.Data
 		if opts.Receipt == nil {
 			opts.Receipt = []byte{}
+		}
+	}
+	if in.WitnessPolicy.Name != "" || in.WitnessPolicy.Data != nil {
+		if opts.WitnessPolicy, err = tlog.ParseWitnessPolicy(in.WitnessPolicy.Data); err != nil {
+			return Result{Error: fmt.Sprintf("witness policy %s: %v: choose a Sigsum policy file (witness, group and quorum lines)", in.WitnessPolicy.Name, err), Warnings: skipped, ExitCode: ExitTrust}
 		}
 	}
 	report, err := verify.Verify(in.VPEC.Data, opts)
@@ -180,6 +201,41 @@ func Verify(in Input) Result {
 	}
 	report.TrustRoot = &verify.TrustRoot{File: in.Trust.Name, Source: TrustSource}
 	return Result{Report: report, Warnings: skipped, ExitCode: code}
+}
+
+// updateRoot applies the trust root updates in order, each checked
+// against the root before it, as svc verify --trust-root-update.
+func updateRoot(root *trustroot.Root, updates []File) (*trustroot.Root, error) {
+	if len(updates) == 0 {
+		return root, nil
+	}
+	if root.Legacy() {
+		return nil, errors.New("a trust root update needs a svc.trust-root/v1 trust root: a PEM trust bundle has no root keys to check an update with; start from the first svc.trust-root/v1 root the operator gave you out of band")
+	}
+	type update struct {
+		name string
+		root *trustroot.Root
+	}
+	var parsed []update
+	for _, u := range updates {
+		next, err := trustroot.Parse(u.Data)
+		if err != nil {
+			return nil, fmt.Errorf("trust root update %s (%s): %w: choose a svc.trust-root/v1 JSON file", u.Name, trustroot.Code(err), err)
+		}
+		parsed = append(parsed, update{u.Name, next})
+	}
+	// A file chooser gives no order the user controls: the versions are
+	// applied in version order (svc verify applies its flags in the order
+	// given); a missing version is still a version-gap.
+	slices.SortStableFunc(parsed, func(a, b update) int { return cmp.Compare(a.root.Version, b.root.Version) })
+	cur := root
+	for _, u := range parsed {
+		var err error
+		if cur, err = trustroot.VerifyUpdate(cur, u.root); err != nil {
+			return nil, fmt.Errorf("trust root update %s refused (%s): %w: do not use it; fetch the versions again from the service (/.well-known/svc/trust-root/N.json)", u.name, trustroot.Code(err), err)
+		}
+	}
+	return cur, nil
 }
 
 func docs(files []File) []zkverify.Doc {

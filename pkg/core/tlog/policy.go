@@ -126,10 +126,13 @@ func (p *WitnessPolicy) RequiresCosignatures() bool { return p.root.N > 0 }
 // check verifies the cosignatures of n by the policy's witnesses and
 // whether they satisfy it. Every signature line by a policy witness's key
 // must verify (ErrCosignature otherwise, even when the rest would satisfy
-// the policy); lines by other keys are ignored.
-func (p *WitnessPolicy) check(n *signedNote) ([]Cosignature, error) {
+// the policy); lines by other keys are ignored. A cosignature that window
+// (when not nil) refuses does not count; the cosignatures returned are
+// those that count.
+func (p *WitnessPolicy) check(n *signedNote, window CosignatureWindow) ([]Cosignature, error) {
 	signed := map[string]bool{}
 	var cos []Cosignature
+	var refused []error
 	for _, s := range n.sigs {
 		for _, w := range p.witnesses {
 			if w.v.Name() != s.name || w.v.KeyHash() != s.hash {
@@ -138,8 +141,15 @@ func (p *WitnessPolicy) check(n *signedNote) ([]Cosignature, error) {
 			if !w.v.Verify([]byte(n.text), s.sig) {
 				return nil, &WitnessError{Witness: w.name, Err: ErrCosignature, Detail: "its cosignature line does not verify with its key: forged, or over another checkpoint"}
 			}
+			t := cosignatureTime(s)
+			if window != nil {
+				if err := window(w.v, t); err != nil {
+					refused = append(refused, &CosignatureRefusedError{Witness: w.name, Time: t, Err: err})
+					continue
+				}
+			}
 			signed[s.name+"+"+fmt.Sprint(s.hash)] = true
-			cos = append(cos, Cosignature{Witness: w.name, Time: cosignatureTime(s)})
+			cos = append(cos, Cosignature{Witness: w.name, Time: t})
 		}
 	}
 	if !satisfied(p.root, signed) {
@@ -153,11 +163,38 @@ func (p *WitnessPolicy) check(n *signedNote) ([]Cosignature, error) {
 		for i, c := range cos {
 			have[i] = c.Witness
 		}
-		return cos, fmt.Errorf("%w: cosigned by %s; no cosignature from %s",
+		err := fmt.Errorf("%w: cosigned by %s; no cosignature from %s",
 			ErrWitnessPolicy, listOrNone(have), strings.Join(missing, ", "))
+		if len(refused) > 0 {
+			// The refusals are what an auditor must act on: they say
+			// which key, at which time, outside which window.
+			err = fmt.Errorf("%w: %w", err, errors.Join(refused...))
+		}
+		return cos, err
 	}
 	return cos, nil
 }
+
+// CosignatureRefusedError reports a cosignature that verified but does not
+// count toward the policy: the verifier's CosignatureWindow refused its
+// time (a witness key outside its trust root window). It matches Err with
+// errors.Is and errors.As.
+type CosignatureRefusedError struct {
+	// Witness is the witness's key name.
+	Witness string
+	// Time is the time the cosignature says it was made.
+	Time time.Time
+	// Err is the CosignatureWindow's reason.
+	Err error
+}
+
+// Error names the witness, the cosignature's time and the reason.
+func (e *CosignatureRefusedError) Error() string {
+	return fmt.Sprintf("witness %s's cosignature (made at %s) does not count: %v", e.Witness, e.Time.UTC().Format(time.RFC3339), e.Err)
+}
+
+// Unwrap returns the reason.
+func (e *CosignatureRefusedError) Unwrap() error { return e.Err }
 
 func satisfied(g witness.Group, signed map[string]bool) bool {
 	if g.N <= 0 {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/transparency-dev/merkle/proof"
 	"github.com/transparency-dev/merkle/rfc6962"
@@ -16,6 +17,24 @@ import (
 type Verifier struct {
 	log    LogKey
 	policy *WitnessPolicy
+	window CosignatureWindow
+}
+
+// CosignatureWindow decides whether a witness's cosignature, which
+// verified and says it was made at t, counts toward the witness policy:
+// nil if it does, else why not (a trust root's window for the witness key,
+// docs/KEYS.md). w is the witness's note verifier (its Name and KeyHash
+// identify the key).
+type CosignatureWindow func(w note.Verifier, t time.Time) error
+
+// WithCosignatureWindow returns a copy of v whose cosignatures count
+// toward the policy only when f accepts them. A refused cosignature is
+// reported, with f's error, when the policy is then not satisfied
+// (ErrWitnessPolicy wrapping a *CosignatureRefusedError).
+func (v *Verifier) WithCosignatureWindow(f CosignatureWindow) *Verifier {
+	c := *v
+	c.window = f
+	return &c
 }
 
 // NewVerifier returns a verifier for the log with key log, whose
@@ -66,7 +85,8 @@ type Verified struct {
 //  5. the inclusion proof leads from the leaf at that index to the
 //     checkpoint's root (ErrInclusion);
 //  6. every cosignature by a witness of the policy verifies
-//     (ErrCosignature) and they satisfy the policy (ErrWitnessPolicy).
+//     (ErrCosignature) and those the verifier's CosignatureWindow accepts
+//     satisfy the policy (ErrWitnessPolicy).
 //
 // The checks run in that order and the first failure is returned; the
 // result is nil on error.
@@ -100,7 +120,7 @@ func (v *Verifier) VerifyReceipt(receipt []byte, s Subject) (*Verified, error) {
 	if err := proof.VerifyInclusion(rfc6962.DefaultHasher, r.LogIndex, cp.Size, leafHash[:], path, cp.Root[:]); err != nil {
 		return nil, fmt.Errorf("%w: from the leaf at index %d to the root of the checkpoint's %d entries (a proof for another index, entry or tree)", ErrInclusion, r.LogIndex, cp.Size)
 	}
-	if cp.Cosignatures, err = v.policy.check(n); err != nil {
+	if cp.Cosignatures, err = v.policy.check(n, v.window); err != nil {
 		return nil, err
 	}
 	return &Verified{Index: r.LogIndex, Leaf: r.Leaf, Checkpoint: cp}, nil
@@ -117,7 +137,7 @@ func (v *Verifier) VerifyCheckpoint(signedNote []byte) (*Checkpoint, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cp.Cosignatures, err = v.policy.check(n); err != nil {
+	if cp.Cosignatures, err = v.policy.check(n, v.window); err != nil {
 		return nil, err
 	}
 	return cp, nil

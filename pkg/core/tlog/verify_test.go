@@ -305,3 +305,60 @@ func TestCheckpointSigner(t *testing.T) {
 		}
 	}
 }
+
+// TestCosignatureWindow: a cosignature the verifier's window refuses does
+// not count toward the policy; when the policy then fails, the error is
+// ErrWitnessPolicy carrying the refusal (the witness, the time and the
+// window's own error), and the cosignatures that count are those returned.
+func TestCosignatureWindow(t *testing.T) {
+	valid := tlogtest.Corpus(t)[0]
+	errOutside := errors.New("outside the key's window")
+	refuse := func(name string) tlog.CosignatureWindow {
+		return func(w note.Verifier, _ time.Time) error {
+			if w.Name() == name {
+				return errOutside
+			}
+			return nil
+		}
+	}
+	oneOf := tlogtest.NewWitness(t, "witness.test/w1").PolicyLine("w1") + tlogtest.NewWitness(t, "witness.test/w2").PolicyLine("w2") +
+		"group one 1 w1 w2\nquorum one\n"
+	cases := []struct {
+		name    string
+		policy  string
+		window  tlog.CosignatureWindow
+		refused string // the witness whose refusal the error carries
+		counted int
+	}{
+		{name: "no window", policy: tlogtest.CorpusPolicy(t), counted: 2},
+		{name: "every cosignature inside", policy: tlogtest.CorpusPolicy(t), window: refuse("nobody"), counted: 2},
+		{name: "w1 refused, both required", policy: tlogtest.CorpusPolicy(t), window: refuse("witness.test/w1"), refused: "witness.test/w1"},
+		{name: "w2 refused, both required", policy: tlogtest.CorpusPolicy(t), window: refuse("witness.test/w2"), refused: "witness.test/w2"},
+		{name: "w2 refused, one of two required", policy: oneOf, window: refuse("witness.test/w2"), counted: 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			v := tlogtest.Verifier(t, "log", tc.policy)
+			if tc.window != nil {
+				v = v.WithCosignatureWindow(tc.window)
+			}
+			got, err := v.VerifyReceipt(valid.Receipt, valid.Subject)
+			if tc.refused == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(got.Checkpoint.Cosignatures) != tc.counted {
+					t.Fatalf("%d cosignatures count, want %d", len(got.Checkpoint.Cosignatures), tc.counted)
+				}
+				return
+			}
+			var re *tlog.CosignatureRefusedError
+			if !errors.Is(err, tlog.ErrWitnessPolicy) || !errors.Is(err, errOutside) || !errors.As(err, &re) || re.Witness != tc.refused || re.Time.IsZero() {
+				t.Fatalf("error %v, want ErrWitnessPolicy with %s's cosignature refused", err, tc.refused)
+			}
+			if errors.Is(err, tlog.ErrCosignature) {
+				t.Errorf("%v: a refused cosignature is not a forged one", err)
+			}
+		})
+	}
+}

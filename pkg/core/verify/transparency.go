@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/mod/sumdb/note"
+
 	"github.com/svc-gov/svc/pkg/core/tlog"
 	"github.com/svc-gov/svc/pkg/core/trustroot"
 )
@@ -113,6 +115,9 @@ func checkTransparency(opts *Options, subject tlog.Subject, genTime time.Time) C
 		if err != nil {
 			return fail(c, CodeLogKeyMissing, fmt.Sprintf("receipt not checked: log key %s: %v", lk.entry.KeyID, err), true)
 		}
+		if opts.Root != nil && !opts.Root.Legacy() {
+			v = v.WithCosignatureWindow(witnessWindow(opts.Root))
+		}
 		r, err := v.VerifyReceipt(opts.Receipt, subject)
 		if err == nil {
 			got, ver, entry = r, v, lk.entry
@@ -123,6 +128,14 @@ func checkTransparency(opts *Options, subject tlog.Subject, genTime time.Time) C
 		}
 	}
 	if got == nil {
+		var ke *trustroot.KeyError
+		if errors.Is(best, tlog.ErrWitnessPolicy) && errors.As(best, &ke) {
+			// The policy failed because a witness key's window refused
+			// its cosignature: the verdict names the key's refusal.
+			f := keyFail(c, "WITNESS", ke)
+			f.Message = "receipt invalid: " + best.Error()
+			return f
+		}
 		return fail(c, tlogCode(best), "receipt invalid: "+best.Error(), false)
 	}
 	// The log key's window, at the latest time a witness attests, or
@@ -163,6 +176,22 @@ func checkTransparency(opts *Options, subject tlog.Subject, genTime time.Time) C
 	}
 	c.Status = Pass
 	return c
+}
+
+// witnessWindow is the CosignatureWindow of a trust root: a cosignature
+// by a key the root lists for the witness purpose counts only if the
+// cosignature's timestamp is inside the key's window (docs/KEYS.md, "Which
+// time a window is checked against"). A witness the root does not list (one
+// named only by a --witness-policy file) is trusted as the policy file
+// says, with no window.
+func witnessWindow(root *trustroot.Root) tlog.CosignatureWindow {
+	return func(w note.Verifier, t time.Time) error {
+		_, err := root.KeyForNote(trustroot.PurposeWitness, w.Name(), w.KeyHash(), t)
+		if errors.Is(err, trustroot.ErrUnknownKey) {
+			return nil
+		}
+		return err
+	}
 }
 
 type logKey struct {

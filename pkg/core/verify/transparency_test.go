@@ -12,6 +12,7 @@ import (
 	"github.com/svc-gov/svc/pkg/core/tlog"
 	"github.com/svc-gov/svc/pkg/core/trustroot"
 	"github.com/svc-gov/svc/pkg/core/verify"
+	"github.com/svc-gov/svc/pkg/zk/zkverify"
 )
 
 var trustVectorsDir = filepath.Join(vectorsDir, testvectors.TrustDir)
@@ -45,6 +46,17 @@ func trustOptions(t *testing.T, v testvectors.Vector) (opts verify.Options, refu
 		return opts, err
 	}
 	opts = verify.Options{Root: root, RequireLog: v.RequireLog}
+	if len(v.Circuits) > 0 {
+		// As svc verify --circuit: the entries, signed by a key of the
+		// root's circuit-signing entries, inside its window.
+		set := zkverify.NewSet()
+		for _, c := range v.Circuits {
+			if err := set.AddExplicit(filepath.Join(trustVectorsDir, c)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		opts.Proofs = &zkverify.Verifier{Trust: verify.TrustFor(root, trustroot.PurposeCircuit), Root: root, Circuits: set}
+	}
 	if v.Receipt != "" {
 		opts.Receipt = readTrustFile(t, v.Receipt)
 	}

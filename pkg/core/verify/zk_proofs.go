@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/svc-gov/svc/pkg/core/commitment"
+	"github.com/svc-gov/svc/pkg/core/trustroot"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 )
 
@@ -53,6 +54,7 @@ func checkZKProofs(v *vpec.VPEC, proofs ProofVerifier, advice string) Check {
 	var claims, ids []string
 	contributors := map[string][]string{}
 	n, missing, invalid := 0, 0, 0
+	var keyErr error // the first circuit entry key a trust root refused
 	if pr, ok := proofs.(interface{ Problems() []string }); ok {
 		for _, s := range pr.Problems() {
 			c.Details = append(c.Details, s)
@@ -79,9 +81,16 @@ func checkZKProofs(v *vpec.VPEC, proofs ProofVerifier, advice string) Check {
 		}
 		if err != nil {
 			c.Details = append(c.Details, fmt.Sprintf("sequence %d (%s): %v", r.Sequence, r.Check, err))
-			if errors.Is(err, ErrCircuitNotFound) {
+			var ke *trustroot.KeyError
+			switch {
+			case errors.Is(err, ErrCircuitNotFound):
 				missing++
-			} else {
+			case errors.As(err, &ke):
+				if keyErr == nil {
+					keyErr = ke
+				}
+				invalid++
+			default:
 				invalid++
 			}
 			continue
@@ -100,7 +109,14 @@ func checkZKProofs(v *vpec.VPEC, proofs ProofVerifier, advice string) Check {
 		return fail(c, "ZK PROOF UNVERIFIABLE", fmt.Sprintf("%d record(s) claim verifiable_inference without a zero-knowledge proof", len(claims)), false)
 	}
 	if invalid > 0 {
-		return fail(c, "ZK PROOF INVALID", "ZK proofs invalid: "+c.Details[0], false)
+		code := "ZK PROOF INVALID"
+		if keyErr != nil {
+			// The entry's key is outside its circuit-signing window
+			// at published_at (or of another purpose, or compromised):
+			// the verdict names the refusal (CIRCUIT KEY EXPIRED, …).
+			code = keyFail(c, "CIRCUIT", keyErr).Code
+		}
+		return fail(c, code, "ZK proofs invalid: "+c.Details[0], false)
 	}
 	if missing > 0 {
 		if advice == "" {

@@ -67,6 +67,10 @@ type Config struct {
 	// --trust-root does (key purposes and windows, and the log key and
 	// witnesses a receipt is checked against). Nil: Trust alone.
 	TrustRoot *trustroot.Root
+	// CurrentRoot, when set, returns the service's trust root in use now
+	// (the server's, reloaded on SIGHUP) and wins over TrustRoot; it may
+	// return nil (then Trust alone).
+	CurrentRoot func() *trustroot.Root
 	// Receipts, when set, returns the stored transparency log receipt of
 	// a stored VPEC (svc.tlog.receipt/v1; nil and no error when it has
 	// none yet): the VPEC page's transparency check verifies it, as svc

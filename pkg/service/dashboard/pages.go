@@ -17,6 +17,7 @@ import (
 	"github.com/svc-gov/svc/pkg/core/api"
 	"github.com/svc-gov/svc/pkg/core/profile"
 	"github.com/svc-gov/svc/pkg/core/sigstore"
+	"github.com/svc-gov/svc/pkg/core/trustroot"
 	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/service/store"
@@ -288,8 +289,9 @@ func (d *Dashboard) vpecPage(w http.ResponseWriter, r *http.Request) {
 		d.serverError(w, r, err)
 		return
 	}
-	opts := verify.Options{Trust: d.cfg.Trust, Root: d.cfg.TrustRoot, Profiles: storeProfiles{d, r},
-		Proofs: &zkverify.Verifier{Trust: d.cfg.Trust, Circuits: circuits, Given: "published circuit entry"}, CircuitAdvice: CircuitAdvice}
+	root := d.trustRoot()
+	opts := verify.Options{Trust: d.cfg.Trust, Root: root, Profiles: storeProfiles{d, r},
+		Proofs: &zkverify.Verifier{Trust: d.cfg.Trust, Root: root, Circuits: circuits, Given: "published circuit entry"}, CircuitAdvice: CircuitAdvice}
 	if d.cfg.Receipts != nil {
 		if opts.Receipt, err = d.cfg.Receipts(r.Context(), sv); err != nil {
 			d.serverError(w, r, fmt.Errorf("receipt of %s: %w", sv.ID, err))
@@ -302,10 +304,24 @@ func (d *Dashboard) vpecPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	report.TrustRoot = &verify.TrustRoot{File: "this service's trust bundle", Source: "svc serve"}
+	if root != nil && !root.Legacy() {
+		report.TrustRoot.File = fmt.Sprintf("this service's trust root (version %d)", root.Version)
+	}
 	d.render(w, r, http.StatusOK, "vpec", map[string]any{
 		"Title": "VPEC " + sv.ID, "Report": report, "V": &v, "DecodeError": decodeErr, "Stored": sv, "Downloads": downloads, "MaxRecords": 200,
 		"Log": d.logPosition(r.Context(), sv),
 	})
+}
+
+// trustRoot is the root VPEC pages verify against: CurrentRoot's, else
+// TrustRoot (nil: the trust bundle alone).
+func (d *Dashboard) trustRoot() *trustroot.Root {
+	if d.cfg.CurrentRoot != nil {
+		if r := d.cfg.CurrentRoot(); r != nil {
+			return r
+		}
+	}
+	return d.cfg.TrustRoot
 }
 
 // CircuitAdvice is what a VPEC page tells a user whose VPEC has a proof

@@ -65,7 +65,17 @@ const (
 // by this process.
 func (s *Server) attestationSeal(ctx context.Context, v store.VPEC) (*sigstore.AttestationSeal, error) {
 	return s.attests.get(ctx, v.ID, func(ctx context.Context) (*sigstore.AttestationSeal, error) {
-		return sigstore.SealAttestation(ctx, v.Body, s.cfg.Signer, s.cfg.Timestamper)
+		// The attestation is signed by the key that signed the VPEC: after a
+		// hot rotation (keyring.go) that may be any key of the ring; the
+		// key valid now is tried first (most requests are for new VPECs).
+		var err error
+		for _, signer := range s.ring.ordered(s.cfg.Now()) {
+			var seal *sigstore.AttestationSeal
+			if seal, err = sigstore.SealAttestation(ctx, v.Body, signer, s.cfg.Timestamper); !errors.Is(err, sigstore.ErrUnknownKey) {
+				return seal, err
+			}
+		}
+		return nil, err
 	})
 }
 

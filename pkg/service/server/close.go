@@ -206,7 +206,11 @@ func (s *Server) issue(r *http.Request, run store.Run) (*vpec.VPEC, []byte, [32]
 	v.Records, recs, jcs = []vpec.Record{}, nil, nil
 	collect(bodyBytes) // the chain bytes are garbage now: reuse their memory
 
-	v.Schema, v.SigningKeyID = vpec.Schema, s.cfg.Signer.KeyID()
+	signer, err := s.vpecSigner(ctx) // keyring.go: the key valid now
+	if err != nil {
+		return nil, nil, digest, signFailed(r, err)
+	}
+	v.Schema, v.SigningKeyID = vpec.Schema, signer.KeyID()
 	head, err := document.MarshalSignedBytes(v, "signature", "timestamp_rfc3161")
 	if err != nil {
 		return nil, nil, digest, err
@@ -220,7 +224,7 @@ func (s *Server) issue(r *http.Request, run store.Run) (*vpec.VPEC, []byte, [32]
 		return nil, nil, digest, err
 	}
 	_, signed := s.span(ctx, "sign")
-	sig, err := s.cfg.Signer.Sign(msg)
+	sig, err := signer.Sign(msg)
 	signed(err)
 	digest = sha256.Sum256(msg)
 	msg = nil
@@ -236,6 +240,9 @@ func (s *Server) issue(r *http.Request, run store.Run) (*vpec.VPEC, []byte, [32]
 		// The run stays sealed without a VPEC either way; a close with the
 		// same Idempotency-Key completes it.
 		return nil, nil, digest, timestampFailed(r, "could not seal the VPEC: timestamp signature", "; close again (with the same Idempotency-Key) to retry", err)
+	}
+	if err := s.checkGenTime(r, signer, token); err != nil {
+		return nil, nil, digest, err // keyring.go: issueInWindow issues again with the next key
 	}
 	v.Signature, v.TimestampRFC3161 = signing.FormatSignature(sig), base64.StdEncoding.EncodeToString(token)
 	head, err = document.MarshalIndent(v)

@@ -54,6 +54,9 @@ func (s *Server) mountDashboard() error {
 		Storage: dashboard.Storage{Sessions: st.WebSessions, Orgs: st.Orgs, Runs: st.Runs, VPECs: st.VPECs,
 			Manifests: st.Manifests, Profiles: st.Profiles, Calibrations: st.Calibrations, Circuits: st.Circuits},
 		Trust: s.cfg.Trust, Signer: s.cfg.Signer, Timestamper: s.cfg.Timestamper,
+		// VPEC pages verify against the trust root in use (windows,
+		// purposes), as it is after a SIGHUP reload (keyring.go).
+		CurrentRoot: s.ring.Root,
 		// Sign-in reads the key from the store, never from the key cache:
 		// a key revoked a moment ago creates no session.
 		AuthKey: func(ctx context.Context, key string) (store.APIKey, error) {

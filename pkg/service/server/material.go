@@ -39,6 +39,9 @@ const (
 type Material struct {
 	// Signer signs VPECs (purpose vpec-signing).
 	Signer *signing.Signer
+	// NextSigners are the next VPEC keys (KeyConfig.NextVPEC), in the
+	// order configured: Keys puts them in a KeyRing after Signer.
+	NextSigners []*signing.Signer
 	// ProfileSigner signs profiles and circuit entries (purposes
 	// profile-signing and circuit-signing). In a data directory made
 	// before profile keys were separate it is Signer's key.
@@ -54,6 +57,24 @@ type Material struct {
 	Trust *signing.Bundle
 
 	closers []*keys.Signer
+}
+
+// Keys returns the VPEC keys of the material, the current one and the
+// next ones configured, under root (nil: no windows).
+func (m *Material) Keys(root *trustroot.Root) *KeyRing {
+	signers := append([]*signing.Signer{m.Signer}, m.NextSigners...)
+	k, _ := NewKeyRing(root, signers...) // m.Signer is set by OpenMaterial
+	return k
+}
+
+// isNext reports whether keyID is one of the next VPEC keys.
+func (m *Material) isNext(keyID string) bool {
+	for _, ns := range m.NextSigners {
+		if ns.KeyID() == keyID {
+			return true
+		}
+	}
+	return false
 }
 
 // Close releases the keys held outside the process (PKCS#11 sessions).
@@ -77,6 +98,11 @@ type KeyConfig struct {
 	// profile and circuit key, the built-in TSA's P-256 key and the log's
 	// checkpoint key.
 	VPEC, Profile, TSA, Log string
+	// NextVPEC are the key URIs of the next VPEC keys (svc serve
+	// --next-signing-key, repeatable): opened at start like the others,
+	// each signs from the instant a rotation of the trust root makes it
+	// valid (KeyRing).
+	NextVPEC []string
 	// Options configures the providers (PKCS#11 module and PIN, cloud
 	// endpoints and credentials).
 	Options keys.Options
@@ -240,6 +266,11 @@ func OpenMaterial(ctx context.Context, dir string, kc KeyConfig, create bool) (m
 			}
 		}
 	}
+	for _, uri := range kc.NextVPEC {
+		if _, err := open("next VPEC signing key", uri, keys.Ed25519); err != nil {
+			return m, created, err
+		}
+	}
 	if err := prepareFiles(dir, kc, create, &created); err != nil {
 		return m, created, err
 	}
@@ -295,8 +326,22 @@ func OpenMaterial(ctx context.Context, dir string, kc KeyConfig, create bool) (m
 	if m.TSA, err = openTSA(ctx, dir, kc, create, &created, open); err != nil {
 		return m, created, err
 	}
+	for _, uri := range kc.NextVPEC {
+		if uri == vpecURI {
+			continue
+		}
+		// Opened above (the configured keys come first).
+		ns, err := signing.NewCryptoSigner(opened[uri])
+		if err != nil {
+			return m, created, err
+		}
+		m.NextSigners = append(m.NextSigners, ns)
+	}
 	trust := signing.NewBundle()
 	trust.AddKey(m.Signer.PublicKey())
+	for _, ns := range m.NextSigners {
+		trust.AddKey(ns.PublicKey())
+	}
 	trust.AddKey(m.ProfileSigner.PublicKey())
 	for _, name := range []string{SigningKeyFile, ProfileKeyFile} {
 		pub, err := filePublicKey(filepath.Join(dir, name))

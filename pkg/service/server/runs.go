@@ -454,7 +454,7 @@ func (s *Server) close(r *http.Request, f *closeFlight, orgID, runID, closeKey s
 	}
 	f.issue()
 	// Phase 2: issue the VPEC of the sealed record set and store it.
-	v, body, digest, err := s.issue(r, run)
+	v, body, digest, err := s.issueInWindow(r, run)
 	var refused *refusedClose
 	if errors.As(err, &refused) {
 		// Nothing was issued and the run cannot be sealed as it is: open

@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -45,6 +46,11 @@ type Config struct {
 	Storage Storage
 	// Signer signs VPECs and profiles. Required.
 	Signer *signing.Signer
+	// Keys, when set, are the VPEC signing keys with their trust root
+	// windows (keyring.go): a close signs with the key valid at its
+	// genTime, so a rotation takes effect at its instant without a
+	// restart. Nil: Signer signs every VPEC.
+	Keys *KeyRing
 	// Timestamper obtains RFC 3161 tokens (the built-in authority or
 	// external ones). Required.
 	Timestamper timestamp.Timestamper
@@ -131,6 +137,11 @@ type Server struct {
 	loads *dashboard.Budget
 	// closes are the closes in progress in this process, one per run.
 	closes closeFlights
+	// ring is Config.Keys, or a ring of Config.Signer alone.
+	ring *KeyRing
+	// rootDoc is the trust root document ReloadTrustRoot read, served
+	// instead of Config.TrustRoot once set.
+	rootDoc atomic.Pointer[[]byte]
 	// attests are the attestation seals made by this process, one per VPEC.
 	attests attestations
 }
@@ -226,6 +237,9 @@ func New(cfg Config) (*Server, error) {
 		metrics: cfg.Metrics, tracer: tracer}
 	s.runs.max, s.tips.max, s.profileCache.max = 50000, 50000, 1000
 	s.scopes.max = 50000
+	if s.ring = cfg.Keys; s.ring == nil {
+		s.ring, _ = NewKeyRing(nil, cfg.Signer) // Signer is not nil: checked above
+	}
 	s.attests.max = maxAttestations
 	s.routes()
 	if err := s.mountDashboard(); err != nil {
@@ -602,12 +616,16 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) trustRoot(w http.ResponseWriter, r *http.Request) {
-	if s.cfg.TrustRoot == nil {
+	doc := s.cfg.TrustRoot
+	if p := s.rootDoc.Load(); p != nil {
+		doc = *p // reloaded (ReloadTrustRoot)
+	}
+	if doc == nil {
 		s.fail(w, r, &httpError{http.StatusNotFound, api.CodeNotFound, "this service publishes no trust root: use " + api.TrustBundlePath, ""})
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Write(s.cfg.TrustRoot)
+	w.Write(doc)
 }
 
 func (s *Server) trustBundle(w http.ResponseWriter, r *http.Request) {

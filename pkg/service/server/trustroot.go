@@ -104,7 +104,9 @@ func EnsureTrustRoot(ctx context.Context, dir string, m *Material, rootURI strin
 	add(trustroot.PurposeProfile, m.ProfileSigner.PublicKey(), "")
 	add(trustroot.PurposeCircuit, m.ProfileSigner.PublicKey(), "")
 	for _, id := range m.Trust.KeyIDs() {
-		if id == m.Signer.KeyID() || id == m.ProfileSigner.KeyID() {
+		if id == m.Signer.KeyID() || id == m.ProfileSigner.KeyID() || m.isNext(id) {
+			// A next key (--next-signing-key) enters the root by a
+			// rotation, valid from its instant T, never before.
 			continue
 		}
 		pub, _ := m.Trust.Key(id)
@@ -176,8 +178,10 @@ type Rotation struct {
 // RotateKey writes the next version of dir's trust root in which
 // rot.NewKey is valid for rot.Purpose from rot.At and the old key's window
 // ends then (trustroot.Rotate), signed by the root key rootURI. The
-// service must sign with the new key from rot.At: configure its URI and
-// restart before then.
+// service must sign with the new key from rot.At: a running server whose
+// KeyRing holds the new key (svc serve --next-signing-key) does once it
+// has reloaded the root (ReloadTrustRoot, SIGHUP); otherwise configure its
+// URI and restart at rot.At.
 func RotateKey(ctx context.Context, dir string, rot Rotation, rootURI string, opts keys.Options, now time.Time) (*trustroot.Root, error) {
 	r, _, err := ReadTrustRoot(dir)
 	if err != nil {
@@ -330,6 +334,42 @@ func EnsureLogKeyInRoot(ctx context.Context, dir string, lk tlog.LogKey, rootURI
 	}
 	next, err := trustroot.AddKeys(r, now.UTC(), trustroot.NewKey{Purpose: trustroot.PurposeLog, PublicKey: lk.PublicKey(),
 		NoteName: lk.Origin(), From: from, Comment: "the transparency log's checkpoint key"})
+	if err != nil {
+		return nil, nil, false, err
+	}
+	if _, err := writeNext(ctx, dir, next, rootURI, opts); err != nil {
+		return nil, nil, false, err
+	}
+	out, err := next.Marshal()
+	if err != nil {
+		return nil, nil, false, err
+	}
+	return next, out, true, nil
+}
+
+// EnsureTSARootsInRoot returns dir's trust root with every certificate of
+// roots in it for tsa-root, writing the next version (signed by the root
+// key, rootURI as in EnsureTrustRoot) when one is missing: the roots of
+// external authorities svc serve --tsa-root publishes in the trust bundle
+// are then in the trust root too, so that what the service serves at
+// /.well-known/svc/trust-root.json, and its dashboard, verify their
+// tokens. Each new entry is valid from the certificate's NotBefore (no
+// token chaining to it is older). It reports whether it wrote a version.
+func EnsureTSARootsInRoot(ctx context.Context, dir string, roots []*x509.Certificate, rootURI string, opts keys.Options, now time.Time) (*trustroot.Root, []byte, bool, error) {
+	r, data, err := ReadTrustRoot(dir)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	var add []trustroot.NewKey
+	for _, c := range roots {
+		if r.Key(trustroot.PurposeTSARoot, trustroot.CertificateKeyID(c)) == nil {
+			add = append(add, trustroot.NewKey{Purpose: trustroot.PurposeTSARoot, Certificate: c, From: c.NotBefore.UTC(), Comment: "external TSA root (--tsa-root) added at start"})
+		}
+	}
+	if len(add) == 0 {
+		return r, data, false, nil
+	}
+	next, err := trustroot.AddKeys(r, now.UTC(), add...)
 	if err != nil {
 		return nil, nil, false, err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/svc-gov/svc/pkg/core/document"
 	"github.com/svc-gov/svc/pkg/core/names"
 	"github.com/svc-gov/svc/pkg/core/signing"
+	"github.com/svc-gov/svc/pkg/core/trustroot"
 )
 
 // EntrySchema is the schema of a v1 circuit entry.
@@ -178,6 +179,46 @@ func parseEntry(doc []byte) (*Entry, *canonical.Value, error) {
 		return nil, nil, fmt.Errorf("circuit entry: %w", err)
 	}
 	return &e, tree, nil
+}
+
+// VerifyEntryWithRoot is VerifyEntry, then, with a trust root that is not
+// a legacy PEM bundle, EntryKey: the entry's key must be trusted for
+// circuit-signing at its published_at.
+func VerifyEntryWithRoot(doc []byte, trust *signing.Bundle, root *trustroot.Root) (*Entry, error) {
+	e, err := VerifyEntry(doc, trust)
+	if err != nil {
+		return e, err
+	}
+	if err := EntryKey(root, e); err != nil {
+		return e, fmt.Errorf("circuit entry %s: %w", e.CircuitID, err)
+	}
+	return e, nil
+}
+
+// EntryKey checks, with a trust root, that the key that signed e is
+// trusted for circuit-signing at its signed published_at, and that it was
+// never compromised: an entry carries no timestamp, so a compromised key
+// refuses every entry whatever its date (docs/KEYS.md, "Which time a
+// window is checked against"), as a profile's does. The error is a
+// *trustroot.KeyError naming the key and its window. Nil without a root
+// or for a legacy PEM bundle (valid forever).
+func EntryKey(root *trustroot.Root, e *Entry) error {
+	if root == nil || root.Legacy() {
+		return nil
+	}
+	at, err := time.Parse(time.RFC3339, e.PublishedAt)
+	if err != nil {
+		return fmt.Errorf("%w: published_at %q: %v", ErrEntryInvalid, e.PublishedAt, err)
+	}
+	k, err := root.KeyFor(trustroot.PurposeCircuit, e.SigningKeyID, at)
+	if err != nil {
+		return err
+	}
+	if !k.Window.CompromisedAt.IsZero() {
+		return fmt.Errorf("an untimestamped circuit entry is refused whatever its published_at once its key is marked compromised: %w",
+			&trustroot.KeyError{KeyID: k.KeyID, Purpose: k.Purpose, At: at, Window: k.Window, Err: trustroot.ErrCompromised})
+	}
+	return nil
 }
 
 // VerifyEntry parses doc and checks its signature against the trust

@@ -9,6 +9,7 @@ import (
 
 	"github.com/svc-gov/svc/pkg/core/commitment"
 	"github.com/svc-gov/svc/pkg/core/signing"
+	"github.com/svc-gov/svc/pkg/core/trustroot"
 	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 )
@@ -32,6 +33,10 @@ var (
 type Verifier struct {
 	// Trust holds the service keys that sign circuit entries.
 	Trust *signing.Bundle
+	// Root, when set and not a legacy PEM bundle, is the trust root whose
+	// circuit-signing windows an entry's key must be inside at its
+	// published_at (EntryKey).
+	Root *trustroot.Root
 	// Circuits resolves circuit ids to entry documents.
 	Circuits *Set
 	// Given names, in the words of the surface that verifies, how the
@@ -69,7 +74,7 @@ func (v *Verifier) entry(id string) (*verifiedEntry, error) {
 		ve.err = err
 		return ve, err
 	}
-	if ve.e, err = VerifyEntry(doc, v.Trust); err != nil {
+	if ve.e, err = VerifyEntryWithRoot(doc, v.Trust, v.Root); err != nil {
 		ve.err = fmt.Errorf("circuit entry signature: %w", err)
 		return ve, ve.err
 	}
@@ -99,7 +104,7 @@ func (v *Verifier) Problems() []string {
 	for _, f := range v.Circuits.Explicit() {
 		err := f.Err
 		if err == nil {
-			_, err = VerifyEntry(f.Doc, v.Trust)
+			_, err = VerifyEntryWithRoot(f.Doc, v.Trust, v.Root)
 		}
 		if err != nil {
 			out = append(out, fmt.Sprintf("%s %s: circuit entry signature or schema: %v", given, f.Path, err))

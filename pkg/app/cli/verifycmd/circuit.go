@@ -12,6 +12,7 @@ import (
 	"github.com/svc-gov/svc/pkg/app/cli/clicore"
 	"github.com/svc-gov/svc/pkg/core/document"
 	"github.com/svc-gov/svc/pkg/core/signing"
+	"github.com/svc-gov/svc/pkg/core/trustroot"
 	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/zk"
 	"github.com/svc-gov/svc/pkg/zk/zkverify"
@@ -71,8 +72,8 @@ func (o *circuitOptions) load(a *clicore.App) (*zk.Set, error) {
 
 // verifier is the proof verifier of svc verify: the entries load gave,
 // a problem with one named by its --circuit flag.
-func verifier(trust *signing.Bundle, set *zk.Set) *zkverify.Verifier {
-	return &zkverify.Verifier{Trust: trust, Circuits: set, Given: "--circuit"}
+func verifier(trust *signing.Bundle, root *trustroot.Root, set *zk.Set) *zkverify.Verifier {
+	return &zkverify.Verifier{Trust: trust, Root: root, Circuits: set, Given: "--circuit"}
 }
 
 // circuitAdvice is what svc verify tells a user whose VPEC has a proof
@@ -153,7 +154,7 @@ func runVerifyCircuit(a *clicore.App, o *verifyCircuitOptions) error {
 	if err := document.CheckInput(doc); err != nil {
 		return &clicore.Error{Code: clicore.ExitUsage, Err: fmt.Errorf("read circuit entry: %s", clicore.Safe(err.Error())), Hint: "a circuit entry is the signed JSON document 'svc registry get-circuit' writes"}
 	}
-	trust, err := o.trust.Load()
+	root, trust, err := o.trust.LoadRoot()
 	if err != nil {
 		return err
 	}
@@ -163,7 +164,7 @@ func runVerifyCircuit(a *clicore.App, o *verifyCircuitOptions) error {
 			return &clicore.Error{Code: clicore.ExitUsage, Err: fmt.Errorf("read transcript: %w", err)}
 		}
 	}
-	e, verr := zk.VerifyEntry(doc, trust)
+	e, verr := zkverify.VerifyEntryWithRoot(doc, trust, root)
 	if verr == nil && tr != nil {
 		verr = zk.CheckTranscript(e, tr)
 	}
@@ -191,7 +192,13 @@ func runVerifyCircuit(a *clicore.App, o *verifyCircuitOptions) error {
 }
 
 func circuitCode(err error) string {
+	var ke *trustroot.KeyError
 	switch {
+	case errors.As(err, &ke):
+		// Refused by the trust root at published_at: CIRCUIT KEY
+		// EXPIRED, NOT YET VALID, COMPROMISED, WRONG PURPOSE, UNKNOWN, as
+		// svc verify's zk_proofs check names it.
+		return "CIRCUIT KEY " + strings.ToUpper(strings.ReplaceAll(strings.TrimSuffix(trustroot.Code(ke.Err), "-key"), "-", " "))
 	case errors.Is(err, signing.ErrUnknownKey):
 		return "UNKNOWN SIGNING KEY"
 	case errors.Is(err, signing.ErrBadSignature):

@@ -205,7 +205,7 @@ func runVerify(a *clicore.App, o *VerifyOptions, audit *Audit) error {
 	if !root.Legacy() {
 		circuitTrust = verify.TrustFor(root, trustroot.PurposeCircuit)
 	}
-	opts := verify.Options{Trust: trust, Root: root, Profiles: set, RequireClean: o.requireClean, RequirePassed: o.requirePassed, Proofs: verifier(circuitTrust, circuits), CircuitAdvice: circuitAdvice}
+	opts := verify.Options{Trust: trust, Root: root, Profiles: set, RequireClean: o.requireClean, RequirePassed: o.requirePassed, Proofs: verifier(circuitTrust, root, circuits), CircuitAdvice: circuitAdvice}
 	if err := o.log.apply(&opts); err != nil {
 		return err
 	}
