@@ -152,15 +152,12 @@ func (s *Server) issue(r *http.Request, run store.Run) (*vpec.VPEC, []byte, [32]
 	if run.RecordBytes <= keepBodiesMax {
 		kept = &keptBodies{buf: make([]byte, 0, run.RecordBytes), ends: make([]int, 0, run.RecordCount)}
 	}
-	err := s.cfg.Storage.Runs.EachRecord(ctx, run.ID, func(sr store.Record) error {
+	cut := false // some chain input was cut from its stored body (chainInput)
+	err := s.eachParsed(ctx, run.ID, func(p *parsedRecord) error {
 		if kept != nil {
-			kept.add(sr.Body)
+			kept.add(p.body)
 		}
-		var rec vpec.Record
-		tree, err := document.Parse(sr.Body, &rec)
-		if err != nil {
-			return fmt.Errorf("stored record %d of %s: %w", sr.Sequence, run.ID, err)
-		}
+		rec := p.rec
 		if rec.RaisesProfileMissing() {
 			ok, err := s.profiled(r, rec.ONNXModelHash, gpuClassOf(&rec))
 			if err != nil {
@@ -186,8 +183,9 @@ func (s *Server) issue(r *http.Request, run store.Run) (*vpec.VPEC, []byte, [32]
 		rec.Details, rec.Review, rec.CheckSession, rec.BoundedInference = nil, nil, nil, nil
 		rec.DisclosedInput, rec.DisclosedOutput, rec.FieldDigests, rec.Disclosures, rec.Manifest = "", "", nil, nil, nil
 		recs = append(recs, rec)
-		jcs = append(jcs, tree.Canonical("chain_hash"))
-		bodyBytes += int64(len(sr.Body))
+		jcs = append(jcs, p.chain)
+		cut = cut || p.cut
+		bodyBytes += int64(len(p.body))
 		return nil
 	})
 	if err != nil {
@@ -199,6 +197,19 @@ func (s *Server) issue(r *http.Request, run store.Run) (*vpec.VPEC, []byte, [32]
 		return nil, nil, digest, &refusedClose{err}
 	}
 	gaps, intact := issue.GapsChain(run.ID, recs, jcs, stamp)
+	if !intact && cut {
+		// A link did not verify over bytes cut from a stored body: derive
+		// the chain's gaps again from each record's canonical form, as the
+		// verifier does, so that only a real break is signed.
+		bodies := s.storedBodies(r, run.ID)
+		if kept != nil {
+			bodies = kept.each
+		}
+		if jcs, err = canonicalChainInputs(bodies, len(recs)); err != nil {
+			return nil, nil, digest, fmt.Errorf("close %s: read records: %w", run.ID, err)
+		}
+		gaps, intact = issue.GapsChain(run.ID, recs, jcs, stamp)
+	}
 	v.Gaps = append(gaps, profileGaps...)
 	v.Records = recs
 	issue.FinishIntact(v, intact)
@@ -257,6 +268,25 @@ func (s *Server) issue(r *http.Request, run store.Run) (*vpec.VPEC, []byte, [32]
 		return nil, nil, digest, err
 	}
 	return v, body, digest, nil
+}
+
+// canonicalChainInputs returns what each record's chain hash covers,
+// computed from its canonical form: the record without chain_hash, in
+// RFC 8785 form.
+func canonicalChainInputs(bodies func(fn func([]byte) error) error, count int) ([][]byte, error) {
+	jcs := make([][]byte, 0, count)
+	err := bodies(func(body []byte) error {
+		tree, err := document.ParseTree(body)
+		if err != nil {
+			return err
+		}
+		jcs = append(jcs, tree.Canonical("chain_hash"))
+		return nil
+	})
+	if err == nil && len(jcs) != count {
+		err = fmt.Errorf("the sealed run's records changed between reads (%d records, then %d)", count, len(jcs))
+	}
+	return jcs, err
 }
 
 // collectAbove is the run size above which issue collects garbage

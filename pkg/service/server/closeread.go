@@ -1,0 +1,199 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/svc-gov/svc/pkg/core/canonical"
+	"github.com/svc-gov/svc/pkg/core/document"
+	"github.com/svc-gov/svc/pkg/core/vpec"
+	"github.com/svc-gov/svc/pkg/service/store"
+)
+
+// A close reads its run's records in one pass that overlaps the store's
+// reads with their decoding: one goroutine reads the records (in the
+// store's pages) into chunks, parseWorkers decode the chunks, and issue
+// consumes them in sequence order. At most readAhead chunks are in
+// flight, each at most chunkRecords records or chunkBytes bytes of
+// bodies, so memory stays bounded whatever the run's size.
+const (
+	chunkRecords = 256
+	chunkBytes   = 1 << 20
+	readAhead    = 4
+)
+
+// parseWorkers is how many goroutines decode a close's records.
+func parseWorkers() int { return max(1, min(runtime.GOMAXPROCS(0), 4)) }
+
+// parsedRecord is one stored record decoded for a close.
+type parsedRecord struct {
+	seq  int64 // the store's sequence (for errors)
+	body []byte
+	rec  vpec.Record
+	// chain is what the record's chain hash covers: cut from the stored
+	// body (chainInput, cut set), or, when the body's form is not the
+	// one the cut needs, the canonical bytes from the parse tree.
+	chain []byte
+	cut   bool
+	err   error
+}
+
+// recordChunk is a run of consecutive records; done is closed once every
+// record is decoded.
+type recordChunk struct {
+	buf  []byte // the chunk's bodies, copied out of the store's page
+	recs []parsedRecord
+	done chan struct{}
+}
+
+func (c *recordChunk) parse() {
+	for i := range c.recs {
+		p := &c.recs[i]
+		tree, err := document.Parse(p.body, &p.rec)
+		if err != nil {
+			p.err = fmt.Errorf("stored record %d: %w", p.seq, err)
+			continue
+		}
+		if p.chain = chainInput(p.body, tree); p.chain != nil {
+			p.cut = true
+		} else {
+			p.chain = tree.Canonical("chain_hash")
+		}
+	}
+	close(c.done)
+}
+
+// eachParsed reads run runID's records from the store and calls fn with
+// each, decoded, in sequence order; it stops at fn's first error (or a
+// record that does not decode) and returns it. What fn is given (the
+// body, the record) is valid only until fn returns: fn copies what it
+// keeps.
+func (s *Server) eachParsed(ctx context.Context, runID string, fn func(*parsedRecord) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ordered := make(chan *recordChunk, readAhead)
+	work := make(chan *recordChunk, readAhead)
+	// free holds the chunks issue is done with, for the reader to reuse:
+	// a close allocates a few chunks, whatever the run's size.
+	free := make(chan *recordChunk, readAhead+2)
+	var readErr error
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		defer close(ordered)
+		defer close(work)
+		send := func(c *recordChunk) error {
+			select {
+			case ordered <- c:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			work <- c // never blocks longer than a worker's chunk: work has ordered's capacity
+			return nil
+		}
+		newChunk := func() *recordChunk {
+			select {
+			case c := <-free:
+				c.buf, c.recs, c.done = c.buf[:0], c.recs[:0], make(chan struct{})
+				return c
+			default:
+				return &recordChunk{buf: make([]byte, 0, chunkBytes), recs: make([]parsedRecord, 0, chunkRecords), done: make(chan struct{})}
+			}
+		}
+		cur := newChunk()
+		readErr = s.cfg.Storage.Runs.EachRecord(ctx, runID, func(sr store.Record) error {
+			if len(cur.recs) == chunkRecords || (len(cur.recs) > 0 && len(cur.buf)+len(sr.Body) > cap(cur.buf)) {
+				if err := send(cur); err != nil {
+					return err
+				}
+				cur = newChunk()
+			}
+			start := len(cur.buf)
+			cur.buf = append(cur.buf, sr.Body...)
+			cur.recs = append(cur.recs, parsedRecord{seq: sr.Sequence, body: cur.buf[start:len(cur.buf):len(cur.buf)]})
+			return nil
+		})
+		if readErr == nil && len(cur.recs) > 0 {
+			readErr = send(cur)
+		}
+	})
+	for range parseWorkers() {
+		wg.Go(func() {
+			for c := range work {
+				c.parse()
+			}
+		})
+	}
+	var err error
+	for c := range ordered {
+		<-c.done
+		for i := range c.recs {
+			if err != nil {
+				break
+			}
+			p := &c.recs[i]
+			if err = p.err; err == nil {
+				err = fn(p)
+			}
+		}
+		if err == nil {
+			clear(c.recs) // fn kept copies of what it needs
+			select {
+			case free <- c:
+			default:
+			}
+		}
+		if err != nil {
+			cancel()
+			for range ordered { // let the reader see the cancel and end
+			}
+			break
+		}
+	}
+	wg.Wait()
+	if err != nil {
+		return err
+	}
+	return readErr
+}
+
+// chainMember is how a canonical record's chain_hash member starts.
+var chainMember = []byte(`"chain_hash":`)
+
+// chainInput returns the bytes a record's chain hash covers, cut from its
+// stored body: the body without its top-level chain_hash member and the
+// comma beside it. For a body in RFC 8785 form (what the service stores:
+// appends check the chain over exactly that form) these are the bytes
+// tree.Canonical("chain_hash") would build, without building them. It
+// returns nil when the member is not written as the canonical form writes
+// it. A body not in canonical form gives bytes its chain hash does not
+// cover; issue recomputes every link from the parse tree whenever the
+// chain does not verify over the cut bytes, so the cut never reports a
+// break that is not there, and a link that verifies over them verifies
+// over the bytes the append checked (SHA-256 collision resistance).
+func chainInput(body []byte, tree *canonical.Value) []byte {
+	if tree.Kind() != canonical.KindObject {
+		return nil
+	}
+	for name, m := range tree.MemberNames() {
+		if string(name) != "chain_hash" {
+			continue
+		}
+		raw, off := m.Raw(), m.Offset()
+		start, end := off-len(chainMember), off+len(raw)
+		if raw == nil || start < 1 || !bytes.Equal(body[start:off], chainMember) {
+			return nil
+		}
+		switch {
+		case body[start-1] == ',':
+			start--
+		case end < len(body) && body[end] == ',':
+			end++
+		}
+		out := make([]byte, 0, len(body)-(end-start))
+		return append(append(out, body[:start]...), body[end:]...)
+	}
+	return bytes.Clone(body) // none: the whole body (not the chunk's buffer)
+}
