@@ -54,6 +54,19 @@ var templateFS embed.FS
 //go:embed verifypage
 var verifyFS embed.FS
 
+// LogStatus is the transparency log's state as the dashboard shows it.
+type LogStatus struct {
+	// Size is the size of the log's latest checkpoint, verified against
+	// the log key (0 before the first).
+	Size uint64
+	// Witnessing is true when a witness policy requires cosignatures.
+	Witnessing bool
+	// WitnessedSize is the size of the newest checkpoint the witnesses
+	// cosigned as the policy requires (0 when none is, or without a
+	// policy).
+	WitnessedSize uint64
+}
+
 // Config configures the dashboard. Storage (but its Circuits), Trust,
 // Signer, Timestamper, AuthKey and RequestCalibration are required.
 type Config struct {
@@ -89,11 +102,12 @@ type Config struct {
 	// RequestCalibration files a calibration request for the key's
 	// organisation exactly as POST /api/v1/registry/calibration-requests.
 	RequestCalibration func(ctx context.Context, key store.APIKey, in api.CalibrationRequestInput) (api.CalibrationRequestView, error)
-	// LogSize, if set, gives the size of the transparency log's latest
-	// checkpoint: a VPEC page shows the VPEC's log index and whether a
-	// checkpoint covers it (its receipt is ready). nil: the service has no
-	// log.
-	LogSize func(ctx context.Context) (uint64, error)
+	// LogStatus, if set, gives the transparency log's latest checkpoint
+	// and witnessing: the runs page and each VPEC page show the VPEC's log
+	// index, the size of the checkpoint covering it and whether that
+	// checkpoint is witnessed as the witness policy requires. nil: the
+	// service has no log (every VPEC is "not logged").
+	LogStatus func(ctx context.Context) (LogStatus, error)
 	// SessionTTL is how long a sign-in lasts (default DefaultSessionTTL).
 	SessionTTL time.Duration
 	// SecureCookies marks the session cookie Secure even on a plain HTTP

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/svc-gov/svc/internal/pgtest"
+	"github.com/svc-gov/svc/internal/tlogtest"
 	"github.com/svc-gov/svc/pkg/app/cli"
 	"github.com/svc-gov/svc/pkg/client"
 	"github.com/svc-gov/svc/pkg/core/api"
@@ -21,6 +22,7 @@ import (
 	"github.com/svc-gov/svc/pkg/core/profile"
 	"github.com/svc-gov/svc/pkg/core/stage"
 	"github.com/svc-gov/svc/pkg/core/vpec"
+	"github.com/svc-gov/svc/pkg/service/logwriter"
 	"github.com/svc-gov/svc/pkg/service/notify"
 	"github.com/svc-gov/svc/pkg/service/server"
 	"github.com/svc-gov/svc/pkg/service/store"
@@ -57,6 +59,7 @@ type env struct {
 	now        time.Time
 	vpecID     string // org A's VPEC
 	vpecIDB    string // org B's VPEC
+	log        *logwriter.Log
 }
 
 type envOptions struct {
@@ -65,6 +68,7 @@ type envOptions struct {
 	verifyPage []byte
 	clock      func() time.Time
 	scanBytes  int64 // the dashboard's ScanBytes (0: the default)
+	log        bool  // a transparency log (Tessera's POSIX backend in the data directory, e.log)
 }
 
 func newEnv(t *testing.T, o envOptions) *env {
@@ -96,8 +100,13 @@ func newEnv(t *testing.T, o envOptions) *env {
 	if e.keyB, _, err = server.CreateAPIKey(ctx, e.st, "beta", vpec.Production, e.now); err != nil {
 		t.Fatal(err)
 	}
-	e.srv, err = server.New(server.Config{Storage: server.StorageOf(e.st), Signer: e.mat.Signer, Timestamper: e.mat.TSA, Trust: e.mat.Trust, Version: "test",
-		Now: o.clock, Dashboard: server.DashboardConfig{VerifyPage: o.verifyPage, ScanBytes: o.scanBytes}})
+	cfg := server.Config{Storage: server.StorageOf(e.st), Signer: e.mat.Signer, Timestamper: e.mat.TSA, Trust: e.mat.Trust, Version: "test",
+		Now: o.clock, Dashboard: server.DashboardConfig{VerifyPage: o.verifyPage, ScanBytes: o.scanBytes}}
+	if o.log {
+		e.log = tlogtest.OpenLog(t, filepath.Join(e.dir, "log"), "log", nil)
+		cfg.Log = &server.TransparencyLog{Log: e.log, Secret: make([]byte, 32), Store: e.st}
+	}
+	e.srv, err = server.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -210,6 +210,9 @@ type RunRow struct {
 	// Skipped: the VPEC was not read, the page's Config.ScanBytes being
 	// spent (its own page shows it).
 	Skipped bool
+	// Log is the VPEC's place in the transparency log (nil while the run
+	// has no VPEC).
+	Log *logPosition
 }
 
 func (d *Dashboard) runs(w http.ResponseWriter, r *http.Request) {
@@ -227,8 +230,19 @@ func (d *Dashboard) runs(w http.ResponseWriter, r *http.Request) {
 	}
 	var rows []RunRow
 	budget := newBudget(d.cfg.ScanBytes)
+	logState, logErr := d.logState(r.Context())
 	for _, run := range runs {
 		row := RunRow{Run: run}
+		if run.VPECID != "" {
+			info, err := d.cfg.Storage.VPECs.VPECInfo(r.Context(), s.OrgID, run.VPECID)
+			switch {
+			case err == nil:
+				row.Log = position(logState, logErr, info.Logged, info.LogIndex)
+			case !errors.Is(err, store.ErrNotFound):
+				d.serverError(w, r, err)
+				return
+			}
+		}
 		skipped := budget.SkippedVPECs
 		v, err := budget.vpec(r.Context(), d.cfg.Storage.VPECs, run)
 		if err != nil {
@@ -307,9 +321,10 @@ func (d *Dashboard) vpecPage(w http.ResponseWriter, r *http.Request) {
 	if root != nil && !root.Legacy() {
 		report.TrustRoot.File = fmt.Sprintf("this service's trust root (version %d)", root.Version)
 	}
+	logState, logErr := d.logState(r.Context())
 	d.render(w, r, http.StatusOK, "vpec", map[string]any{
 		"Title": "VPEC " + sv.ID, "Report": report, "V": &v, "DecodeError": decodeErr, "Stored": sv, "Downloads": downloads, "MaxRecords": 200,
-		"Log": d.logPosition(r.Context(), sv),
+		"Log": position(logState, logErr, sv.Logged, sv.LogIndex), "Receipt": opts.Receipt != nil,
 	})
 }
 
@@ -410,9 +425,15 @@ var downloads = []download{
 	{"attestation.sigstore.json", "in-toto attestation (DSSE, as GET /api/v1/vpecs/{id}/attestation)"},
 }
 
+// receiptFile is the download of a VPEC's transparency log receipt
+// (svc.tlog.receipt/v1, as GET /api/v1/vpecs/{id}/receipt and svc verify
+// --receipt take it), linked from the page's log section once a
+// checkpoint covers the VPEC.
+const receiptFile = "receipt.json"
+
 func (d *Dashboard) download(w http.ResponseWriter, r *http.Request) {
 	file := r.PathValue("file")
-	if !slices.ContainsFunc(downloads, func(dl download) bool { return dl.File == file }) {
+	if file != receiptFile && !slices.ContainsFunc(downloads, func(dl download) bool { return dl.File == file }) {
 		d.notFound(w, r, "Download "+file)
 		return
 	}
@@ -425,6 +446,17 @@ func (d *Dashboard) download(w http.ResponseWriter, r *http.Request) {
 	var err error
 	ctype := "application/json"
 	switch file {
+	case receiptFile:
+		if d.cfg.Receipts != nil {
+			if body, err = d.cfg.Receipts(r.Context(), sv); err != nil {
+				d.serverError(w, r, fmt.Errorf("receipt of %s: %w", sv.ID, err))
+				return
+			}
+		}
+		if body == nil {
+			d.errorPage(w, r, http.StatusNotFound, "No transparency log receipt for "+sv.ID+" yet: the VPEC is not in the log, or no checkpoint covers it yet (see its page).")
+			return
+		}
 	case "vpec.json":
 		body = sv.Body
 	case "trust-bundle.pem":
@@ -484,26 +516,47 @@ func presentClasses(p *profile.Profile) []string {
 	return out
 }
 
-// logPosition is what a VPEC page says of the VPEC's place in the
-// transparency log: nil without a log.
+// logPosition is what the runs page and a VPEC page say of a VPEC's place
+// in the transparency log.
 type logPosition struct {
-	Logged     bool
+	Off        bool // the service has no log: "not logged"
+	Logged     bool // false: "pending" (appended at the next start or receipt request)
 	Index      uint64
 	Integrated bool   // a checkpoint covers the entry: its receipt is ready
 	Size       uint64 // the latest checkpoint's size
-	Err        string // the checkpoint could not be read
+	// Witnessing: the witness policy requires cosignatures; Witnessed:
+	// the newest checkpoint they cosigned (of WitnessedSize entries)
+	// covers the entry.
+	Witnessing, Witnessed bool
+	WitnessedSize         uint64
+	Err                   string // the checkpoint could not be read
 }
 
-func (d *Dashboard) logPosition(ctx context.Context, sv store.VPEC) *logPosition {
-	if d.cfg.LogSize == nil {
-		return nil
+// logState reads the log's state once for a page: nil without a log; the
+// error is shown on the page, not failed.
+func (d *Dashboard) logState(ctx context.Context) (*LogStatus, string) {
+	if d.cfg.LogStatus == nil {
+		return nil, ""
 	}
-	p := &logPosition{Logged: sv.Logged, Index: sv.LogIndex}
-	size, err := d.cfg.LogSize(ctx)
+	st, err := d.cfg.LogStatus(ctx)
 	if err != nil {
-		p.Err = err.Error()
+		return &LogStatus{}, err.Error()
+	}
+	return &st, ""
+}
+
+// position places a VPEC (logged at index when logged) in the log whose
+// state is st (nil: no log).
+func position(st *LogStatus, stErr string, logged bool, index uint64) *logPosition {
+	if st == nil {
+		return &logPosition{Off: true}
+	}
+	p := &logPosition{Logged: logged, Index: index, Err: stErr}
+	if !logged || stErr != "" {
 		return p
 	}
-	p.Size, p.Integrated = size, sv.Logged && size > sv.LogIndex
+	p.Size, p.Integrated = st.Size, st.Size > index
+	p.Witnessing, p.WitnessedSize = st.Witnessing, st.WitnessedSize
+	p.Witnessed = st.Witnessing && st.WitnessedSize > index
 	return p
 }

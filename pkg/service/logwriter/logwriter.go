@@ -398,6 +398,10 @@ type Stats struct {
 	WitnessedSize uint64
 }
 
+// Witnessing reports whether the log has a witness policy that requires
+// cosignatures (its receipts are then witnessed or say why not).
+func (l *Log) Witnessing() bool { return l.cosign != nil }
+
 // Stats returns the counters.
 func (l *Log) Stats() Stats {
 	s := Stats{Appended: l.stats.appended.Load(), Duplicates: l.stats.duplicates.Load(), WitnessFailures: map[error]uint64{}}

@@ -78,7 +78,7 @@ func (s *Server) mountDashboard() error {
 		Attestation: func(ctx context.Context, v store.VPEC) (*sigstore.AttestationSeal, error) {
 			return s.attestationSeal(ctx, v)
 		},
-		Version: s.cfg.Version, Now: s.cfg.Now, Logger: s.log, LogSize: s.logSize(),
+		Version: s.cfg.Version, Now: s.cfg.Now, Logger: s.log, LogStatus: s.logStatus(),
 		// Receipts are checked against the bundle's log key. The trust root
 		// (windows, compromise) is not given yet: it lacks the log key,
 		// which svc serve adds to the bundle only (docs/KEYS.md).

@@ -11,6 +11,7 @@ import (
 	"github.com/svc-gov/svc/pkg/core/api"
 	"github.com/svc-gov/svc/pkg/core/tlog"
 	"github.com/svc-gov/svc/pkg/core/vpec"
+	"github.com/svc-gov/svc/pkg/service/dashboard"
 	"github.com/svc-gov/svc/pkg/service/logwriter"
 	"github.com/svc-gov/svc/pkg/service/store"
 )
@@ -296,10 +297,10 @@ func (s *Server) getOrgKey(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, api.LogInfo{OrgID: key.OrgID, OrgKey: ok.String(), LogKey: s.cfg.Log.Log.Key().String(), LogPath: api.LogPath})
 }
 
-// logSize is the dashboard's dashboard.Config.LogSize: the size of the
-// log's latest checkpoint (verified against the log key); nil without a
-// log.
-func (s *Server) logSize() func(ctx context.Context) (uint64, error) {
+// logStatus is the dashboard's dashboard.Config.LogStatus: the size of
+// the log's latest checkpoint (verified against the log key) and of the
+// newest its witness policy's witnesses cosigned; nil without a log.
+func (s *Server) logStatus() func(ctx context.Context) (dashboard.LogStatus, error) {
 	if s.cfg.Log == nil {
 		return nil
 	}
@@ -312,18 +313,21 @@ func (s *Server) logSize() func(ctx context.Context) (uint64, error) {
 	if err != nil {
 		return nil
 	}
-	return func(ctx context.Context) (uint64, error) {
+	return func(ctx context.Context) (dashboard.LogStatus, error) {
+		st := l.Stats()
+		out := dashboard.LogStatus{Witnessing: l.Witnessing(), WitnessedSize: st.WitnessedSize}
 		cp, err := l.Checkpoint(ctx)
 		if errors.Is(err, logwriter.ErrNotIntegrated) {
-			return 0, nil
+			return out, nil
 		}
 		if err != nil {
-			return 0, err
+			return out, err
 		}
 		ck, err := v.VerifyCheckpoint(cp)
 		if err != nil {
-			return 0, err
+			return out, err
 		}
-		return ck.Size, nil
+		out.Size = ck.Size
+		return out, nil
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/svc-gov/svc/internal/tlogtest"
 	"github.com/svc-gov/svc/pkg/core/api"
 	"github.com/svc-gov/svc/pkg/core/vpec"
 	"github.com/svc-gov/svc/pkg/service/logwriter"
@@ -28,7 +29,16 @@ type benchService struct {
 	log      *logwriter.Log
 }
 
-func newBenchService(b *testing.B, withLog bool) *benchService {
+// benchLog is the transparency log a benchService runs with.
+type benchLog string
+
+const (
+	logOff   benchLog = "off"   // no transparency log
+	logPOSIX benchLog = "posix" // Tessera's POSIX backend in the data directory (the default)
+	logMySQL benchLog = "mysql" // Tessera's MySQL backend on MariaDB ($SVC_TEST_MARIADB_DSN), as --tlog-mysql
+)
+
+func newBenchService(b *testing.B, backend benchLog) *benchService {
 	b.Helper()
 	ctx := context.Background()
 	dir := b.TempDir()
@@ -43,9 +53,14 @@ func newBenchService(b *testing.B, withLog bool) *benchService {
 	}
 	cfg := server.Config{Storage: server.StorageOf(st), Signer: mat.Signer, Timestamper: mat.TSA, Trust: mat.Trust, SandboxLimit: server.RateLimit{PerSecond: -1}}
 	s := &benchService{}
-	if withLog {
+	if backend != logOff {
 		_, priv, _ := ed25519.GenerateKey(nil)
-		l, err := logwriter.Open(ctx, logwriter.Config{Dir: filepath.Join(dir, "log"), Origin: "svc.test/log", Signer: priv, CheckpointInterval: logwriter.MinCheckpointInterval})
+		lc := logwriter.Config{Dir: filepath.Join(dir, "log"), Origin: "svc.test/log", Signer: priv, CheckpointInterval: logwriter.MinCheckpointInterval}
+		if backend == logMySQL {
+			db, _ := tlogtest.MariaDB(b)
+			lc.Dir, lc.DB, lc.CheckpointInterval = "", db, logwriter.MinCheckpointIntervalMySQL
+		}
+		l, err := logwriter.Open(ctx, lc)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -105,19 +120,19 @@ func (s *benchService) openWithRecords(b *testing.B, n int) string {
 }
 
 // BenchmarkClose measures a close of a 10-record run with the
-// transparency log off and on, in the same run: sequential (ns/op is the
-// close's latency; the records are not timed) and from 8 clients at once
-// (runs/s, records included), and with the log on the time from the
-// close's answer to its receipt (p50/p99, checkpoints every 100 ms).
+// transparency log off, on its POSIX backend and on its MySQL backend
+// (MariaDB at $SVC_TEST_MARIADB_DSN; skipped without it), in the same run:
+// sequential (ns/op is the close's latency; the records are not timed)
+// and from 8 clients at once (runs/s, records included), and with the log
+// on the time from the close's answer to its receipt (p50/p99, checkpoints
+// every 100 ms on POSIX, every second on MySQL, each backend's minimum).
 // docs/BENCHMARKS.md has the numbers.
 func BenchmarkClose(b *testing.B) {
-	for _, withLog := range []bool{false, true} {
-		name := "log=off"
-		if withLog {
-			name = "log=on"
-		}
+	for _, backend := range []benchLog{logOff, logPOSIX, logMySQL} {
+		name := "log=" + string(backend)
+		withLog := backend != logOff
 		b.Run(name+"/latency", func(b *testing.B) {
-			s := newBenchService(b, withLog)
+			s := newBenchService(b, backend)
 			var toReceipt []time.Duration
 			for range b.N {
 				b.StopTimer()
@@ -145,7 +160,7 @@ func BenchmarkClose(b *testing.B) {
 			}
 		})
 		b.Run(name+"/throughput", func(b *testing.B) {
-			s := newBenchService(b, withLog)
+			s := newBenchService(b, backend)
 			b.SetParallelism(4) // 4 clients per GOMAXPROCS: 8 on 2 cores
 			start := time.Now()
 			b.RunParallel(func(pb *testing.PB) {

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -214,28 +213,5 @@ func TestReceiptWithoutLog(t *testing.T) {
 	code, _ := e.do("GET", "/api/v1/vpecs/"+subjectOf(t, doc).VPECID+"/receipt", e.keyB, nil, &eb)
 	if code != 501 || eb.Error.Code != api.CodeNotImplemented {
 		t.Errorf("receipt without a log: %d %+v", code, eb)
-	}
-}
-
-// TestDashboardShowsLogPosition: the dashboard's VPEC page shows the
-// VPEC's log index and, once a checkpoint covers it, that it is
-// integrated.
-func TestDashboardShowsLogPosition(t *testing.T) {
-	e := newLogEnv(t)
-	doc, idx := e.closeRun(e.keyB, e.open(e.keyB).RunID)
-	id := subjectOf(t, doc).VPECID
-	if code, body := e.do("GET", "/api/v1/vpecs/"+id+"/receipt?wait=30s", e.keyB, nil, nil); code != 200 {
-		t.Fatalf("receipt: %d %s", code, body)
-	}
-	c := (&hostile{t: t, url: e.url}).signIn(e.keyB)
-	resp, err := c.Get(e.url + "/dashboard/vpecs/" + id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	page, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	want := `<p id="log-position">Log index <strong>` + idx + `</strong>: integrated`
-	if resp.StatusCode != 200 || !strings.Contains(string(page), want) {
-		t.Fatalf("VPEC page %d lacks %q:\n%s", resp.StatusCode, want, page)
 	}
 }
