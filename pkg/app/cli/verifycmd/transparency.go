@@ -73,6 +73,9 @@ func (o *logOptions) check(a *clicore.App) error {
 	if o.consistencyProof != "" && o.logCheckpoint == "" {
 		return clicore.Errorf(clicore.ExitUsage, "give the newer checkpoint the proof leads to with --log-checkpoint", "--consistency-proof without --log-checkpoint")
 	}
+	if o.logCheckpoint != "" && o.receipt == "" {
+		return clicore.Errorf(clicore.ExitUsage, "give the VPEC's receipt with --receipt: the newer checkpoint is checked against the receipt's", "--log-checkpoint without --receipt")
+	}
 	return nil
 }
 
