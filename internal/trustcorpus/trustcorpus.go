@@ -23,8 +23,10 @@ import (
 	"golang.org/x/mod/sumdb/note"
 
 	"github.com/svc-gov/svc/internal/testvectors"
+	"github.com/svc-gov/svc/pkg/core/timestamp"
 	"github.com/svc-gov/svc/pkg/core/tlog"
 	"github.com/svc-gov/svc/pkg/core/trustroot"
+	"github.com/svc-gov/svc/pkg/core/vpec"
 )
 
 // Case is one corpus case: the vector (paths relative to the directory
@@ -183,14 +185,20 @@ func (b *builder) build(trustDir string) error {
 		noTSA             bool
 		witnesses         int // of w1, w2
 		compromiseLogAt   time.Time
+		svcFrom, svcUntil time.Time
+		compromiseSvcAt   time.Time
+		tsaUntil          time.Time
 	}
 	root := func(name string, o rootOpts) error {
 		if o.logFrom.IsZero() {
 			o.logFrom = epoch
 		}
-		keys := []trustroot.NewKey{{Purpose: trustroot.PurposeVPEC, PublicKey: svcKey, From: epoch}}
+		if o.svcFrom.IsZero() {
+			o.svcFrom = epoch
+		}
+		keys := []trustroot.NewKey{{Purpose: trustroot.PurposeVPEC, PublicKey: svcKey, From: o.svcFrom, Until: o.svcUntil}}
 		if !o.noTSA {
-			keys = append(keys, trustroot.NewKey{Purpose: trustroot.PurposeTSARoot, Certificate: tsa[0], From: epoch})
+			keys = append(keys, trustroot.NewKey{Purpose: trustroot.PurposeTSARoot, Certificate: tsa[0], From: epoch, Until: o.tsaUntil})
 		}
 		if o.logPurpose == "" {
 			o.logPurpose = trustroot.PurposeLog
@@ -204,14 +212,20 @@ func (b *builder) build(trustDir string) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
-		if !o.compromiseLogAt.IsZero() {
+		for _, cm := range []struct {
+			purpose trustroot.Purpose
+			at      time.Time
+		}{{trustroot.PurposeLog, o.compromiseLogAt}, {trustroot.PurposeVPEC, o.compromiseSvcAt}} {
+			if cm.at.IsZero() {
+				continue
+			}
 			id := ""
 			for _, k := range r.Keys {
-				if k.Purpose == trustroot.PurposeLog {
+				if k.Purpose == cm.purpose {
 					id = k.KeyID
 				}
 			}
-			if r, err = trustroot.Compromise(r, id, o.compromiseLogAt, issued.Add(time.Hour)); err != nil {
+			if r, err = trustroot.Compromise(r, id, cm.at, issued.Add(time.Hour)); err != nil {
 				return fmt.Errorf("%s: %w", name, err)
 			}
 		}
@@ -444,6 +458,44 @@ func (b *builder) build(trustDir string) error {
 		}
 		b.add(v)
 	}
+	// The VPEC key's and the TSA root's windows at the genTime's instant
+	// (KEYS.md, "Validity windows": half-open, compromise first).
+	doc, err := vpec.Parse(mustRead(filepath.Join(trustDir, "logged.json")))
+	if err != nil {
+		return err
+	}
+	tok, err := timestamp.ParseResponse(doc.Token)
+	if err != nil {
+		return err
+	}
+	gen := tok.GenTime
+	for _, c := range []struct {
+		name, desc, check, code string
+		o                       rootOpts
+		exit                    int
+	}{
+		{"vpec-key-until-at-gentime", "the VPEC key's valid_until is the genTime: half-open, expired", "signature", "KEY EXPIRED", rootOpts{svcUntil: gen}, 1},
+		{"vpec-key-until-after-gentime", "the VPEC key's valid_until is 1 ns after the genTime: valid", "", "", rootOpts{svcUntil: gen.Add(time.Nanosecond)}, 0},
+		{"vpec-key-from-at-gentime", "the VPEC key's valid_from is the genTime: valid", "", "", rootOpts{svcFrom: gen}, 0},
+		{"vpec-key-from-after-gentime", "the VPEC key's valid_from is 1 ns after the genTime: not yet valid", "signature", "KEY NOT YET VALID", rootOpts{svcFrom: gen.Add(time.Nanosecond)}, 1},
+		{"vpec-key-compromised-at-gentime", "the VPEC key compromised at the genTime", "signature", "KEY COMPROMISED", rootOpts{compromiseSvcAt: gen}, 1},
+		{"vpec-key-compromised-after-gentime", "the VPEC key compromised 1 ns after the genTime: valid", "", "", rootOpts{compromiseSvcAt: gen.Add(time.Nanosecond)}, 0},
+		{"vpec-key-compromised-before-from", "the VPEC key compromised before its valid_from (allowed): compromise comes first", "signature", "KEY COMPROMISED", rootOpts{svcFrom: gen.Add(time.Hour), compromiseSvcAt: ended}, 1},
+		{"tsa-root-until-at-gentime", "the TSA root's valid_until is the token's genTime: expired", "timestamp", "TSA ROOT KEY EXPIRED", rootOpts{tsaUntil: gen}, 1},
+	} {
+		name := "root-" + c.name + ".json"
+		if err := root(name, c.o); err != nil {
+			return err
+		}
+		v := Case{Python: true}
+		v.Name, v.Description, v.TrustRoot, v.Exit = c.name, c.desc, name, c.exit
+		if c.check != "" {
+			v.Fails = []string{c.check}
+			v.Verdict = "INVALID \u2014 " + c.code
+		}
+		b.add(v)
+	}
+
 	// No genTime (no TSA root) and no cosignature: the log key's window
 	// cannot be checked, so the check fails for want of trust material.
 	if err := root("root-no-tsa.json", rootOpts{logUntil: far, noTSA: true}); err != nil {
