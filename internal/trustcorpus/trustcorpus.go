@@ -66,7 +66,7 @@ func pub(k ed25519.PrivateKey) ed25519.PublicKey { return k.Public().(ed25519.Pu
 // starting point); a case's paths are relative to out, which holds a copy
 // of the files it uses.
 func Build(trustDir, out string) ([]Case, error) {
-	b := &builder{out: out}
+	b := &builder{out: out, src: map[string][]byte{}}
 	for _, f := range []string{"logged.json", "receipt.json", "trust-root.json", "receipt-missing-cosignature.json",
 		"checkpoint-newer.txt", "consistency-newer.txt"} {
 		data, err := os.ReadFile(filepath.Join(trustDir, f))
@@ -76,6 +76,7 @@ func Build(trustDir, out string) ([]Case, error) {
 		if err := b.file(f, data); err != nil {
 			return nil, err
 		}
+		b.src[f] = data
 	}
 	if err := b.build(trustDir); err != nil {
 		return nil, err
@@ -85,6 +86,7 @@ func Build(trustDir, out string) ([]Case, error) {
 
 type builder struct {
 	out   string
+	src   map[string][]byte // the files of trustDir Build read
 	cases []Case
 }
 
@@ -165,7 +167,7 @@ func (b *builder) build(trustDir string) error {
 	}
 	// The trust roots: the vectors' keys (service, TSA, log, w1, w2, root)
 	// with the log key's window or the witnesses changed.
-	base, err := trustroot.Parse(mustRead(filepath.Join(trustDir, "trust-root.json")))
+	base, err := trustroot.Parse(b.src["trust-root.json"])
 	if err != nil {
 		return err
 	}
@@ -370,7 +372,7 @@ func (b *builder) build(trustDir string) error {
 	if err := b.file("checkpoint-same-crlf.txt", []byte(strings.ReplaceAll(cp, "\n", "\r\n"))); err != nil {
 		return err
 	}
-	proof := mustRead(filepath.Join(trustDir, "consistency-newer.txt"))
+	proof := b.src["consistency-newer.txt"]
 	if err := b.file("proof-crlf.txt", []byte(strings.ReplaceAll(string(proof), "\n", "\r\n"))); err != nil {
 		return err
 	}
@@ -399,7 +401,7 @@ func (b *builder) build(trustDir string) error {
 	}
 
 	// --- Trust roots: one encoding.
-	tr := string(mustRead(filepath.Join(trustDir, "trust-root.json")))
+	tr := string(b.src["trust-root.json"])
 	tr = strings.TrimSuffix(tr, "\n")
 	for _, c := range []struct{ name, desc, data string }{
 		{"root-duplicate-member", "a trust root with a member twice", tr[:len(tr)-1] + `,"schema":"svc.trust-root/v1"}`},
@@ -460,7 +462,7 @@ func (b *builder) build(trustDir string) error {
 	}
 	// The VPEC key's and the TSA root's windows at the genTime's instant
 	// (KEYS.md, "Validity windows": half-open, compromise first).
-	doc, err := vpec.Parse(mustRead(filepath.Join(trustDir, "logged.json")))
+	doc, err := vpec.Parse(b.src["logged.json"])
 	if err != nil {
 		return err
 	}
@@ -516,14 +518,6 @@ func (b *builder) build(trustDir string) error {
 func jsonString(s string) string {
 	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`, "\r", `\r`)
 	return `"` + r.Replace(s) + `"`
-}
-
-func mustRead(path string) []byte {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		panic(err) // the vectors directory is the repository's
-	}
-	return b
 }
 
 // cosignatureLine is a C2SP tlog-cosignature/v1 signature line by witness
