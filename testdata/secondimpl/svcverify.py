@@ -1452,7 +1452,7 @@ def verify(data: bytes, trust: Trust, profiles, use_openssl=False, log=None, cir
                 raise Fail("NO LOG RECEIPT", "no transparency log receipt given, and one is required")
             return "not_applicable", "no receipt given: inclusion in the log not checked"
         if log.get("policy") is not None:
-            policy = trustroot.parse_policy(log["policy"])
+            policy = log["policy"]
         else:
             policy = trustroot.root_policy(root)
         proof = None
@@ -1467,6 +1467,9 @@ def verify(data: bytes, trust: Trust, profiles, use_openssl=False, log=None, cir
         # The log key's window at the latest time a witness attests, or
         # else the VPEC's genTime (KEYS.md, "Which time").
         at = max([x for x in (cosigned_at, gen[0] if gen else None) if x is not None], default=None)
+        if at is None and not e.forever:
+            raise Fail("LOG KEY WINDOW NOT CHECKED", "the log key's window is checked at no time: no verified genTime, "
+                       "no cosignature", True)
         if at is not None and not e.forever:
             try:
                 root.key_for("log-checkpoint", e.key_id, at)
@@ -1600,10 +1603,13 @@ def worked_examples(formats_path, vectors=None):
 # ------------------------------------------------------------------ command line
 
 def log_inputs(receipt=None, policy=None, newer=None, proof=None, require_log=False):
-    """Reads the transparency log files (paths or None)."""
+    """Reads the transparency log files (paths or None). A --witness-policy
+    that does not parse raises ValueError (trust material unusable, exit 3),
+    with or without a receipt."""
     def rd(p):
         return open(p, "rb").read() if p else None
-    return {"receipt": rd(receipt), "policy": rd(policy).decode() if policy else None, "newer": rd(newer),
+    return {"receipt": rd(receipt), "policy": trustroot.parse_policy(rd(policy).decode()) if policy else None,
+            "newer": rd(newer),
             "proof": rd(proof), "require_log": require_log}
 
 
@@ -1626,8 +1632,11 @@ def batch_job(job):
                     "message": f.msg}
         return {"file": job["file"], "verdict": "VALID", "exit": 0, "checks": []}
     profiles = [(p, open(p, "rb").read()) for p in job.get("profiles") or []]
-    log = log_inputs(job.get("receipt"), job.get("witness_policy"), job.get("log_checkpoint"),
-                     job.get("consistency_proof"), bool(job.get("require_log")))
+    try:
+        log = log_inputs(job.get("receipt"), job.get("witness_policy"), job.get("log_checkpoint"),
+                         job.get("consistency_proof"), bool(job.get("require_log")))
+    except (UnicodeDecodeError, ValueError) as e:
+        return {"file": job["file"], "verdict": "UNVERIFIED: %s" % e, "exit": 3, "checks": []}
     circuits = [(p, open(p, "rb").read()) for p in job.get("circuits") or []]
     rep, verdict, code = verify(data, trust, profiles, bool(job.get("tsa_openssl")), log, circuits)
     return {"file": job["file"], "verdict": verdict, "exit": code, "checks": [rep.checks[c] for c in CHECKS]}
@@ -1739,8 +1748,12 @@ def main(argv):
         print(json.dumps({"verdict": "VALID"}) if opts["json"] else "VALID")
         return 0
     profiles = [(p, open(p, "rb").read()) for p in opts["profiles"]]
-    log = log_inputs(opts["receipt"], opts["witness_policy"], opts["log_checkpoint"], opts["consistency_proof"],
-                     opts["require_log"])
+    try:
+        log = log_inputs(opts["receipt"], opts["witness_policy"], opts["log_checkpoint"], opts["consistency_proof"],
+                         opts["require_log"])
+    except (UnicodeDecodeError, ValueError) as e:
+        print("UNVERIFIED: %s" % e, file=sys.stderr)
+        return 3
     rep, verdict, code = verify(data, trust, profiles, opts["openssl"], log)
     if opts["json"]:
         print(json.dumps({"verdict": verdict, "valid": code == 0,

@@ -317,21 +317,39 @@ def open_checkpoint(text, log):
 
 def parse_policy(text):
     """The Sigsum policy format: witness/group/quorum lines -> (witnesses
-    {component: vkey tuple}, groups {name: (k, members)}, quorum)."""
+    {component: vkey tuple}, groups {name: (k, members)}, quorum). Lines
+    end in LF (a CR is white space), '#' starts a comment; exactly one
+    quorum line; a group's threshold is any, all or 1..members; names are
+    defined once, before use. Raises ValueError (trust material unusable)."""
     wit, groups, quorum = {}, {}, None
-    for line in text.splitlines():
+    for line in text.split("\n"):
         f = line.split("#", 1)[0].split()
         if not f:
             continue
         if f[0] == "witness":
+            if len(f) not in (3, 4) or f[1] in wit or f[1] in groups or f[1] == "none":
+                raise ValueError("witness policy: bad witness line %r" % line)
             wit[f[1]] = parse_vkey(f[2])
         elif f[0] == "group":
-            k = len(f) - 3 if f[2] == "all" else (1 if f[2] == "any" else int(f[2]))
-            groups[f[1]] = (k, f[3:])
+            members = f[3:] if len(f) >= 3 else []
+            if len(f) < 4 or f[1] in wit or f[1] in groups or f[1] == "none" or len(set(members)) != len(members):
+                raise ValueError("witness policy: bad group line %r" % line)
+            if any(m not in wit and m not in groups for m in members):
+                raise ValueError("witness policy: group %s names an undefined member" % f[1])
+            k = len(members) if f[2] == "all" else (1 if f[2] == "any" else int(f[2]))
+            if not 1 <= k <= len(members):
+                raise ValueError("witness policy: group %s threshold %s of %d members" % (f[1], f[2], len(members)))
+            groups[f[1]] = (k, members)
         elif f[0] == "quorum":
+            if quorum is not None or len(f) != 2:
+                raise ValueError("witness policy: exactly one quorum line, naming one component or none")
+            if f[1] != "none" and f[1] not in wit and f[1] not in groups:
+                raise ValueError("witness policy: quorum %s is undefined" % f[1])
             quorum = f[1]
         elif f[0] != "log":
             raise ValueError("witness policy: unknown line %r" % line)
+    if quorum is None:
+        raise ValueError("witness policy: no quorum line")
     return wit, groups, quorum
 
 
@@ -407,6 +425,9 @@ def check_receipt(data, vpec_id, digest, root, policy, newer=None, proof=None):
     m = LEAF_RE.match(leaf)
     if not m:
         raise Refused("RECEIPT MALFORMED", "leaf is not a v1 leaf")
+    sig_lines = cp.split("\n\n", 1)[1].split("\n")[:-1] if "\n\n" in cp else []
+    if any(a >= b for a, b in zip(sig_lines, sig_lines[1:])):
+        raise Refused("RECEIPT MALFORMED", "the checkpoint's signature lines are not in ascending byte order")
     if m.group(1) != vpec_id or m.group(2) != digest.hex():
         raise Refused("RECEIPT FOR ANOTHER VPEC", "the leaf records %s sha256:%s" % (m.group(1), m.group(2)))
     best = None

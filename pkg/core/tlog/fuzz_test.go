@@ -3,6 +3,7 @@ package tlog_test
 import (
 	"bytes"
 	"encoding/base64"
+	"strings"
 	"testing"
 
 	"github.com/svc-gov/svc/internal/tlogtest"
@@ -110,10 +111,22 @@ func FuzzParseWitnessPolicy(f *testing.F) {
 	w := tlogtest.NewWitness(f, "witness.test/w1")
 	f.Add([]byte(w.PolicyLine("w1") + "group g 1 w1\nquorum g\n"))
 	f.Add([]byte("quorum none\n"))
+	f.Add([]byte(w.PolicyLine("w1") + "group g 0 w1\nquorum g\n"))
+	f.Add([]byte(w.PolicyLine("w1") + "quorum w1\nquorum none\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, err := tlog.ParseWitnessPolicy(data)
 		if err != nil {
 			return
+		}
+		quorums := 0
+		for _, line := range strings.Split(string(data), "\n") {
+			line, _, _ = strings.Cut(line, "#")
+			if f := strings.Fields(line); len(f) > 0 && f[0] == "quorum" {
+				quorums++
+			}
+		}
+		if quorums != 1 {
+			t.Fatalf("policy %q with %d quorum lines accepted", data, quorums)
 		}
 		for _, w := range p.Witnesses() {
 			if w.Name == "" {

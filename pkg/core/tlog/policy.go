@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -57,6 +58,9 @@ func ParseWitnessPolicy(text []byte) (*WitnessPolicy, error) {
 	if strings.ContainsRune(string(text), 0) {
 		return nil, malformed("witness policy", "contains a NUL byte")
 	}
+	if err := checkPolicyLines(text); err != nil {
+		return nil, malformed("witness policy", "%v", err)
+	}
 	g, err := parsePolicy(text)
 	if err != nil {
 		return nil, malformed("witness policy", "%v", err)
@@ -84,6 +88,31 @@ func ParseWitnessPolicy(text []byte) (*WitnessPolicy, error) {
 		return nil, malformed("witness policy", "%v", err)
 	}
 	return p, nil
+}
+
+// checkPolicyLines refuses what the formats parser accepts but would
+// weaken a policy unseen: a second quorum line (the last would win, so a
+// "quorum none" appended silently drops every witness) and a group
+// threshold below 1 (a group asking for none of its witnesses; say
+// "quorum none" for that).
+func checkPolicyLines(text []byte) error {
+	quorums := 0
+	for i, line := range strings.Split(string(text), "\n") {
+		line, _, _ = strings.Cut(line, "#")
+		f := strings.Fields(line)
+		switch {
+		case len(f) == 0:
+		case f[0] == "quorum":
+			if quorums++; quorums > 1 {
+				return fmt.Errorf("line %d: a second quorum line: a policy has exactly one", i+1)
+			}
+		case f[0] == "group" && len(f) >= 3:
+			if n, err := strconv.Atoi(f[2]); err == nil && n < 1 {
+				return fmt.Errorf("line %d: group %s has threshold %d: a group needs at least 1 of its members (write \"quorum none\" to trust the log's signature alone)", i+1, f[1], n)
+			}
+		}
+	}
+	return nil
 }
 
 // parsePolicy runs the formats parser, which panics on some thresholds.

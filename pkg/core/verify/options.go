@@ -102,6 +102,9 @@ func (o *Options) Validate() error {
 	if len(o.ConsistencyProof) > 0 && o.NewerCheckpoint == nil {
 		return fmt.Errorf("%w: ConsistencyProof without NewerCheckpoint: give the checkpoint the proof leads to", ErrOptions)
 	}
+	if o.NewerCheckpoint != nil && o.Receipt == nil {
+		return fmt.Errorf("%w: NewerCheckpoint without Receipt: a newer checkpoint is checked against the receipt's, so give the receipt", ErrOptions)
+	}
 	for i, x := range o.Extra {
 		if x == nil {
 			return fmt.Errorf("%w: Extra[%d] is nil", ErrOptions, i)

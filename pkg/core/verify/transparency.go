@@ -37,6 +37,10 @@ const (
 	CodeInconsistent       = "CHECKPOINT INCONSISTENT"
 	CodeLogShrank          = "CHECKPOINT NEWER THAN GIVEN"
 	CodeNewerCheckpoint    = "NEWER CHECKPOINT INVALID"
+	// CodeLogKeyWindowUnchecked: the log key has a validity window and
+	// there is no time to check it at (no verified genTime, no witness
+	// cosignature): trust material missing, never a pass.
+	CodeLogKeyWindowUnchecked = "LOG KEY WINDOW NOT CHECKED"
 )
 
 // tlogCodes maps the tlog sentinels to codes, in the order the receipt's
@@ -147,7 +151,10 @@ func checkTransparency(opts *Options, subject tlog.Subject, genTime time.Time) C
 		}
 	}
 	window := entry.Window.String()
-	if !entry.Window.Forever && !at.IsZero() {
+	if !entry.Window.Forever && at.IsZero() {
+		return fail(c, CodeLogKeyWindowUnchecked, fmt.Sprintf("receipt verified, but log key %s's window (%s) is checked at no time: the VPEC's timestamp did not verify and no witness of the policy cosigned (docs/KEYS.md, \"Which time\")", entry.KeyID, window), true)
+	}
+	if !entry.Window.Forever {
 		k, err := opts.Root.KeyFor(trustroot.PurposeLog, entry.KeyID, at)
 		if err != nil {
 			return keyFail(c, "LOG", err)

@@ -36,7 +36,7 @@ func (o *logOptions) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&o.receipt, "receipt", "", "the VPEC's transparency log receipt (vpec.receipt.json, 'svc vpec get' writes it): checked by the transparency check")
 	cmd.Flags().BoolVar(&o.requireLog, "require-log", false, "treat a VPEC without a valid log receipt as invalid (exit 1, NO LOG RECEIPT)")
 	cmd.Flags().StringVar(&o.witnessPolicy, "witness-policy", "", "witness policy file (Sigsum policy format, docs/TRANSPARENCY.md) the receipt's checkpoint must satisfy (default: every witness key of the trust root; none: the log's signature alone)")
-	cmd.Flags().StringVar(&o.logCheckpoint, "log-checkpoint", "", "a newer checkpoint of the log (signed note) the receipt's checkpoint must be a prefix of")
+	cmd.Flags().StringVar(&o.logCheckpoint, "log-checkpoint", "", "a newer checkpoint of the log (signed note) the receipt's checkpoint must be a prefix of (needs --receipt)")
 	cmd.Flags().StringVar(&o.consistencyProof, "consistency-proof", "", "the RFC 6962 consistency proof from the receipt's checkpoint to --log-checkpoint (one base64 hash per line; 'svc log verify-consistency' prints it)")
 	cmd.Flags().StringArrayVar(&o.rootUpdates, "trust-root-update", nil, "a newer svc.trust-root/v1 version, verified against the previous one before it is used (repeatable, in version order)")
 	prev := cmd.PersistentPreRunE
@@ -72,6 +72,9 @@ func (o *logOptions) check(a *clicore.App) error {
 	}
 	if o.consistencyProof != "" && o.logCheckpoint == "" {
 		return clicore.Errorf(clicore.ExitUsage, "give the newer checkpoint the proof leads to with --log-checkpoint", "--consistency-proof without --log-checkpoint")
+	}
+	if o.logCheckpoint != "" && o.receipt == "" {
+		return clicore.Errorf(clicore.ExitUsage, "give the VPEC's receipt with --receipt: the newer checkpoint is checked against the receipt's", "--log-checkpoint without --receipt")
 	}
 	return nil
 }
