@@ -3,7 +3,9 @@
 package calibration_test
 
 import (
+	"os"
 	"runtime"
+	"strconv"
 	"testing"
 	"time"
 
@@ -45,7 +47,14 @@ func untraced(b *testing.B, m *trace.Model, n int) time.Duration {
 // production's statistics) against 1000 untraced inferences of the same
 // model in the same run, with the executions one after another
 // (workers=1) and concurrent (the default). Run with -benchtime 1x.
+//
+// SVC_BENCH_PASSES sets fewer passes (and as many untraced inferences) for
+// a quicker figure on a busy machine.
 func BenchmarkCalibration(b *testing.B) {
+	passes := 1000
+	if n, err := strconv.Atoi(os.Getenv("SVC_BENCH_PASSES")); err == nil && n > 0 {
+		passes = n
+	}
 	for _, c := range benchModels {
 		for _, w := range []struct {
 			name    string
@@ -55,20 +64,20 @@ func BenchmarkCalibration(b *testing.B) {
 				m, _ := ortest.Model(b, c.cfg)
 				var cal, base time.Duration
 				for n := 0; n < b.N; n++ {
-					base += untraced(b, m, 500)
+					base += untraced(b, m, passes/2)
 					start := time.Now()
-					meas, err := calibration.Measure(m, calibration.Options{Passes: 1000, Workers: w.workers})
+					meas, err := calibration.Measure(m, calibration.Options{Passes: passes, Workers: w.workers})
 					if err != nil {
 						b.Fatal(err)
 					}
 					cal += time.Since(start)
-					base += untraced(b, m, 500)
+					base += untraced(b, m, passes-passes/2)
 					if _, err := calibration.Build([]*calibration.Measurement{meas}, calibration.Meta{ProfileID: "b/b-class/v1.0.0", ModelClass: "b", Architecture: "b", Date: time.Now()}, calibration.Options{}); err != nil {
 						b.Fatal(err)
 					}
 				}
 				b.ReportMetric(cal.Seconds()/float64(b.N), "s/calibration")
-				b.ReportMetric(base.Seconds()/float64(b.N), "s/1000-untraced")
+				b.ReportMetric(base.Seconds()/float64(b.N), "s/untraced")
 				b.ReportMetric(float64(cal)/float64(base), "x-untraced")
 				b.ReportMetric(float64(runtime.NumCPU()), "cores")
 			})
