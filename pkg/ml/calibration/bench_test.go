@@ -3,6 +3,9 @@
 package calibration_test
 
 import (
+	"os"
+	"runtime"
+	"strconv"
 	"testing"
 	"time"
 
@@ -40,30 +43,45 @@ func untraced(b *testing.B, m *trace.Model, n int) time.Duration {
 }
 
 // BenchmarkCalibration times a 1000-pass calibration (each pass: the
-// reference execution plus the production execution of both trace modes)
-// against 1000 untraced inferences of the same model in the same run.
-// Run with -benchtime 1x.
+// reference execution plus the production executions, residual giving
+// production's statistics) against 1000 untraced inferences of the same
+// model in the same run, with the executions one after another
+// (workers=1) and concurrent (the default). Run with -benchtime 1x.
+//
+// SVC_BENCH_PASSES sets fewer passes (and as many untraced inferences) for
+// a quicker figure on a busy machine.
 func BenchmarkCalibration(b *testing.B) {
+	passes := 1000
+	if n, err := strconv.Atoi(os.Getenv("SVC_BENCH_PASSES")); err == nil && n > 0 {
+		passes = n
+	}
 	for _, c := range benchModels {
-		b.Run(c.name, func(b *testing.B) {
-			m, _ := ortest.Model(b, c.cfg)
-			var cal, base time.Duration
-			for n := 0; n < b.N; n++ {
-				start := time.Now()
-				meas, err := calibration.Measure(m, calibration.Options{Passes: 1000})
-				if err != nil {
-					b.Fatal(err)
+		for _, w := range []struct {
+			name    string
+			workers int
+		}{{"workers=1", 1}, {"workers=default", 0}} {
+			b.Run(c.name+"/"+w.name, func(b *testing.B) {
+				m, _ := ortest.Model(b, c.cfg)
+				var cal, base time.Duration
+				for n := 0; n < b.N; n++ {
+					base += untraced(b, m, passes/2)
+					start := time.Now()
+					meas, err := calibration.Measure(m, calibration.Options{Passes: passes, Workers: w.workers})
+					if err != nil {
+						b.Fatal(err)
+					}
+					cal += time.Since(start)
+					base += untraced(b, m, passes-passes/2)
+					if _, err := calibration.Build([]*calibration.Measurement{meas}, calibration.Meta{ProfileID: "b/b-class/v1.0.0", ModelClass: "b", Architecture: "b", Date: time.Now()}, calibration.Options{}); err != nil {
+						b.Fatal(err)
+					}
 				}
-				cal += time.Since(start)
-				base += untraced(b, m, 1000)
-				if _, err := calibration.Build([]*calibration.Measurement{meas}, calibration.Meta{ProfileID: "b/b-class/v1.0.0", ModelClass: "b", Architecture: "b", Date: time.Now()}, calibration.Options{}); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(cal.Seconds()/float64(b.N), "s/calibration")
-			b.ReportMetric(base.Seconds()/float64(b.N), "s/1000-untraced")
-			b.ReportMetric(float64(cal)/float64(base), "x-untraced")
-		})
+				b.ReportMetric(cal.Seconds()/float64(b.N), "s/calibration")
+				b.ReportMetric(base.Seconds()/float64(b.N), "s/untraced")
+				b.ReportMetric(float64(cal)/float64(base), "x-untraced")
+				b.ReportMetric(float64(runtime.NumCPU()), "cores")
+			})
+		}
 	}
 }
 

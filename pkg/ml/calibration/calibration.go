@@ -16,15 +16,19 @@ package calibration
 import (
 	"errors"
 	"fmt"
+	"iter"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/svc-gov/svc/pkg/core/profile"
 	"github.com/svc-gov/svc/pkg/ml/inference"
+	"github.com/svc-gov/svc/pkg/ml/tokenizer"
 	"github.com/svc-gov/svc/pkg/ml/trace"
 )
 
@@ -77,6 +81,16 @@ type Options struct {
 	Progress func(done, total int)
 	// Machine names the machine measured (default ThisMachine()).
 	Machine *profile.Machine
+	// Workers is how many executions run at once. 1 runs a pass's
+	// executions one after another on the calling goroutine. Otherwise
+	// each production execution has its own goroutine and the reference
+	// executions (unoptimised, one thread: the slowest) share
+	// max(1, Workers - production executions) goroutines, each with its
+	// own copy of the reference model loaded; passes overlap. 0 (the
+	// default) is one goroutine per execution: the same models loaded as
+	// with 1, about twice the cores busy. The measurement is the same bits
+	// whatever the value (TestMeasureWorkers).
+	Workers int
 }
 
 func (o *Options) defaults() error {
@@ -92,6 +106,8 @@ func (o *Options) defaults() error {
 	switch {
 	case o.Passes < 1 || o.Passes > 10_000_000:
 		return fmt.Errorf("%w: passes %d: want 1 to 10,000,000", ErrOptions, o.Passes)
+	case o.Workers < 0 || o.Workers > 256:
+		return fmt.Errorf("%w: workers %d: want 1 to 256, or 0 for the default", ErrOptions, o.Workers)
 	case !(o.SafetyMargin >= 1 && o.SafetyMargin <= 1000):
 		return fmt.Errorf("%w: safety margin %v: want a multiplier from 1 to 1000", ErrOptions, o.SafetyMargin)
 	case o.GPUClass != "cpu":
@@ -139,6 +155,16 @@ type Measurement struct {
 
 // Measure runs opts.Passes inputs through the reference execution and the
 // production execution of each trace mode and collects per-operator drift.
+//
+// Production mode's statistics come from the residual run when they are
+// the same bits (residual mode exposes production's values and more
+// without changing ONNX Runtime's optimised graph, so one inference gives
+// both): Measure checks it on the first input, comparing the production
+// trace narrowed from a residual run (trace.Model.Narrow) with a
+// production run's, and otherwise runs production mode on every pass as
+// well. With opts.Workers other than 1 the executions of a pass run
+// concurrently and passes overlap (pipeline); the results are taken in
+// pass order, so the measurement is the same whatever the worker count.
 func Measure(m *trace.Model, opts Options) (*Measurement, error) {
 	if err := opts.defaults(); err != nil {
 		return nil, err
@@ -148,70 +174,265 @@ func Measure(m *trace.Model, opts Options) (*Measurement, error) {
 		machine = *opts.Machine
 	}
 	machine.Passes = int64(opts.Passes)
-	ref, err := trace.NewTracer(m, trace.Full, inference.Options{Reference: true})
+	rec, err := newRecord(m)
 	if err != nil {
 		return nil, err
 	}
-	defer ref.Close()
+	inputs := newInputs(m, opts)
+	first := inputs.next()
+	texts := func(yield func([]byte) bool) {
+		if !yield(first) {
+			return
+		}
+		for k := 1; k < opts.Passes; k++ {
+			if !yield(inputs.next()) {
+				return
+			}
+		}
+	}
 	modes := trace.Modes()
-	prod := make([]*trace.Tracer, len(modes))
-	for i, mode := range modes {
-		if prod[i], err = trace.NewTracer(m, mode, inference.Options{Threads: opts.Threads}); err != nil {
+	prod := map[string]*trace.Tracer{}
+	for _, mode := range modes {
+		t, err := trace.NewTracer(m, mode, inference.Options{Threads: opts.Threads})
+		if err != nil {
 			return nil, err
 		}
-		defer prod[i].Close()
+		defer t.Close()
+		prod[mode] = t
+	}
+	derived, err := residualGivesProduction(m, prod, first)
+	if err != nil {
+		return nil, err
+	}
+	// run lists the production executions of a pass: every mode, less
+	// production when it is derived from the residual run.
+	var run []string
+	for _, mode := range modes {
+		if !(derived && mode == trace.Production) {
+			run = append(run, mode)
+		}
+	}
+	workers := opts.Workers
+	if workers == 0 {
+		workers = 1 + len(run)
+	}
+	refs := make([]*trace.Tracer, max(1, workers-len(run)))
+	if workers == 1 {
+		refs = refs[:1]
+	}
+	for i := range refs {
+		if refs[i], err = trace.NewTracer(m, trace.Full, inference.Options{Reference: true}); err != nil {
+			return nil, err
+		}
+		defer refs[i].Close()
 	}
 	res := &Measurement{ONNXModelHash: m.Hash, OperatorCounts: map[string]int64{}, Passes: opts.Passes, Drift: map[string]map[string][]float64{},
 		Machines: []profile.Machine{machine}}
 	for _, mode := range modes {
 		res.Drift[mode] = map[string][]float64{}
 	}
-	rec, err := newRecord(m)
-	if err != nil {
-		return nil, err
-	}
-	inputs := newInputs(m, opts)
-	start := time.Now()
-	for pass := 0; pass < opts.Passes; pass++ {
-		text := inputs.next()
-		rec.Inputs = append(rec.Inputs, inputHash(text))
-		enc := m.Encode(text)
-		rt, stats, err := ref.TraceDetail(enc, text)
-		if err != nil {
-			return nil, fmt.Errorf("pass %d: reference execution: %w", pass+1, err)
+	// take adds pass k's executions to the measurement.
+	take := func(k int, p *pass) error {
+		if p.refErr != nil {
+			return fmt.Errorf("pass %d: reference execution: %w", k+1, p.refErr)
 		}
-		r, err := newReference(m, rt, stats)
+		for i, mode := range run {
+			if p.errs[i] != nil {
+				return fmt.Errorf("pass %d: %s execution: %w", k+1, mode, p.errs[i])
+			}
+		}
+		rec.Inputs = append(rec.Inputs, inputHash(p.text))
+		r, err := newReference(m, p.ref, p.stats)
 		if err != nil {
-			return nil, fmt.Errorf("pass %d: %w", pass+1, err)
+			return fmt.Errorf("pass %d: %w", k+1, err)
 		}
 		ps := PassStats{Production: map[string][][]float64{}}
-		for k, o := range rt.Operators {
+		for k, o := range p.ref.Operators {
 			ps.Reference = append(ps.Reference, []float64{o.Mean, o.RMS, r.scale[k]})
 		}
-		for i, t := range prod {
-			p, err := t.TraceEncoded(enc, text)
-			if err != nil {
-				return nil, fmt.Errorf("pass %d: %s execution: %w", pass+1, modes[i], err)
+		for _, mode := range modes {
+			var pt *trace.Trace
+			if i := slices.Index(run, mode); i >= 0 {
+				pt = p.prod[i]
+			} else if pt, err = m.Narrow(p.prod[slices.Index(run, trace.Residual)], mode); err != nil {
+				return fmt.Errorf("pass %d: %w", k+1, err)
 			}
-			res.OperatorCounts[modes[i]] = p.OperatorCount
-			for _, o := range p.Operators {
+			res.OperatorCounts[mode] = pt.OperatorCount
+			for _, o := range pt.Operators {
 				ro, scale, _, ok := r.Operator(o.Node)
 				if !ok {
-					return nil, fmt.Errorf("pass %d: operator %s of the %s trace is missing from the reference trace", pass+1, o.Node, modes[i])
+					return fmt.Errorf("pass %d: operator %s of the %s trace is missing from the reference trace", k+1, o.Node, mode)
 				}
-				res.Drift[modes[i]][o.Class] = append(res.Drift[modes[i]][o.Class], DriftScaled(ro, o, scale))
-				ps.Production[modes[i]] = append(ps.Production[modes[i]], []float64{o.Mean, o.RMS})
+				res.Drift[mode][o.Class] = append(res.Drift[mode][o.Class], DriftScaled(ro, o, scale))
+				ps.Production[mode] = append(ps.Production[mode], []float64{o.Mean, o.RMS})
 			}
 		}
 		rec.Passes = append(rec.Passes, ps)
 		if opts.Progress != nil {
-			opts.Progress(pass+1, opts.Passes)
+			opts.Progress(k+1, opts.Passes)
 		}
+		return nil
+	}
+	runTracers := make([]*trace.Tracer, len(run))
+	for i, mode := range run {
+		runTracers[i] = prod[mode]
+	}
+	start := time.Now()
+	if workers == 1 {
+		err = measureSequential(m, texts, refs[0], runTracers, take)
+	} else {
+		err = measurePipelined(m, texts, refs, runTracers, take)
+	}
+	if err != nil {
+		return nil, err
 	}
 	res.Elapsed = time.Since(start)
 	rec.OperatorCounts = res.OperatorCounts
 	res.record, res.gpuClass = rec, opts.GPUClass
 	return res, nil
+}
+
+// residualGivesProduction reports whether the production trace narrowed
+// from a residual run of input is the same, bit for bit, as a production
+// run's (TestResidualYieldsProduction shows it on the generated models).
+func residualGivesProduction(m *trace.Model, prod map[string]*trace.Tracer, input []byte) (bool, error) {
+	enc := m.Encode(input)
+	want, err := prod[trace.Production].TraceEncoded(enc, input)
+	if err != nil {
+		return false, fmt.Errorf("pass 1: %s execution: %w", trace.Production, err)
+	}
+	rt, err := prod[trace.Residual].TraceEncoded(enc, input)
+	if err != nil {
+		return false, fmt.Errorf("pass 1: %s execution: %w", trace.Residual, err)
+	}
+	got, err := m.Narrow(rt, trace.Production)
+	if err != nil {
+		return false, nil // production's operators are not all residual's here: run production mode
+	}
+	return reflect.DeepEqual(got, want), nil
+}
+
+// pass is one calibration pass: its input and the results of its
+// executions (the reference's and each production execution's).
+type pass struct {
+	text   []byte
+	enc    tokenizer.Encoding
+	ref    *trace.Trace
+	stats  map[string]trace.ValueStats
+	refErr error
+	prod   []*trace.Trace
+	errs   []error
+	done   sync.WaitGroup
+}
+
+func newPass(m *trace.Model, text []byte, executions int) *pass {
+	return &pass{text: text, enc: m.Encode(text), prod: make([]*trace.Trace, executions), errs: make([]error, executions)}
+}
+
+func (p *pass) reference(t *trace.Tracer) {
+	p.ref, p.stats, p.refErr = t.TraceDetail(p.enc, p.text)
+}
+
+func (p *pass) production(i int, t *trace.Tracer) {
+	p.prod[i], p.errs[i] = t.TraceEncoded(p.enc, p.text)
+}
+
+// measureSequential runs each pass's executions one after another on the
+// calling goroutine and takes its results.
+func measureSequential(m *trace.Model, texts iter.Seq[[]byte], ref *trace.Tracer, prod []*trace.Tracer, take func(int, *pass) error) error {
+	k := 0
+	for text := range texts {
+		p := newPass(m, text, len(prod))
+		p.reference(ref)
+		for i, t := range prod {
+			if p.refErr == nil {
+				p.production(i, t)
+			}
+		}
+		if err := take(k, p); err != nil {
+			return err
+		}
+		k++
+	}
+	return nil
+}
+
+// measurePipelined runs the passes through one goroutine per production
+// execution and one per reference tracer, a few passes in flight, and
+// takes the results on the calling goroutine in pass order. Each tracer is
+// used by one goroutine only.
+func measurePipelined(m *trace.Model, texts iter.Seq[[]byte], refs, prod []*trace.Tracer, take func(int, *pass) error) error {
+	window := len(refs) + 2
+	passes := make(chan *pass, window) // to take, in order
+	refQ := make(chan *pass, window)
+	prodQ := make([]chan *pass, len(prod))
+	quit := make(chan struct{})
+	var workers sync.WaitGroup
+	for _, t := range refs {
+		workers.Add(1)
+		go func() {
+			defer workers.Done()
+			for p := range refQ {
+				select {
+				case <-quit:
+				default:
+					p.reference(t)
+				}
+				p.done.Done()
+			}
+		}()
+	}
+	for i, t := range prod {
+		prodQ[i] = make(chan *pass, window)
+		workers.Add(1)
+		go func() {
+			defer workers.Done()
+			for p := range prodQ[i] {
+				select {
+				case <-quit:
+				default:
+					p.production(i, t)
+				}
+				p.done.Done()
+			}
+		}()
+	}
+	workers.Add(1)
+	go func() { // feeds the passes in order, at most window in flight
+		defer workers.Done()
+		defer close(passes)
+		defer close(refQ)
+		for _, q := range prodQ {
+			defer close(q)
+		}
+		for text := range texts {
+			p := newPass(m, text, len(prod))
+			p.done.Add(1 + len(prod))
+			select {
+			case passes <- p:
+			case <-quit:
+				return
+			}
+			refQ <- p
+			for _, q := range prodQ {
+				q <- p
+			}
+		}
+	}()
+	var err error
+	k := 0
+	for p := range passes {
+		p.done.Wait()
+		if err = take(k, p); err != nil {
+			break
+		}
+		k++
+	}
+	close(quit)
+	for range passes { // unblock the feeder
+	}
+	workers.Wait()
+	return err
 }
 
 // newRecord starts the per-pass record of m: its full-mode operators and

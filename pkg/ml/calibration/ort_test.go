@@ -13,6 +13,7 @@ import (
 	"github.com/svc-gov/svc/pkg/core/document"
 	"github.com/svc-gov/svc/pkg/core/profile"
 	"github.com/svc-gov/svc/pkg/ml/calibration"
+	"github.com/svc-gov/svc/pkg/ml/inference"
 	"github.com/svc-gov/svc/pkg/ml/modelgen"
 	"github.com/svc-gov/svc/pkg/ml/tokenizer"
 	"github.com/svc-gov/svc/pkg/ml/trace"
@@ -280,5 +281,83 @@ func TestMeasurementsWithoutResidual(t *testing.T) {
 	bad, _ := json.Marshal(doc)
 	if _, err := calibration.ParseMeasurements(bad); !errors.Is(err, calibration.ErrMeasurements) || !strings.Contains(err.Error(), "fast") {
 		t.Fatalf("unknown mode: %v", err)
+	}
+}
+
+// TestMeasureWorkers: on both generated styles the measurement (its
+// measurements record and the profile built from it) is the same bytes
+// whatever the worker count, sequential or pipelined with several
+// reference tracers; and its production-mode statistics, which Measure
+// takes from the residual run, are those of production runs of the same
+// inputs, bit for bit.
+func TestMeasureWorkers(t *testing.T) {
+	var corpus [][]byte
+	words := strings.Fields("please call jane doe at 555 0100 her ssn is 078-05-1120 and the card is 4111 1111 1111 1111")
+	for n := 1; n <= 40; n += 3 {
+		var in []string
+		for k := 0; k < n; k++ {
+			in = append(in, words[(k*5+n)%len(words)])
+		}
+		corpus = append(corpus, []byte(strings.Join(in, " ")))
+	}
+	meta := calibration.Meta{ProfileID: "t/t-class/v1.0.0", ModelClass: "t", Architecture: "t", Date: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	for _, style := range modelgen.Styles() {
+		m, _ := ortest.Model(t, modelgen.Config{Style: style})
+		first := map[int]string{}
+		for _, workers := range []int{1, 0, 2, 5} {
+			for si, src := range []calibration.Options{{Corpus: corpus}, {Seed: 3}} {
+				src.Passes, src.Workers = 2*len(corpus), workers
+				meas, err := calibration.Measure(m, src)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rec, err := calibration.Record([]*calibration.Measurement{meas})
+				if err != nil {
+					t.Fatal(err)
+				}
+				p, err := calibration.Build([]*calibration.Measurement{meas}, meta, calibration.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, err := json.Marshal([]any{rec, p, meas.Drift, meas.OperatorCounts})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if workers == 1 {
+					first[si] = string(b)
+					if src.Corpus != nil {
+						checkProduction(t, m, corpus, rec.Models[0])
+					}
+				} else if string(b) != first[si] {
+					t.Errorf("%s, inputs %d: %d workers: the measurement differs from one worker's", style, si, workers)
+				}
+			}
+		}
+	}
+}
+
+// checkProduction compares a measurement's production-mode statistics
+// with production runs of the corpus it was measured on, pass by pass.
+func checkProduction(t *testing.T, m *trace.Model, corpus [][]byte, rec calibration.ModelMeasurement) {
+	t.Helper()
+	tr, err := trace.NewTracer(m, trace.Production, inference.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	for k, ps := range rec.Passes {
+		want, err := tr.Trace(corpus[k%len(corpus)])
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := ps.Production[trace.Production]
+		if len(got) != len(want.Operators) {
+			t.Fatalf("pass %d: %d production statistics, want %d", k+1, len(got), len(want.Operators))
+		}
+		for i, o := range want.Operators {
+			if got[i][0] != o.Mean || got[i][1] != o.RMS {
+				t.Fatalf("pass %d: production operator %s: measured mean, rms %v, a production run gives %v, %v", k+1, o.Node, got[i], o.Mean, o.RMS)
+			}
+		}
 	}
 }

@@ -6,13 +6,16 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	ort "github.com/yalue/onnxruntime_go"
 
 	"github.com/svc-gov/svc/internal/ortest"
 	"github.com/svc-gov/svc/pkg/core/profile"
+	"github.com/svc-gov/svc/pkg/ml/inference"
 	"github.com/svc-gov/svc/pkg/ml/modelgen"
 	"github.com/svc-gov/svc/pkg/ml/trace"
 )
@@ -146,5 +149,70 @@ func TestResidualKeepsFusions(t *testing.T) {
 			t.Errorf("%s: no SkipLayerNormalization in the optimised graph %v", style, res)
 		}
 		t.Logf("%s: optimised graph, residual mode: %v", style, res)
+	}
+}
+
+// TestResidualYieldsProduction: on both generated styles, the production
+// trace narrowed from a residual run (Model.Narrow) equals a production
+// run's trace bit for bit, records, Merkle root and output, on inputs of
+// every length up to truncation: one residual inference gives
+// calibration both modes' statistics. Narrowing the other way fails.
+func TestResidualYieldsProduction(t *testing.T) {
+	words := strings.Fields("please call jane doe at 555 0100 her ssn is 078-05-1120 and the account number is 4111 1111 1111 1111 thanks")
+	for _, style := range modelgen.Styles() {
+		m, _ := ortest.Model(t, modelgen.Config{Style: style})
+		prod, err := trace.NewTracer(m, trace.Production, inference.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer prod.Close()
+		res, err := trace.NewTracer(m, trace.Residual, inference.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Close()
+		full, err := trace.NewTracer(m, trace.Full, inference.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer full.Close()
+		fullDiffers := false
+		for n := 1; n <= 3*len(words); n += 4 {
+			var in []string
+			for k := 0; k < n; k++ {
+				in = append(in, words[(k*7)%len(words)])
+			}
+			input := []byte(strings.Join(in, " "))
+			want, err := prod.Trace(input)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rt, err := res.Trace(input)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := m.Narrow(rt, trace.Production)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("%s, %d words: production trace narrowed from residual\n%+v\nwant\n%+v", style, n, got, want)
+			}
+			if _, err := m.Narrow(want, trace.Residual); err == nil {
+				t.Fatalf("%s: narrowing a production trace to residual mode succeeded", style)
+			}
+			ft, err := full.Trace(input)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if nf, err := m.Narrow(ft, trace.Production); err != nil {
+				t.Fatal(err)
+			} else if !reflect.DeepEqual(nf, want) {
+				fullDiffers = true
+			}
+		}
+		if !fullDiffers {
+			t.Errorf("%s: the production trace narrowed from full mode (fusions split) equals production's too: the comparison cannot tell", style)
+		}
 	}
 }

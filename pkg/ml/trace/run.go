@@ -3,6 +3,7 @@ package trace
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/svc-gov/svc/pkg/core/commitment"
 	"github.com/svc-gov/svc/pkg/ml/inference"
@@ -306,3 +307,43 @@ func (m *Model) Class(i int) string { return m.classes[i] }
 
 // Operators is the number of operators each trace records.
 func (t *Tracer) Operators() int { return len(t.nodes) }
+
+// Narrow returns the trace in mode of the same inference as tr, derived
+// from tr's records: the operators of mode, in mode's order and
+// re-indexed, with their Merkle root. Every operator of mode must be in
+// tr (a residual trace holds production's). The statistics are tr's: the
+// result is the trace a tracer in mode would give only when that
+// tracer's execution computes those values with the same bits, which is
+// the case when exposing tr's extra values leaves ONNX Runtime's
+// optimised graph as it is (residual and production modes,
+// TestResidualKeepsFusions); callers that rely on it check it
+// (calibration compares a derived trace with a traced one).
+func (m *Model) Narrow(tr *Trace, mode string) (*Trace, error) {
+	nodes, err := m.TracedNodes(mode)
+	if err != nil {
+		return nil, err
+	}
+	byNode := make(map[string]int, len(tr.Operators))
+	for k, o := range tr.Operators {
+		byNode[o.Node] = k
+	}
+	out := *tr
+	out.Mode = mode
+	out.Operators = make([]Operator, 0, len(nodes))
+	for k, i := range nodes {
+		id := nodeID(m.Graph.Nodes[i])
+		j, ok := byNode[id]
+		if !ok {
+			return nil, fmt.Errorf("trace: %s-mode operator %s is not in the %s trace", mode, id, tr.Mode)
+		}
+		o := tr.Operators[j]
+		o.Index = int64(k)
+		out.Operators = append(out.Operators, o)
+	}
+	out.OperatorCount = int64(len(out.Operators))
+	if out.MerkleRoot, err = Root(out.Operators); err != nil {
+		return nil, err
+	}
+	out.Output, out.Probabilities = slices.Clone(tr.Output), slices.Clone(tr.Probabilities)
+	return &out, nil
+}
