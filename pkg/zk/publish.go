@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/svc-gov/svc/pkg/zk/ceremony/transcript"
-	"github.com/svc-gov/svc/pkg/zk/zkverify"
+	"github.com/svc-gov/svc/pkg/zk/zkverify/ceremonycheck"
 )
 
 // DevSetupTranscript is the transcript_hash of an entry whose keys come
@@ -88,7 +88,7 @@ func PrepareEntry(in PublishInput, now time.Time) (*Entry, *Keys, error) {
 
 // ErrTranscript reports a ceremony transcript that does not vouch for the
 // keys being published.
-var ErrTranscript = zkverify.ErrTranscript
+var ErrTranscript = ceremonycheck.ErrTranscript
 
 // CeremonyOf reads a finalized ceremony's transcript (pkg/zk/ceremony) and
 // checks that it sealed exactly these keys (its phase 2 records their
@@ -125,7 +125,7 @@ func CeremonyOf(transcriptJSON, vk, pk, model []byte) (_ Ceremony, r1csHash stri
 }
 
 // CheckTranscript checks a signed entry against the ceremony transcript it
-// names (zkverify.CheckTranscript).
+// names (ceremonycheck.CheckTranscript).
 func CheckTranscript(e *Entry, transcriptJSON []byte) error {
-	return zkverify.CheckTranscript(e, transcriptJSON)
+	return ceremonycheck.CheckTranscript(e, transcriptJSON)
 }

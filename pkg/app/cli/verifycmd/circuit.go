@@ -14,6 +14,7 @@ import (
 	"github.com/svc-gov/svc/pkg/core/signing"
 	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/zk/zkverify"
+	"github.com/svc-gov/svc/pkg/zk/zkverify/ceremonycheck"
 )
 
 // circuitOptions are verify's flags for signed circuit entries.
@@ -164,7 +165,7 @@ func runVerifyCircuit(a *clicore.App, o *verifyCircuitOptions) error {
 	}
 	e, verr := zkverify.VerifyEntry(doc, trust)
 	if verr == nil && tr != nil {
-		verr = zkverify.CheckTranscript(e, tr)
+		verr = ceremonycheck.CheckTranscript(e, tr)
 	}
 	rep := circuitReport{Valid: verr == nil, Verdict: "VALID", TrustRoot: &verify.TrustRoot{File: o.trust.TrustRoot, Source: o.trust.Source}}
 	if e != nil {
@@ -197,7 +198,7 @@ func circuitCode(err error) string {
 		return "SIGNATURE INVALID"
 	case errors.Is(err, zkverify.ErrEntryUnsigned):
 		return "UNSIGNED"
-	case errors.Is(err, zkverify.ErrTranscript):
+	case errors.Is(err, ceremonycheck.ErrTranscript):
 		return "TRANSCRIPT MISMATCH"
 	default:
 		return "SCHEMA ERROR"
