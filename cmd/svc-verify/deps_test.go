@@ -42,6 +42,10 @@ var forbidden = []struct{ path, why string }{
 	{"github.com/google/pprof/...", "linked only by gnark's profiler; its package initialisation costs start-up"},
 	{"github.com/rs/zerolog/...", "gnark's logger; svc-verify logs nothing"},
 	{"google.golang.org/protobuf/...", "linked only by gnark's profiler and the prover"},
+	{"github.com/consensys/gnark-crypto/ecc/bn254/fr/poseidon2", "its package initialisation parses the round constants of every width (ms of start-up); pkg/core/commitment has its own width-2 permutation"},
+	{"github.com/consensys/gnark-crypto/ecc/bls12-377/...", "no other curve than BN254: their package initialisation costs start-up"},
+	{"github.com/consensys/gnark-crypto/ecc/bls12-381/...", "no other curve than BN254"},
+	{"github.com/consensys/gnark-crypto/ecc/bw6-761/...", "no other curve than BN254"},
 }
 
 // pending are forbidden edges still to be removed, each allowed only while
