@@ -39,20 +39,12 @@ var forbidden = []struct{ path, why string }{
 	{"github.com/consensys/gnark/std/...", "gnark's circuit gadgets are not verification"},
 }
 
-// pending are forbidden edges that gnark's BN254 Groth16 verifier brings,
-// each allowed only while the one package named imports it (as in
-// cmd/svc-verify's deps_test.go); once it does not, this test fails until
-// the allowance is deleted.
-var pending = map[string]string{
-	// gnark declares its version with blang/semver, whose Version
-	// implements driver.Valuer: an interfaces-only package, no driver and
-	// no database/sql.
-	"database/sql/driver": "github.com/blang/semver/v4",
-	// gnark's GKR bookkeeping (linked through its constraint package)
-	// names the GKR API's types; the gadgets it would compile run only in
-	// a prover.
-	"github.com/consensys/gnark/std/gkrapi/gkr": "github.com/consensys/gnark/internal/gkr/gkrcore",
-}
+// pending are forbidden edges still to be removed, each allowed only
+// while the one package named imports it (as in cmd/svc-verify's
+// deps_test.go); once it does not, this test fails until the allowance is
+// deleted. None: zkverify verifies with gnark-crypto alone, so gnark's
+// semver (database/sql/driver) and GKR bookkeeping are gone.
+var pending = map[string]string{}
 
 // allowedSvc are the only svc packages the page may link: the
 // verification library and what it is built on.

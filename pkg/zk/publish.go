@@ -2,11 +2,11 @@ package zk
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/svc-gov/svc/pkg/zk/ceremony/transcript"
+	"github.com/svc-gov/svc/pkg/zk/zkverify/ceremonycheck"
 )
 
 // DevSetupTranscript is the transcript_hash of an entry whose keys come
@@ -88,7 +88,7 @@ func PrepareEntry(in PublishInput, now time.Time) (*Entry, *Keys, error) {
 
 // ErrTranscript reports a ceremony transcript that does not vouch for the
 // keys being published.
-var ErrTranscript = errors.New("zk: the ceremony transcript does not match the keys")
+var ErrTranscript = ceremonycheck.ErrTranscript
 
 // CeremonyOf reads a finalized ceremony's transcript (pkg/zk/ceremony) and
 // checks that it sealed exactly these keys (its phase 2 records their
@@ -125,42 +125,7 @@ func CeremonyOf(transcriptJSON, vk, pk, model []byte) (_ Ceremony, r1csHash stri
 }
 
 // CheckTranscript checks a signed entry against the ceremony transcript it
-// names, for an auditor holding the transcript: the transcript's hash is
-// the entry's transcript_hash, its phase 2 sealed the entry's verifying
-// key and proving key (by hash) and, for a head, the entry's model, and
-// its contributors are the entry's. (The contributions themselves are
-// checked by 'svc zk ceremony verify'.)
+// names (ceremonycheck.CheckTranscript).
 func CheckTranscript(e *Entry, transcriptJSON []byte) error {
-	vk, err := e.VerifyingKeyBytes()
-	if err != nil {
-		return err
-	}
-	t, hash, err := transcript.Parse(transcriptJSON)
-	if err != nil {
-		return fmt.Errorf("%w: %v", ErrTranscript, err)
-	}
-	if hash != e.Ceremony.TranscriptHash {
-		return fmt.Errorf("%w: the transcript hashes to %s, the entry names %s", ErrTranscript, shortID(hash), shortID(e.Ceremony.TranscriptHash))
-	}
-	p2 := t.Phase2
-	switch {
-	case p2 == nil || p2.Beacon == "":
-		return fmt.Errorf("%w: phase 2 is not finalized", ErrTranscript)
-	case p2.VerifyingKeyHash != HashBytes(vk):
-		return fmt.Errorf("%w: it sealed verifying key %s, the entry's is %s", ErrTranscript, shortID(p2.VerifyingKeyHash), shortID(HashBytes(vk)))
-	case p2.ProvingKeyHash != e.ProvingKeyHash:
-		return fmt.Errorf("%w: it sealed proving key %s, the entry binds %s", ErrTranscript, shortID(p2.ProvingKeyHash), shortID(e.ProvingKeyHash))
-	case e.ONNXModelHash != "" && p2.ONNXModelHash != "" && p2.ONNXModelHash != e.ONNXModelHash:
-		return fmt.Errorf("%w: it set up model %s, the entry names %s", ErrTranscript, shortID(p2.ONNXModelHash), shortID(e.ONNXModelHash))
-	}
-	var names []string
-	for _, ph := range []int{1, 2} {
-		for _, n := range t.Contributors(ph) {
-			names = append(names, fmt.Sprintf("%s (phase %d)", n, ph))
-		}
-	}
-	if fmt.Sprint(names) != fmt.Sprint(e.Ceremony.Contributors) {
-		return fmt.Errorf("%w: its contributors are %v, the entry names %v", ErrTranscript, names, e.Ceremony.Contributors)
-	}
-	return nil
+	return ceremonycheck.CheckTranscript(e, transcriptJSON)
 }

@@ -17,6 +17,7 @@
 package zk
 
 import (
+	"fmt"
 	"io"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
@@ -96,16 +97,34 @@ func MarshalVerifyingKey(vk io.WriterTo) ([]byte, error) { return zkverify.Marsh
 
 // ParseVerifyingKey decodes canonical verifying-key bytes
 // (zkverify.ParseVerifyingKey).
+// zkverify checks the bytes; gnark decodes them again for its prover.
 func ParseVerifyingKey(b []byte) (*groth16bn254.VerifyingKey, error) {
-	return zkverify.ParseVerifyingKey(b)
+	if _, err := zkverify.ParseVerifyingKey(b); err != nil {
+		return nil, err
+	}
+	vk := new(groth16bn254.VerifyingKey)
+	if _, err := readFrom(vk, b); err != nil {
+		return nil, fmt.Errorf("%w: verifying key: %v", ErrEncoding, err)
+	}
+	return vk, nil
 }
 
 // MarshalProof returns the canonical bytes of a proof: gnark's compressed
 // encoding (Proof.WriteTo).
 func MarshalProof(p io.WriterTo) ([]byte, error) { return zkverify.MarshalProof(p) }
 
-// ParseProof decodes canonical proof bytes (zkverify.ParseProof).
-func ParseProof(b []byte) (*groth16bn254.Proof, error) { return zkverify.ParseProof(b) }
+// ParseProof decodes canonical proof bytes (zkverify.ParseProof checks
+// them) into gnark's type.
+func ParseProof(b []byte) (*groth16bn254.Proof, error) {
+	if _, err := zkverify.ParseProof(b); err != nil {
+		return nil, err
+	}
+	p := new(groth16bn254.Proof)
+	if _, err := readFrom(p, b); err != nil {
+		return nil, fmt.Errorf("%w: proof: %v", ErrEncoding, err)
+	}
+	return p, nil
+}
 
 // Verify checks a Groth16 proof (canonical bytes) against a verifying key
 // (canonical bytes) and the public inputs (zkverify.Verify).

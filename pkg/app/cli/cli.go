@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"strings"
 
+	"github.com/consensys/gnark/logger"
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
 
@@ -55,8 +56,13 @@ type app struct {
 }
 
 // Main runs the svc command with args (without the program name) and
-// returns the process exit code.
-func Main(args []string, s *Streams) int { return clicore.Run(NewSvcCommand(s), args, s, "svc") }
+// returns the process exit code. It turns gnark's logger off first: the
+// proof libraries leave it to the program (pkg/zk), and gnark writes debug
+// lines ("DBG prover done") to stdout, between svc's own results.
+func Main(args []string, s *Streams) int {
+	logger.Disable()
+	return clicore.Run(NewSvcCommand(s), args, s, "svc")
+}
 
 // VerifyMain runs the svc-verify command and returns the exit code.
 func VerifyMain(args []string, s *Streams) int { return verifycmd.Main(args, s) }

@@ -8,7 +8,6 @@ import (
 	"os"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
-	"github.com/consensys/gnark-crypto/ecc/bn254/fr/poseidon2"
 )
 
 // Poseidon2 commitments (docs/FORMATS.md, "Poseidon2 commitments").
@@ -18,7 +17,7 @@ import (
 //	tag, chunk_0, ..., chunk_{n-1}, length
 //
 // and the sequence is hashed with gnark-crypto's Poseidon2 Merkle–Damgård
-// hasher (width-2 permutation, 6 full and 50 partial rounds, zero initial
+// construction (poseidon2perm.go: width-2 permutation, 6 full and 50 partial rounds, zero initial
 // state, each element one 32-byte big-endian block). The digest is the final
 // state: one field element, written as 32 big-endian bytes.
 //
@@ -66,7 +65,6 @@ var (
 // payload's bytes, then call Sum. The zero value is not usable; use
 // [NewPoseidon2Hasher].
 type Poseidon2Hasher struct {
-	perm  *poseidon2.Permutation
 	state fr.Element
 	buf   [Poseidon2ChunkBytes]byte
 	nbuf  int
@@ -81,7 +79,7 @@ func NewPoseidon2Hasher(tag string) (*Poseidon2Hasher, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &Poseidon2Hasher{perm: poseidon2.NewDefaultPermutation()}
+	h := &Poseidon2Hasher{}
 	h.absorb(&t)
 	return h, nil
 }
@@ -106,12 +104,7 @@ func TagElement(tag string) (fr.Element, error) {
 // absorb runs one Merkle–Damgård step: state = Compress(state, e), where
 // Compress(l, r) = P(l, r)[1] + r (gnark-crypto's Permutation.Compress).
 func (h *Poseidon2Hasher) absorb(e *fr.Element) {
-	x := [2]fr.Element{h.state, *e}
-	// Permutation only fails for a wrong width; the default has width 2.
-	if err := h.perm.Permutation(x[:]); err != nil {
-		panic(err)
-	}
-	h.state.Add(&x[1], e)
+	h.state = poseidon2Compress(&h.state, e)
 }
 
 // Write absorbs payload bytes; it never fails.
@@ -177,18 +170,16 @@ func Poseidon2Elements(tag string, payload []byte) ([]fr.Element, error) {
 	return append(out, l), nil
 }
 
-// HashPoseidon2Elements hashes an element sequence with gnark-crypto's
-// Poseidon2 Merkle–Damgård hasher (zero initial state, one 32-byte
-// big-endian block per element) and returns the 32-byte digest.
+// HashPoseidon2Elements hashes an element sequence as gnark-crypto's
+// Poseidon2 Merkle–Damgård hasher does (zero initial state, one element
+// per block, state = Compress(state, element)) and returns the 32-byte
+// digest.
 func HashPoseidon2Elements(elems []fr.Element) [Poseidon2DigestBytes]byte {
-	md := poseidon2.NewMerkleDamgardHasher()
+	var state fr.Element
 	for i := range elems {
-		b := elems[i].Bytes()
-		md.Write(b[:])
+		state = poseidon2Compress(&state, &elems[i])
 	}
-	var d [Poseidon2DigestBytes]byte
-	copy(d[:], md.Sum(nil))
-	return d
+	return state.Bytes()
 }
 
 // DecodePoseidon2Elements is the inverse of [Poseidon2Elements]: it returns

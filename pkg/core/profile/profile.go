@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/svc-gov/svc/pkg/core/canonical"
@@ -62,9 +63,12 @@ func ValidGPUClass(g string) bool { return slices.Contains(gpuClasses[:], g) }
 
 // ValidID reports whether id is a profile id:
 // <publisher>/<model_class>-class/v<major>.<minor>.<patch>.
-func ValidID(id string) bool { return idPattern.MatchString(id) }
+func ValidID(id string) bool { return idPattern().MatchString(id) }
 
-var idPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}/[a-z0-9][a-z0-9._-]{0,63}-class/v(0|[1-9][0-9]{0,5})\.(0|[1-9][0-9]{0,5})\.(0|[1-9][0-9]{0,5})$`)
+// idPattern is compiled on first use, not at every program start.
+var idPattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}/[a-z0-9][a-z0-9._-]{0,63}-class/v(0|[1-9][0-9]{0,5})\.(0|[1-9][0-9]{0,5})\.(0|[1-9][0-9]{0,5})$`)
+})
 
 // Sentinel errors, matchable with errors.Is.
 var (

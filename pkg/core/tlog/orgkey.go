@@ -37,8 +37,8 @@ func DeriveOrgKey(secret []byte, org string) (OrgKey, error) {
 	if len(secret) < MinOrgKeySecret {
 		return OrgKey{}, fmt.Errorf("%w monitoring secret: %d bytes, want at least %d random bytes", ErrMalformed, len(secret), MinOrgKeySecret)
 	}
-	if !idRE.MatchString(org) {
-		return OrgKey{}, fmt.Errorf("%w: org_id %q is not an id (%s)", ErrMalformed, clip(org), idRE)
+	if !idRE().MatchString(org) {
+		return OrgKey{}, fmt.Errorf("%w: org_id %q is not an id (%s)", ErrMalformed, clip(org), idRule)
 	}
 	k := OrgKey{org: org}
 	copy(k.key[:], mac(secret, "svc.tlog.org-key/v1", org))
@@ -47,8 +47,8 @@ func DeriveOrgKey(secret []byte, org string) (OrgKey, error) {
 
 // NewOrgKey returns the monitoring key of org with the given key bytes.
 func NewOrgKey(org string, key [32]byte) (OrgKey, error) {
-	if !idRE.MatchString(org) {
-		return OrgKey{}, fmt.Errorf("%w: org_id %q is not an id (%s)", ErrMalformed, clip(org), idRE)
+	if !idRE().MatchString(org) {
+		return OrgKey{}, fmt.Errorf("%w: org_id %q is not an id (%s)", ErrMalformed, clip(org), idRule)
 	}
 	return OrgKey{org: org, key: key}, nil
 }

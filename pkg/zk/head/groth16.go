@@ -3,6 +3,7 @@ package head
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math/big"
 
 	"github.com/consensys/gnark-crypto/ecc"
@@ -128,7 +129,7 @@ func Verify(vkBytes, proofBytes []byte, pub Public) error {
 
 // VerifyWithKey is [Verify] with a decoded key (decode once, verify many):
 // zkverify.VerifyHead.
-func VerifyWithKey(vk *groth16bn254.VerifyingKey, proofBytes []byte, pub Public) error {
+func VerifyWithKey(vk *zkverify.VerifyingKey, proofBytes []byte, pub Public) error {
 	return zkverify.VerifyHead(vk, proofBytes, pub)
 }
 
@@ -137,7 +138,7 @@ func VerifyWithKey(vk *groth16bn254.VerifyingKey, proofBytes []byte, pub Public)
 // | Krs (G1, 32) | uint32 big-endian count n | n Pedersen commitments
 // (G1, 32 each) | commitment proof of knowledge (G1, 32). 196 bytes for
 // n = 1.
-func EncodeProof(p *groth16bn254.Proof) ([]byte, error) {
+func EncodeProof(p io.WriterTo) ([]byte, error) {
 	b, err := zkverify.MarshalProof(p)
 	if err != nil {
 		return nil, fmt.Errorf("head: encode proof: %w", err)
@@ -149,7 +150,7 @@ func EncodeProof(p *groth16bn254.Proof) ([]byte, error) {
 // exact layout of [EncodeProof], every point on the curve and in its
 // subgroup, no trailing bytes, re-encoding gives the same bytes). Errors
 // wrap [ErrProofEncoding].
-func DecodeProof(b []byte) (*groth16bn254.Proof, error) {
+func DecodeProof(b []byte) (*zkverify.Proof, error) {
 	p, err := zkverify.ParseProof(b)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrProofEncoding, err)
@@ -160,7 +161,7 @@ func DecodeProof(b []byte) (*groth16bn254.Proof, error) {
 // EncodeVerifyingKey returns the canonical bytes of a verifying key:
 // gnark's compressed encoding (VerifyingKey.WriteTo), see
 // docs/FORMATS.md "Groth16 proofs". zkverify.CircuitID hashes these bytes.
-func EncodeVerifyingKey(vk *groth16bn254.VerifyingKey) ([]byte, error) {
+func EncodeVerifyingKey(vk io.WriterTo) ([]byte, error) {
 	b, err := zkverify.MarshalVerifyingKey(vk)
 	if err != nil {
 		return nil, fmt.Errorf("head: encode verifying key: %w", err)
@@ -173,7 +174,7 @@ func EncodeVerifyingKey(vk *groth16bn254.VerifyingKey) ([]byte, error) {
 // allocated, points on the curve and in their subgroups, no trailing
 // bytes, canonical, at least four public values). Errors wrap
 // [ErrKeyEncoding].
-func DecodeVerifyingKey(b []byte) (*groth16bn254.VerifyingKey, error) {
+func DecodeVerifyingKey(b []byte) (*zkverify.VerifyingKey, error) {
 	return zkverify.ParseHeadKey(b)
 }
 

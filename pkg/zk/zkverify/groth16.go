@@ -5,14 +5,11 @@
 // zk_proof a VPEC record carries (docs/FORMATS.md, "Proofs in records"
 // and "Circuit entries"; docs/PROOFS.md).
 //
-// It links gnark's BN254 Groth16 verifier and none of svc's circuits,
-// compilers or provers (pkg/zk, pkg/zk/head and pkg/zk/conditions are
+// Its BN254 Groth16 verifier is built on gnark-crypto alone (bn254.go),
+// and it links none of gnark, svc's circuits, compilers or provers (pkg/zk, pkg/zk/head and pkg/zk/conditions are
 // the proving side and re-export what is here), so svc verify,
 // svc-verify and the offline verifier page (WebAssembly) verify proofs
 // with this one package.
-//
-// It leaves gnark's logger as the program configured it (pkg/zk's
-// package comment).
 package zkverify
 
 import (
@@ -23,7 +20,6 @@ import (
 	"io"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
-	groth16bn254 "github.com/consensys/gnark/backend/groth16/bn254"
 
 	"github.com/svc-gov/svc/pkg/core/commitment"
 )
@@ -102,7 +98,7 @@ func MarshalVerifyingKey(vk io.WriterTo) ([]byte, error) {
 // ParseVerifyingKey decodes canonical verifying-key bytes, checking that
 // every point is on the curve and in its subgroup and that the input is
 // exactly one key in canonical form (re-encoding gives the same bytes).
-func ParseVerifyingKey(b []byte) (*groth16bn254.VerifyingKey, error) {
+func ParseVerifyingKey(b []byte) (*VerifyingKey, error) {
 	if len(b) == 0 || len(b) > MaxVerifyingKeyBytes {
 		return nil, fmt.Errorf("%w: verifying key is %d bytes, want 1-%d", ErrEncoding, len(b), MaxVerifyingKeyBytes)
 	}
@@ -111,11 +107,11 @@ func ParseVerifyingKey(b []byte) (*groth16bn254.VerifyingKey, error) {
 
 // decodeVK is ParseVerifyingKey without the size limit of an entry's key
 // (the layout check bounds it).
-func decodeVK(b []byte) (*groth16bn254.VerifyingKey, error) {
+func decodeVK(b []byte) (*VerifyingKey, error) {
 	if err := CheckVKLayout(b, maxPublic); err != nil {
 		return nil, fmt.Errorf("%w: verifying key: %v", ErrEncoding, err)
 	}
-	vk := new(groth16bn254.VerifyingKey)
+	vk := new(VerifyingKey)
 	n, err := ReadFrom(vk, b)
 	if err != nil {
 		return nil, fmt.Errorf("%w: verifying key: %v", ErrEncoding, err)
@@ -147,7 +143,7 @@ func MarshalProof(p io.WriterTo) ([]byte, error) {
 // allocated), every point on the curve and in its subgroup, no trailing
 // bytes, and re-encoding gives the same bytes. One proof encoding for
 // every circuit. Errors wrap ErrEncoding.
-func ParseProof(b []byte) (*groth16bn254.Proof, error) {
+func ParseProof(b []byte) (*Proof, error) {
 	if len(b) == 0 || len(b) > MaxProofBytes {
 		return nil, fmt.Errorf("%w: proof is %d bytes, want 1-%d", ErrEncoding, len(b), MaxProofBytes)
 	}
@@ -162,7 +158,7 @@ func ParseProof(b []byte) (*groth16bn254.Proof, error) {
 	if want := head + 4 + int(n)*g1Bytes + g1Bytes; len(b) != want {
 		return nil, fmt.Errorf("%w: proof: %d bytes, want %d for %d commitments", ErrEncoding, len(b), want, n)
 	}
-	p := new(groth16bn254.Proof)
+	p := new(Proof)
 	if _, err := ReadFrom(p, b); err != nil {
 		return nil, fmt.Errorf("%w: proof: %v", ErrEncoding, err)
 	}
@@ -224,7 +220,7 @@ func CheckVKLayout(b []byte, maxPublic int) error {
 	return nil
 }
 
-// ReadFrom decodes b with gnark's reader, turning a panic on hostile
+// ReadFrom decodes b with r's reader (gnark's or this package's), turning a panic on hostile
 // input into an error.
 func ReadFrom(r io.ReaderFrom, b []byte) (n int64, err error) {
 	defer func() {
@@ -248,7 +244,7 @@ func Verify(vkBytes, proofBytes []byte, public fr.Vector) error {
 }
 
 // VerifyWithKey is Verify with a decoded key (decode once, verify many).
-func VerifyWithKey(vk *groth16bn254.VerifyingKey, proofBytes []byte, public fr.Vector) error {
+func VerifyWithKey(vk *VerifyingKey, proofBytes []byte, public fr.Vector) error {
 	proof, err := ParseProof(proofBytes)
 	if err != nil {
 		return err
@@ -259,13 +255,13 @@ func VerifyWithKey(vk *groth16bn254.VerifyingKey, proofBytes []byte, public fr.V
 	return nil
 }
 
-func groth16Verify(proof *groth16bn254.Proof, vk *groth16bn254.VerifyingKey, public fr.Vector) (err error) {
+func groth16Verify(proof *Proof, vk *VerifyingKey, public fr.Vector) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("verifier panicked: %v", p)
 		}
 	}()
-	return groth16bn254.Verify(proof, vk, public)
+	return verifyBN254(proof, vk, public)
 }
 
 // HeadPublic are the public values of an mlp_head proof.
@@ -305,7 +301,7 @@ func (p HeadPublic) Vector() (fr.Vector, error) {
 // commitment key per commitment, and at least the four public
 // values of a head (commitment, class, two logits). Errors wrap
 // ErrHeadKeyEncoding (and ErrEncoding for the encoding).
-func ParseHeadKey(b []byte) (*groth16bn254.VerifyingKey, error) {
+func ParseHeadKey(b []byte) (*VerifyingKey, error) {
 	vk, err := decodeVK(b)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrHeadKeyEncoding, err)
@@ -322,7 +318,7 @@ func ParseHeadKey(b []byte) (*groth16bn254.VerifyingKey, error) {
 // VerifyHead checks the proof bytes of an mlp_head circuit against its
 // decoded key (ParseHeadKey) and the public values. Errors wrap
 // ErrHeadProofEncoding, ErrHeadPublicInputs or ErrHeadInvalidProof.
-func VerifyHead(vk *groth16bn254.VerifyingKey, proofBytes []byte, pub HeadPublic) error {
+func VerifyHead(vk *VerifyingKey, proofBytes []byte, pub HeadPublic) error {
 	proof, err := ParseProof(proofBytes)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrHeadProofEncoding, err)
@@ -342,6 +338,6 @@ func VerifyHead(vk *groth16bn254.VerifyingKey, proofBytes []byte, pub HeadPublic
 
 // nbPublic is the number of public inputs a key takes (without the
 // constant-one wire and the commitment wires).
-func nbPublic(vk *groth16bn254.VerifyingKey) int {
+func nbPublic(vk *VerifyingKey) int {
 	return len(vk.G1.K) - len(vk.PublicAndCommitmentCommitted) - 1
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/consensys/gnark-crypto/ecc/bn254/fr"
-	groth16bn254 "github.com/consensys/gnark/backend/groth16/bn254"
 
 	"github.com/svc-gov/svc/pkg/core/commitment"
 	"github.com/svc-gov/svc/pkg/core/signing"
@@ -52,8 +51,8 @@ type Verifier struct {
 // decoded once for every record that uses it.
 type verifiedEntry struct {
 	e       *Entry
-	vk      *groth16bn254.VerifyingKey
-	headVK  *groth16bn254.VerifyingKey
+	vk      *VerifyingKey
+	headVK  *VerifyingKey
 	headErr error
 	err     error
 }

@@ -16,7 +16,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/consensys/gnark/logger"
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 )
@@ -129,11 +128,10 @@ func NewRoot(name, short, long string, s *Streams, cfg Config) (*cobra.Command, 
 // are printed as age-style "NAME: error:" and "NAME: hint:" lines, or as a
 // JSON object on stderr when the command was given --output json.
 //
-// Run turns gnark's logger off first: the proof libraries leave it to the
-// program (pkg/zk), and gnark writes debug lines ("DBG verifier done") to
-// stdout, between svc's own results.
+// gnark's logger is the program's to turn off (svc's Main does, since it
+// proves); svc-verify links no gnark (pkg/zk/zkverify verifies with
+// gnark-crypto alone), so Run does not import it.
 func Run(root *cobra.Command, args []string, s *Streams, name string) (code int) {
-	logger.Disable()
 	defer func() {
 		if r := recover(); r != nil {
 			fmt.Fprintf(s.Err, "%s: error: internal error: %v\n%s: hint: this is a bug; please report it with the command you ran\n", name, r, name)

@@ -14,8 +14,8 @@ import (
 	"github.com/svc-gov/svc/pkg/core/signing"
 	"github.com/svc-gov/svc/pkg/core/trustroot"
 	"github.com/svc-gov/svc/pkg/core/verify"
-	"github.com/svc-gov/svc/pkg/zk"
 	"github.com/svc-gov/svc/pkg/zk/zkverify"
+	"github.com/svc-gov/svc/pkg/zk/zkverify/ceremonycheck"
 )
 
 // circuitOptions are verify's flags for signed circuit entries.
@@ -40,7 +40,7 @@ func (o *circuitOptions) add(cmd *cobra.Command) {
 
 // load reads the cache directory, then the explicit files (which win),
 // as every verifier surface does (zkverify.Load).
-func (o *circuitOptions) load(a *clicore.App) (*zk.Set, error) {
+func (o *circuitOptions) load(a *clicore.App) (*zkverify.Set, error) {
 	dir := o.dir
 	if dir == "" {
 		dir = a.Streams.Getenv("SVC_CIRCUIT_DIR")
@@ -57,7 +57,7 @@ func (o *circuitOptions) load(a *clicore.App) (*zk.Set, error) {
 	}
 	for _, p := range o.files {
 		if err := set.AddExplicit(p); err != nil {
-			if errors.Is(err, zk.ErrAmbiguous) {
+			if errors.Is(err, zkverify.ErrAmbiguous) {
 				return nil, &clicore.Error{Code: clicore.ExitUsage, Err: err, Hint: "pass each circuit entry once: which of the two is meant cannot be decided for you"}
 			}
 			// Named and not to be had: trust material missing (exit 3).
@@ -72,7 +72,7 @@ func (o *circuitOptions) load(a *clicore.App) (*zk.Set, error) {
 
 // verifier is the proof verifier of svc verify: the entries load gave,
 // a problem with one named by its --circuit flag.
-func verifier(trust *signing.Bundle, root *trustroot.Root, set *zk.Set) *zkverify.Verifier {
+func verifier(trust *signing.Bundle, root *trustroot.Root, set *zkverify.Set) *zkverify.Verifier {
 	return &zkverify.Verifier{Trust: trust, Root: root, Circuits: set, Given: "--circuit"}
 }
 
@@ -166,7 +166,7 @@ func runVerifyCircuit(a *clicore.App, o *verifyCircuitOptions) error {
 	}
 	e, verr := zkverify.VerifyEntryWithRoot(doc, trust, root)
 	if verr == nil && tr != nil {
-		verr = zk.CheckTranscript(e, tr)
+		verr = ceremonycheck.CheckTranscript(e, tr)
 	}
 	rep := circuitReport{Valid: verr == nil, Verdict: "VALID", TrustRoot: &verify.TrustRoot{File: o.trust.TrustRoot, Source: o.trust.Source}}
 	if e != nil {
@@ -203,9 +203,9 @@ func circuitCode(err error) string {
 		return "UNKNOWN SIGNING KEY"
 	case errors.Is(err, signing.ErrBadSignature):
 		return "SIGNATURE INVALID"
-	case errors.Is(err, zk.ErrEntryUnsigned):
+	case errors.Is(err, zkverify.ErrEntryUnsigned):
 		return "UNSIGNED"
-	case errors.Is(err, zk.ErrTranscript):
+	case errors.Is(err, ceremonycheck.ErrTranscript):
 		return "TRANSCRIPT MISMATCH"
 	default:
 		return "SCHEMA ERROR"
