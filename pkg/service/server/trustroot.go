@@ -269,27 +269,7 @@ func checkRoot(ctx context.Context, dir string, r *trustroot.Root, data []byte, 
 			return nil, nil, false, fmt.Errorf("%w: the configured %s key %s is not in %s (version %d): run 'svc keys rotate --purpose %s --new-key URI' first, so that what it signs verifies", ErrKeyNotInRoot, c.p, c.id, filepath.Join(dir, TrustRootFile), r.Version, c.flag)
 		}
 	}
-	var add []trustroot.NewKey
-	for _, c := range m.Trust.Roots() {
-		if r.Key(trustroot.PurposeTSARoot, trustroot.CertificateKeyID(c)) == nil {
-			add = append(add, trustroot.NewKey{Purpose: trustroot.PurposeTSARoot, Certificate: c, From: c.NotBefore.UTC(), Comment: "built-in TSA root added at start"})
-		}
-	}
-	if len(add) == 0 {
-		return r, data, false, nil
-	}
-	next, err := trustroot.AddKeys(r, now.UTC(), add...)
-	if err != nil {
-		return nil, nil, false, err
-	}
-	if _, err := writeNext(ctx, dir, next, rootURI, opts); err != nil {
-		return nil, nil, false, err
-	}
-	out, err := next.Marshal()
-	if err != nil {
-		return nil, nil, false, err
-	}
-	return next, out, true, nil
+	return addTSARoots(ctx, dir, r, data, m.Trust.Roots(), "built-in TSA root added at start", rootURI, opts, now)
 }
 
 // InRoot reports whether the data directory dir has a trust root listing
@@ -332,19 +312,8 @@ func EnsureLogKeyInRoot(ctx context.Context, dir string, lk tlog.LogKey, rootURI
 			from = k.Window.From
 		}
 	}
-	next, err := trustroot.AddKeys(r, now.UTC(), trustroot.NewKey{Purpose: trustroot.PurposeLog, PublicKey: lk.PublicKey(),
+	return writeWith(ctx, dir, r, rootURI, opts, now, trustroot.NewKey{Purpose: trustroot.PurposeLog, PublicKey: lk.PublicKey(),
 		NoteName: lk.Origin(), From: from, Comment: "the transparency log's checkpoint key"})
-	if err != nil {
-		return nil, nil, false, err
-	}
-	if _, err := writeNext(ctx, dir, next, rootURI, opts); err != nil {
-		return nil, nil, false, err
-	}
-	out, err := next.Marshal()
-	if err != nil {
-		return nil, nil, false, err
-	}
-	return next, out, true, nil
 }
 
 // EnsureTSARootsInRoot returns dir's trust root with every certificate of
@@ -360,15 +329,28 @@ func EnsureTSARootsInRoot(ctx context.Context, dir string, roots []*x509.Certifi
 	if err != nil {
 		return nil, nil, false, err
 	}
+	return addTSARoots(ctx, dir, r, data, roots, "external TSA root (--tsa-root) added at start", rootURI, opts, now)
+}
+
+// addTSARoots returns r (read from data) with every certificate of certs
+// in it for tsa-root, each valid from its NotBefore, writing the next
+// version when one is missing (writeWith); it reports whether it wrote.
+func addTSARoots(ctx context.Context, dir string, r *trustroot.Root, data []byte, certs []*x509.Certificate, comment, rootURI string, opts keys.Options, now time.Time) (*trustroot.Root, []byte, bool, error) {
 	var add []trustroot.NewKey
-	for _, c := range roots {
+	for _, c := range certs {
 		if r.Key(trustroot.PurposeTSARoot, trustroot.CertificateKeyID(c)) == nil {
-			add = append(add, trustroot.NewKey{Purpose: trustroot.PurposeTSARoot, Certificate: c, From: c.NotBefore.UTC(), Comment: "external TSA root (--tsa-root) added at start"})
+			add = append(add, trustroot.NewKey{Purpose: trustroot.PurposeTSARoot, Certificate: c, From: c.NotBefore.UTC(), Comment: comment})
 		}
 	}
 	if len(add) == 0 {
 		return r, data, false, nil
 	}
+	return writeWith(ctx, dir, r, rootURI, opts, now, add...)
+}
+
+// writeWith writes the next version of dir's root r with add in it,
+// signed by the root key rootURI, and returns it with its bytes.
+func writeWith(ctx context.Context, dir string, r *trustroot.Root, rootURI string, opts keys.Options, now time.Time, add ...trustroot.NewKey) (*trustroot.Root, []byte, bool, error) {
 	next, err := trustroot.AddKeys(r, now.UTC(), add...)
 	if err != nil {
 		return nil, nil, false, err
