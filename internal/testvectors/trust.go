@@ -51,9 +51,10 @@ var (
 	witnessLater = time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC)
 )
 
-// seededKey is a TEST-ONLY Ed25519 key derived from a name: the trust
-// vectors' log, witness and root keys are reproducible without key files.
-func seededKey(name string) ed25519.PrivateKey {
+// SeededKey is a TEST-ONLY Ed25519 key derived from a name: the trust
+// vectors' log, witness and root keys are reproducible without key files
+// (internal/trustcorpus re-signs with them).
+func SeededKey(name string) ed25519.PrivateKey {
 	seed := sha256.Sum256([]byte("svc TEST-ONLY trust vector key " + name))
 	return ed25519.NewKeyFromSeed(seed[:])
 }
@@ -119,9 +120,9 @@ func (g *gen) generateTrust() error {
 	}
 
 	// The trust roots.
-	rootKey := seededKey("root")
-	logKey, otherLogKey := seededKey("log"), seededKey("other-log")
-	w1, w2 := seededKey("w1"), seededKey("w2")
+	rootKey := SeededKey("root")
+	logKey, otherLogKey := SeededKey("log"), SeededKey("other-log")
+	w1, w2 := SeededKey("w1"), SeededKey("w2")
 	svc := g.service.PublicKey()
 	type keyMod func([]trustroot.NewKey) []trustroot.NewKey
 	build := func(version int, mods ...keyMod) (*trustroot.Root, error) {
@@ -258,7 +259,7 @@ func (g *gen) generateTrust() error {
 	if err := write("trust-root-v2.json", v2); err != nil {
 		return err
 	}
-	rogue := seededKey("rogue-root")
+	rogue := SeededKey("rogue-root")
 	forged, err := trustroot.Build(trustIssued, 1,
 		trustroot.NewKey{Purpose: trustroot.PurposeVPEC, PublicKey: svc, From: trustEpoch},
 		trustroot.NewKey{Purpose: trustroot.PurposeTSARoot, Certificate: g.tsa.Root(), From: trustEpoch},

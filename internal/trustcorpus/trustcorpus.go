@@ -11,7 +11,6 @@ package trustcorpus
 
 import (
 	"crypto/ed25519"
-	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
 	"fmt"
@@ -54,10 +53,7 @@ var (
 )
 
 // seededKey is internal/testvectors' TEST-ONLY key of a name.
-func seededKey(name string) ed25519.PrivateKey {
-	seed := sha256.Sum256([]byte("svc TEST-ONLY trust vector key " + name))
-	return ed25519.NewKeyFromSeed(seed[:])
-}
+var seededKey = testvectors.SeededKey
 
 func pub(k ed25519.PrivateKey) ed25519.PublicKey { return k.Public().(ed25519.PublicKey) }
 
