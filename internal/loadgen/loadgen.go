@@ -31,7 +31,7 @@ type Config struct {
 	// many (POST /api/v1/runs/{run_id}/records:batch); every record of an
 	// acknowledged batch is acknowledged, with the batch's latency.
 	Batch int
-	HTTP          *http.Client
+	HTTP  *http.Client
 }
 
 // Run is one run's outcome.
