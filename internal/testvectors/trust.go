@@ -466,6 +466,7 @@ func (g *gen) generateTrust() error {
 		{"circuit-key-expired", "the circuit entries' key's circuit-signing window ended (2001) before their published_at", "trust-root-circuit-key-expired.json", "CIRCUIT KEY EXPIRED"},
 		{"circuit-key-not-yet-valid", "the circuit entries' key's circuit-signing window starts in 2999, after their published_at", "trust-root-circuit-key-not-yet-valid.json", "CIRCUIT KEY NOT YET VALID"},
 		{"circuit-key-compromised", "the circuit entries' key is marked compromised from 2999: the VPEC (timestamped before) verifies, but an untimestamped circuit entry is refused whatever its published_at", "trust-root-circuit-key-compromised.json", "CIRCUIT KEY COMPROMISED"},
+		{"circuit-key-wrong-purpose", "the circuit entries' key is listed for vpec-signing only: the VPEC verifies, but a key of one purpose is refused for another", "trust-root.json", "CIRCUIT KEY WRONG PURPOSE"},
 	} {
 		verdict, fails, exit := inv("zk_proofs", c.code)
 		t.add(Vector{Name: c.name, Description: c.desc, File: "../vpec/valid/proofs.json", TrustRoot: c.root, Circuits: proofs, Fails: fails, Verdict: verdict, Exit: exit})

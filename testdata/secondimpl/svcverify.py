@@ -1287,7 +1287,10 @@ def check_circuit_entries(circuits, trust):
         if root.legacy():
             pub = trust.keys.get(kid)
         else:
-            e = root.entry("circuit-signing", kid)
+            # The key's own entry, whatever its purpose: a signature it made
+            # is then refused by purpose below (CIRCUIT KEY WRONG PURPOSE).
+            e = root.entry("circuit-signing", kid) or next(
+                (x for x in root.entries if x.key_id == kid and x.public_key is not None), None)
             pub = e.public_key if e is not None else None
         signed = sjson.jcs({k: v for k, v in d.items() if k != "circuit_signature"})
         if pub is None or not crypto_prims.ed25519_verify(pub, signed, base64.b64decode(sig[8:])):

@@ -130,10 +130,6 @@ func Verify(in Input) Result {
 	if len(trust.KeyIDs()) == 0 {
 		return Result{Error: fmt.Sprintf("trust root %s holds no Ed25519 signing key: add the service's PUBLIC KEY block, or its vpec-signing key", in.Trust.Name), ExitCode: ExitTrust}
 	}
-	circuitTrust := trust
-	if !root.Legacy() {
-		circuitTrust = verify.TrustFor(root, trustroot.PurposeCircuit)
-	}
 	// A file chosen in the wrong place is named as such, as svc verify
 	// names a circuit entry given to --profile (exit 2); a profile or
 	// entry that cannot be had is missing trust material (exit 3).
@@ -174,7 +170,7 @@ func Verify(in Input) Result {
 		return Result{Error: msg, Warnings: skipped, ExitCode: code}
 	}
 	opts := verify.Options{Trust: trust, Root: root, Profiles: set, RequireClean: in.RequireClean, RequireLog: in.RequireLog,
-		Proofs: &zkverify.Verifier{Trust: circuitTrust, Root: root, Circuits: circuits, Given: CircuitGiven}, CircuitAdvice: CircuitAdvice}
+		Proofs: &zkverify.Verifier{Trust: trust, Root: root, Circuits: circuits, Given: CircuitGiven}, CircuitAdvice: CircuitAdvice}
 	if in.Receipt.Name != "" || in.Receipt.Data != nil {
 		opts.Receipt = in.Receipt.Data
 		if opts.Receipt == nil {

@@ -1,6 +1,7 @@
 package zkverify
 
 import (
+	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"time"
@@ -186,6 +187,18 @@ func parseEntry(doc []byte) (*Entry, *canonical.Value, error) {
 // circuit-signing at its published_at.
 func VerifyEntryWithRoot(doc []byte, trust *signing.Bundle, root *trustroot.Root) (*Entry, error) {
 	e, err := VerifyEntry(doc, trust)
+	if err != nil && e != nil && errors.Is(err, signing.ErrUnknownKey) && root != nil && !root.Legacy() {
+		// A key the trust bundle given lacks may be in the root for
+		// another purpose: if it made the signature, the refusal is named
+		// by EntryKey (CIRCUIT KEY WRONG PURPOSE), never "unknown key".
+		if pub := rootKey(root, e.SigningKeyID); pub != nil {
+			b := signing.NewBundle()
+			b.AddKey(pub)
+			if _, again := VerifyEntry(doc, b); again == nil {
+				err = nil
+			}
+		}
+	}
 	if err != nil {
 		return e, err
 	}
@@ -238,4 +251,14 @@ func VerifyEntry(doc []byte, trust *signing.Bundle) (*Entry, error) {
 		return e, fmt.Errorf("circuit entry %s: %w", e.CircuitID, err)
 	}
 	return e, nil
+}
+
+// rootKey is the Ed25519 key of id in root, whatever its purpose, or nil.
+func rootKey(root *trustroot.Root, id string) ed25519.PublicKey {
+	for _, k := range root.Keys {
+		if k.KeyID == id && k.PublicKey != nil {
+			return k.PublicKey
+		}
+	}
+	return nil
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/svc-gov/svc/pkg/core/document"
 	"github.com/svc-gov/svc/pkg/core/profile"
 	"github.com/svc-gov/svc/pkg/core/signing"
-	"github.com/svc-gov/svc/pkg/core/trustroot"
 	"github.com/svc-gov/svc/pkg/core/verify"
 	"github.com/svc-gov/svc/pkg/zk/zkverify"
 )
@@ -201,11 +200,10 @@ func runVerify(a *clicore.App, o *VerifyOptions, audit *Audit) error {
 	if err != nil {
 		return err
 	}
-	circuitTrust := trust
-	if !root.Legacy() {
-		circuitTrust = verify.TrustFor(root, trustroot.PurposeCircuit)
-	}
-	opts := verify.Options{Trust: trust, Root: root, Profiles: set, RequireClean: o.requireClean, RequirePassed: o.requirePassed, Proofs: verifier(circuitTrust, root, circuits), CircuitAdvice: circuitAdvice}
+	// Circuit entries are checked against every key of the root: the
+	// verifier's root then refuses a key of another purpose by name
+	// (CIRCUIT KEY WRONG PURPOSE), as svc-verify verify-circuit does.
+	opts := verify.Options{Trust: trust, Root: root, Profiles: set, RequireClean: o.requireClean, RequirePassed: o.requirePassed, Proofs: verifier(trust, root, circuits), CircuitAdvice: circuitAdvice}
 	if err := o.log.apply(&opts); err != nil {
 		return err
 	}
