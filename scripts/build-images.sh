@@ -60,7 +60,9 @@ if [ -z "$base" ]; then
 	# (and what they link) for the libraries svc loads itself.
 	libs=$(ldd "$ctx/linux/amd64/svc" | awk '/=>/ {print $3} /^\t\// {print $1}')
 	for l in libstdc++.so.6 libgcc_s.so.1; do
-		p=$(ldconfig -p | awk -v l="$l" '$1 == l && /x86-64/ {print $NF; exit}')
+		# awk reads ldconfig's output to the end: an awk that exits early
+		# leaves ldconfig a closed pipe (SIGPIPE: status 141 under pipefail).
+		p=$(ldconfig -p | awk -v l="$l" '!found && $1 == l && /x86-64/ {print $NF; found = 1}')
 		[ -n "$p" ] || { echo "build-images: $l not found (apt-get install libstdc++6)" >&2; exit 2; }
 		libs="$libs $p $(ldd "$p" | awk '/=>/ {print $3} /^\t\// {print $1}')"
 	done

@@ -148,7 +148,7 @@ func testWitnessed(t *testing.T, b backend) {
 	}
 
 	other := witnesstest.New(t, "witness.test/w2") // never started: never cosigns
-	strict := tlogtest.Verifier(t, "log", policy+other.PolicyLine("w2")+"group both all w1 w2\nquorum both\n")
+	strict := tlogtest.Verifier(t, "log", w.PolicyLine("w1")+other.PolicyLine("w2")+"group both all w1 w2\nquorum both\n")
 	if _, err := strict.VerifyReceipt(r.JSON, subject(leaves[4])); !errors.Is(err, tlog.ErrWitnessPolicy) {
 		t.Errorf("a policy wanting w1 and w2: %v, want ErrWitnessPolicy", err)
 	}
