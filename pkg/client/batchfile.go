@@ -67,7 +67,12 @@ func parseBatchLine(line []byte) (BatchItem, error) {
 	if _, err := document.Parse(line, &l); err != nil {
 		return BatchItem{}, err
 	}
-	if !l.Result.Valid() {
+	switch {
+	case l.Check == "":
+		return BatchItem{}, errors.New(`"check" is missing or empty: name the check, e.g. "check":"pii_detection"`)
+	case l.ManifestID == "":
+		return BatchItem{}, errors.New(`"manifest_id" is missing or empty: give the id 'svc manifest register' printed`)
+	case !l.Result.Valid():
 		return BatchItem{}, fmt.Errorf("result %q is not one of %v", l.Result, vpec.CheckResults())
 	}
 	var opts []RecordOption
