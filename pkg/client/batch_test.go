@@ -122,6 +122,50 @@ func TestFlushSendsBatches(t *testing.T) {
 	e.mustValid(v, 1230)
 }
 
+// A service slower than the Timeout for a full batch (here: any batch of
+// more than 100 records answers only after the client gave up) still
+// gets the whole queue: the flush halves the batch until it goes through,
+// in the same flush, none lost or doubled.
+func TestFlushShrinksSlowBatches(t *testing.T) {
+	e := newEnv(t)
+	const timeout = 300 * time.Millisecond
+	p := e.pipeline(func(o *client.Options) { o.RetryInterval = time.Hour; o.Timeout = timeout })
+	run, err := p.Open(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.gate.set(unavailable)
+	if _, err := run.RecordBatch(ctx, items(1230, "slow")); err != nil {
+		t.Fatal(err)
+	}
+	e.gate.set(pass)
+	var slow, fast atomic.Int64
+	e.gate.setFail(func(r *http.Request, body []byte) int {
+		if !strings.HasSuffix(r.URL.Path, "/records:batch") {
+			return 0
+		}
+		if strings.Count(string(body), `"record_id":`) <= 100 {
+			fast.Add(1)
+			return 0
+		}
+		slow.Add(1)
+		<-r.Context().Done() // the client gave up; the service goes on
+		return 0
+	})
+	if n, err := p.FlushQueue(ctx); n != 1230 || err != nil {
+		t.Fatalf("flush: %d, %v; want all 1230 records in one flush", n, err)
+	}
+	if slow.Load() == 0 || fast.Load() < 13 {
+		t.Errorf("%d slow and %d fast batches; want the full batch timed out and at least 13 batches of at most 100", slow.Load(), fast.Load())
+	}
+	e.gate.setFail(nil)
+	v, err := run.Close(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.mustValid(v, 1230)
+}
+
 // Against a service without the batch API (it answers 404 or 405 on the
 // batch path), the flush and RecordBatch fall back to single appends.
 func TestBatchFallsBackOnOlderService(t *testing.T) {

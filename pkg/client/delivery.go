@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"net/url"
 	"time"
+
+	"github.com/svc-gov/svc/pkg/core/api"
 )
 
 // SealedRun is a run whose queued close a flush delivered, and the id of
@@ -185,6 +187,9 @@ func (p *Pipeline) flushLocked(ctx context.Context, until func() bool, sealed *[
 		}
 		if e.Kind == kindRecord && e.end > single && !p.noBatch.Load() && !p.q.runFailed(e.RunID) {
 			group := p.q.headRecords(e.RunID)
+			if limit := p.batchSize(); len(group) > limit {
+				group = group[:limit]
+			}
 			if len(group) > 1 {
 				derr := p.deliverBatch(ctx, group)
 				switch {
@@ -194,6 +199,15 @@ func (p *Pipeline) flushLocked(ctx context.Context, until func() bool, sealed *[
 					}
 					n += len(group)
 					p.q.persist()
+					p.growBatch(len(group))
+					continue
+				case errors.Is(derr, context.DeadlineExceeded) && ctx.Err() == nil:
+					// The service takes longer than Timeout for this many
+					// records (what it stored of them, the next batch
+					// finds as duplicates): send half as many, so a slow
+					// service still drains the queue instead of timing out
+					// on the same batch at every flush.
+					p.batchLimit.Store(int32(max(1, len(group)/2)))
 					continue
 				case unreachable(derr) || !permanent(derr) && !errors.Is(derr, errNoBatchAPI):
 					if !unreachable(derr) {
@@ -241,6 +255,22 @@ func (p *Pipeline) flushLocked(ctx context.Context, until func() bool, sealed *[
 			}
 			return n, fmt.Errorf("svc client: flush stopped with %d entries left: %w", p.q.count(), derr)
 		}
+	}
+}
+
+// batchSize is the most records the next batch request carries.
+func (p *Pipeline) batchSize() int {
+	if l := int(p.batchLimit.Load()); l > 0 {
+		return l
+	}
+	return api.MaxBatchRecords
+}
+
+// growBatch doubles the batch limit after a batch of n records went
+// through within the Timeout at the limit.
+func (p *Pipeline) growBatch(n int) {
+	if l := p.batchSize(); n >= l && l < api.MaxBatchRecords {
+		p.batchLimit.Store(int32(min(api.MaxBatchRecords, 2*l)))
 	}
 }
 

@@ -154,11 +154,15 @@ type Pipeline struct {
 	// noBatch is set once the service answered that it has no batch API
 	// (an older service): records then go one by one.
 	noBatch atomic.Bool
-	stateMu sync.Mutex
-	probing bool
-	ctx     context.Context
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
+	// batchLimit is the most records a flush sends in one batch request
+	// (0: api.MaxBatchRecords). A batch that runs out of the Timeout halves
+	// it; a batch delivered doubles it back.
+	batchLimit atomic.Int32
+	stateMu    sync.Mutex
+	probing    bool
+	ctx        context.Context
+	cancel     context.CancelFunc
+	wg         sync.WaitGroup
 
 	logMu   sync.RWMutex
 	logger  func(LogEvent)
