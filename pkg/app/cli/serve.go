@@ -344,6 +344,11 @@ func (a *app) runServe(ctx context.Context, o *serveOptions) error {
 	} else if n > 0 {
 		log.Warn("appended stored VPECs missing from the transparency log (a crash between storing and logging them)", "vpecs", n)
 	}
+	if tlog != nil {
+		// Stored VPECs a failed background append left out go in at the
+		// next sweep.
+		go srv.KeepLogging(ctx, o.tlog.CheckpointInterval)
+	}
 	if watchLog != nil {
 		watchLog.WatchCheckpoints(ctx, o.tlog.CheckpointInterval, func(size uint64, at time.Time) {
 			reg.LogCheckpoint(at)
@@ -366,6 +371,16 @@ func (a *app) runServe(ctx context.Context, o *serveOptions) error {
 		}
 		return nil
 	}}, log)
+	if tlog != nil {
+		// Closes answered before their leaf was appended: finish the
+		// appends before the log closes (what is cut short is appended at
+		// the next start).
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.shutdown)
+		if werr := srv.WaitLogged(wctx); werr != nil {
+			log.Warn("stopping with transparency log appends unfinished", "error", werr.Error())
+		}
+		cancel()
+	}
 	if errors.Is(err, setup.ErrListen) {
 		return &Error{Code: ExitFailure, Err: err, Hint: "choose another --addr, e.g. 127.0.0.1:0 for any free port"}
 	}

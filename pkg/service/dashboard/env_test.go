@@ -198,6 +198,11 @@ func (e *env) seed() {
 		t.Fatal(err)
 	}
 	e.vpecIDB = resB.VPEC.VPECID
+	// The closes answered once their VPECs were stored; with a log, their
+	// leaves are appended in the background.
+	if err := e.srv.WaitLogged(ctx); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // publishWithCLI publishes the test profile vector (modelMissing) with

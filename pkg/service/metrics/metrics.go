@@ -64,6 +64,8 @@ type Metrics struct {
 	emails          *prometheus.CounterVec
 
 	logAppended      prometheus.Counter
+	logAppendPending prometheus.Gauge
+	logAppendFailed  prometheus.Counter
 	logIntegration   prometheus.Histogram
 	logCheckpointAt  atomic.Int64 // unix nanoseconds of the newest checkpoint, 0 for none
 	witnessCosigned  *prometheus.CounterVec
@@ -145,6 +147,10 @@ func New(o Options) *Metrics {
 	m.emails = counterVec("emails_total", "E-mails sent, by result (sent, failed).", "result")
 
 	m.logAppended = counter("log_entries_appended_total", "Entries appended to the transparency log by this process.")
+	m.logAppendPending = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: Namespace, Name: "log_appends_pending",
+		Help: "VPECs stored and answered whose transparency log append this process has not finished."})
+	reg.MustRegister(m.logAppendPending)
+	m.logAppendFailed = counter("log_append_failures_total", "Appends of stored VPECs to the transparency log that failed (the VPEC is appended again later).")
 	m.logIntegration = histogram("log_integration_duration_seconds", "Time from appending a log entry to a checkpoint covering it.", latency)
 	m.witnessCosigned = counterVec("witness_cosignatures_total", "Checkpoints sent to witnesses, by result (cosigned, stale, unreachable, conflict, rejected, failed).", "result")
 	m.logCheckpointAge = prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: Namespace, Name: "log_checkpoint_age_seconds",
@@ -331,6 +337,21 @@ func (m *Metrics) Email(err error) {
 func (m *Metrics) LogAppended(n int) {
 	if m != nil && n > 0 {
 		m.logAppended.Add(float64(n))
+	}
+}
+
+// LogAppendPending moves the number of stored VPECs whose append is in
+// progress by delta.
+func (m *Metrics) LogAppendPending(delta int) {
+	if m != nil {
+		m.logAppendPending.Add(float64(delta))
+	}
+}
+
+// LogAppendFailed counts one append of a stored VPEC that failed.
+func (m *Metrics) LogAppendFailed() {
+	if m != nil {
+		m.logAppendFailed.Inc()
 	}
 }
 

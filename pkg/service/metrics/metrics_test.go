@@ -56,6 +56,9 @@ func TestHooks(t *testing.T) {
 		t.Errorf("checkpoint age before any checkpoint: %v", v)
 	}
 	m.LogAppended(3)
+	m.LogAppendPending(2)
+	m.LogAppendPending(-1)
+	m.LogAppendFailed()
 	m.LogIntegrated(2 * time.Second)
 	m.LogCheckpoint(now.Add(-90 * time.Second))
 	m.LogCheckpoint(now.Add(-200 * time.Second)) // older: ignored
@@ -69,6 +72,8 @@ func TestHooks(t *testing.T) {
 		want        float64
 	}{
 		{"svc_log_entries_appended_total", "", 3},
+		{"svc_log_appends_pending", "", 1},
+		{"svc_log_append_failures_total", "", 1},
 		{"svc_log_integration_duration_seconds", "", 1},
 		{"svc_log_checkpoint_age_seconds", "", 90},
 		{"svc_witness_cosignatures_total", "cosigned", 1},

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/svc-gov/svc/pkg/core/api"
+	"github.com/svc-gov/svc/pkg/core/tlog"
 )
 
 // closeFlights are the closes in progress in this process, one per run:
@@ -32,9 +33,12 @@ type closeFlight struct {
 	body []byte
 	err  error
 	// logged and logIndex are the VPEC's place in the transparency log,
-	// set by the owner before finish (translog.go).
+	// set by the owner before finish when it knows it (translog.go); entry
+	// is the VPEC's leaf, for a waiter that asks for the index the owner
+	// did not wait for.
 	logged   bool
 	logIndex uint64
+	entry    *tlog.Entry
 	// issuing is closed once the owner is the run's issuer: it sealed the
 	// run, or is completing the seal made with its own key.
 	issuing     chan struct{}

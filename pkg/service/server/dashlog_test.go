@@ -60,7 +60,7 @@ func TestDashboardShowsLogPosition(t *testing.T) {
 	l, v := openTestLog(t, t.TempDir())
 	_, url := startLogServer(t, e.st, e.mat, l, make([]byte, 32))
 	e.url = url
-	doc, idx := e.closeRun(e.keyB, e.open(e.keyB).RunID)
+	doc, idx := e.closeLogged(e.keyB, e.open(e.keyB).RunID)
 	sub := subjectOf(t, doc)
 	if idx != "0" {
 		t.Fatalf("log index %q, want 0", idx)
@@ -69,7 +69,7 @@ func TestDashboardShowsLogPosition(t *testing.T) {
 		t.Fatalf("receipt: %d %s", code, body)
 	}
 	// alpha (sandbox) closes one of its own.
-	docA, idxA := e.closeRun(e.keyA, e.open(e.keyA).RunID)
+	docA, idxA := e.closeLogged(e.keyA, e.open(e.keyA).RunID)
 	subA := subjectOf(t, docA)
 	if _, err := l.AwaitReceipt(context.Background(), 1); err != nil || idxA != "1" {
 		t.Fatalf("alpha's VPEC at %q: %v", idxA, err)

@@ -13,7 +13,8 @@ import (
 	"github.com/svc-gov/svc/pkg/service/server"
 )
 
-// TestLogMetrics: a close appends one log entry (counted), and the entry's
+// TestLogMetrics: a close appends one log entry (counted, once the
+// background append is done), and the entry's
 // time from append to the first checkpoint that covers it is observed once,
 // when the server hears of that checkpoint: not for a checkpoint that does
 // not cover it, not again for a later one.
@@ -32,6 +33,11 @@ func TestLogMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := run.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The close answered once the VPEC was stored; its append finishes
+	// in the background.
+	if err := s.Server.WaitLogged(ctx); err != nil {
 		t.Fatal(err)
 	}
 	integrated := func() float64 {

@@ -371,6 +371,11 @@ func (s *Server) closeRun(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	waitLog, err := closeWait(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	closeKey := boundCloseKey(key.ID, idem)
 	runID := r.PathValue("run_id")
 	flight := key.OrgID + "/" + runID
@@ -383,7 +388,7 @@ func (s *Server) closeRun(w http.ResponseWriter, r *http.Request) {
 		if closeKey != "" && f.key == closeKey {
 			body, err := f.wait(r.Context())
 			if err == nil {
-				setLogIndex(w, f.logged, f.logIndex)
+				err = s.closeLogIndex(w, r, f, waitLog)
 			}
 			s.answerClose(w, r, body, err)
 			return
@@ -402,7 +407,7 @@ func (s *Server) closeRun(w http.ResponseWriter, r *http.Request) {
 	body, release, err := func() (body []byte, release func(), err error) {
 		err = errors.New("the close in progress failed; the service log has the details") // what waiters get if it panics
 		defer func() { s.closes.finish(flight, f, body, err) }()
-		return s.close(r.WithContext(ctx), f, key.OrgID, runID, closeKey)
+		return s.close(r.WithContext(ctx), f, key.OrgID, runID, closeKey, waitLog)
 	}()
 	if err == nil {
 		setLogIndex(w, f.logged, f.logIndex)
@@ -426,7 +431,7 @@ func (s *Server) answerClose(w http.ResponseWriter, r *http.Request, body []byte
 // close with closeKey (bound, "" for none) issued. It returns the VPEC's
 // bytes; release, when not nil, gives back the LoadBytes of a stored VPEC
 // once the answer is written.
-func (s *Server) close(r *http.Request, f *closeFlight, orgID, runID, closeKey string) (body []byte, release func(), err error) {
+func (s *Server) close(r *http.Request, f *closeFlight, orgID, runID, closeKey string, waitLog bool) (body []byte, release func(), err error) {
 	// Phase 1: seal the record set. From this commit on no record is added
 	// to the run (in any process): the records read below are exactly
 	// the ones ever acknowledged.
@@ -442,7 +447,7 @@ func (s *Server) close(r *http.Request, f *closeFlight, orgID, runID, closeKey s
 		case run.VPECID != "" && closeKey != "" && closeKey == run.CloseKey:
 			// A retry of the close that issued the VPEC (its response was
 			// lost): the same bytes again.
-			return s.storedVPEC(r, f, run.VPECID)
+			return s.storedVPEC(r, f, run.VPECID, waitLog)
 		case run.VPECID != "", closeKey != run.CloseKey:
 			return nil, nil, sealedError(run)
 		}
@@ -476,7 +481,7 @@ func (s *Server) close(r *http.Request, f *closeFlight, orgID, runID, closeKey s
 		case gerr != nil:
 			return nil, nil, gerr
 		case closeKey != "" && cur.CloseKey == closeKey && cur.VPECID != "":
-			return s.storedVPEC(r, f, cur.VPECID)
+			return s.storedVPEC(r, f, cur.VPECID, waitLog)
 		default:
 			return nil, nil, sealedError(cur)
 		}
@@ -485,17 +490,23 @@ func (s *Server) close(r *http.Request, f *closeFlight, orgID, runID, closeKey s
 		return nil, nil, err
 	}
 	if s.cfg.Log != nil {
-		// The VPEC is stored; it is returned only once its leaf is in the
-		// log (a durable index). If appending fails the close fails
-		// visibly, and a retry (or the next start) appends it.
+		// The VPEC is stored without a log index: the durable record that
+		// its leaf is owed to the log. Append it in the background, or,
+		// when the close asked to wait, before answering (a failure then
+		// fails the close visibly; a retry or the next start appends it).
 		e, err := sealedLeaf(v, digest)
-		if err == nil {
-			f.logIndex, err = s.appendEntry(r.Context(), e)
-		}
 		if err != nil {
 			return nil, nil, logUnavailable(v.VPECID, err)
 		}
-		f.logged = true
+		f.entry = &e
+		if waitLog {
+			if f.logIndex, err = s.appendEntry(r.Context(), e); err != nil {
+				return nil, nil, logUnavailable(v.VPECID, err)
+			}
+			f.logged = true
+		} else {
+			s.logLater(e)
+		}
 	}
 	s.metrics.RunSealed(string(v.Environment), string(v.ProofLevelFloor), metricGaps(v.Gaps), time.Since(begin))
 	s.log.InfoContext(r.Context(), "run closed", "run_id", run.ID, "vpec_id", v.VPECID, "records", v.TotalChecksRun, "gaps", len(v.Gaps), "chain_intact", v.ChainIntact, "bytes", len(body))
@@ -504,12 +515,16 @@ func (s *Server) close(r *http.Request, f *closeFlight, orgID, runID, closeKey s
 
 // storedVPEC loads a stored VPEC of the caller's organisation for a close's
 // answer, within LoadBytes.
-func (s *Server) storedVPEC(r *http.Request, f *closeFlight, vpecID string) ([]byte, func(), error) {
+func (s *Server) storedVPEC(r *http.Request, f *closeFlight, vpecID string, waitLog bool) ([]byte, func(), error) {
 	v, release, err := s.loadVPEC(r, vpecID, 1)
 	if err != nil {
 		return nil, nil, err
 	}
-	if s.cfg.Log != nil {
+	switch {
+	case s.cfg.Log == nil:
+	case v.Logged:
+		f.logged, f.logIndex = true, v.LogIndex
+	case waitLog:
 		// A retry of a close whose VPEC is not in the log yet (the log
 		// failed, or the process died, after storing it) appends it.
 		if f.logIndex, err = s.ensureLogged(r.Context(), v); err != nil {
@@ -517,8 +532,33 @@ func (s *Server) storedVPEC(r *http.Request, f *closeFlight, vpecID string) ([]b
 			return nil, nil, logUnavailable(vpecID, err)
 		}
 		f.logged = true
+	default:
+		e, err := storedLeaf(v.Body)
+		if err != nil {
+			release()
+			return nil, nil, logUnavailable(vpecID, err)
+		}
+		f.entry = &e
+		s.logLater(e)
 	}
 	return v.Body, release, nil
+}
+
+// closeLogIndex sets the log index header of a close that waited for the
+// close in progress: the owner's, or, when this close asked to wait for
+// the index and the owner did not, the index its own append of the same
+// leaf finds (the same, from the log's antispam).
+func (s *Server) closeLogIndex(w http.ResponseWriter, r *http.Request, f *closeFlight, waitLog bool) error {
+	if !f.logged && waitLog && f.entry != nil {
+		idx, err := s.appendEntry(r.Context(), *f.entry)
+		if err != nil {
+			return logUnavailable(f.entry.VPECID, err)
+		}
+		setLogIndex(w, true, idx)
+		return nil
+	}
+	setLogIndex(w, f.logged, f.logIndex)
+	return nil
 }
 
 // checkBounded refuses a Bounded Inference record that the registry's

@@ -116,6 +116,7 @@ type Server struct {
 	log      *slog.Logger
 	metrics  *metrics.Metrics
 	integr   integration
+	behind   logBehind
 	tracer   trace.Tracer
 	mux      *http.ServeMux
 	patterns []string

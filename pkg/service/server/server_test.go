@@ -367,6 +367,9 @@ func TestOpenAPIMatchesRouter(t *testing.T) {
 	if err := json.Unmarshal(data, &doc); err != nil {
 		t.Fatal(err)
 	}
+	if err := noDuplicateMembers(json.NewDecoder(bytes.NewReader(data)), "$"); err != nil {
+		t.Fatalf("docs/openapi.json: %v (a reader keeps one of the two)", err)
+	}
 	var documented []string
 	for p, ops := range doc.Paths {
 		for m := range ops {
@@ -380,6 +383,44 @@ func TestOpenAPIMatchesRouter(t *testing.T) {
 	if !slices.Equal(documented, routes) {
 		t.Fatalf("docs/openapi.json and the router disagree:\n documented %v\n routed     %v", documented, routes)
 	}
+}
+
+// noDuplicateMembers reads one JSON value from dec and reports an object
+// that names a member twice, with its path.
+func noDuplicateMembers(dec *json.Decoder, path string) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	switch tok {
+	case json.Delim('{'):
+		seen := map[string]bool{}
+		for dec.More() {
+			k, err := dec.Token()
+			if err != nil {
+				return err
+			}
+			name := k.(string)
+			if seen[name] {
+				return fmt.Errorf("%s has member %q twice", path, name)
+			}
+			seen[name] = true
+			if err := noDuplicateMembers(dec, path+"."+name); err != nil {
+				return err
+			}
+		}
+		_, err = dec.Token()
+		return err
+	case json.Delim('['):
+		for i := 0; dec.More(); i++ {
+			if err := noDuplicateMembers(dec, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+		_, err = dec.Token()
+		return err
+	}
+	return nil
 }
 
 func newEnvServer(t *testing.T) *server.Server {

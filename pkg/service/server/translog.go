@@ -119,6 +119,11 @@ func (s *Server) appendEntry(req context.Context, e tlog.Entry) (uint64, error) 
 	if err != nil {
 		return 0, err
 	}
+	if f := s.behind.fault.Load(); f != nil {
+		if err := (*f)(); err != nil {
+			return 0, err
+		}
+	}
 	begin := time.Now()
 	a, err := l.Log.Append(ctx, leaf)
 	if err != nil {

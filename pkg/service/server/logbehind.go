@@ -1,0 +1,109 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/svc-gov/svc/pkg/core/api"
+	"github.com/svc-gov/svc/pkg/core/tlog"
+)
+
+// logBehind tracks the appends of VPECs whose close answered before their
+// leaf was in the transparency log (docs/TRANSPARENCY.md, "The close
+// answers once the VPEC is stored"). The stored VPEC without a log index
+// is the durable record that its leaf is owed: this process appends it in
+// the background, and an append that fails is retried by KeepLogging, by
+// a request for the VPEC's receipt, by a close retried with the same
+// Idempotency-Key, and at the next start (AppendBacklog).
+type logBehind struct {
+	inflight atomic.Int64 // appends started and not finished
+	failed   atomic.Bool  // an append failed since the last sweep
+	// fault, set by tests (export_test.go), fails appends while it
+	// returns an error.
+	fault atomic.Pointer[func() error]
+}
+
+// Close query parameter values (POST /api/v1/runs/{id}/close?wait=...).
+const (
+	// waitLogIndex makes the close answer only once the VPEC's leaf is
+	// durably in the log, with api.HeaderLogIndex.
+	waitLogIndex = "log-index"
+)
+
+// closeWait reads a close's wait parameter: true for wait=log-index.
+func closeWait(r *http.Request) (bool, error) {
+	switch q := r.URL.Query(); {
+	case !q.Has("wait"):
+		return false, nil
+	case len(q["wait"]) == 1 && q.Get("wait") == waitLogIndex:
+		return true, nil
+	default:
+		return false, badRequest("wait", "wait=%q: a close takes wait=%s (answer once the VPEC's leaf is in the transparency log, with header %s) or no wait parameter (answer once the VPEC is stored; the receipt gives the index)", q.Get("wait"), waitLogIndex, api.HeaderLogIndex)
+	}
+}
+
+// logLater appends e's leaf, and records its index, in the background.
+// It outlives the request: the client may go away once it has its VPEC.
+func (s *Server) logLater(e tlog.Entry) {
+	s.behind.inflight.Add(1)
+	s.metrics.LogAppendPending(1)
+	go func() {
+		defer func() {
+			s.metrics.LogAppendPending(-1)
+			s.behind.inflight.Add(-1)
+		}()
+		if _, err := s.appendEntry(context.Background(), e); err != nil {
+			s.behind.failed.Store(true)
+			s.metrics.LogAppendFailed()
+			s.log.Warn("transparency log: appending a stored VPEC failed; it is appended again later (its receipt request, a close retry, the next sweep or start)",
+				"vpec_id", e.VPECID, "error", err.Error())
+		}
+	}()
+}
+
+// WaitLogged waits until every background append this process started
+// has finished, or ctx ends. svc serve calls it after the server stopped
+// serving and before it closes the log; what ctx cuts short is appended
+// at the next start.
+func (s *Server) WaitLogged(ctx context.Context) error {
+	for s.behind.inflight.Load() > 0 {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("server: %d transparency log appends unfinished (the next start appends them): %w", s.behind.inflight.Load(), ctx.Err())
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	return nil
+}
+
+// KeepLogging appends, every interval until ctx ends, the stored VPECs
+// left without a log index after a background append failed. svc serve
+// runs it for the life of the server.
+func (s *Server) KeepLogging(ctx context.Context, every time.Duration) {
+	if s.cfg.Log == nil {
+		return
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if !s.behind.failed.Swap(false) {
+			continue
+		}
+		if n, err := s.AppendBacklog(ctx); err != nil {
+			s.behind.failed.Store(true)
+			if ctx.Err() == nil {
+				s.log.Warn("transparency log: stored VPECs still not appended; retrying", "appended", n, "error", err.Error())
+			}
+		} else if n > 0 {
+			s.log.Info("transparency log: appended stored VPECs a failed append had left out", "vpecs", n)
+		}
+	}
+}
