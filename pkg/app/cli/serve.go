@@ -288,7 +288,8 @@ func (a *app) runServe(ctx context.Context, o *serveOptions) error {
 			fmt.Fprintf(a.streams.Err, "%s: created the transparency log key %s; publish the new trust bundle: %s serve trust-bundle --data-dir %s\n", a.name, tl.Material.Key, a.name, o.data.dir())
 			log.Warn("created a new transparency log key", "log_key", tl.Material.Key.String())
 		}
-		tlog = &server.TransparencyLog{Log: tl.Log, Secret: tl.Material.Secret, Store: st, ReceiptRetryAfter: o.tlog.CheckpointInterval}
+		tlog = &server.TransparencyLog{Log: tl.Log, Secret: tl.Material.Secret, Store: st, ReceiptRetryAfter: o.tlog.CheckpointInterval,
+			BatchWindow: o.tlog.CheckpointInterval / 4}
 		log.Info("transparency log open", "log_key", tl.Material.Key.String(), "mysql", o.tlog.MySQLDSN != "", "witness_policy", o.tlog.WitnessPolicyFile)
 	}
 	limit := server.RateLimit{PerSecond: o.sandboxRate, Burst: o.sandboxBurst}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -216,5 +217,53 @@ func TestCloseRacesItsReceipt(t *testing.T) {
 	}
 	if st := l.Stats(); st.Appended != n {
 		t.Errorf("the log appended %d leaves for %d VPECs (duplicates %d)", st.Appended, n, st.Duplicates)
+	}
+}
+
+// TestReceiptWaitsForTheBatch: a receipt asked for while the VPEC's leaf
+// waits for its background batch does not append the leaf alone: without
+// wait it is 503 receipt_pending at once; with wait it comes once the
+// batch is appended and a checkpoint covers it. Closes within one batch
+// window share one batch: their leaves are appended together.
+func TestReceiptWaitsForTheBatch(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	l, v := openTestLog(t, t.TempDir())
+	srv, err := server.New(server.Config{Storage: server.StorageOf(e.st), Signer: e.mat.Signer, Timestamper: e.mat.TSA, Trust: e.mat.Trust,
+		Log: &server.TransparencyLog{Log: l, Secret: make([]byte, 32), Store: e.st, ReceiptRetryAfter: 100 * time.Millisecond, BatchWindow: 2 * time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	t.Cleanup(hs.Close)
+	e.url = hs.URL
+
+	var subs []tlog.Subject
+	for range 3 {
+		code, doc, _ := e.closeWithKey(e.keyA, e.open(e.keyA).RunID, "", "")
+		if code != 200 {
+			t.Fatalf("close: %d %s", code, doc)
+		}
+		subs = append(subs, subjectOf(t, doc))
+	}
+	code, body := e.do("GET", "/api/v1/vpecs/"+subs[0].VPECID+"/receipt", e.keyA, nil, nil)
+	if code != 503 || !strings.Contains(string(body), api.CodeReceiptPending) || !strings.Contains(string(body), "queued") {
+		t.Fatalf("receipt of a queued leaf without wait: %d %s; want 503 receipt_pending saying it is queued", code, body)
+	}
+	if st := l.Stats(); st.Appended != 0 {
+		t.Fatalf("the receipt request appended %d leaves; want them left to their batch", st.Appended)
+	}
+	code, receipt := e.do("GET", "/api/v1/vpecs/"+subs[2].VPECID+"/receipt?wait=30s", e.keyA, nil, nil)
+	if code != 200 {
+		t.Fatalf("receipt with wait: %d %s", code, receipt)
+	}
+	if _, err := v.VerifyReceipt(receipt, subs[2]); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.WaitLogged(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st := l.Stats(); st.Appended != 3 || st.Duplicates != 0 {
+		t.Errorf("log stats %+v; want the 3 leaves appended once each", st)
 	}
 }

@@ -34,6 +34,24 @@ type TransparencyLog struct {
 	// a checkpoint covers its entry (default 1 s): about the log's
 	// checkpoint interval.
 	ReceiptRetryAfter time.Duration
+	// BatchWindow is how long the leaf of a close that did not wait for
+	// its index waits for others to share its log batch (default
+	// DefaultBatchWindow; a receipt comes about that much later).
+	BatchWindow time.Duration
+}
+
+// DefaultBatchWindow is TransparencyLog.BatchWindow's default: a quarter
+// of the default checkpoint interval (svc serve uses a quarter of its
+// --tlog-checkpoint-interval). A receipt waits for the next checkpoint
+// anyway; a busy service writes at most four log batches a second for its
+// closes instead of one per close.
+const DefaultBatchWindow = 250 * time.Millisecond
+
+func (l *TransparencyLog) batchWindow() time.Duration {
+	if l.BatchWindow > 0 {
+		return l.BatchWindow
+	}
+	return DefaultBatchWindow
 }
 
 // logRoutes mounts the transparency log's routes when the server has a
@@ -227,6 +245,22 @@ func (s *Server) getReceipt(w http.ResponseWriter, r *http.Request) {
 				info.ID, info.Environment, info.RunID, key.ID, key.Environment, info.Environment), ""})
 		return
 	}
+	begin := time.Now()
+	if !info.Logged {
+		// A leaf queued for this process's next background batch: wait
+		// for that batch (within wait) rather than append it alone.
+		if done := s.behind.queued(key.OrgID, id); done != nil {
+			if !waitUntil(r.Context(), done, wait) {
+				s.receiptPending(w, fmt.Sprintf("VPEC %s is queued for the transparency log's next batch: ask again after Retry-After, or with ?wait=5s", id))
+				return
+			}
+			if info, err = s.cfg.Storage.VPECs.VPECInfo(r.Context(), key.OrgID, id); err != nil {
+				s.fail(w, r, err)
+				return
+			}
+			wait = max(0, wait-time.Since(begin))
+		}
+	}
 	idx := info.LogIndex
 	if !info.Logged {
 		v, release, err := s.loadVPEC(r, id, 1)
@@ -254,13 +288,7 @@ func (s *Server) getReceipt(w http.ResponseWriter, r *http.Request) {
 		rc, err = s.cfg.Log.Log.Receipt(r.Context(), idx)
 	}
 	if errors.Is(err, logwriter.ErrNotIntegrated) {
-		retry := s.cfg.Log.ReceiptRetryAfter
-		if retry <= 0 {
-			retry = time.Second
-		}
-		w.Header().Set("Retry-After", strconv.Itoa(int((retry+time.Second-1)/time.Second)))
-		writeError(w, http.StatusServiceUnavailable, api.CodeReceiptPending,
-			fmt.Sprintf("VPEC %s is in the transparency log at index %d, and no checkpoint covers it yet: ask again after Retry-After, or with ?wait=5s", id, idx), "")
+		s.receiptPending(w, fmt.Sprintf("VPEC %s is in the transparency log at index %d, and no checkpoint covers it yet: ask again after Retry-After, or with ?wait=5s", id, idx))
 		return
 	}
 	if err != nil {
@@ -334,5 +362,35 @@ func (s *Server) logStatus() func(ctx context.Context) (dashboard.LogStatus, err
 		}
 		out.Size = ck.Size
 		return out, nil
+	}
+}
+
+// receiptPending answers 503 receipt_pending with Retry-After: about the
+// log's checkpoint interval.
+func (s *Server) receiptPending(w http.ResponseWriter, msg string) {
+	retry := s.cfg.Log.ReceiptRetryAfter
+	if retry <= 0 {
+		retry = time.Second
+	}
+	w.Header().Set("Retry-After", strconv.Itoa(int((retry+time.Second-1)/time.Second)))
+	writeError(w, http.StatusServiceUnavailable, api.CodeReceiptPending, msg, "")
+}
+
+// waitUntil waits for done within wait, or until ctx ends; it reports
+// whether done came.
+func waitUntil(ctx context.Context, done <-chan struct{}, wait time.Duration) bool {
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	select {
+	case <-done:
+		return true
+	default:
+		return false
 	}
 }
