@@ -151,6 +151,7 @@ type Log struct {
 	cosign   *cosigner // nil without a policy that requires cosignatures
 	unlock   func()    // releases the POSIX writer lock
 	poll     time.Duration
+	pub      publishedWatch // without a cosigner: the newest published checkpoint
 	closed   atomic.Bool
 	closeMu  sync.Mutex
 	stats    struct{ appended, duplicates atomic.Uint64 }
@@ -258,6 +259,9 @@ func Open(ctx context.Context, cfg Config) (*Log, error) {
 			return nil, fmt.Errorf("logwriter: witness policy: %w", err)
 		}
 		go l.cosign.run(bg, l.poll)
+	} else {
+		l.pub.s.changed = make(chan struct{})
+		go l.watchPublished(bg)
 	}
 	return l, nil
 }

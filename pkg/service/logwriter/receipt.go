@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 	"time"
 
-	"github.com/svc-gov/svc/pkg/core/tlog"
 	"github.com/transparency-dev/tessera/client"
+
+	"github.com/svc-gov/svc/pkg/core/tlog"
 )
 
 // Receipt is a receipt for one entry, with the log's view of its
@@ -90,18 +92,60 @@ func (l *Log) AwaitReceipt(ctx context.Context, index uint64) (*Receipt, error) 
 			}
 			changed = s.changed
 		} else {
-			cp, size, err := l.latest(ctx)
-			if err != nil && !errors.Is(err, ErrNotIntegrated) {
-				return nil, err
+			s := l.pub.state()
+			if s.size > index {
+				return l.build(ctx, index, s.cp, nil)
 			}
-			if err == nil && size > index {
-				return l.build(ctx, index, cp, nil)
-			}
+			changed = s.changed
 		}
 		select {
 		case <-ctx.Done():
 			return nil, fmt.Errorf("logwriter: waiting for the receipt of index %d: %w", index, context.Cause(ctx))
 		case <-changed:
+		case <-t.C:
+		}
+	}
+}
+
+// publishedWatch is the newest published checkpoint one goroutine
+// (watchPublished) has read and verified, shared by every receipt waiting
+// for a checkpoint: N waiters cost one read a poll, not N.
+type publishedWatch struct {
+	mu sync.Mutex
+	s  published
+}
+
+// published is a verified published checkpoint (sorted signature lines)
+// and its size; changed is closed when a larger one is seen.
+type published struct {
+	cp      []byte
+	size    uint64
+	changed chan struct{}
+}
+
+func (w *publishedWatch) state() published {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.s
+}
+
+// watchPublished reads the published checkpoint every poll until ctx
+// ends, and wakes the waiters when it grew.
+func (l *Log) watchPublished(ctx context.Context) {
+	t := time.NewTicker(l.poll)
+	defer t.Stop()
+	for {
+		if cp, size, err := l.latest(ctx); err == nil {
+			l.pub.mu.Lock()
+			if size > l.pub.s.size || l.pub.s.cp == nil {
+				close(l.pub.s.changed)
+				l.pub.s = published{cp: cp, size: size, changed: make(chan struct{})}
+			}
+			l.pub.mu.Unlock()
+		}
+		select {
+		case <-ctx.Done():
+			return
 		case <-t.C:
 		}
 	}
