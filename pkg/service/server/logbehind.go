@@ -148,8 +148,15 @@ func (s *Server) WaitLogged(ctx context.Context) error {
 	return nil
 }
 
+// OwedGrace is how old a stored VPEC without a log index must be before
+// KeepLogging appends it though no append of this process failed: it is
+// then owed by a process that died (several servers share the store), not
+// queued in a live one.
+const OwedGrace = 30 * time.Second
+
 // KeepLogging appends, every interval until ctx ends, the stored VPECs
-// left without a log index after a background append failed. svc serve
+// left without a log index: all of them after a background append of this
+// process failed, else those stored more than OwedGrace ago. svc serve
 // runs it for the life of the server.
 func (s *Server) KeepLogging(ctx context.Context, every time.Duration) {
 	if s.cfg.Log == nil {
@@ -163,16 +170,18 @@ func (s *Server) KeepLogging(ctx context.Context, every time.Duration) {
 			return
 		case <-t.C:
 		}
-		if !s.behind.failed.Swap(false) {
-			continue
+		failed := s.behind.failed.Swap(false)
+		before := s.cfg.Now().Add(-OwedGrace)
+		if failed {
+			before = time.Time{}
 		}
-		if n, err := s.AppendBacklog(ctx); err != nil {
-			s.behind.failed.Store(true)
+		if n, err := s.appendOwed(ctx, before); err != nil {
+			s.behind.failed.Store(failed)
 			if ctx.Err() == nil {
 				s.log.Warn("transparency log: stored VPECs still not appended; retrying", "appended", n, "error", err.Error())
 			}
 		} else if n > 0 {
-			s.log.Info("transparency log: appended stored VPECs a failed append had left out", "vpecs", n)
+			s.log.Info("transparency log: appended stored VPECs a failed append or a stopped process had left out", "vpecs", n)
 		}
 	}
 }

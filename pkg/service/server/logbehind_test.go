@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -265,5 +266,60 @@ func TestReceiptWaitsForTheBatch(t *testing.T) {
 	}
 	if st := l.Stats(); st.Appended != 3 || st.Duplicates != 0 {
 		t.Errorf("log stats %+v; want the 3 leaves appended once each", st)
+	}
+}
+
+// TestKeepLoggingAppendsWhatAStoppedProcessOwed: a VPEC stored without a
+// log index more than OwedGrace ago (a server sharing the store died
+// before its background append) is appended by another server's sweep
+// with no failure of its own; a VPEC stored just now (another live
+// server's queued leaf) is left to its owner.
+func TestKeepLoggingAppendsWhatAStoppedProcessOwed(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	// The "other process": a server on the same store without a log, one
+	// close an hour ago, one now.
+	var now atomic.Pointer[time.Time]
+	old := time.Now().Add(-time.Hour)
+	now.Store(&old)
+	other, err := server.New(server.Config{Storage: server.StorageOf(e.st), Signer: e.mat.Signer, Timestamper: e.mat.TSA, Trust: e.mat.Trust,
+		Now: func() time.Time { return *now.Load() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ohs := httptest.NewServer(other)
+	t.Cleanup(ohs.Close)
+	e.url = ohs.URL
+	oldDoc, _ := e.closeRun(e.keyA, e.open(e.keyA).RunID)
+	fresh := time.Now()
+	now.Store(&fresh)
+	youngDoc, _ := e.closeRun(e.keyA, e.open(e.keyA).RunID)
+
+	l, v := openTestLog(t, t.TempDir())
+	srv, _ := startLogServer(t, e.st, e.mat, l, make([]byte, 32))
+	kctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { srv.KeepLogging(kctx, 10*time.Millisecond); close(done) }()
+	t.Cleanup(func() { stop(); <-done })
+	oldSub, youngSub := subjectOf(t, oldDoc), subjectOf(t, youngDoc)
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		info, err := e.st.VPECInfo(ctx, "org_alpha", oldSub.VPECID)
+		if err == nil && info.Logged {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the sweep did not append the VPEC owed for an hour: %+v, %v", info, err)
+		}
+	}
+	time.Sleep(100 * time.Millisecond) // ten more sweeps
+	if info, err := e.st.VPECInfo(ctx, "org_alpha", youngSub.VPECID); err != nil || info.Logged {
+		t.Errorf("the sweep appended a VPEC stored just now (another server's queued leaf): %+v, %v", info, err)
+	}
+	rc, err := l.AwaitReceipt(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.VerifyReceipt(rc.JSON, oldSub); err != nil {
+		t.Errorf("receipt of the owed VPEC: %v", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/svc-gov/svc/pkg/core/api"
@@ -183,24 +184,51 @@ func (s *Server) ensureLogged(ctx context.Context, v store.VPEC) (uint64, error)
 // crash came after Append) is the same bytes twice: see "Duplicates" in
 // docs/TRANSPARENCY.md.
 func (s *Server) AppendBacklog(ctx context.Context) (int, error) {
+	return s.appendOwed(ctx, time.Time{})
+}
+
+// owedPage is how many stored VPECs appendOwed reads (bodies included)
+// and appends at once; their appends share log batches.
+const owedPage = 16
+
+// appendOwed appends the stored VPECs without a log index that were
+// stored before before (all of them for the zero time), oldest first.
+func (s *Server) appendOwed(ctx context.Context, before time.Time) (int, error) {
 	if s.cfg.Log == nil {
 		return 0, nil
 	}
 	n := 0
 	for {
-		vs, err := s.cfg.Log.Store.VPECsNotLogged(ctx, 100)
+		limit := owedPage
+		if n == 0 && !before.IsZero() {
+			limit = 1 // usually the oldest owed leaf is young: read one body, not a page
+		}
+		vs, err := s.cfg.Log.Store.VPECsNotLogged(ctx, limit)
 		if err != nil {
 			return n, err
+		}
+		if !before.IsZero() {
+			k := 0
+			for k < len(vs) && vs[k].IssuedAt.Before(before) {
+				k++
+			}
+			vs = vs[:k]
 		}
 		if len(vs) == 0 {
 			return n, nil
 		}
-		for _, v := range vs {
-			if _, err := s.ensureLogged(ctx, v); err != nil {
-				return n, fmt.Errorf("append VPEC %s to the transparency log: %w", v.ID, err)
-			}
-			n++
+		errs := make([]error, len(vs))
+		var wg sync.WaitGroup
+		for i, v := range vs {
+			wg.Go(func() { _, errs[i] = s.ensureLogged(ctx, v) })
 		}
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				return n, fmt.Errorf("append VPEC %s to the transparency log: %w", vs[i].ID, err)
+			}
+		}
+		n += len(vs)
 	}
 }
 
