@@ -6,8 +6,12 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -191,4 +195,46 @@ func TestCrashLosesNoVPECFromLog(t *testing.T) {
 func itoa(i uint64) string {
 	b, _ := json.Marshal(i)
 	return string(b)
+}
+
+// TestShutdownFinishesLogAppends: closes answered before their leaves
+// were appended (the default) are in the log once svc serve stops on
+// SIGTERM: the published checkpoint covers them all, so no start has to
+// append them.
+func TestShutdownFinishesLogAppends(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts svc serve")
+	}
+	data := t.TempDir()
+	key := newOrgKey(t, "shutdownlog", "--data-dir", data)
+	url, proc := startServe(t, data)
+	const n = 5
+	for range n {
+		code, body, _, err := apiCall(context.Background(), "POST", url+"/api/v1/runs", key.APIKey, []byte(`{"workflow_id":"stop"}`))
+		if err != nil || code != 201 {
+			t.Fatalf("open: %d %s %v", code, body, err)
+		}
+		var run api.Run
+		if err := json.Unmarshal(body, &run); err != nil {
+			t.Fatal(err)
+		}
+		code, body, idx, err := apiCall(context.Background(), "POST", url+"/api/v1/runs/"+run.RunID+"/close", key.APIKey, nil)
+		if err != nil || code != 200 || idx != "" {
+			t.Fatalf("close: %d %s index %q %v; want 200 without an index", code, body, idx, err)
+		}
+	}
+	if err := proc.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := proc.Wait(); err != nil {
+		t.Fatalf("svc serve on SIGTERM: %v", err)
+	}
+	cp, err := os.ReadFile(filepath.Join(data, "transparency", "tiles", "checkpoint"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitN(string(cp), "\n", 3)
+	if len(lines) < 3 || lines[1] != strconv.Itoa(n) {
+		t.Fatalf("the published checkpoint after SIGTERM:\n%s\nwant tree size %d", cp, n)
+	}
 }
