@@ -501,20 +501,20 @@ func signCheckpoint(origin string, key ed25519.PrivateKey, size uint64, root []b
 	}
 	for i, w := range witnesses {
 		name := []string{VectorWitness1, VectorWitness2}[i]
-		signed = append(signed, cosignatureLine(name, w, text)...)
+		signed = append(signed, CosignatureLine(name, w, text, cosignedTime)...)
 	}
 	return tlog.SortSignatures(signed)
 }
 
-// cosignatureLine is a C2SP tlog-cosignature/v1 signature line by witness
-// key w named name over the checkpoint text signedText.
-func cosignatureLine(name string, w ed25519.PrivateKey, signedText string) string {
+// CosignatureLine is a C2SP tlog-cosignature/v1 signature line by witness
+// key w named name over the checkpoint text signedText, at time at.
+func CosignatureLine(name string, w ed25519.PrivateKey, signedText string, at time.Time) string {
 	vkey := trustroot.FormatNoteVerifier(name, trustroot.NoteAlgCosignatureV1, w.Public().(ed25519.PublicKey))
 	nv, err := trustroot.ParseNoteVerifier(vkey)
 	if err != nil {
 		panic(err) // a name of ours
 	}
-	ts := uint64(cosignedTime.Unix())
+	ts := uint64(at.Unix())
 	msg := fmt.Sprintf("cosignature/v1\ntime %d\n%s", ts, signedText)
 	sig := ed25519.Sign(w, []byte(msg))
 	blob := binary.BigEndian.AppendUint32(nil, nv.Hash)
@@ -540,7 +540,7 @@ func forgeCosignature(cp []byte, name string, w ed25519.PrivateKey) ([]byte, err
 		}
 		if strings.HasPrefix(l, "\u2014 "+name+" ") {
 			origin, rest, _ := strings.Cut(text, "\n")
-			l = cosignatureLine(name, w, origin+"\n999"+rest[strings.Index(rest, "\n"):])
+			l = CosignatureLine(name, w, origin+"\n999"+rest[strings.Index(rest, "\n"):], cosignedTime)
 		}
 		out.WriteString(l)
 	}

@@ -11,8 +11,6 @@ package trustcorpus
 
 import (
 	"crypto/ed25519"
-	"encoding/base64"
-	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -144,7 +142,7 @@ func (b *builder) build(trustDir string) error {
 			return nil, err
 		}
 		for _, c := range cos {
-			signed = append(signed, cosignatureLine(c.name, c.key, text, c.at)...)
+			signed = append(signed, testvectors.CosignatureLine(c.name, c.key, text, c.at)...)
 		}
 		return tlog.SortSignatures(signed)
 	}
@@ -514,19 +512,4 @@ func (b *builder) build(trustDir string) error {
 func jsonString(s string) string {
 	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`, "\r", `\r`)
 	return `"` + r.Replace(s) + `"`
-}
-
-// cosignatureLine is a C2SP tlog-cosignature/v1 signature line by witness
-// key w named name over the checkpoint text, at time at.
-func cosignatureLine(name string, w ed25519.PrivateKey, text string, at time.Time) string {
-	nv, err := trustroot.ParseNoteVerifier(trustroot.FormatNoteVerifier(name, trustroot.NoteAlgCosignatureV1, pub(w)))
-	if err != nil {
-		panic(err) // a name of ours
-	}
-	ts := uint64(at.Unix())
-	sig := ed25519.Sign(w, []byte(fmt.Sprintf("cosignature/v1\ntime %d\n%s", ts, text)))
-	blob := binary.BigEndian.AppendUint32(nil, nv.Hash)
-	blob = binary.BigEndian.AppendUint64(blob, ts)
-	blob = append(blob, sig...)
-	return fmt.Sprintf("\u2014 %s %s\n", name, base64.StdEncoding.EncodeToString(blob))
 }
