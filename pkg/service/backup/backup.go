@@ -46,6 +46,7 @@ import (
 	"github.com/svc-gov/svc/pkg/core/document"
 	"github.com/svc-gov/svc/pkg/core/timestamp"
 	"github.com/svc-gov/svc/pkg/core/vpec"
+	"github.com/svc-gov/svc/pkg/service/logwriter"
 	"github.com/svc-gov/svc/pkg/service/server"
 	"github.com/svc-gov/svc/pkg/service/server/setup"
 )
@@ -137,6 +138,25 @@ type Item struct {
 	Required bool
 	// What says what it is, for the docs and messages.
 	What string
+	// Live, for a directory item, is a part of it that the running
+	// service writes while the backup reads it (the POSIX transparency
+	// log): nil for none.
+	Live *LiveDir
+}
+
+// LiveDir is a directory a running service writes while a backup copies
+// it: its files are taken by kind (logwriter.BackupKind), so the copy is
+// one consistent state of it.
+type LiveDir struct {
+	// Sub is the directory, relative to its item.
+	Sub string
+	// First are its files read, in this order, before the others are
+	// listed (logwriter.BackupFirst).
+	First []string
+	// Kind classifies a file by its path relative to Sub: skipped,
+	// stable (listed now, copied later) or volatile (read when listed; a
+	// file gone by then is left out).
+	Kind func(rel string) logwriter.FileKind
 }
 
 // Layout is what a data directory holds that a restore needs.
@@ -172,12 +192,12 @@ func DataDirLayout() Layout {
 			{Path: server.TrustRootHistoryDir, Dir: true,
 				What: "every version of the trust root"},
 			// The log is copied after the database snapshot, so it holds
-			// every VPEC the snapshot records as logged; within it the
-			// checkpoint is copied before the tiles (sorted order), and
-			// Tessera never deletes a tile, so the copied tiles cover the
-			// copied checkpoint.
+			// every VPEC the snapshot records as logged; the service
+			// appends meanwhile, so its files are taken by kind, the
+			// checkpoint and then the tree state first (LiveDir).
 			{Path: server.LogDir, Dir: true, SecretFiles: []string{server.LogKeyFile, server.LogSecretFile},
-				What: "the transparency log: its key, origin and monitoring secret, and (POSIX backend) its tiles and checkpoint"},
+				What: "the transparency log: its key, origin and monitoring secret, and (POSIX backend) its tiles and checkpoint",
+				Live: &LiveDir{Sub: server.LogTilesDir, First: logwriter.BackupFirst(), Kind: logwriter.BackupKind}},
 		},
 	}
 }
@@ -266,6 +286,7 @@ func (o *Options) defaults() {
 type source struct {
 	file File
 	from string // absolute path to read
+	data []byte // the file's bytes, read when listed (a LiveDir's volatile file); nil: read from
 }
 
 // Create writes a backup of o.DataDir to w and returns its manifest. The
@@ -402,6 +423,19 @@ func collect(dataDir string, items []Item) ([]source, error) {
 		if !st.IsDir() {
 			return nil, fmt.Errorf("%w: %s is not a directory", ErrUnsupported, root)
 		}
+		var live string // the LiveDir's path, slash-separated, relative to the item
+		if it.Live != nil {
+			live = path.Clean(it.Live.Sub)
+			for _, name := range it.Live.First {
+				src, ok, err := readVolatile(dataDir, filepath.Join(root, filepath.FromSlash(live), filepath.FromSlash(name)))
+				if err != nil {
+					return nil, err
+				}
+				if ok {
+					out = append(out, src)
+				}
+			}
+		}
 		err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
@@ -420,7 +454,22 @@ func collect(dataDir string, items []Item) ([]source, error) {
 			if err != nil {
 				return err
 			}
-			f, err := describe(p, filepath.ToSlash(rel), it.Secret || slices.Contains(it.SecretFiles, filepath.ToSlash(inItem)))
+			inItem = filepath.ToSlash(inItem)
+			if inLive, ok := strings.CutPrefix(inItem, live+"/"); it.Live != nil && ok {
+				switch {
+				case slices.Contains(it.Live.First, inLive):
+					return nil // read first, above
+				case it.Live.Kind(inLive) == logwriter.FileSkip:
+					return nil
+				case it.Live.Kind(inLive) == logwriter.FileVolatile:
+					src, ok, err := readVolatile(dataDir, p)
+					if ok {
+						out = append(out, src)
+					}
+					return err
+				}
+			}
+			f, err := describe(p, filepath.ToSlash(rel), it.Secret || slices.Contains(it.SecretFiles, inItem))
 			if err != nil {
 				return err
 			}
@@ -432,6 +481,30 @@ func collect(dataDir string, items []Item) ([]source, error) {
 		}
 	}
 	return out, nil
+}
+
+// readVolatile reads the file at p (under dataDir) into memory: false if
+// it is gone (replaced or removed by the service since it was listed).
+// Such files are never secret.
+func readVolatile(dataDir, p string) (source, bool, error) {
+	data, err := os.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return source{}, false, nil
+	}
+	if err != nil {
+		return source{}, false, err
+	}
+	rel, err := filepath.Rel(dataDir, p)
+	if err != nil {
+		return source{}, false, err
+	}
+	name := filepath.ToSlash(rel)
+	if err := checkPath(name); err != nil {
+		return source{}, false, fmt.Errorf("%s: %w", p, err)
+	}
+	sum := sha256.Sum256(data)
+	f := File{Path: name, Size: int64(len(data)), SHA256: hex.EncodeToString(sum[:]), Mode: "0644"}
+	return source{file: f, from: p, data: data}, true, nil
 }
 
 // describe hashes the file at p for the manifest entry name.
@@ -500,6 +573,10 @@ func writeArchive(ctx context.Context, w io.Writer, man *Manifest, srcs []source
 // copyChecked copies the file of s to w and checks that it still has the
 // size and hash the manifest gives.
 func copyChecked(w io.Writer, s source) error {
+	if s.data != nil {
+		_, err := w.Write(s.data)
+		return err
+	}
 	f, err := os.Open(s.from)
 	if err != nil {
 		return err
