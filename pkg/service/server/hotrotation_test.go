@@ -98,8 +98,8 @@ func (e *env) closeOne(apiKey string) (int, []byte) {
 
 // TestHotRotationUnderLoad rotates the VPEC key twice while one running
 // server, configured ahead with both next keys, keeps closing runs from
-// four clients: each rotation writes the next trust root (RotateKey, T the
-// next whole second) and the server reloads it (ReloadTrustRoot, what
+// four clients: each rotation writes the next trust root (RotateKey, T a
+// whole second one to two seconds ahead) and the server reloads it (ReloadTrustRoot, what
 // SIGHUP does in svc serve); nothing is restarted, and the server then
 // serves the last version. No close fails, three keys
 // sign, and every VPEC is VALID against the final root at its genTime
@@ -150,7 +150,11 @@ func TestHotRotationUnderLoad(t *testing.T) {
 	}
 	waitFor(8)
 	for _, uri := range h.next {
-		at := time.Now().Add(time.Second).Truncate(time.Second)
+		// T one to two seconds ahead: the reload must come before T
+		// (KEYS.md: "the deployment must have switched by then"); the
+		// next whole second can be a millisecond away, and a loaded
+		// machine reloads after it.
+		at := time.Now().Add(2 * time.Second).Truncate(time.Second)
 		if _, err := server.RotateKey(ctx, h.data, server.Rotation{Purpose: trustroot.PurposeVPEC, NewKey: uri, At: at}, "", keys.Options{}, time.Now()); err != nil {
 			t.Fatal(err)
 		}

@@ -130,8 +130,10 @@ func TestRotationUnderLoadAndCompromise(t *testing.T) {
 	for i, name := range []string{"vpec-2.pem", "vpec-3.pem"} {
 		waitFor(8 * (i + 1))
 		uri := newKey(name)
-		// Rotate while the clients keep closing; T is the next second.
-		at := time.Now().Add(time.Second).Truncate(time.Second)
+		// Rotate while the clients keep closing; T one to two seconds
+		// ahead, so the drain below ends before it even on a loaded
+		// machine (the next whole second can be a millisecond away).
+		at := time.Now().Add(2 * time.Second).Truncate(time.Second)
 		if _, err := server.RotateKey(ctx, data, server.Rotation{Purpose: trustroot.PurposeVPEC, NewKey: uri, At: at}, "", keys.Options{}, time.Now()); err != nil {
 			t.Fatal(err)
 		}
