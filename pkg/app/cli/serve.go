@@ -98,11 +98,14 @@ bundle that verifies this service's VPECs is served at
 Every VPEC a close issues is appended to the service's transparency log
 (docs/TRANSPARENCY.md), kept in the data directory (its key too, created on
 first start and added to the trust bundle) unless --tlog-mysql names a
-database several server processes share; the close answers with the VPEC's
-log index, its receipt follows at GET /api/v1/vpecs/{id}/receipt, and the
-log is served read-only under /log/. --no-tlog turns it off.
+database several server processes share; the close answers once the VPEC
+is stored and its leaf is appended in the background (with
+?wait=log-index the close answers with its log index), its receipt follows
+at GET /api/v1/vpecs/{id}/receipt, and the log is served read-only under
+/log/. --no-tlog turns it off.
 
-SIGINT or SIGTERM stops it gracefully: requests in flight finish.`,
+SIGINT or SIGTERM stops it gracefully: requests in flight finish, and so do
+the transparency log appends of the closes answered.`,
 		Example: `  svc serve
   svc serve --addr 127.0.0.1:9090 --data-dir /var/lib/svc
   svc serve --database postgres://svc@db.internal:5432/svc`,
