@@ -1,12 +1,14 @@
 package testvectors
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/svc-gov/svc/pkg/core/canonical"
 	"github.com/svc-gov/svc/pkg/core/commitment"
 	"github.com/svc-gov/svc/pkg/core/document"
 	"github.com/svc-gov/svc/pkg/core/issue"
@@ -18,7 +20,13 @@ import (
 
 // Large is a generated VPEC with n records and the trust bundle that verifies it.
 type Large struct {
-	Doc        []byte
+	// Doc is the VPEC as the service writes it (pkg/service/server's
+	// close): the document indented, each record as stored, in its RFC
+	// 8785 form on a line of its own.
+	Doc []byte
+	// Indented is the same VPEC indented throughout, records included
+	// (document.MarshalIndent), as LargeVPEC wrote it before.
+	Indented   []byte
 	Trust      *signing.Bundle
 	VPECPath   string
 	BundlePath string
@@ -76,13 +84,48 @@ func LargeVPEC(dir string, n int) (*Large, error) {
 	if err := issue.Seal(context.Background(), v, signer, tsa); err != nil {
 		return nil, err
 	}
-	doc, err := document.MarshalIndent(v)
+	indented, err := document.MarshalIndent(v)
 	if err != nil {
 		return nil, err
 	}
-	l := &Large{Doc: doc, Trust: trust, VPECPath: filepath.Join(dir, "vpec.json"), BundlePath: filepath.Join(dir, "trust-bundle.pem")}
+	doc, err := issuedLayout(v)
+	if err != nil {
+		return nil, err
+	}
+	l := &Large{Doc: doc, Indented: indented, Trust: trust, VPECPath: filepath.Join(dir, "vpec.json"), BundlePath: filepath.Join(dir, "trust-bundle.pem")}
 	if err := os.WriteFile(l.VPECPath, doc, 0o644); err != nil {
 		return nil, err
 	}
 	return l, os.WriteFile(l.BundlePath, trust.Marshal(), 0o644)
+}
+
+// issuedLayout writes v as the service's close does: the VPEC without its
+// records indented, and the records spliced in, each in its RFC 8785 form
+// (the service stores a record's canonical bytes) on a line of its own.
+func issuedLayout(v *vpec.VPEC) ([]byte, error) {
+	head := *v
+	head.Records = []vpec.Record{}
+	doc, err := document.MarshalIndent(&head)
+	if err != nil {
+		return nil, err
+	}
+	const empty = "\n  \"records\": [],\n"
+	i := bytes.Index(doc, []byte(empty))
+	if i < 0 || len(v.Records) == 0 {
+		return doc, nil
+	}
+	out := append([]byte(nil), doc[:i]...)
+	out = append(out, "\n  \"records\": [\n    "...)
+	for k := range v.Records {
+		if k > 0 {
+			out = append(out, ",\n    "...)
+		}
+		body, err := canonical.Marshal(&v.Records[k])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, body...)
+	}
+	out = append(out, "\n  ],\n"...)
+	return append(out, doc[i+len(empty):]...), nil
 }

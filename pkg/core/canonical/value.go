@@ -370,3 +370,129 @@ func (e *encoder) value(dst []byte, i uint32, without []string) []byte {
 }
 
 func cmpMember(a, b memberRef) int { return compareUTF16(a.name, b.name) }
+
+// WrittenCanonically reports whether v is written in the input exactly in
+// its RFC 8785 form (what AppendCanonical would write for it: no
+// whitespace, members in canonical order, numbers and strings in their
+// one form) and, if so, returns the offset one past it. A caller can then
+// use the input's bytes as v's canonical bytes without encoding them. It
+// allocates nothing.
+func (v *Value) WrittenCanonically() (end int, ok bool) {
+	end, ok = v.t.writtenCanonically(v.i, int(v.node().off()))
+	return end, ok
+}
+
+// writtenCanonically checks the subtree at node i, which must start at
+// offset at, and returns the offset one past it.
+func (t *tree) writtenCanonically(i uint32, at int) (int, bool) {
+	n := t.nodes[i]
+	if int(n.off()) != at {
+		return 0, false // whitespace before the value
+	}
+	switch n.kind() {
+	case nNull, nTrue, nFalse, nNum, nStr:
+		// nNum: a short integer, canonical by construction; nStr: without
+		// escapes the content is its own canonical form.
+		return int(n.b), true
+	case nNumX:
+		raw := t.data[n.off():n.b]
+		f, _ := strconv.ParseFloat(string(raw), 64)
+		var buf [32]byte
+		return int(n.b), string(AppendNumber(buf[:0], f)) == string(raw)
+	case nStrEsc:
+		return int(n.b), canonicalEscapes(t.data[n.off()+1 : n.b-1])
+	case nArr:
+		at++ // '['
+		for j := i + 1; j < n.b; j = t.next(j) {
+			if j > i+1 {
+				if at >= len(t.data) || t.data[at] != ',' {
+					return 0, false
+				}
+				at++
+			}
+			var ok bool
+			if at, ok = t.writtenCanonically(j, at); !ok {
+				return 0, false
+			}
+		}
+		if at >= len(t.data) || t.data[at] != ']' {
+			return 0, false
+		}
+		return at + 1, true
+	}
+	at++ // '{'
+	var prev []byte
+	var scratch [2][64]byte
+	k := 0
+	for j := i + 1; j < n.b; j = t.next(j + 1) {
+		if j > i+1 {
+			if at >= len(t.data) || t.data[at] != ',' {
+				return 0, false
+			}
+			at++
+		}
+		var ok bool
+		if at, ok = t.writtenCanonically(j, at); !ok {
+			return 0, false
+		}
+		nn := t.nodes[j]
+		name := t.data[nn.off()+1 : nn.b-1]
+		if nn.kind() == nStrEsc {
+			name = decodeString(scratch[k][:0], name)
+			k ^= 1 // prev stays in the other buffer
+		}
+		if j > i+1 && compareUTF16(prev, name) >= 0 {
+			return 0, false // not in canonical order
+		}
+		prev = name
+		if at >= len(t.data) || t.data[at] != ':' {
+			return 0, false
+		}
+		if at, ok = t.writtenCanonically(j+1, at+1); !ok {
+			return 0, false
+		}
+	}
+	if at >= len(t.data) || t.data[at] != '}' {
+		return 0, false
+	}
+	return at + 1, true
+}
+
+// canonicalEscapes reports whether the raw content of a valid JSON string
+// holds only the escapes RFC 8785 writes: \" \\ \b \f \n \r \t, and
+// \u00xx (lowercase hex) for the other control characters.
+func canonicalEscapes(raw []byte) bool {
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '\\' {
+			continue
+		}
+		i++
+		switch raw[i] {
+		case '"', '\\', 'b', 'f', 'n', 'r', 't':
+			continue
+		case 'u':
+			if i+4 >= len(raw) || raw[i+1] != '0' || raw[i+2] != '0' || (raw[i+3] != '0' && raw[i+3] != '1') {
+				return false
+			}
+			c := raw[i+4]
+			var x byte
+			switch {
+			case '0' <= c && c <= '9':
+				x = c - '0'
+			case 'a' <= c && c <= 'f':
+				x = c - 'a' + 10
+			default:
+				return false
+			}
+			x += (raw[i+3] - '0') << 4
+			switch x {
+			case '\b', '\t', '\n', '\f', '\r':
+				return false // has a short form
+			}
+			i += 4
+			continue
+		}
+		return false
+	}
+	return true
+}

@@ -111,21 +111,30 @@ func (p *Document) readParts(doc []byte, s *shapeScanner, errs *[]string) error 
 	}
 	ps := canonical.Parser{MaxDepth: document.MaxDepth - 2} // elements are at depth 3
 	var perr error
-	// each parses element i of a and writes it, calling use on its tree.
-	each := func(dst []byte, a *arrayPart, use func(i int, v *canonical.Value)) []byte {
+	// each parses element i of a and writes it, calling use on its tree
+	// and its bytes, which written says are already its canonical form
+	// (then they are copied as they are, not encoded again).
+	each := func(dst []byte, a *arrayPart, use func(i int, v *canonical.Value, raw []byte, written bool)) []byte {
 		dst = append(dst, '[')
 		for i := range len(a.elems) / 2 {
 			if len(*errs) > maxReported || perr != nil {
 				break
 			}
-			v, err := ps.Parse(doc[a.elems[2*i]:a.elems[2*i+1]])
+			raw := doc[a.elems[2*i]:a.elems[2*i+1]]
+			v, err := ps.Parse(raw)
 			if err != nil {
 				perr = document.SyntaxErrorAt(doc, int(a.elems[2*i]), err)
 				break
 			}
+			end, written := v.WrittenCanonically()
+			written = written && v.Offset() == 0 && end == len(raw)
 			if a.name == "records" {
-				s.scratch = checkDetails(v, i, s.scratch, errs)
-				checkDisclosureNumbers(v, i, errs)
+				if written {
+					checkDetailsWritten(v, i, errs)
+				} else {
+					s.scratch = checkDetails(v, i, s.scratch, errs)
+					checkDisclosureNumbers(v, i, errs)
+				}
 			}
 			if len(*errs) == 0 {
 				// The encodings are needed only for a document without
@@ -133,9 +142,13 @@ func (p *Document) readParts(doc []byte, s *shapeScanner, errs *[]string) error 
 				if i > 0 {
 					dst = append(dst, ',')
 				}
-				dst = v.AppendCanonical(dst)
+				if written {
+					dst = append(dst, raw...)
+				} else {
+					dst = v.AppendCanonical(dst)
+				}
 			}
-			use(i, v)
+			use(i, v, raw, written)
 		}
 		return append(dst, ']')
 	}
@@ -146,10 +159,14 @@ func (p *Document) readParts(doc []byte, s *shapeScanner, errs *[]string) error 
 	chainBuf := make([]byte, 0, recs.end-recs.start)
 	replace := map[string]func([]byte) []byte{
 		"records": func(dst []byte) []byte {
-			return each(dst, recs, func(i int, v *canonical.Value) {
+			return each(dst, recs, func(i int, v *canonical.Value, raw []byte, written bool) {
 				if len(*errs) == 0 {
 					start := len(chainBuf)
-					chainBuf = v.AppendCanonical(chainBuf, "chain_hash")
+					if written {
+						chainBuf = appendWithout(chainBuf, v, raw, "chain_hash")
+					} else {
+						chainBuf = v.AppendCanonical(chainBuf, "chain_hash")
+					}
 					p.RecordBytes[i] = chainBuf[start:len(chainBuf):len(chainBuf)]
 				}
 				if err := document.DecodeWith(v, &records[i], document.Options{Path: "records", Indexed: true, Index: i, SkipFreeMaps: true, CanonicalNumbers: true}); err != nil {
@@ -163,7 +180,7 @@ func (p *Document) readParts(doc []byte, s *shapeScanner, errs *[]string) error 
 	if g := &s.arrays[1]; g.start >= 0 {
 		gaps = make([]Gap, len(g.elems)/2)
 		replace["gaps"] = func(dst []byte) []byte {
-			return each(dst, g, func(i int, v *canonical.Value) {
+			return each(dst, g, func(i int, v *canonical.Value, _ []byte, _ bool) {
 				if err := document.DecodeWith(v, &gaps[i], document.Options{Path: "gaps", Indexed: true, Index: i, CanonicalNumbers: true}); err != nil {
 					addErrors(errs, err)
 				}
@@ -230,6 +247,40 @@ func checkDetails(rec *canonical.Value, i int, scratch []byte, errs *[]string) [
 		*errs = append(*errs, fmt.Sprintf("records[%d].details is %d bytes in canonical form, more than %d", i, len(scratch), MaxDetailsBytes))
 	}
 	return scratch
+}
+
+// checkDetailsWritten is checkDetails for a record written in its
+// canonical form (so are its numbers): its details' canonical form is
+// their bytes as written.
+func checkDetailsWritten(rec *canonical.Value, i int, errs *[]string) {
+	d := rec.Get("details")
+	if d == nil || d.Kind() != canonical.KindObject {
+		return
+	}
+	end, _ := d.WrittenCanonically()
+	if n := end - d.Offset(); n > MaxDetailsBytes && len(*errs) < maxReported {
+		*errs = append(*errs, fmt.Sprintf("records[%d].details is %d bytes in canonical form, more than %d", i, n, MaxDetailsBytes))
+	}
+}
+
+// appendWithout appends to dst the canonical form of the object v without
+// its member name, when raw, v's input, is already v's canonical form: raw
+// with that member and one comma beside it cut out. The member's name is
+// written plainly in canonical form ("chain_hash" needs no escape).
+func appendWithout(dst []byte, v *canonical.Value, raw []byte, name string) []byte {
+	m := v.Get(name)
+	if m == nil {
+		return append(dst, raw...)
+	}
+	start := m.Offset() - len(name) - 3 // `"name":`
+	end, _ := m.WrittenCanonically()
+	switch {
+	case raw[start-1] == ',': // a member before it: cut the comma before
+		start--
+	case raw[end] == ',': // the first member: cut the comma after
+		end++
+	}
+	return append(append(dst, raw[:start]...), raw[end:]...)
 }
 
 // encode computes the signed bytes and each record's chain input from the

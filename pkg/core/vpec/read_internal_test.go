@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/svc-gov/svc/internal/fuzzedge"
+	"github.com/svc-gov/svc/pkg/core/canonical"
 )
 
 // readBoth reads doc in parts (as the verifier does) and as one tree.
@@ -60,6 +61,46 @@ func FuzzRead(f *testing.F) {
 	}
 	if base != nil {
 		for _, d := range fuzzedge.Documents(base, 500) { // every integer at the documented maxima and int64 edges
+			f.Add(d)
+		}
+	}
+	// The same documents in canonical form, whose records the reader in
+	// parts copies as written instead of encoding them (read.go), and
+	// near-canonical ones it must not.
+	var canon []byte
+	for _, p := range files {
+		if b, err := os.ReadFile(p); err == nil {
+			if c, err := canonical.Transform(b); err == nil {
+				f.Add(c)
+				if strings.HasSuffix(p, "witnessed.json") {
+					canon = c
+				}
+			}
+		}
+	}
+	if base != nil {
+		for _, details := range []string{
+			`{"s":"` + strings.Repeat("x", MaxDetailsBytes-8) + `"}`, // MaxDetailsBytes in canonical form
+			`{"s":"` + strings.Repeat("x", MaxDetailsBytes-7) + `"}`, // one more
+			`{"n":[1,1.5,1e+21,1e-7],"s":"\u0000\n\"","\r":{}}`,
+		} {
+			if c, err := canonical.Transform(bytes.Replace(base, []byte(`"sequence": 1,`), []byte(`"sequence": 1, "details": `+details+`,`), 1)); err == nil {
+				f.Add(c)
+			}
+		}
+	}
+	if canon != nil {
+		for _, edit := range [][2]string{
+			{`"sequence":1,`, `"sequence":1.0,`},
+			{`"sequence":1,`, `"sequence": 1,`},
+			{`"sequence":1,`, `"sequence":1,"details":{"b":1,"a":2},`},
+			{`"sequence":1,`, `"sequence":1,"details":{"a":"\u0041"},`},
+			{`"chain_hash":`, `"chain_hash" :`},
+			{`{"chain_hash":"`, `{"a":"`},
+		} {
+			f.Add(bytes.Replace(canon, []byte(edit[0]), []byte(edit[1]), 1))
+		}
+		for _, d := range fuzzedge.Documents(canon, 200) {
 			f.Add(d)
 		}
 	}
