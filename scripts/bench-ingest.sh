@@ -7,8 +7,9 @@
 # With WHOLE_RUNS=N (default 16; 0 to skip) it then measures whole runs: N
 # clients each opening a run, recording 6 records and closing it, for
 # WHOLE_RUNS_FOR, against SERVERS server processes on the same database
-# (default 1 on SQLite, 2 on PostgreSQL; clients alternate between them),
-# with the transparency log on (svc serve's default) and then off (--no-tlog).
+# (default 1 on SQLite, 2 on PostgreSQL; clients alternate between them)
+# with the transparency log off (--no-tlog), after one server with the log on
+# (svc serve's default; one process writes a POSIX log).
 # RECORDS=0 skips single-record ingest.
 #   BACKEND=sqlite|postgres  RUNS=32  RECORDS=500  CLOSE_RECORDS=10000  BATCH=100  BATCH_RECORDS=5000
 #   WHOLE_RUNS=16  WHOLE_RUNS_FOR=10s  SERVERS=1|2
@@ -68,10 +69,13 @@ echo "backend: $BACKEND; server at ${urls#http://}; $(nproc) cores; $(uptime | s
 if [ "$WHOLE_RUNS" -gt 0 ]; then
 	for tlog in on off; do
 		stop_servers
-		flags=()
-		[ "$tlog" = off ] && flags=(--no-tlog)
-		start_servers "$SERVERS" "${flags[@]}"
-		echo "whole runs, transparency log $tlog: $SERVERS server process(es) at ${urls//http:\/\//}; $(uptime | sed 's/.*load/load/')"
+		# One process writes a POSIX transparency log (docs/TRANSPARENCY.md):
+		# with the log on, one server; with it off, SERVERS.
+		flags=(--no-tlog)
+		n=$SERVERS
+		[ "$tlog" = on ] && flags=() && n=1
+		start_servers "$n" "${flags[@]}"
+		echo "whole runs, transparency log $tlog: $n server process(es) at ${urls//http:\/\//}; $(uptime | sed 's/.*load/load/')"
 		"$work/ingestbench" -url "$urls" -key "$key" -runs "$WHOLE_RUNS" -records 0 -close-records 0 -whole-runs "$WHOLE_RUNS" -whole-runs-for "$WHOLE_RUNS_FOR"
 	done
 fi
