@@ -109,7 +109,7 @@ bench-hash: build ## svc-verify hash vs openssl dgst -sha256 on a 1 GiB file
 bench-verify: ## the release-built svc-verify (CGO_ENABLED=0, -trimpath, goreleaser ldflags), whole process, vs jq empty on a 10,000-record VPEC; start-up
 	scripts/bench-verify.sh
 
-bench-ingest: ## record ingest and close against svc serve on loopback (BACKEND=sqlite|postgres)
+bench-ingest: ## record ingest, batch API, whole runs/s (tlog on and off) and close against svc serve on loopback (BACKEND=sqlite|postgres, WHOLE_RUNS=16, SERVERS=1|2)
 	scripts/bench-ingest.sh
 
 bench-zk: ## Groth16 proofs of MLP heads: constraints, prove/verify time, sizes, peak RSS per phase

@@ -317,3 +317,105 @@ func Ping(ctx context.Context, url string, clients, n int) *Result {
 	res.Elapsed = time.Since(start)
 	return res
 }
+
+// RunsConfig describes a whole-runs load: Clients workers, each opening a
+// run, recording RecordsPerRun records one request at a time and closing
+// it, again and again until For has passed (or ctx ends).
+type RunsConfig struct {
+	URLs          []string // servers; worker i uses URLs[i%len(URLs)]
+	Key           string   // API key
+	Clients       int      // workers
+	RecordsPerRun int      // records between open and close (6 if 0)
+	For           time.Duration
+	HTTP          *http.Client
+}
+
+// RunsResult is the outcome of a whole-runs load.
+type RunsResult struct {
+	Runs     int             // runs opened, recorded and closed with a 200
+	Closes   []time.Duration // latency of each successful close
+	Elapsed  time.Duration
+	Errors   int // runs abandoned on a failed request
+	FirstErr error
+}
+
+// Throughput is whole runs per second.
+func (r *RunsResult) Throughput() float64 { return float64(r.Runs) / r.Elapsed.Seconds() }
+
+// ClosePercentile returns the p-th percentile (0-100) close latency.
+func (r *RunsResult) ClosePercentile(p float64) time.Duration {
+	return (&Result{Latencies: r.Closes}).Percentile(p)
+}
+
+// DriveRuns runs a whole-runs load. A worker that sees a request fail
+// counts the error and starts a new run; the load stops starting runs once
+// For has passed, and Elapsed ends when the last run in flight is done.
+func DriveRuns(ctx context.Context, cfg RunsConfig) *RunsResult {
+	hc := cfg.HTTP
+	if hc == nil {
+		hc = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: cfg.Clients + 4}}
+	}
+	n := cfg.RecordsPerRun
+	if n == 0 {
+		n = 6
+	}
+	res := &RunsResult{}
+	var mu sync.Mutex
+	fail := func(err error) {
+		mu.Lock()
+		res.Errors++
+		if res.FirstErr == nil {
+			res.FirstErr = err
+		}
+		mu.Unlock()
+	}
+	start := time.Now()
+	deadline := start.Add(cfg.For)
+	var wg sync.WaitGroup
+	for w := 0; w < cfg.Clients; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			one := Config{URL: cfg.URLs[w%len(cfg.URLs)], Key: cfg.Key}
+			for ctx.Err() == nil && time.Now().Before(deadline) {
+				d, err := wholeRun(ctx, hc, one, fmt.Sprintf("whole-%d", w), n)
+				if err != nil {
+					if ctx.Err() == nil {
+						fail(err)
+					}
+					continue
+				}
+				mu.Lock()
+				res.Runs++
+				res.Closes = append(res.Closes, d)
+				mu.Unlock()
+			}
+		}(w)
+	}
+	wg.Wait()
+	res.Elapsed = time.Since(start)
+	return res
+}
+
+// wholeRun opens a run, records n chained records and closes it; it
+// returns the close's latency.
+func wholeRun(ctx context.Context, hc *http.Client, cfg Config, workflow string, n int) (time.Duration, error) {
+	var run api.Run
+	if err := post(ctx, hc, cfg, "/api/v1/runs", api.OpenRunRequest{WorkflowID: workflow}, &run); err != nil {
+		return 0, fmt.Errorf("open: %w", err)
+	}
+	prev := vpec.Genesis(run.RunID)
+	for seq := int64(1); seq <= int64(n); seq++ {
+		_, body, next, err := encode(run.RunID, seq, prev)
+		if err != nil {
+			return 0, err
+		}
+		var rr api.RecordResult
+		if err := postRaw(ctx, hc, cfg, "/api/v1/runs/"+run.RunID+"/records", body, &rr); err != nil {
+			return 0, fmt.Errorf("record %d: %w", seq, err)
+		}
+		prev = next
+	}
+	_, d, err := Close(ctx, hc, cfg.URL, cfg.Key, run.RunID)
+	return d, err
+}

@@ -60,7 +60,7 @@ func (tx *wtx) InsertRecord(ctx context.Context, rec store.Record) (bool, error)
 
 // CountRecord implements backend.RunTx.
 func (tx *wtx) CountRecord(ctx context.Context, rec store.Record) error {
-	_, err := tx.stmt(ctx, tx.stmts.updateRun).ExecContext(ctx, rec.RunID, len(rec.Body), rec.Sequence, rec.ChainHash)
+	_, err := tx.stmt(ctx, tx.stmts.updateRun).ExecContext(ctx, rec.RunID, len(rec.Body), rec.Sequence, rec.ChainHash, 1)
 	return err
 }
 

@@ -53,7 +53,9 @@ func (db *DB) prepare(ctx context.Context) error {
 	}{
 		{&db.stmts.runSealed, "SELECT sealed, record_count, record_bytes FROM runs WHERE id = ? AND org_id = ?"},
 		// SET expressions see the row as it was before the UPDATE.
-		{&db.stmts.updateRun, `UPDATE runs SET record_count = record_count + 1, record_bytes = record_bytes + ?2,
+		// ?5 records of ?2 bytes in all, ?3 the highest sequence among
+		// them and ?4 its chain hash.
+		{&db.stmts.updateRun, `UPDATE runs SET record_count = record_count + ?5, record_bytes = record_bytes + ?2,
 			last_sequence = CASE WHEN record_count = 0 OR ?3 > last_sequence THEN ?3 ELSE last_sequence END,
 			last_chain_hash = CASE WHEN record_count = 0 OR ?3 > last_sequence THEN ?4 ELSE last_chain_hash END
 			WHERE id = ?1`},

@@ -106,6 +106,9 @@ func testAppendRecords(t *testing.T, s store.Store) {
 		{"another org's run", g.org.ID, batchOf(f.run.ID, 6, 7, 100), nil, 0, store.ErrNotFound, 5},
 		{"unknown run", f.org.ID, batchOf("run_nobody", 1, 2, 100), nil, 0, store.ErrNotFound, 5},
 		{"next batch", f.org.ID, batchOf(f.run.ID, 6, 8, 100), []bool{false, false, false}, 0, nil, 8},
+		// The run's last sequence and chain hash are the highest
+		// sequence's, not the batch's last record's.
+		{"out of order", f.org.ID, []store.Record{MakeRecord(f.run.ID, 10, "rec-10", 100), MakeRecord(f.run.ID, 9, "rec-9", 100)}, []bool{false, false}, 0, nil, 10},
 	}
 	for _, st := range steps {
 		dups, err := s.AppendRecords(ctx, st.org, st.recs, store.Limits{})
