@@ -10,7 +10,6 @@ import (
 	"github.com/svc-gov/svc/pkg/core/canonical"
 	"github.com/svc-gov/svc/pkg/core/document"
 	"github.com/svc-gov/svc/pkg/core/vpec"
-	"github.com/svc-gov/svc/pkg/service/store"
 )
 
 // A close reads its run's records in one pass that overlaps the store's
@@ -121,16 +120,16 @@ func (s *Server) eachParsed(ctx context.Context, runID string, fn func(*parsedRe
 			}
 		}
 		cur := newChunk()
-		readErr = s.cfg.Storage.Runs.EachRecord(ctx, runID, func(sr store.Record) error {
-			if len(cur.recs) == chunkRecords || (len(cur.recs) > 0 && len(cur.buf)+len(sr.Body) > cap(cur.buf)) {
+		readErr = s.cfg.Storage.Runs.EachRecordBody(ctx, runID, func(seq int64, body []byte) error {
+			if len(cur.recs) == chunkRecords || (len(cur.recs) > 0 && len(cur.buf)+len(body) > cap(cur.buf)) {
 				if err := send(cur); err != nil {
 					return err
 				}
 				cur = newChunk()
 			}
 			start := len(cur.buf)
-			cur.buf = append(cur.buf, sr.Body...)
-			cur.recs = append(cur.recs, parsedRecord{seq: sr.Sequence, body: cur.buf[start:len(cur.buf):len(cur.buf)]})
+			cur.buf = append(cur.buf, body...)
+			cur.recs = append(cur.recs, parsedRecord{seq: seq, body: cur.buf[start:len(cur.buf):len(cur.buf)]})
 			return nil
 		})
 		if readErr == nil && len(cur.recs) > 0 {
