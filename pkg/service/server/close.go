@@ -331,7 +331,7 @@ func (k *keptBodies) each(fn func(body []byte) error) error {
 // read from the store again on each call.
 func (s *Server) storedBodies(r *http.Request, runID string) func(fn func([]byte) error) error {
 	return func(fn func([]byte) error) error {
-		return s.cfg.Storage.Runs.EachRecord(r.Context(), runID, func(sr store.Record) error { return fn(sr.Body) })
+		return s.cfg.Storage.Runs.EachRecordBody(r.Context(), runID, func(_ int64, body []byte) error { return fn(body) })
 	}
 }
 

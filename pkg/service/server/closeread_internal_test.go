@@ -2,9 +2,17 @@ package server
 
 import (
 	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
 	"testing"
 
+	"github.com/svc-gov/svc/pkg/core/canonical"
 	"github.com/svc-gov/svc/pkg/core/document"
+	"github.com/svc-gov/svc/pkg/core/stage"
+	"github.com/svc-gov/svc/pkg/core/vpec"
 )
 
 // chainInput cuts what a canonical record's chain hash covers out of its
@@ -77,4 +85,100 @@ func FuzzChainInput(f *testing.F) {
 			}
 		}
 	})
+}
+
+// decodeAgrees fails t unless decodeForClose and document.Parse agree on
+// body: both refuse it, or both decode it to the same record, except that
+// decodeForClose leaves details out of a record that cannot raise
+// model_profile_missing.
+func decodeAgrees(t *testing.T, body []byte) {
+	t.Helper()
+	var full, light vpec.Record
+	_, fullErr := document.Parse(body, &full)
+	_, lightErr := decodeForClose(body, &light)
+	if (fullErr == nil) != (lightErr == nil) {
+		t.Fatalf("document.Parse: %v; decodeForClose: %v\nrecord %s", fullErr, lightErr, body)
+	}
+	if fullErr != nil {
+		return
+	}
+	if !full.RaisesProfileMissing() {
+		full.Details = nil
+	}
+	if !reflect.DeepEqual(full, light) {
+		t.Fatalf("decodeForClose gave %+v, document.Parse %+v\nrecord %s", light, full, body)
+	}
+}
+
+// vectorRecords returns every record (its canonical bytes) of every VPEC
+// among the repository's test vectors, valid and invalid.
+func vectorRecords(t testing.TB) [][]byte {
+	paths, err := filepath.Glob("../../../testdata/vectors/vpec/*/*.json")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no VPEC vectors (%v)", err)
+	}
+	var out [][]byte
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tree, err := document.ParseTree(b)
+		if err != nil || tree.Kind() != canonical.KindObject {
+			continue // an invalid vector that is not a JSON object
+		}
+		recs := tree.Get("records")
+		if recs == nil || recs.Kind() != canonical.KindArray {
+			continue
+		}
+		for _, r := range recs.Elements() {
+			out = append(out, r.Canonical())
+		}
+	}
+	return out
+}
+
+// The close's lighter decode agrees with the full one on every record
+// shape in the vectors (and on a few made-up ones around details).
+func TestDecodeForClose(t *testing.T) {
+	bodies := vectorRecords(t)
+	if len(bodies) < 50 {
+		t.Fatalf("%d vector records: the vectors moved?", len(bodies))
+	}
+	// No vector record raises model_profile_missing: make some that do,
+	// from every vector record that decodes.
+	for _, b := range vectorRecords(t) {
+		var r vpec.Record
+		if _, err := document.Parse(b, &r); err != nil {
+			continue
+		}
+		r.StageType, r.StagePart = stage.OpenSourceML, ""
+		for _, d := range []map[string]any{nil, {stage.DetailGPUClass: "a100"}, {"k": []any{1.5, "x"}}} {
+			r.Details = d
+			j, err := json.Marshal(&r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bodies = append(bodies, j)
+		}
+	}
+	for _, extra := range []string{
+		`{"details":null}`,
+		`{"details":{}}`,
+		`{"details":[1]}`,
+		`{"details":{"a":1e400}}`,
+		`{"details":{"gpu_class":"a100"},"stage_type":"open_source_ml"}`,
+	} {
+		bodies = append(bodies, []byte(extra))
+	}
+	for i, b := range bodies {
+		t.Run(strconv.Itoa(i), func(t *testing.T) { decodeAgrees(t, b) })
+	}
+}
+
+func FuzzDecodeForClose(f *testing.F) {
+	for _, b := range vectorRecords(f) {
+		f.Add(b)
+	}
+	f.Fuzz(decodeAgrees)
 }

@@ -39,6 +39,13 @@ func (f *failingReads) EachRecord(ctx context.Context, runID string, fn func(sto
 	return f.Store.EachRecord(ctx, runID, fn)
 }
 
+func (f *failingReads) EachRecordBody(ctx context.Context, runID string, fn func(int64, []byte) error) error {
+	if f.on.Load() {
+		return errDisk
+	}
+	return f.Store.EachRecordBody(ctx, runID, fn)
+}
+
 func (f *failingReads) ProfileByModelHash(ctx context.Context, h string) (store.Profile, error) {
 	if f.on.Load() {
 		return store.Profile{}, errDisk

@@ -168,6 +168,13 @@ func (w obsRuns) EachRecord(ctx context.Context, runID string, fn func(store.Rec
 	return err
 }
 
+func (w obsRuns) EachRecordBody(ctx context.Context, runID string, fn func(seq int64, body []byte) error) error {
+	ctx, done := w.start(ctx, "EachRecordBody")
+	err := w.RunStore.EachRecordBody(ctx, runID, fn)
+	done(err)
+	return err
+}
+
 func (w obsRuns) CreateRun(ctx context.Context, r store.Run) error {
 	ctx, done := w.start(ctx, "CreateRun")
 	err := w.RunStore.CreateRun(ctx, r)

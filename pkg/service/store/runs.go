@@ -139,6 +139,10 @@ type RunReader interface {
 	// reading them as it goes (a run's records need not fit in memory
 	// twice); it stops at fn's first error and returns it.
 	EachRecord(ctx context.Context, runID string, fn func(Record) error) error
+	// EachRecordBody is EachRecord reading only each record's sequence
+	// and stored body (what a close reads): body is valid only until fn
+	// returns (fn copies what it keeps).
+	EachRecordBody(ctx context.Context, runID string, fn func(seq int64, body []byte) error) error
 }
 
 // RunWriter opens runs, appends their records and seals them: a close

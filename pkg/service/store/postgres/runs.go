@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/svc-gov/svc/pkg/service/store"
 	"github.com/svc-gov/svc/pkg/service/store/internal/backend"
@@ -222,6 +223,37 @@ func (db *DB) EachRecord(ctx context.Context, runID string, fn func(store.Record
 			return nil, fmt.Errorf("postgres: records of run %s: %w", runID, err)
 		}
 		return page, nil
+	}, fn)
+}
+
+// EachRecordBody implements store.RunReader: EachRecord's pages, reading
+// only sequence and body, each body scanned from the connection's buffer
+// (pgtype.DriverBytes) into the page's.
+func (db *DB) EachRecordBody(ctx context.Context, runID string, fn func(seq int64, body []byte) error) error {
+	return backend.EachRecordBody(func(first bool, after int64, p *backend.BodyPage) error {
+		q, args := "SELECT sequence, body FROM records WHERE run_id = $1 ORDER BY sequence LIMIT $2", []any{runID, backend.RecordPage}
+		if !first {
+			q, args = "SELECT sequence, body FROM records WHERE run_id = $1 AND sequence > $3 ORDER BY sequence LIMIT $2", []any{runID, backend.RecordPage, after}
+		}
+		rows, err := db.pool.Query(ctx, q, args...)
+		if err == nil {
+			var seq int64
+			var body pgtype.DriverBytes
+			for rows.Next() {
+				if err = rows.Scan(&seq, &body); err != nil {
+					break
+				}
+				p.Add(seq, body)
+			}
+			rows.Close()
+			if err == nil {
+				err = rows.Err()
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("postgres: records of run %s: %w", runID, err)
+		}
+		return nil
 	}, fn)
 }
 

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"strings"
 	"time"
@@ -231,6 +232,39 @@ func (db *DB) EachRecord(ctx context.Context, runID string, fn func(store.Record
 		}
 		return page, nil
 	}, fn)
+}
+
+// EachRecordBody implements store.RunReader: EachRecord's pages, reading
+// only sequence and body, each body scanned from the driver's buffer into
+// the page's.
+func (db *DB) EachRecordBody(ctx context.Context, runID string, fn func(seq int64, body []byte) error) error {
+	return backend.EachRecordBody(func(first bool, after int64, p *backend.BodyPage) error {
+		q, args := "SELECT sequence, body FROM records WHERE run_id = ? ORDER BY sequence LIMIT ?", []any{runID, backend.RecordPage}
+		if !first {
+			q, args = "SELECT sequence, body FROM records WHERE run_id = ? AND sequence > ? ORDER BY sequence LIMIT ?", []any{runID, after, backend.RecordPage}
+		}
+		if err := db.bodyPage(ctx, p, q, args...); err != nil {
+			return fmt.Errorf("sqlite: records of run %s: %w", runID, err)
+		}
+		return nil
+	}, fn)
+}
+
+func (db *DB) bodyPage(ctx context.Context, p *backend.BodyPage, q string, args ...any) error {
+	rows, err := db.query(ctx, q, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var seq int64
+	var body sql.RawBytes
+	for rows.Next() {
+		if err := rows.Scan(&seq, &body); err != nil {
+			return err
+		}
+		p.Add(seq, body)
+	}
+	return rows.Err()
 }
 
 // SealRun implements store.RunWriter.

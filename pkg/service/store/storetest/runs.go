@@ -24,6 +24,7 @@ func RunRuns(t *testing.T, open func(t *testing.T) store.Store) {
 		{"AppendRecordNoChangeOnError", testAppendRecordNoChange},
 		{"Records", testRecords},
 		{"EachRecord", testEachRecord},
+		{"EachRecordBody", testEachRecordBody},
 		{"RunMetadata", testRunMetadata},
 		{"Limits", testLimits},
 		{"OrgIsolation", testOrgIsolation},
@@ -240,6 +241,48 @@ func testEachRecord(t *testing.T, s store.Store) {
 	}
 	if err := s.EachRecord(ctx, "run_nobody", func(store.Record) error { return stop }); err != nil {
 		t.Errorf("EachRecord of an unknown run: %v", err)
+	}
+}
+
+// testEachRecordBody: EachRecordBody gives what EachRecord gives
+// (sequence and body of every record, in sequence order, across pages),
+// stops at fn's error, and reads an unknown run as empty.
+func testEachRecordBody(t *testing.T, s store.Store) {
+	const n = 600
+	ctx := context.Background()
+	f := seed(t, s, "acme")
+	for i := range n {
+		// Sizes vary so that each body's bounds in the page matter.
+		if _, err := s.AppendRecord(ctx, f.org.ID, MakeRecord(f.run.ID, int64(i+1), fmt.Sprintf("rec-%d", i+1), 300+i%37), store.Limits{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := s.Records(ctx, f.run.ID)
+	if err != nil || len(want) != n {
+		t.Fatalf("Records: %d, %v", len(want), err)
+	}
+	i := 0
+	if err := s.EachRecordBody(ctx, f.run.ID, func(seq int64, body []byte) error {
+		if i >= n || seq != want[i].Sequence || !bytes.Equal(body, want[i].Body) {
+			return fmt.Errorf("record %d: sequence %d, body %q", i, seq, body)
+		}
+		i++
+		return nil
+	}); err != nil || i != n {
+		t.Fatalf("EachRecordBody: %v after %d records", err, i)
+	}
+	stop := errors.New("stop")
+	seen := 0
+	if err := s.EachRecordBody(ctx, f.run.ID, func(int64, []byte) error {
+		if seen++; seen == 300 {
+			return stop
+		}
+		return nil
+	}); !errors.Is(err, stop) || seen != 300 {
+		t.Errorf("EachRecordBody stopping: %v after %d", err, seen)
+	}
+	if err := s.EachRecordBody(ctx, "run_nobody", func(int64, []byte) error { return stop }); err != nil {
+		t.Errorf("EachRecordBody of an unknown run: %v", err)
 	}
 }
 

@@ -215,6 +215,51 @@ func EachRecord(page func(first bool, after int64) ([]store.Record, error), fn f
 	}
 }
 
+// BodyPage is a page of EachRecordBody: the records' sequences and their
+// bodies in one buffer, reused from page to page.
+type BodyPage struct {
+	seqs []int64
+	ends []int
+	buf  []byte
+}
+
+// Add appends a record's sequence and body (copied) to the page.
+func (p *BodyPage) Add(seq int64, body []byte) {
+	p.buf = append(p.buf, body...)
+	p.seqs = append(p.seqs, seq)
+	p.ends = append(p.ends, len(p.buf))
+}
+
+// EachRecordBody is store.RunReader.EachRecordBody over page, which adds
+// up to RecordPage records of the run to p in sequence order (the first
+// ones when first is set, else those after sequence after), each page
+// its own query as in EachRecord. fn is called once the page's query is
+// done, with bodies in the page's buffer.
+func EachRecordBody(page func(first bool, after int64, p *BodyPage) error, fn func(seq int64, body []byte) error) error {
+	var p BodyPage
+	var after int64
+	for first := true; ; first = false {
+		p.seqs, p.ends, p.buf = p.seqs[:0], p.ends[:0], p.buf[:0]
+		if err := page(first, after, &p); err != nil {
+			return err
+		}
+		start := 0
+		for i, seq := range p.seqs {
+			end := p.ends[i]
+			if err := fn(seq, p.buf[start:end:end]); err != nil {
+				return err
+			}
+			start = end
+		}
+		if len(p.seqs) > 0 {
+			after = p.seqs[len(p.seqs)-1]
+		}
+		if len(p.seqs) < RecordPage {
+			return nil
+		}
+	}
+}
+
 // Records collects what each (a store's EachRecord for one run) reads; an
 // unknown run has no records: the result is empty, not an error.
 func Records(each func(fn func(store.Record) error) error) ([]store.Record, error) {
