@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"sync"
@@ -47,7 +48,16 @@ type closeFlight struct {
 	mu      sync.Mutex
 	waiters int // requests still waiting for the answer, the owner included
 	cancel  context.CancelFunc
+	// abandoned is set when the last waiting request went away before the
+	// answer, which cancelled the build: a request with the same key that
+	// comes after does not take its error, it closes again.
+	abandoned bool
 }
+
+// errFlightAbandoned is what wait returns to a request that joined a
+// close whose build was cancelled because every request waiting for it
+// had gone away (the client timed out and retried): it closes again.
+var errFlightAbandoned = errors.New("the close in progress was abandoned by its client")
 
 // enter returns run's flight, and true if the caller starts it (it then
 // owns it: start, then finish).
@@ -99,6 +109,7 @@ func (f *closeFlight) leave() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.waiters--; f.waiters == 0 && f.cancel != nil {
+		f.abandoned = true
 		f.cancel()
 	}
 }
@@ -120,6 +131,16 @@ func (c *closeFlights) finish(run string, f *closeFlight, body []byte, err error
 // wait waits for f's answer, or for ctx to end.
 func (f *closeFlight) wait(ctx context.Context) ([]byte, error) {
 	f.mu.Lock()
+	if f.abandoned {
+		f.mu.Unlock()
+		// Its build is cancelled: wait for it to end, then close again.
+		select {
+		case <-f.done:
+			return nil, errFlightAbandoned
+		case <-ctx.Done():
+			return nil, fmt.Errorf("wait for the close in progress: %w", ctx.Err())
+		}
+	}
 	f.waiters++
 	f.mu.Unlock()
 	stop := context.AfterFunc(ctx, f.leave)

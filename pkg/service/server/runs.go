@@ -387,6 +387,9 @@ func (s *Server) closeRun(w http.ResponseWriter, r *http.Request) {
 		}
 		if closeKey != "" && f.key == closeKey {
 			body, err := f.wait(r.Context())
+			if errors.Is(err, errFlightAbandoned) {
+				continue // its client went away first; this close takes over
+			}
 			if err == nil {
 				err = s.closeLogIndex(w, r, f, waitLog)
 			}
