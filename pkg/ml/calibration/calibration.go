@@ -195,7 +195,9 @@ func Measure(m *trace.Model, opts Options) (*Measurement, error) {
 	modes := trace.Modes()
 	prod := map[string]*trace.Tracer{}
 	for _, mode := range modes {
-		t, err := trace.NewTracer(m, mode, inference.Options{Threads: opts.Threads})
+		// Concurrent executions share the cores: a production session's
+		// threads sleep instead of spinning while the reference runs.
+		t, err := trace.NewTracer(m, mode, inference.Options{Threads: opts.Threads, NoSpin: opts.Workers != 1})
 		if err != nil {
 			return nil, err
 		}
