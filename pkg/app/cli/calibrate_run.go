@@ -21,7 +21,8 @@ type calibrateRunOptions struct {
 	models, hubIDs                      []string
 	gpuClass, corpus, out, measOut      string
 	profileID, modelClass, architecture string
-	passes, threads                     int
+	passes, threads, workers            int
+	workersSet                          bool // --workers given (0 is then refused)
 	margin                              float64
 	seed                                uint64
 	force                               bool
@@ -52,11 +53,19 @@ graph on one thread: what 'svc verify --trace' replays. Drift below 2^-20
 
 Several --model flags calibrate one profile for models of one class; their
 drift must agree within 1.25x at every percentile, else calibrate them
-separately. Needs a build with cgo and ONNX Runtime (make ort).`,
+separately. Needs a build with cgo and ONNX Runtime (make ort).
+
+--workers bounds how many executions run at once. By default each
+production execution has its own goroutine and the reference execution
+(the slowest) one more, so a pass's executions overlap; --workers 1 runs
+them one after another on one goroutine, and a larger value adds copies of
+the reference execution so passes overlap (more memory, one model copy
+each). The profile is the same bytes whatever the value.`,
 		Example: `  svc calibrate run --model pii-model --gpu-class cpu --passes 1000 --out profile.json
   svc registry publish profile.json --data-dir /var/lib/svc   # the operator: the service signs it`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			o.workersSet = cmd.Flags().Changed("workers")
 			if err := o.validate(); err != nil {
 				return err
 			}
@@ -74,6 +83,7 @@ separately. Needs a build with cgo and ONNX Runtime (make ort).`,
 	f.StringVar(&o.corpus, "corpus", "", "calibration inputs, one text per line (default: generated from the vocabulary)")
 	f.Uint64Var(&o.seed, "seed", 1, "seed of generated inputs")
 	f.IntVar(&o.threads, "threads", 0, "production execution threads (default: ONNX Runtime's)")
+	f.IntVar(&o.workers, "workers", 0, "executions run at once, 1 to 256 (default: one per production execution plus one reference)")
 	f.StringVar(&o.out, "out", "", "write the unsigned profile here (required)")
 	f.BoolVar(&o.force, "force", false, "overwrite --out")
 	f.StringVar(&o.measOut, "measurements-out", "", "also write the per-pass measurements here, for 'svc calibrate merge' with other machines'")
@@ -99,6 +109,9 @@ func (o *calibrateRunOptions) validate() error {
 	case o.passes < 1:
 		// The library reads 0 as its default; on the command line 0 is a mistake.
 		return errorf(ExitUsage, "pass --passes N with N at least 1 (the default is 1000)", "--passes %d: no inference to calibrate on", o.passes)
+	case o.workersSet && (o.workers < 1 || o.workers > calibration.MaxWorkers):
+		// The library reads 0 as its default; on the command line 0 is a mistake.
+		return errorf(ExitUsage, fmt.Sprintf("pass --workers N with N from 1 to %d, or leave it out for the default", calibration.MaxWorkers), "--workers %d: no execution could run", o.workers)
 	case o.profileID != "" && !profile.ValidID(o.profileID):
 		return errorf(ExitUsage, "write it as <publisher>/<model_class>-class/v<major>.<minor>.<patch>, lowercase", "--profile-id %q is not a profile id", o.profileID)
 	}
@@ -117,7 +130,7 @@ func (a *app) runCalibrate(o *calibrateRunOptions) error {
 	if !profile.ValidID(o.profileID) {
 		return errorf(ExitUsage, "write it as <publisher>/<model_class>-class/v<major>.<minor>.<patch>, lowercase", "--profile-id %q is not a profile id", o.profileID)
 	}
-	opts := calibration.Options{GPUClass: o.gpuClass, Passes: o.passes, SafetyMargin: o.margin, Seed: o.seed, Threads: o.threads}
+	opts := calibration.Options{GPUClass: o.gpuClass, Passes: o.passes, SafetyMargin: o.margin, Seed: o.seed, Threads: o.threads, Workers: o.workers}
 	if o.corpus != "" {
 		f, err := os.Open(o.corpus)
 		if err != nil {

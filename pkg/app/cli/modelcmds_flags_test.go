@@ -2,6 +2,7 @@ package cli
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/svc-gov/svc/pkg/ml/calibration"
@@ -31,11 +32,24 @@ func TestCalibrateRunFlags(t *testing.T) {
 		{name: "--ort-lib -o json", args: []string{"--ort-lib", "libort.so", "-o", "json"}, want: func(o *calibrateRunOptions) { o.mo.ortLib, o.output = "libort.so", outputJSON }},
 		{name: "SVC_PASSES and SVC_ORT_LIB", env: map[string]string{"SVC_PASSES": "20", "SVC_ORT_LIB": "env.so"}, want: func(o *calibrateRunOptions) { o.passes, o.mo.ortLib = 20, "env.so" }},
 		{name: "--passes 0", args: []string{"--passes", "0"}, code: ExitUsage},
+		{name: "--workers 1", args: []string{"--workers", "1"}, want: func(o *calibrateRunOptions) { o.workers, o.workersSet = 1, true }},
+		{name: "--workers 256", args: []string{"--workers", "256"}, want: func(o *calibrateRunOptions) { o.workers, o.workersSet = 256, true }},
+		{name: "--workers 0", args: []string{"--workers", "0"}, code: ExitUsage},
+		{name: "--workers -1", args: []string{"--workers", "-1"}, code: ExitUsage},
+		{name: "--workers 257", args: []string{"--workers", "257"}, code: ExitUsage},
+		{name: "bad --workers", args: []string{"--workers", "x"}, code: ExitUsage},
 		{name: "bad --profile-id", args: []string{"--profile-id", "Acme/PII"}, code: ExitUsage},
 		{name: "bad --seed", args: []string{"--seed", "-1"}, code: ExitUsage},
 		{name: "bad --output", args: []string{"--output", "yaml"}, code: ExitUsage},
 		{name: "an argument", args: []string{"m"}, code: ExitUsage},
 	})
+	// The refusal names the flag, not the library's option.
+	for _, n := range []string{"0", "-1", "257"} {
+		_, err := parseFlags(t, newCmdCalibrateRun, nil, "--model", "m", "--out", "p.json", "--workers", n)
+		if err == nil || !strings.Contains(err.Error(), "--workers "+n) {
+			t.Errorf("--workers %s: %v, want an error naming --workers", n, err)
+		}
+	}
 	for _, args := range [][]string{{"--out", "p.json"}, {"--model", "m"}} {
 		if got, err := parseFlags(t, newCmdCalibrateRun, nil, args...); got != nil || exitCode(err) != ExitUsage {
 			t.Errorf("svc calibrate run %q: exit %d (%v), want %d", args, exitCode(err), err, ExitUsage)

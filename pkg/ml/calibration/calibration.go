@@ -36,6 +36,8 @@ import (
 const (
 	DefaultPasses       = 1000
 	DefaultSafetyMargin = 2.0
+	// MaxWorkers is the largest Options.Workers accepted.
+	MaxWorkers = 256
 	// TransferRatio is the largest ratio between two models' drift for one
 	// profile to cover both (docs/BOUNDED.md: 1.25x).
 	TransferRatio = 1.25
@@ -106,8 +108,8 @@ func (o *Options) defaults() error {
 	switch {
 	case o.Passes < 1 || o.Passes > 10_000_000:
 		return fmt.Errorf("%w: passes %d: want 1 to 10,000,000", ErrOptions, o.Passes)
-	case o.Workers < 0 || o.Workers > 256:
-		return fmt.Errorf("%w: workers %d: want 1 to 256, or 0 for the default", ErrOptions, o.Workers)
+	case o.Workers < 0 || o.Workers > MaxWorkers:
+		return fmt.Errorf("%w: workers %d: want 1 to %d, or 0 for the default", ErrOptions, o.Workers, MaxWorkers)
 	case !(o.SafetyMargin >= 1 && o.SafetyMargin <= 1000):
 		return fmt.Errorf("%w: safety margin %v: want a multiplier from 1 to 1000", ErrOptions, o.SafetyMargin)
 	case o.GPUClass != "cpu":
@@ -193,7 +195,9 @@ func Measure(m *trace.Model, opts Options) (*Measurement, error) {
 	modes := trace.Modes()
 	prod := map[string]*trace.Tracer{}
 	for _, mode := range modes {
-		t, err := trace.NewTracer(m, mode, inference.Options{Threads: opts.Threads})
+		// Concurrent executions share the cores: a production session's
+		// threads sleep instead of spinning while the reference runs.
+		t, err := trace.NewTracer(m, mode, inference.Options{Threads: opts.Threads, NoSpin: opts.Workers != 1})
 		if err != nil {
 			return nil, err
 		}

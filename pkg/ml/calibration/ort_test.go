@@ -361,3 +361,42 @@ func checkProduction(t *testing.T, m *trace.Model, corpus [][]byte, rec calibrat
 		}
 	}
 }
+
+// TestNoSpinSameTrace: production sessions that sleep instead of spinning
+// (inference.Options.NoSpin, what Measure's concurrent executions use)
+// give the same traces, records, Merkle root and output, bit for bit, as
+// ONNX Runtime's default in every mode, with the default threads and two.
+func TestNoSpinSameTrace(t *testing.T) {
+	inputs := [][]byte{[]byte("hi"), []byte("please call jane doe at 555 0100, her ssn is 078-05-1120"), []byte(strings.Repeat("card 4111 1111 1111 1111 ", 8))}
+	for _, style := range modelgen.Styles() {
+		m, _ := ortest.Model(t, modelgen.Config{Style: style})
+		for _, threads := range []int{0, 2} {
+			for _, mode := range trace.Modes() {
+				var got [2][]string
+				for i, noSpin := range []bool{false, true} {
+					tr, err := trace.NewTracer(m, mode, inference.Options{Threads: threads, NoSpin: noSpin})
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, in := range inputs {
+						r, err := tr.Trace(in)
+						if err != nil {
+							t.Fatal(err)
+						}
+						b, err := json.Marshal(r)
+						if err != nil {
+							t.Fatal(err)
+						}
+						got[i] = append(got[i], string(b))
+					}
+					tr.Close()
+				}
+				for k := range inputs {
+					if got[0][k] != got[1][k] {
+						t.Errorf("%s, %d threads, %s mode, input %d: the trace without spinning differs", style, threads, mode, k)
+					}
+				}
+			}
+		}
+	}
+}

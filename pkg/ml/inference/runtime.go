@@ -31,10 +31,18 @@ var ErrNoRuntime = errors.New("ONNX Runtime not available")
 //
 // HoldDepth is the number of output sets a session lets callers hold at a
 // time (Session.Hold; 0: DefaultHoldDepth, 2).
+//
+// NoSpin stops the session's thread pools busy-waiting for work between
+// and within runs (ONNX Runtime's session.intra_op.allow_spinning and
+// session.inter_op.allow_spinning set to 0): for sessions that share the
+// cores with other work, such as calibration's concurrent executions. It
+// changes when threads sleep, not what they compute: the outputs are the
+// same bits.
 type Options struct {
 	Threads   int
 	Reference bool
 	HoldDepth int
+	NoSpin    bool
 }
 
 // LibraryPath resolves the ONNX Runtime library: explicit (a --ort-lib

@@ -131,6 +131,13 @@ func NewSession(model []byte, inNames, outNames []string, opts Options) (*Sessio
 			return nil, fmt.Errorf("inference: threads: %w", err)
 		}
 	}
+	if opts.NoSpin {
+		for _, key := range []string{"session.intra_op.allow_spinning", "session.inter_op.allow_spinning"} {
+			if err := o.AddSessionConfigEntry(key, "0"); err != nil {
+				return nil, fmt.Errorf("inference: %s: %w", key, err)
+			}
+		}
+	}
 	s, err := ort.NewDynamicAdvancedSessionWithONNXData(model, inNames, outNames, o)
 	if err != nil {
 		return nil, fmt.Errorf("inference: session: %w", err)
