@@ -71,20 +71,10 @@ func (r *Result) Percentile(p float64) time.Duration {
 // encoded) prepared before the clock starts, so the result measures the
 // service, not the load generator.
 func Drive(ctx context.Context, cfg Config) *Result {
-	hc := cfg.HTTP
-	if hc == nil {
-		hc = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: cfg.Runs + 4}}
-	}
+	hc := httpClient(cfg.HTTP, cfg.Runs)
 	res := &Result{}
 	var mu sync.Mutex
-	fail := func(err error) {
-		mu.Lock()
-		res.Errors++
-		if res.FirstErr == nil {
-			res.FirstErr = err
-		}
-		mu.Unlock()
-	}
+	fail := counter(&mu, &res.Errors, &res.FirstErr)
 	// Open the runs and prepare the bodies.
 	type job struct {
 		run    *Run
@@ -351,24 +341,14 @@ func (r *RunsResult) ClosePercentile(p float64) time.Duration {
 // counts the error and starts a new run; the load stops starting runs once
 // For has passed, and Elapsed ends when the last run in flight is done.
 func DriveRuns(ctx context.Context, cfg RunsConfig) *RunsResult {
-	hc := cfg.HTTP
-	if hc == nil {
-		hc = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: cfg.Clients + 4}}
-	}
+	hc := httpClient(cfg.HTTP, cfg.Clients)
 	n := cfg.RecordsPerRun
 	if n == 0 {
 		n = 6
 	}
 	res := &RunsResult{}
 	var mu sync.Mutex
-	fail := func(err error) {
-		mu.Lock()
-		res.Errors++
-		if res.FirstErr == nil {
-			res.FirstErr = err
-		}
-		mu.Unlock()
-	}
+	fail := counter(&mu, &res.Errors, &res.FirstErr)
 	start := time.Now()
 	deadline := start.Add(cfg.For)
 	var wg sync.WaitGroup
@@ -418,4 +398,25 @@ func wholeRun(ctx context.Context, hc *http.Client, cfg Config, workflow string,
 	}
 	_, d, err := Close(ctx, hc, cfg.URL, cfg.Key, run.RunID)
 	return d, err
+}
+
+// httpClient is hc, or a client keeping a connection per parallel client.
+func httpClient(hc *http.Client, parallel int) *http.Client {
+	if hc != nil {
+		return hc
+	}
+	return &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: parallel + 4}}
+}
+
+// counter returns a function that counts a failure in *n and keeps the
+// first in *first, under mu.
+func counter(mu *sync.Mutex, n *int, first *error) func(error) {
+	return func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		*n++
+		if *first == nil {
+			*first = err
+		}
+	}
 }
