@@ -323,3 +323,66 @@ func TestKeepLoggingAppendsWhatAStoppedProcessOwed(t *testing.T) {
 		t.Errorf("receipt of the owed VPEC: %v", err)
 	}
 }
+
+// TestLogOrder pins what docs/TRANSPARENCY.md ("Log order") promises: a
+// close that waited for its index (?wait=log-index) is before, in the
+// log, every close that started after its answer; closes answered in one
+// batch window get distinct indices in no set order, and every one of
+// them is in the log once.
+func TestLogOrder(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	l, _ := openTestLog(t, t.TempDir())
+	srv, url := startLogServer(t, e.st, e.mat, l, make([]byte, 32))
+	e.url = url
+
+	last := int64(-1)
+	for i := range 4 {
+		run := e.open(e.keyA)
+		code, _, idx := e.closeWithKey(e.keyA, run.RunID, "", "?wait=log-index")
+		var n int64
+		if _, err := fmt.Sscan(idx, &n); code != 200 || err != nil {
+			t.Fatalf("close %d: %d, index %q", i, code, idx)
+		}
+		if n <= last {
+			t.Fatalf("close %d waited for index %d, after a close that waited for %d", i, n, last)
+		}
+		last = n
+	}
+
+	const parallel = 8
+	subs := make([]string, parallel)
+	var wg sync.WaitGroup
+	for i := range parallel {
+		run := e.open(e.keyA)
+		wg.Go(func() {
+			code, doc, _ := e.closeWithKey(e.keyA, run.RunID, "", "")
+			if code != 200 {
+				t.Errorf("close: %d %s", code, doc)
+				return
+			}
+			subs[i] = subjectOf(t, doc).VPECID
+		})
+	}
+	wg.Wait()
+	if err := srv.WaitLogged(ctx); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int64]string{}
+	for _, id := range subs {
+		info, err := e.st.VPECInfo(ctx, "org_alpha", id)
+		if err != nil || !info.Logged {
+			t.Fatalf("%s: logged %v, %v", id, info.Logged, err)
+		}
+		if int64(info.LogIndex) <= last {
+			t.Errorf("%s at index %d, not after the waited closes (last %d)", id, info.LogIndex, last)
+		}
+		if other, dup := seen[int64(info.LogIndex)]; dup {
+			t.Errorf("%s and %s both at index %d", id, other, info.LogIndex)
+		}
+		seen[int64(info.LogIndex)] = id
+	}
+	if len(seen) != parallel {
+		t.Errorf("%d distinct indices for %d closes", len(seen), parallel)
+	}
+}
