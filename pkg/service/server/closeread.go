@@ -31,6 +31,9 @@ func parseWorkers() int { return max(1, min(runtime.GOMAXPROCS(0), 4)) }
 type parsedRecord struct {
 	seq  int64 // the store's sequence (for errors)
 	body []byte
+	// from and to are body's place in its chunk's buffer, which may move
+	// while the chunk fills: body is set from them when the chunk is sent.
+	from, to int
 	rec  vpec.Record
 	// chain is what the record's chain hash covers: cut from the stored
 	// body (chainInput, cut set), or, when the body's form is not the
@@ -102,6 +105,10 @@ func (s *Server) eachParsed(ctx context.Context, runID string, fn func(*parsedRe
 		defer close(ordered)
 		defer close(work)
 		send := func(c *recordChunk) error {
+			for i := range c.recs {
+				p := &c.recs[i]
+				p.body = c.buf[p.from:p.to:p.to]
+			}
 			select {
 			case ordered <- c:
 			case <-ctx.Done():
@@ -116,12 +123,15 @@ func (s *Server) eachParsed(ctx context.Context, runID string, fn func(*parsedRe
 				c.buf, c.recs, c.done = c.buf[:0], c.recs[:0], make(chan struct{})
 				return c
 			default:
-				return &recordChunk{buf: make([]byte, 0, chunkBytes), recs: make([]parsedRecord, 0, chunkRecords), done: make(chan struct{})}
+				// The buffers grow as the chunk fills (to chunkBytes and
+				// chunkRecords at most): a close of a few records, the
+				// common case, allocates a few kilobytes, not a megabyte.
+				return &recordChunk{done: make(chan struct{})}
 			}
 		}
 		cur := newChunk()
 		readErr = s.cfg.Storage.Runs.EachRecordBody(ctx, runID, func(seq int64, body []byte) error {
-			if len(cur.recs) == chunkRecords || (len(cur.recs) > 0 && len(cur.buf)+len(body) > cap(cur.buf)) {
+			if len(cur.recs) == chunkRecords || (len(cur.recs) > 0 && len(cur.buf)+len(body) > chunkBytes) {
 				if err := send(cur); err != nil {
 					return err
 				}
@@ -129,7 +139,7 @@ func (s *Server) eachParsed(ctx context.Context, runID string, fn func(*parsedRe
 			}
 			start := len(cur.buf)
 			cur.buf = append(cur.buf, body...)
-			cur.recs = append(cur.recs, parsedRecord{seq: seq, body: cur.buf[start:len(cur.buf):len(cur.buf)]})
+			cur.recs = append(cur.recs, parsedRecord{seq: seq, from: start, to: len(cur.buf)})
 			return nil
 		})
 		if readErr == nil && len(cur.recs) > 0 {
