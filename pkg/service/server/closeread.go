@@ -34,7 +34,7 @@ type parsedRecord struct {
 	// from and to are body's place in its chunk's buffer, which may move
 	// while the chunk fills: body is set from them when the chunk is sent.
 	from, to int
-	rec  vpec.Record
+	rec      vpec.Record
 	// chain is what the record's chain hash covers: cut from the stored
 	// body (chainInput, cut set), or, when the body's form is not the
 	// one the cut needs, the canonical bytes from the parse tree.
