@@ -30,6 +30,7 @@ type Document struct {
 	Signature, Token []byte
 
 	raw []byte
+	par readPar // how records are read (tests); zero: by size and GOMAXPROCS
 }
 
 // Parse reads a v1 VPEC (or an unsigned offline VPEC, OfflineSchema) from

@@ -159,6 +159,17 @@ func (p *Document) readParts(doc []byte, s *shapeScanner, errs *[]string) error 
 	chainBuf := make([]byte, 0, recs.end-recs.start)
 	replace := map[string]func([]byte) []byte{
 		"records": func(dst []byte) []byte {
+			if w, chunk := p.readWorkers(n); w > 1 {
+				if len(*errs) > maxReported || perr != nil {
+					return append(dst, "[]"...) // what each writes when it reads none
+				}
+				var err error
+				dst, err = readRecordsParallel(doc, recs, w, chunk, dst, records, p.RecordBytes, errs)
+				if err != nil {
+					perr = err
+				}
+				return dst
+			}
 			return each(dst, recs, func(i int, v *canonical.Value, raw []byte, written bool) {
 				if len(*errs) == 0 {
 					start := len(chainBuf)

@@ -1,0 +1,191 @@
+package vpec
+
+import (
+	"runtime"
+	"sync"
+
+	"github.com/svc-gov/svc/pkg/core/canonical"
+	"github.com/svc-gov/svc/pkg/core/document"
+)
+
+// A large VPEC's records are read on several goroutines: each parses,
+// checks, encodes and decodes a chunk of consecutive records on its own
+// (a record's work depends on no other record), and the reader then
+// replays the chunks' outcomes in record order, with the same error caps
+// and the same stopping point as the one-goroutine loop of readParts
+// (TestReadPartsParallelSame compares the two on every vector). At most
+// readAhead chunks are in flight, so memory stays bounded.
+const (
+	parChunk     = 128 // records per chunk
+	parReadAhead = 8   // chunks parsed ahead of the replay
+	parMinimum   = 2 * parChunk
+)
+
+// readWorkers is how many goroutines read n records, and how many records
+// a chunk holds: 1 reads them in the one-goroutine loop.
+func (p *Document) readWorkers(n int) (workers, chunk int) {
+	if p.par.workers > 0 { // set by tests
+		return p.par.workers, p.par.chunk
+	}
+	if n < parMinimum {
+		return 1, parChunk
+	}
+	return max(1, min(runtime.GOMAXPROCS(0), 4)), parChunk
+}
+
+// readPar forces how records are read (tests): workers goroutines (1: the
+// one-goroutine loop), chunk records a chunk.
+type readPar struct{ workers, chunk int }
+
+// recordOutcome is what reading one record gave, before any error cap.
+type recordOutcome struct {
+	parseErr  error    // the record did not parse (its offset in doc)
+	checkErrs []string // from the details and disclosure checks, each capped alone
+	enc       []byte   // its canonical form (its bytes as written, or encoded)
+	chain     []byte   // what its chain hash covers
+	decodeErr error    // from decoding it into its Record
+}
+
+// recordChunk is records [from, from+len(out)) and what reading them gave.
+type recordChunk struct {
+	from int
+	out  []recordOutcome
+	done chan struct{}
+}
+
+// recordBufs are a worker's buffers: scratch for the details check, enc
+// for the canonical forms of records not written in it (dropped once
+// replayed), chain for the chain inputs (kept: Document.RecordBytes).
+type recordBufs struct{ scratch, enc, chain []byte }
+
+// readRecord reads record i (raw, at offset at in doc) as readParts'
+// loop does, into o and rec, collecting its problems uncapped.
+func readRecord(ps *canonical.Parser, doc, raw []byte, at, i int, b *recordBufs, o *recordOutcome, rec *Record) {
+	v, err := ps.Parse(raw)
+	if err != nil {
+		o.parseErr = document.SyntaxErrorAt(doc, at, err)
+		return
+	}
+	end, written := v.WrittenCanonically()
+	written = written && v.Offset() == 0 && end == len(raw)
+	if written {
+		checkDetailsWritten(v, i, &o.checkErrs)
+	} else {
+		b.scratch = checkDetails(v, i, b.scratch, &o.checkErrs)
+		checkDisclosureNumbers(v, i, &o.checkErrs)
+	}
+	start := len(b.chain)
+	if written {
+		o.enc = raw
+		b.chain = appendWithout(b.chain, v, raw, "chain_hash")
+	} else {
+		if b.enc == nil {
+			b.enc = make([]byte, 0, cap(b.chain))
+		}
+		e := len(b.enc)
+		b.enc = v.AppendCanonical(b.enc)
+		o.enc = b.enc[e:len(b.enc):len(b.enc)]
+		b.chain = v.AppendCanonical(b.chain, "chain_hash")
+	}
+	o.chain = b.chain[start:len(b.chain):len(b.chain)]
+	o.decodeErr = document.DecodeWith(v, rec, document.Options{Path: "records", Indexed: true, Index: i, SkipFreeMaps: true, CanonicalNumbers: true})
+	rec.Details = linkDetails(v)
+}
+
+// readRecordsParallel is readParts' loop over the records (recs, of doc)
+// on workers goroutines, chunk records at a time. It appends the records array's canonical form to
+// dst, sets records and recordBytes, adds problems to errs as the loop
+// would, and returns dst and the parse error that stopped it, if any.
+func readRecordsParallel(doc []byte, recs *arrayPart, workers, chunk int, dst []byte, records []Record, recordBytes [][]byte, errs *[]string) ([]byte, error) {
+	n := len(recs.elems) / 2
+	var chunks []*recordChunk
+	for from := 0; from < n; from += chunk {
+		chunks = append(chunks, &recordChunk{from: from, out: make([]recordOutcome, min(chunk, n-from)), done: make(chan struct{})})
+	}
+	stop := make(chan struct{})
+	tokens := make(chan struct{}, parReadAhead)
+	work := make(chan *recordChunk)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		defer close(work)
+		for _, c := range chunks {
+			select {
+			case tokens <- struct{}{}:
+			case <-stop:
+				return
+			}
+			select {
+			case work <- c:
+			case <-stop:
+				return
+			}
+		}
+	})
+	for range workers {
+		wg.Go(func() {
+			ps := canonical.Parser{MaxDepth: document.MaxDepth - 2} // elements are at depth 3
+			var scratch []byte
+			for c := range work {
+				// Sized once for the chunk: the chain inputs are at most
+				// its records' bytes, and so are the canonical forms of
+				// records not written in it (numbers and escapes only
+				// shrink, whitespace goes).
+				last := c.from + len(c.out) - 1
+				size := int(recs.elems[2*last+1] - recs.elems[2*c.from])
+				b := recordBufs{scratch: scratch, chain: make([]byte, 0, size)}
+				for k := range c.out {
+					i := c.from + k
+					at := int(recs.elems[2*i])
+					raw := doc[at:recs.elems[2*i+1]]
+					readRecord(&ps, doc, raw, at, i, &b, &c.out[k], &records[i])
+					if c.out[k].parseErr != nil {
+						break // the replay stops here
+					}
+				}
+				scratch = b.scratch
+				close(c.done)
+			}
+		})
+	}
+	// The replay: readParts' loop, on the outcomes.
+	dst = append(dst, '[')
+	var perr error
+	stopped := n
+replay:
+	for _, c := range chunks {
+		<-c.done
+		for k := range c.out {
+			i, o := c.from+k, &c.out[k]
+			if len(*errs) > maxReported {
+				stopped = i
+				break replay
+			}
+			if o.parseErr != nil {
+				perr, stopped = o.parseErr, i
+				break replay
+			}
+			for _, e := range o.checkErrs {
+				if len(*errs) < maxReported {
+					*errs = append(*errs, e)
+				}
+			}
+			if len(*errs) == 0 {
+				if i > 0 {
+					dst = append(dst, ',')
+				}
+				dst = append(dst, o.enc...)
+				recordBytes[i] = o.chain
+			}
+			if o.decodeErr != nil {
+				addErrors(errs, o.decodeErr)
+			}
+		}
+		c.out = nil // let its encodings go
+		<-tokens
+	}
+	close(stop) // the dispatcher ends; the workers finish their chunks
+	wg.Wait()
+	// Records after the stopping point stay as the loop leaves them.
+	clear(records[stopped:])
+	return append(dst, ']'), perr
+}

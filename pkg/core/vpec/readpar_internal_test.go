@@ -1,0 +1,144 @@
+package vpec
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// readWith reads doc with the records read as par says, returning the
+// document, whether it read and its problems as reported.
+func readWith(doc []byte, par readPar) (Document, bool, []string) {
+	p := Document{raw: doc, par: par}
+	var errs []string
+	ok := p.read(doc, func(f string, a ...any) { errs = append(errs, fmt.Sprintf(f, a...)) })
+	return p, ok, errs
+}
+
+// sameRead fails t unless reading doc on several goroutines, in chunks of
+// several sizes, gives exactly what the one-goroutine loop gives: the same
+// verdict, the same problems in the same order, the same signed bytes,
+// chain inputs and decoded VPEC.
+func sameRead(t *testing.T, doc []byte) {
+	t.Helper()
+	want, wantOK, wantErrs := readWith(doc, readPar{workers: 1})
+	for _, par := range []readPar{{2, 1}, {3, 2}, {4, 7}, {2, 128}} {
+		got, ok, errs := readWith(doc, par)
+		switch {
+		case ok != wantOK || !reflect.DeepEqual(errs, wantErrs):
+			t.Fatalf("%+v: ok=%v %q; one goroutine: ok=%v %q", par, ok, errs, wantOK, wantErrs)
+		case !bytes.Equal(got.Signed, want.Signed):
+			t.Fatalf("%+v: signed bytes differ", par)
+		case !reflect.DeepEqual(got.RecordBytes, want.RecordBytes):
+			t.Fatalf("%+v: chain inputs differ", par)
+		case !reflect.DeepEqual(got.VPEC, want.VPEC):
+			t.Fatalf("%+v: decoded VPEC differs:\n%+v\n%+v", par, got.VPEC, want.VPEC)
+		}
+	}
+}
+
+// manyRecords returns the witnessed vector with its first record repeated
+// n times, record k edited by edit(k, record) (in its pretty-printed form).
+func manyRecords(t testing.TB, n int, edit func(k int, rec []byte) []byte) []byte {
+	witnessed, err := os.ReadFile("../../../testdata/vectors/vpec/valid/witnessed.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := bytes.Index(witnessed, []byte(`"records": [`)) + len(`"records": [`)
+	j := bytes.Index(witnessed[i:], []byte("\n    }")) + i + len("\n    }")
+	var b bytes.Buffer
+	b.Write(witnessed[:i])
+	for k := range n {
+		if k > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(edit(k, witnessed[i:j]))
+	}
+	b.Write(witnessed[j:])
+	return b.Bytes()
+}
+
+// TestReadPartsParallelSame: the records read on several goroutines give
+// what the one-goroutine loop gives, byte for byte and problem for
+// problem, on every vector and on long documents with problems in one,
+// several or many records (past the cap of reported problems), a syntax
+// error after problems, and records in and out of canonical form.
+func TestReadPartsParallelSame(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("../../../testdata/vectors/vpec", "*", "*.json"))
+	if len(files) < 10 {
+		t.Fatalf("%d vectors", len(files))
+	}
+	for _, p := range files {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Run(filepath.Base(filepath.Dir(p))+"/"+filepath.Base(p), func(t *testing.T) { sameRead(t, b) })
+	}
+	seq := func(bad string) func(int, []byte) []byte {
+		return func(_ int, r []byte) []byte { return bytes.Replace(r, []byte(`"sequence": 1,`), []byte(bad), 1) }
+	}
+	// What reaches the reader in parts: the shape scanner sends text it
+	// cannot follow to the one-tree reader, but a duplicate member is a
+	// parse error here, and field types and details are checked here.
+	const (
+		notInteger = `"sequence": 1.5,`
+		badNumber  = `"sequence": 1, "details": {"n": 1.50},`
+		duplicate  = `"sequence": 1, "details": {"a": 1, "a": 2},`
+	)
+	only := func(edits map[int]string) func(int, []byte) []byte {
+		return func(k int, r []byte) []byte {
+			if e, ok := edits[k]; ok {
+				return seq(e)(k, r)
+			}
+			return r
+		}
+	}
+	for name, doc := range map[string][]byte{
+		"300 as given":                    manyRecords(t, 300, func(_ int, r []byte) []byte { return r }),
+		"one bad sequence":                manyRecords(t, 300, only(map[int]string{171: `"sequence": "1",`})),
+		"decode problems in every record": manyRecords(t, 300, seq(notInteger)),
+		"check problems in every record":  manyRecords(t, 300, seq(badNumber)),
+		"both kinds, alternating":         manyRecords(t, 300, func(k int, r []byte) []byte { return seq([]string{notInteger, badNumber}[k%2])(k, r) }),
+		"non-canonical detail numbers":    manyRecords(t, 300, only(map[int]string{3: badNumber, 130: badNumber, 299: badNumber})),
+		"details too large":               manyRecords(t, 300, only(map[int]string{200: `"sequence": 1, "details": {"s": "` + strings.Repeat("x", MaxDetailsBytes) + `"},`})),
+		"duplicate member after problems": manyRecords(t, 300, only(map[int]string{5: notInteger, 9: badNumber, 250: duplicate})),
+		"duplicate member in the first":   manyRecords(t, 300, only(map[int]string{0: duplicate})),
+		"duplicate member, same chunk":    manyRecords(t, 300, only(map[int]string{1: notInteger, 2: duplicate, 3: notInteger})),
+		"problems past the cap, duplicate": manyRecords(t, 300, func(k int, r []byte) []byte {
+			if k == 290 {
+				return seq(duplicate)(k, r)
+			}
+			return seq(notInteger)(k, r)
+		}),
+	} {
+		t.Run(name, func(t *testing.T) { sameRead(t, doc) })
+	}
+}
+
+// FuzzReadParallel: on any document, reading the records on several
+// goroutines gives what the one-goroutine loop gives.
+func FuzzReadParallel(f *testing.F) {
+	files, _ := filepath.Glob(filepath.Join("../../../testdata/vectors/vpec", "*", "*.json"))
+	for _, p := range files {
+		if b, err := os.ReadFile(p); err == nil {
+			f.Add(b)
+		}
+	}
+	f.Add(manyRecords(f, 5, func(k int, r []byte) []byte {
+		if k == 3 {
+			return bytes.Replace(r, []byte(`"sequence": 1,`), []byte(`"sequence": 1.0,`), 1)
+		}
+		return r
+	}))
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		if checkShape(doc) != nil {
+			return
+		}
+		sameRead(t, doc)
+	})
+}
