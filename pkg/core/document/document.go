@@ -31,6 +31,7 @@ package document
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -184,15 +185,40 @@ func CheckInput(data []byte) error {
 		return &SyntaxError{Offset: -1, Err: ErrNotJSON,
 			Msg: "not JSON: the document starts with a UTF-8 byte order mark (EF BB BF); save it without one"}
 	}
-	for i, c := range data {
-		if c < 0x20 && c != '\t' && c != '\n' && c != '\r' {
-			return &SyntaxError{Offset: i, Err: ErrNotJSON, Msg: fmt.Sprintf("not JSON: binary data (byte 0x%02x)", c)}
-		}
+	if i := firstControl(data); i >= 0 {
+		return &SyntaxError{Offset: i, Err: ErrNotJSON, Msg: fmt.Sprintf("not JSON: binary data (byte 0x%02x)", data[i])}
 	}
 	if i := invalidUTF8(data); i >= 0 {
 		return &SyntaxError{Offset: i, Err: ErrNotJSON, Msg: fmt.Sprintf("not UTF-8: invalid byte 0x%02x", data[i])}
 	}
 	return nil
+}
+
+// firstControl returns the offset of the first control byte other than
+// tab, LF and CR (below 0x20), or -1. It reads eight bytes at a time and
+// looks at each byte only of a word that holds one below 0x20 (a JSON
+// text's line breaks): a word x has such a byte exactly when
+// (x - 0x20…20) & ^x & 0x80…80 is not zero.
+func firstControl(data []byte) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(data); i += 8 {
+		x := binary.LittleEndian.Uint64(data[i:])
+		if (x-0x20*ones)&^x&highs == 0 {
+			continue
+		}
+		for j, c := range data[i : i+8] {
+			if c < 0x20 && c != '\t' && c != '\n' && c != '\r' {
+				return i + j
+			}
+		}
+	}
+	for j, c := range data[i:] {
+		if c < 0x20 && c != '\t' && c != '\n' && c != '\r' {
+			return i + j
+		}
+	}
+	return -1
 }
 
 // invalidUTF8 returns the offset of the first byte that is not valid

@@ -165,11 +165,11 @@ func (d *Document) checkRules(bad func(string, ...any)) {
 		}
 		d.Token = tok
 	}
-	ids := map[string]bool{}
+	ids := make(map[string]bool, len(v.Records))
 	var prevSeq int64
+	each := d.recordProblems()
 	for i := range v.Records {
-		checkRecord(&v.Records[i], fmt.Sprintf("records[%d]", i), bad)
-		checkEvidenceEncoding(&v.Records[i], fmt.Sprintf("records[%d]", i), bad)
+		each(i, bad)
 		rec := &v.Records[i]
 		if ids[rec.RecordID] {
 			bad("records[%d].record_id %q appears twice", i, rec.RecordID)

@@ -1,6 +1,7 @@
 package vpec
 
 import (
+	"fmt"
 	"runtime"
 	"sync"
 
@@ -188,4 +189,38 @@ replay:
 	// Records after the stopping point stay as the loop leaves them.
 	clear(records[stopped:])
 	return append(dst, ']'), perr
+}
+
+// recordProblems returns a function that reports record i's own problems
+// (checkRecord, checkEvidenceEncoding) through bad, called for each record
+// in order. For a large VPEC they are found ahead on several goroutines
+// (a record's rules read only that record) and reported in the same
+// order, with the same text, as found one after another.
+func (d *Document) recordProblems() func(i int, bad func(string, ...any)) {
+	recs := d.VPEC.Records
+	one := func(i int, bad func(string, ...any)) {
+		f := fmt.Sprintf("records[%d]", i)
+		checkRecord(&recs[i], f, bad)
+		checkEvidenceEncoding(&recs[i], f, bad)
+	}
+	workers, _ := d.readWorkers(len(recs))
+	if workers <= 1 {
+		return one
+	}
+	found := make([][]string, len(recs))
+	var wg sync.WaitGroup
+	per := (len(recs) + workers - 1) / workers
+	for from := 0; from < len(recs); from += per {
+		wg.Go(func() {
+			for i := from; i < min(from+per, len(recs)); i++ {
+				one(i, func(format string, a ...any) { found[i] = append(found[i], fmt.Sprintf(format, a...)) })
+			}
+		})
+	}
+	wg.Wait()
+	return func(i int, bad func(string, ...any)) {
+		for _, p := range found[i] {
+			bad("%s", p)
+		}
+	}
 }

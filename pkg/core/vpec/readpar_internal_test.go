@@ -12,10 +12,16 @@ import (
 
 // readWith reads doc with the records read as par says, returning the
 // document, whether it read and its problems as reported.
+// When it reads, the v1 rules' problems follow (checkRules, as Parse
+// runs them).
 func readWith(doc []byte, par readPar) (Document, bool, []string) {
 	p := Document{raw: doc, par: par}
 	var errs []string
-	ok := p.read(doc, func(f string, a ...any) { errs = append(errs, fmt.Sprintf(f, a...)) })
+	bad := func(f string, a ...any) { errs = append(errs, fmt.Sprintf(f, a...)) }
+	ok := p.read(doc, bad)
+	if ok {
+		p.checkRules(bad)
+	}
 	return p, ok, errs
 }
 
@@ -100,6 +106,8 @@ func TestReadPartsParallelSame(t *testing.T) {
 	}
 	for name, doc := range map[string][]byte{
 		"300 as given":                    manyRecords(t, 300, func(_ int, r []byte) []byte { return r }),
+		"rule problems in every record":   manyRecords(t, 300, seq(`"sequence": -1,`)),
+		"rule problems in some records":   manyRecords(t, 300, only(map[int]string{7: `"sequence": 0,`, 129: `"sequence": 1, "check": "",`, 255: `"sequence": -3,`})),
 		"one bad sequence":                manyRecords(t, 300, only(map[int]string{171: `"sequence": "1",`})),
 		"decode problems in every record": manyRecords(t, 300, seq(notInteger)),
 		"check problems in every record":  manyRecords(t, 300, seq(badNumber)),
