@@ -3,6 +3,8 @@ package vpec
 import (
 	"crypto/sha256"
 	"fmt"
+	"runtime"
+	"sync"
 
 	"github.com/svc-gov/svc/pkg/core/commitment"
 	"github.com/svc-gov/svc/pkg/core/document"
@@ -54,9 +56,10 @@ func VerifyChain(runID string, records []Record, recordJCS [][]byte) []ChainBrea
 	var breaks []ChainBreak
 	prev := Genesis(runID)
 	var prevSeq int64
+	links := chainLinks(prev, records, recordJCS)
 	for i := range records {
 		r := &records[i]
-		got, err := commitment.ParseSHA256(r.ChainHash)
+		got, err := links[i].got, links[i].err
 		if err != nil {
 			// Nothing after this record can be linked to it: the next
 			// record is checked against a value that cannot match.
@@ -73,13 +76,56 @@ func VerifyChain(runID string, records []Record, recordJCS [][]byte) []ChainBrea
 			prev, prevSeq = got, r.Sequence
 			continue
 		}
-		want := NextChainHash(prev, recordJCS[i])
+		want := links[i].want // NextChainHash(prev, recordJCS[i]): prev is the previous record's got
 		if want != got {
 			breaks = append(breaks, ChainBreak{Sequence: r.Sequence, Reason: fmt.Sprintf("chain_hash is %s, recomputed %s", commitment.Short(r.ChainHash), commitment.Short(commitment.OfSHA256(want).String()))})
 		}
 		prev, prevSeq = got, r.Sequence
 	}
 	return breaks
+}
+
+// chainLink is one record's stated chain hash (got, or err when it does
+// not parse) and the hash recomputed over its bytes from the previous
+// record's stated hash (or genesis; zero after one that does not parse).
+type chainLink struct {
+	got, want [32]byte
+	err       error
+}
+
+// chainLinks computes every record's link; each depends on its record and
+// the one before only, so a long chain is hashed on several goroutines.
+func chainLinks(genesis [32]byte, records []Record, recordJCS [][]byte) []chainLink {
+	links := make([]chainLink, len(records))
+	span := func(from, to int) {
+		for i := from; i < to; i++ {
+			links[i].got, links[i].err = commitment.ParseSHA256(records[i].ChainHash)
+		}
+	}
+	hash := func(from, to int) {
+		for i := from; i < to; i++ {
+			prev := genesis
+			if i > 0 {
+				prev = links[i-1].got // zero when it did not parse
+			}
+			if i < len(recordJCS) {
+				links[i].want = NextChainHash(prev, recordJCS[i])
+			}
+		}
+	}
+	workers := 1
+	if len(records) >= parMinimum {
+		workers = max(1, min(runtime.GOMAXPROCS(0), 4))
+	}
+	for _, step := range []func(int, int){span, hash} {
+		var wg sync.WaitGroup
+		per := (len(records) + workers - 1) / workers
+		for from := 0; from < len(records); from += per {
+			wg.Go(func() { step(from, min(from+per, len(records))) })
+		}
+		wg.Wait()
+	}
+	return links
 }
 
 func missingRange(prev, cur int64) string {

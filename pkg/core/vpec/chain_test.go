@@ -72,3 +72,81 @@ func TestRecordIDLengths(t *testing.T) {
 		}
 	}
 }
+
+// verifyChainSequential is VerifyChain one record after another, each
+// link hashed from the previous record's stated hash as it goes: the
+// definition the chunked VerifyChain must match.
+func verifyChainSequential(runID string, records []vpec.Record, jcs [][]byte) []vpec.ChainBreak {
+	var breaks []vpec.ChainBreak
+	prev := vpec.Genesis(runID)
+	var prevSeq int64
+	for i := range records {
+		r := &records[i]
+		got, err := commitment.ParseSHA256(r.ChainHash)
+		if err != nil {
+			breaks = append(breaks, vpec.ChainBreak{Sequence: r.Sequence, Reason: fmt.Sprintf("chain_hash: %v", err)})
+			prev, prevSeq = [32]byte{}, r.Sequence
+			continue
+		}
+		if want := prevSeq + 1; r.Sequence != want {
+			b := vpec.ChainBreak{Sequence: r.Sequence}
+			if r.Sequence > want {
+				b.MissingFrom, b.MissingTo = want, r.Sequence-1
+			}
+			breaks = append(breaks, b)
+			prev, prevSeq = got, r.Sequence
+			continue
+		}
+		if want := vpec.NextChainHash(prev, jcs[i]); want != got {
+			breaks = append(breaks, vpec.ChainBreak{Sequence: r.Sequence})
+		}
+		prev, prevSeq = got, r.Sequence
+	}
+	return breaks
+}
+
+// TestVerifyChainLong: a chain long enough to be hashed on several
+// goroutines reports the breaks a one-record-at-a-time walk reports, at
+// the first record, at chunk edges and at the last: a malformed hash, a
+// poseidon2 hash, a skipped and a repeated sequence, a changed record.
+func TestVerifyChainLong(t *testing.T) {
+	const run, n = "run_long", 700
+	base := records(n, vpec.Execution)
+	issue.Chain(vpec.Genesis(run), base)
+	for name, edit := range map[string]func(r []vpec.Record){
+		"intact":          func([]vpec.Record) {},
+		"first malformed": func(r []vpec.Record) { r[0].ChainHash = "sha256:zz" },
+		"poseidon2 at 175": func(r []vpec.Record) {
+			r[175].ChainHash = "poseidon2:" + strings.Repeat("0", 64)
+		},
+		"skip at 350":           func(r []vpec.Record) { r[350].Sequence += 3 },
+		"repeat at 351":         func(r []vpec.Record) { r[351].Sequence = r[350].Sequence },
+		"changed 174, 175, 699": func(r []vpec.Record) { r[174].Check, r[175].Check, r[699].Check = "x", "y", "z" },
+		"every tenth malformed": func(r []vpec.Record) {
+			for i := 0; i < len(r); i += 10 {
+				r[i].ChainHash = "sha256:"
+			}
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			recs := append([]vpec.Record(nil), base...)
+			edit(recs)
+			jcs, err := issue.RecordsJCS(recs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, want := vpec.VerifyChain(run, recs, jcs), verifyChainSequential(run, recs, jcs)
+			if len(got) != len(want) {
+				t.Fatalf("%d breaks, one at a time %d: %v", len(got), len(want), got)
+			}
+			for i := range got {
+				if got[i].Sequence != want[i].Sequence || got[i].MissingFrom != want[i].MissingFrom || got[i].MissingTo != want[i].MissingTo {
+					t.Fatalf("break %d: %+v, one at a time %+v", i, got[i], want[i])
+				}
+			}
+			if name != "intact" && len(got) == 0 {
+				t.Fatal("no break found")
+			}
+		})
+	}
+}
