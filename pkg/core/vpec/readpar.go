@@ -15,7 +15,9 @@ import (
 // replays the chunks' outcomes in record order, with the same error caps
 // and the same stopping point as the one-goroutine loop of readParts
 // (TestReadPartsParallelSame compares the two on every vector). At most
-// readAhead chunks are in flight, so memory stays bounded.
+// parReadAhead chunks are ahead of the replay, so memory stays bounded,
+// and so does the work done past a stopping point (a hostile document
+// with a problem in its first record costs at most parReadAhead chunks).
 const (
 	parChunk     = 128 // records per chunk
 	parReadAhead = 8   // chunks parsed ahead of the replay
