@@ -3,8 +3,6 @@ package vpec
 import (
 	"crypto/sha256"
 	"fmt"
-	"runtime"
-	"sync"
 
 	"github.com/svc-gov/svc/pkg/core/commitment"
 	"github.com/svc-gov/svc/pkg/core/document"
@@ -113,18 +111,9 @@ func chainLinks(genesis [32]byte, records []Record, recordJCS [][]byte) []chainL
 			}
 		}
 	}
-	workers := 1
-	if len(records) >= parMinimum {
-		workers = max(1, min(runtime.GOMAXPROCS(0), 4))
-	}
-	for _, step := range []func(int, int){span, hash} {
-		var wg sync.WaitGroup
-		per := (len(records) + workers - 1) / workers
-		for from := 0; from < len(records); from += per {
-			wg.Go(func() { step(from, min(from+per, len(records))) })
-		}
-		wg.Wait()
-	}
+	workers := parWorkers(len(records))
+	inSpans(len(records), workers, span)
+	inSpans(len(records), workers, hash) // after every got is known
 	return links
 }
 

@@ -30,10 +30,27 @@ func (p *Document) readWorkers(n int) (workers, chunk int) {
 	if p.par.workers > 0 { // set by tests
 		return p.par.workers, p.par.chunk
 	}
+	return parWorkers(n), parChunk
+}
+
+// parWorkers is how many goroutines share work over n records: up to 4
+// for parMinimum records or more, else 1.
+func parWorkers(n int) int {
 	if n < parMinimum {
-		return 1, parChunk
+		return 1
 	}
-	return max(1, min(runtime.GOMAXPROCS(0), 4)), parChunk
+	return max(1, min(runtime.GOMAXPROCS(0), 4))
+}
+
+// inSpans calls fn on workers contiguous spans [from, to) of [0, n), each
+// on its own goroutine, and returns when all have.
+func inSpans(n, workers int, fn func(from, to int)) {
+	var wg sync.WaitGroup
+	per := (n + workers - 1) / max(1, workers)
+	for from := 0; from < n; from += per {
+		wg.Go(func() { fn(from, min(from+per, n)) })
+	}
+	wg.Wait()
 }
 
 // readPar forces how records are read (tests): workers goroutines (1: the
@@ -210,16 +227,11 @@ func (d *Document) recordProblems() func(i int, bad func(string, ...any)) {
 		return one
 	}
 	found := make([][]string, len(recs))
-	var wg sync.WaitGroup
-	per := (len(recs) + workers - 1) / workers
-	for from := 0; from < len(recs); from += per {
-		wg.Go(func() {
-			for i := from; i < min(from+per, len(recs)); i++ {
-				one(i, func(format string, a ...any) { found[i] = append(found[i], fmt.Sprintf(format, a...)) })
-			}
-		})
-	}
-	wg.Wait()
+	inSpans(len(recs), workers, func(from, to int) {
+		for i := from; i < to; i++ {
+			one(i, func(format string, a ...any) { found[i] = append(found[i], fmt.Sprintf(format, a...)) })
+		}
+	})
 	return func(i int, bad func(string, ...any)) {
 		for _, p := range found[i] {
 			bad("%s", p)

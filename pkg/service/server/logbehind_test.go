@@ -44,10 +44,8 @@ func (e *env) closeWithKey(key, runID, idem, query string) (int, []byte, string)
 // 400 naming wait, and leaves the run open.
 func TestCloseAnswersBeforeLog(t *testing.T) {
 	ctx := context.Background()
-	e := newEnv(t)
-	l, v := openTestLog(t, t.TempDir())
-	srv, url := startLogServer(t, e.st, e.mat, l, make([]byte, 32))
-	e.url = url
+	le := newLogEnv(t)
+	e, srv, v := le.env, le.srv, le.verifier
 
 	run := e.open(e.keyA)
 	code, doc, idx := e.closeWithKey(e.keyA, run.RunID, "k1", "")
@@ -93,10 +91,8 @@ func TestCloseAnswersBeforeLog(t *testing.T) {
 // log is back, KeepLogging appends both and their receipts verify.
 func TestBackgroundAppendFails(t *testing.T) {
 	ctx := context.Background()
-	e := newEnv(t)
-	l, v := openTestLog(t, t.TempDir())
-	srv, url := startLogServer(t, e.st, e.mat, l, make([]byte, 32))
-	e.url = url
+	le := newLogEnv(t)
+	e, srv, v := le.env, le.srv, le.verifier
 	server.SetAppendFault(srv, func() error { return errors.New("log disk full") })
 
 	code, doc, idx := e.closeWithKey(e.keyA, e.open(e.keyA).RunID, "", "")
@@ -142,7 +138,7 @@ func TestBackgroundAppendFails(t *testing.T) {
 	if _, err := v.VerifyReceipt(receipt, sub); err != nil {
 		t.Error(err)
 	}
-	if st := l.Stats(); st.Appended != 2 {
+	if st := le.log.Stats(); st.Appended != 2 {
 		t.Errorf("log appended %d leaves, want 2", st.Appended)
 	}
 }
@@ -153,10 +149,8 @@ func TestBackgroundAppendFails(t *testing.T) {
 // verifying at the index the retry answered.
 func TestCloseRacesItsReceipt(t *testing.T) {
 	ctx := context.Background()
-	e := newEnv(t)
-	l, v := openTestLog(t, t.TempDir())
-	srv, url := startLogServer(t, e.st, e.mat, l, make([]byte, 32))
-	e.url = url
+	le := newLogEnv(t)
+	e, srv, v := le.env, le.srv, le.verifier
 	const n = 12
 	runs := make([]string, n)
 	for i := range runs {
@@ -216,7 +210,7 @@ func TestCloseRacesItsReceipt(t *testing.T) {
 		}
 		seen[got.Index] = true
 	}
-	if st := l.Stats(); st.Appended != n {
+	if st := le.log.Stats(); st.Appended != n {
 		t.Errorf("the log appended %d leaves for %d VPECs (duplicates %d)", st.Appended, n, st.Duplicates)
 	}
 }
@@ -331,10 +325,8 @@ func TestKeepLoggingAppendsWhatAStoppedProcessOwed(t *testing.T) {
 // them is in the log once.
 func TestLogOrder(t *testing.T) {
 	ctx := context.Background()
-	e := newEnv(t)
-	l, _ := openTestLog(t, t.TempDir())
-	srv, url := startLogServer(t, e.st, e.mat, l, make([]byte, 32))
-	e.url = url
+	le := newLogEnv(t)
+	e, srv := le.env, le.srv
 
 	last := int64(-1)
 	for i := range 4 {

@@ -24,6 +24,7 @@ type logEnv struct {
 	log      *logwriter.Log
 	verifier *tlog.Verifier
 	secret   []byte
+	srv      *server.Server
 }
 
 // startLogServer starts a server on st with a log in dir (nil log: none).
@@ -67,9 +68,9 @@ func newLogEnv(t *testing.T) *logEnv {
 	e := newEnv(t)
 	l, v := openTestLog(t, t.TempDir())
 	secret := make([]byte, 32)
-	_, url := startLogServer(t, e.st, e.mat, l, secret)
+	srv, url := startLogServer(t, e.st, e.mat, l, secret)
 	e.url = url
-	return &logEnv{env: e, log: l, verifier: v, secret: secret}
+	return &logEnv{env: e, log: l, verifier: v, secret: secret, srv: srv}
 }
 
 // closeRun closes run with an empty body and returns the VPEC and the
