@@ -81,6 +81,14 @@ type recordBufs struct{ scratch, enc, chain []byte }
 // readRecord reads record i (raw, at offset at in doc) as readParts'
 // loop does, into o and rec, collecting its problems uncapped.
 func readRecord(ps *canonical.Parser, doc, raw []byte, at, i int, b *recordBufs, o *recordOutcome, rec *Record) {
+	if !fastRecord(raw, b, o, rec) {
+		readRecordTree(ps, doc, raw, at, i, b, o, rec)
+	}
+}
+
+// readRecordTree is readRecord through the record's parsed tree: any
+// record, and the problems of one.
+func readRecordTree(ps *canonical.Parser, doc, raw []byte, at, i int, b *recordBufs, o *recordOutcome, rec *Record) {
 	v, err := ps.Parse(raw)
 	if err != nil {
 		o.parseErr = document.SyntaxErrorAt(doc, at, err)

@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/svc-gov/svc/pkg/core/canonical"
 )
 
 // readWith reads doc with the records read as par says, returning the
@@ -123,8 +125,29 @@ func TestReadPartsParallelSame(t *testing.T) {
 			}
 			return seq(notInteger)(k, r)
 		}),
+		// Records in canonical form: the fast path reads them.
+		"canonical records":                   manyRecords(t, 300, flat(nil)),
+		"canonical records, problems in some": manyRecords(t, 300, flat(map[int]string{4: `"sequence":0,`, 140: `"sequence":1.5,`, 141: `"sequence": 2,`, 299: `"sequence":"x",`})),
+		"canonical records, duplicate member": manyRecords(t, 300, flat(map[int]string{200: `"sequence":1,"sequence":1,`})),
 	} {
 		t.Run(name, func(t *testing.T) { sameRead(t, doc) })
+	}
+}
+
+// flat returns an edit giving baseRecord in canonical form, its sequence
+// member replaced in record k by edits[k].
+func flat(edits map[int]string) func(int, []byte) []byte {
+	return func(k int, _ []byte) []byte {
+		m := baseRecord(nil)
+		m["sequence"], m["record_id"] = k+1, fmt.Sprintf("rec_00000000-0000-4000-8000-%012d", k+1)
+		raw, err := canonical.Marshal(m)
+		if err != nil {
+			panic(err)
+		}
+		if e, ok := edits[k]; ok {
+			raw = bytes.Replace(raw, []byte(fmt.Sprintf(`"sequence":%d,`, k+1)), []byte(e), 1)
+		}
+		return raw
 	}
 }
 
@@ -137,6 +160,7 @@ func FuzzReadParallel(f *testing.F) {
 			f.Add(b)
 		}
 	}
+	f.Add(manyRecords(f, 300, flat(map[int]string{3: `"sequence":1.5,`})))
 	f.Add(manyRecords(f, 5, func(k int, r []byte) []byte {
 		if k == 3 {
 			return bytes.Replace(r, []byte(`"sequence": 1,`), []byte(`"sequence": 1.0,`), 1)
