@@ -1,6 +1,7 @@
 package vpec
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"reflect"
@@ -84,11 +85,65 @@ var (
 		"bounded_inference": requiredCount(reflect.TypeFor[BoundedInference]()),
 		"zk_proof":          requiredCount(reflect.TypeFor[ZKProof]()),
 	}
-	vpecMembers   = jsonNames(reflect.TypeFor[VPEC]())
-	recordMembers = jsonNames(reflect.TypeFor[Record]())
-	gapMembers    = jsonNames(reflect.TypeFor[Gap]())
-	// Record members whose value is an object.
-	recordObjects = map[string]bool{"details": true, "review": true, "check_session": true, "bounded_inference": true, "zk_proof": true}
+	vpecMembers = jsonNames(reflect.TypeFor[VPEC]())
+	gapMembers  = jsonNames(reflect.TypeFor[Gap]())
+	// recordMembers classes each member of a v1 record (one lookup a
+	// member): those whose value is an object, disclosures, the rest.
+	recordMembers = func() memberTable {
+		m := map[string]memberClass{}
+		for name := range jsonNames(reflect.TypeFor[Record]()) {
+			m[name] = plainMember
+		}
+		for _, name := range []string{"details", "review", "check_session", "bounded_inference", "zk_proof"} {
+			m[name] = objectMember
+		}
+		m["disclosures"] = disclosuresMember
+		return newMemberTable(m)
+	}()
+)
+
+// memberTable classes member names: those of each length, few, are
+// compared one by one (cheaper than hashing for names this short).
+type memberTable [][]struct {
+	name  string
+	class memberClass
+}
+
+func newMemberTable(m map[string]memberClass) memberTable {
+	var t memberTable
+	for name, c := range m {
+		for len(t) <= len(name) {
+			t = append(t, nil)
+		}
+		t[len(name)] = append(t[len(name)], struct {
+			name  string
+			class memberClass
+		}{name, c})
+	}
+	return t
+}
+
+// class is name's class, unknownMember when the table does not hold it.
+func (t memberTable) class(name []byte) memberClass {
+	if len(name) >= len(t) {
+		return unknownMember
+	}
+	for _, e := range t[len(name)] {
+		if e.name == string(name) {
+			return e.class
+		}
+	}
+	return unknownMember
+}
+
+// memberClass is how the shape scan looks at a record member's value.
+type memberClass uint8
+
+const (
+	unknownMember     memberClass = iota // not a v1 record member
+	plainMember                          // skipped
+	objectMember                         // an object: details, or evidence with required members
+	disclosuresMember                    // bounded as details are
 )
 
 // checkShape is the cheap first look at an untrusted document: one pass
@@ -226,24 +281,30 @@ func (s *shapeScanner) kindAt() string {
 // str moves past the string at pos and returns its raw content and
 // whether it holds no escapes.
 func (s *shapeScanner) str() ([]byte, bool) {
-	if s.pos >= len(s.d) || s.d[s.pos] != '"' {
+	d := s.d
+	if s.pos >= len(d) || d[s.pos] != '"' {
 		s.bad = true
 		return nil, false
 	}
 	start := s.pos + 1
+	// Most strings hold no backslash: then the first quote ends them.
+	if q := bytes.IndexByte(d[start:], '"'); q >= 0 && bytes.IndexByte(d[start:start+q], '\\') < 0 {
+		s.pos = start + q + 1
+		return d[start : start+q], true
+	}
 	plain := true
-	for i := start; i < len(s.d); i++ {
-		switch s.d[i] {
+	for i := start; i < len(d); i++ {
+		switch d[i] {
 		case '\\':
 			plain = false
 			i++
 		case '"':
 			s.pos = i + 1
-			return s.d[start:i], plain
+			return d[start:i], plain
 		}
 	}
 	s.bad = true
-	s.pos = len(s.d)
+	s.pos = len(d)
 	return nil, false
 }
 
@@ -392,12 +453,13 @@ func (s *shapeScanner) record(i int) error {
 	members := 0
 	s.object(func(name []byte, plain bool) bool {
 		members++
+		class := recordMembers.class(name)
 		switch {
 		case !plain:
 			err = s.fail(fmt.Sprintf("records[%d].%s", i, quoteName(name)), "is a member name written with escapes; write it plainly")
-		case !recordMembers[string(name)]:
+		case class == unknownMember:
 			err = s.fail(fmt.Sprintf("records[%d].%s", i, quoteName(name)), "is not a member of a v1 record")
-		case recordObjects[string(name)]:
+		case class == objectMember:
 			if s.pos < len(s.d) && s.d[s.pos] == 'n' {
 				err = s.fail(fmt.Sprintf("records[%d].%s:", i, name), "is null; omit the member instead")
 				break
@@ -419,7 +481,7 @@ func (s *shapeScanner) record(i int) error {
 			if want := minMembers[string(name)]; n < want && !s.bad {
 				err = s.fail(fmt.Sprintf("records[%d].%s", i, name), "has %d members; a %s block has at least %d", n, name, want)
 			}
-		case string(name) == "disclosures":
+		case class == disclosuresMember:
 			// Decoded, disclosed values cost more than written: bound
 			// them as details are.
 			s.count = 0

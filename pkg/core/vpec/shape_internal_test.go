@@ -3,6 +3,7 @@ package vpec
 import (
 	"errors"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -41,5 +42,34 @@ func TestShape(t *testing.T) {
 		}
 	}); n != 0 {
 		t.Fatalf("checkShape allocated %v times", n)
+	}
+}
+
+// TestRecordMembers: the shape scan's table classes every member of a v1
+// record, and nothing else, as the scan needs.
+func TestRecordMembers(t *testing.T) {
+	want := map[string]memberClass{"details": objectMember, "review": objectMember, "check_session": objectMember,
+		"bounded_inference": objectMember, "zk_proof": objectMember, "disclosures": disclosuresMember}
+	for name := range jsonNames(reflect.TypeFor[Record]()) {
+		w, ok := want[name]
+		if !ok {
+			w = plainMember
+		}
+		if got := recordMembers.class([]byte(name)); got != w {
+			t.Errorf("%s: class %d, want %d", name, got, w)
+		}
+		for _, other := range []string{name[1:], name + "x", strings.ToUpper(name), name[:len(name)-1] + "_"} {
+			if jsonNames(reflect.TypeFor[Record]())[other] {
+				continue
+			}
+			if got := recordMembers.class([]byte(other)); got != unknownMember {
+				t.Errorf("%q: class %d, want unknown", other, got)
+			}
+		}
+	}
+	for _, name := range []string{"", strings.Repeat("x", 200), "record_idx", "Review"} {
+		if got := recordMembers.class([]byte(name)); got != unknownMember {
+			t.Errorf("%q: class %d, want unknown", name, got)
+		}
 	}
 }
