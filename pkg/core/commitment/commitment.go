@@ -147,12 +147,9 @@ func Parse(s string) (Hash, error) {
 	default:
 		return Hash{}, fmt.Errorf("%w: %s: unknown algorithm %s (want \"sha256\" or \"poseidon2\")", ErrMalformed, quote(s), quote(alg))
 	}
-	if err := checkLowerHex(digest); err != nil {
-		return Hash{}, fmt.Errorf("%w: %s: %s digest %v", ErrMalformed, quote(s), alg, err)
-	}
-	raw, err := hex.DecodeString(digest)
-	if err != nil { // unreachable after checkLowerHex; kept for safety
-		return Hash{}, fmt.Errorf("%w: %s: %v", ErrMalformed, quote(s), err)
+	raw := make([]byte, len(digest)/2)
+	if !decodeLowerHex(raw, digest) {
+		return Hash{}, fmt.Errorf("%w: %s: %s digest %v", ErrMalformed, quote(s), alg, checkLowerHex(digest))
 	}
 	if Algorithm(alg) == Poseidon2 {
 		if err := checkPoseidon2Digest(raw); err != nil {
@@ -167,6 +164,11 @@ func Parse(s string) (Hash, error) {
 // wrapping ErrUnsupported for a well-formed hash of another algorithm.
 func ParseSHA256(s string) ([32]byte, error) {
 	var out [32]byte
+	// The common case, decoded in place; anything else is Parse's.
+	if len(s) == len(SHA256)+1+2*sha256.Size && s[:len(SHA256)+1] == string(SHA256)+":" &&
+		decodeLowerHex(out[:], s[len(SHA256)+1:]) {
+		return out, nil
+	}
 	h, err := Parse(s)
 	if err != nil {
 		return out, err
@@ -260,6 +262,29 @@ func checkLowerHex(s string) error {
 	}
 	return nil
 }
+
+// decodeLowerHex decodes the lowercase hex digits s into dst (len(s) is
+// 2*len(dst)) and reports whether every byte of s was one.
+func decodeLowerHex(dst []byte, s string) bool {
+	var bad byte
+	for i := range dst {
+		hi, lo := lowerHexValue[s[2*i]], lowerHexValue[s[2*i+1]]
+		bad |= hi | lo
+		dst[i] = hi<<4 | lo
+	}
+	return bad&0xf0 == 0
+}
+
+// lowerHexValue is the value of each byte 0-9 and a-f, 0xff for the others.
+var lowerHexValue = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0xff
+	}
+	for i, c := range "0123456789abcdef" {
+		t[c] = byte(i)
+	}
+	return t
+}()
 
 // isLowerHex marks the bytes 0-9 and a-f.
 var isLowerHex = func() (t [256]bool) {

@@ -2,6 +2,7 @@ package commitment
 
 import (
 	"bytes"
+	"encoding/hex"
 	"errors"
 	"io"
 	"math/rand/v2"
@@ -330,4 +331,44 @@ func BenchmarkSumFile(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// TestDecodeLowerHex: every byte value, as either digit of a pair,
+// decodes as encoding/hex does exactly when it is 0-9 or a-f.
+func TestDecodeLowerHex(t *testing.T) {
+	for c := range 256 {
+		for _, pair := range []string{string([]byte{byte(c), 'a'}), string([]byte{'7', byte(c)})} {
+			var got [1]byte
+			ok := decodeLowerHex(got[:], pair)
+			want, err := hex.DecodeString(pair)
+			lower := checkLowerHex(pair) == nil
+			if ok != lower || (ok && (err != nil || got[0] != want[0])) {
+				t.Fatalf("%q: decoded %v %x; lowercase hex %v, encoding/hex %x %v", pair, ok, got, lower, want, err)
+			}
+		}
+	}
+}
+
+// FuzzParseSHA256: the in-place decode gives what Parse gives, digest or
+// error.
+func FuzzParseSHA256(f *testing.F) {
+	for _, s := range []string{emptySHA, abcSHA, abcP2, "sha256:" + strings.ToUpper(emptySHA[7:]), emptySHA[:70] + "g", emptySHA + "0", "sha256:"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, err := ParseSHA256(s)
+		h, perr := Parse(s)
+		switch {
+		case perr != nil:
+			if err == nil || err.Error() != perr.Error() {
+				t.Fatalf("ParseSHA256(%q) = %v; Parse: %v", s, err, perr)
+			}
+		case h.Algorithm != SHA256:
+			if !errors.Is(err, ErrUnsupported) {
+				t.Fatalf("ParseSHA256(%q) = %v, want ErrUnsupported", s, err)
+			}
+		case err != nil || !bytes.Equal(got[:], h.Digest):
+			t.Fatalf("ParseSHA256(%q) = %x, %v; Parse: %x", s, got, err, h.Digest)
+		}
+	})
 }
