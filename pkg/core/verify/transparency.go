@@ -81,11 +81,16 @@ func tlogCode(err error) string {
 // transparency runs after the timestamp check: a log key's window is
 // checked at the VPEC's verified genTime when no witness attests a time.
 func (s *state) transparency() Check {
-	return checkTransparency(s.opts, tlog.Subject{VPECID: s.doc.VPEC.VPECID, Digest: tlog.Digest(s.doc.Signed)}, s.genTime)
+	// The subject's digest hashes the whole signed document: only when
+	// there is a receipt to check it against.
+	subject := func() tlog.Subject {
+		return tlog.Subject{VPECID: s.doc.VPEC.VPECID, Digest: tlog.Digest(s.doc.Signed)}
+	}
+	return checkTransparency(s.opts, subject, s.genTime)
 }
 
-// checkTransparency checks opts.Receipt for subject.
-func checkTransparency(opts *Options, subject tlog.Subject, genTime time.Time) Check {
+// checkTransparency checks opts.Receipt for the subject subject returns.
+func checkTransparency(opts *Options, subject func() tlog.Subject, genTime time.Time) Check {
 	c := Check{Name: CheckTransparency}
 	if opts.Receipt == nil {
 		if opts.RequireLog {
@@ -113,6 +118,7 @@ func checkTransparency(opts *Options, subject tlog.Subject, genTime time.Time) C
 		ver   *tlog.Verifier
 		entry *trustroot.Key
 		best  error
+		sub   = subject()
 	)
 	for _, lk := range logKeys {
 		v, err := tlog.NewVerifier(lk.key, policy)
@@ -122,7 +128,7 @@ func checkTransparency(opts *Options, subject tlog.Subject, genTime time.Time) C
 		if opts.Root != nil && !opts.Root.Legacy() {
 			v = v.WithCosignatureWindow(witnessWindow(opts.Root))
 		}
-		r, err := v.VerifyReceipt(opts.Receipt, subject)
+		r, err := v.VerifyReceipt(opts.Receipt, sub)
 		if err == nil {
 			got, ver, entry = r, v, lk.entry
 			break

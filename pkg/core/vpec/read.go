@@ -156,7 +156,7 @@ func (p *Document) readParts(doc []byte, s *shapeScanner, errs *[]string) error 
 	n := len(recs.elems) / 2
 	records := make([]Record, n)
 	p.RecordBytes = make([][]byte, n)
-	chainBuf := make([]byte, 0, recs.end-recs.start)
+	var chainBuf []byte // the one-goroutine loop's chain inputs (the workers have their own)
 	replace := map[string]func([]byte) []byte{
 		"records": func(dst []byte) []byte {
 			if w, chunk := p.readWorkers(n); w > 1 {
@@ -170,6 +170,7 @@ func (p *Document) readParts(doc []byte, s *shapeScanner, errs *[]string) error 
 				}
 				return dst
 			}
+			chainBuf = make([]byte, 0, recs.end-recs.start)
 			return each(dst, recs, func(i int, v *canonical.Value, raw []byte, written bool) {
 				if len(*errs) == 0 {
 					start := len(chainBuf)
