@@ -26,6 +26,19 @@ var ErrInvalidName = errors.New("invalid name")
 // U+2066-U+2069). The error wraps ErrInvalidName and names the offending
 // code point and its byte offset.
 func ValidName(s string) error {
+	// Printable ASCII, the common case, holds none of them.
+	i := 0
+	for i < len(s) && s[i] >= 0x20 && s[i] < 0x7f {
+		i++
+	}
+	if i == len(s) {
+		return nil
+	}
+	return validNameRunes(s)
+}
+
+// validNameRunes is ValidName rune by rune.
+func validNameRunes(s string) error {
 	for i, r := range s {
 		if r == utf8.RuneError {
 			if _, n := utf8.DecodeRuneInString(s[i:]); n <= 1 {
@@ -78,7 +91,8 @@ func ValidID(s string) bool {
 // and the verifier apply this one rule.
 func ValidPrefixedID(s, prefix string) bool {
 	tail, ok := strings.CutPrefix(s, prefix)
-	return ok && tail != "" && ValidID(tail) && ValidID(s)
+	// The tail's bytes after its first are s's, under the same rule.
+	return ok && tail != "" && ValidID(tail[:1]) && ValidID(s)
 }
 
 // NewID returns prefix followed by a random UUID (version 4), e.g. "vpec_…".
