@@ -173,6 +173,10 @@ func TestUnreadableInput(t *testing.T) {
 		"cut off":           {orig[:len(orig)/2], "not valid JSON"},
 		"trailing":          {append(append([]byte{}, orig...), '}'), "after top-level value"},
 		"duplicate records": {bytes.Replace(orig, []byte(`"records": [`), []byte(`"records": [], "records": [`), 1), `duplicate key "records"`},
+		// The input check runs beside the shape scan: its refusal is the
+		// one reported, as if it ran first.
+		"binary after a shape problem": {append(bytes.Replace(orig, []byte(`"records": [`), []byte(`"records": 5, "x": [`), 1), '\x01'), "not JSON: binary data (byte 0x01)"},
+		"latin1 after a shape problem": {append([]byte(`{"nope": 1, "org_id": "caf`), "\xe9\"}"...), "not UTF-8: invalid byte 0xe9"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -31,6 +31,19 @@ type Document struct {
 
 	raw []byte
 	par readPar // how records are read (tests); zero: by size and GOMAXPROCS
+	// input, when not nil, gives document.CheckInput's answer, computed
+	// beside the shape scan; read waits for it before anything else.
+	input    chan error
+	inputErr error
+}
+
+// inputOK waits for the input check, if it runs apart, and reports
+// whether it passed (its error is then in inputErr).
+func (p *Document) inputOK() bool {
+	if p.input != nil {
+		p.inputErr, p.input = <-p.input, nil
+	}
+	return p.inputErr == nil
 }
 
 // Parse reads a v1 VPEC (or an unsigned offline VPEC, OfflineSchema) from
@@ -44,13 +57,22 @@ type Document struct {
 // Document as far as it was read (to say which VPEC it was) and a
 // *document.SchemaError listing every problem, each naming its member.
 func Parse(doc []byte) (*Document, error) {
-	if err := document.CheckInput(doc); err != nil {
-		return nil, err
+	if len(doc) > document.MaxSize {
+		return nil, document.CheckInput(doc) // at once: not even scanned
 	}
-	d := &Document{raw: doc}
+	// The input check (two passes over the bytes) runs beside the shape
+	// scan (one pass, allocating only the records' offsets), which is all
+	// read does before it has the check's answer: a refused input is
+	// refused as if checked first.
+	d := &Document{raw: doc, input: make(chan error, 1)}
+	go func() { d.input <- document.CheckInput(doc) }()
 	var problems []string
 	bad := func(format string, a ...any) { problems = append(problems, fmt.Sprintf(format, a...)) }
-	if d.read(doc, bad) {
+	ok := d.read(doc, bad)
+	if !d.inputOK() {
+		return nil, d.inputErr
+	}
+	if ok {
 		d.checkRules(bad)
 	}
 	if len(problems) == 0 {

@@ -27,7 +27,11 @@ import (
 // error is then reported exactly).
 func (p *Document) read(doc []byte, bad func(string, ...any)) bool {
 	s := shapeScanner{d: doc, collect: true, arrays: [2]arrayPart{{name: "records", start: -1}, {name: "gaps", start: -1}}}
-	if err := s.scan(); err != nil {
+	err := s.scan()
+	if !p.inputOK() {
+		return false
+	}
+	if err != nil {
 		var se *shapeError
 		if errors.As(err, &se) {
 			bad("%s", se.detail())
