@@ -35,6 +35,9 @@ type Document struct {
 	// beside the shape scan; read waits for it before anything else.
 	input    chan error
 	inputErr error
+	// rules holds each record's own problems when the goroutines that
+	// read the records found them (recordProblems).
+	rules [][]string
 }
 
 // inputOK waits for the input check, if it runs apart, and reports

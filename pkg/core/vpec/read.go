@@ -168,7 +168,8 @@ func (p *Document) readParts(doc []byte, s *shapeScanner, errs *[]string) error 
 					return append(dst, "[]"...) // what each writes when it reads none
 				}
 				var err error
-				dst, err = readRecordsParallel(doc, recs, w, chunk, dst, records, p.RecordBytes, errs)
+				p.rules = make([][]string, n)
+				dst, err = readRecordsParallel(doc, recs, w, chunk, dst, records, p.RecordBytes, p.rules, errs)
 				if err != nil {
 					perr = err
 				}

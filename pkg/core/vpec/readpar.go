@@ -64,6 +64,7 @@ type recordOutcome struct {
 	enc       []byte   // its canonical form (its bytes as written, or encoded)
 	chain     []byte   // what its chain hash covers
 	decodeErr error    // from decoding it into its Record
+	rules     []string // its own v1 rules' problems (recordRules), when it read without one
 }
 
 // recordChunk is records [from, from+len(out)) and what reading them gave.
@@ -124,7 +125,7 @@ func readRecordTree(ps *canonical.Parser, doc, raw []byte, at, i int, b *recordB
 // on workers goroutines, chunk records at a time. It appends the records array's canonical form to
 // dst, sets records and recordBytes, adds problems to errs as the loop
 // would, and returns dst and the parse error that stopped it, if any.
-func readRecordsParallel(doc []byte, recs *arrayPart, workers, chunk int, dst []byte, records []Record, recordBytes [][]byte, errs *[]string) ([]byte, error) {
+func readRecordsParallel(doc []byte, recs *arrayPart, workers, chunk int, dst []byte, records []Record, recordBytes [][]byte, rules [][]string, errs *[]string) ([]byte, error) {
 	n := len(recs.elems) / 2
 	var chunks []*recordChunk
 	for from := 0; from < n; from += chunk {
@@ -165,9 +166,13 @@ func readRecordsParallel(doc []byte, recs *arrayPart, workers, chunk int, dst []
 					i := c.from + k
 					at := int(recs.elems[2*i])
 					raw := doc[at:recs.elems[2*i+1]]
-					readRecord(&ps, doc, raw, at, i, &b, &c.out[k], &records[i])
-					if c.out[k].parseErr != nil {
+					o := &c.out[k]
+					readRecord(&ps, doc, raw, at, i, &b, o, &records[i])
+					if o.parseErr != nil {
 						break // the replay stops here
+					}
+					if len(o.checkErrs) == 0 && o.decodeErr == nil {
+						o.rules = recordRules(&records[i], i, o.rules)
 					}
 				}
 				scratch = b.scratch
@@ -203,6 +208,7 @@ replay:
 				}
 				dst = append(dst, o.enc...)
 				recordBytes[i] = o.chain
+				rules[i] = o.rules
 			}
 			if o.decodeErr != nil {
 				addErrors(errs, o.decodeErr)
@@ -218,30 +224,32 @@ replay:
 	return append(dst, ']'), perr
 }
 
+// recordRules appends to dst record i's own problems (checkRecord,
+// checkEvidenceEncoding), found reading only that record.
+func recordRules(r *Record, i int, dst []string) []string {
+	bad := func(format string, a ...any) { dst = append(dst, fmt.Sprintf(format, a...)) }
+	f := fmt.Sprintf("records[%d]", i)
+	checkRecord(r, f, bad)
+	checkEvidenceEncoding(r, f, bad)
+	return dst
+}
+
 // recordProblems returns a function that reports record i's own problems
-// (checkRecord, checkEvidenceEncoding) through bad, called for each record
-// in order. For a large VPEC they are found ahead on several goroutines
-// (a record's rules read only that record) and reported in the same
-// order, with the same text, as found one after another.
+// (recordRules) through bad, called for each record in order. For a large
+// VPEC they were found ahead, by the goroutines that read the records
+// (Document.rules), and are reported in the same order, with the same
+// text, as found one after another.
 func (d *Document) recordProblems() func(i int, bad func(string, ...any)) {
-	recs := d.VPEC.Records
-	one := func(i int, bad func(string, ...any)) {
-		f := fmt.Sprintf("records[%d]", i)
-		checkRecord(&recs[i], f, bad)
-		checkEvidenceEncoding(&recs[i], f, bad)
-	}
-	workers, _ := d.readWorkers(len(recs))
-	if workers <= 1 {
-		return one
-	}
-	found := make([][]string, len(recs))
-	inSpans(len(recs), workers, func(from, to int) {
-		for i := from; i < to; i++ {
-			one(i, func(format string, a ...any) { found[i] = append(found[i], fmt.Sprintf(format, a...)) })
+	if d.rules != nil {
+		return func(i int, bad func(string, ...any)) {
+			for _, p := range d.rules[i] {
+				bad("%s", p)
+			}
 		}
-	})
+	}
+	recs := d.VPEC.Records
 	return func(i int, bad func(string, ...any)) {
-		for _, p := range found[i] {
+		for _, p := range recordRules(&recs[i], i, nil) {
 			bad("%s", p)
 		}
 	}
