@@ -17,7 +17,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo deve
 COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
 LDFLAGS := -X github.com/svc-gov/svc/pkg/app/cli/clicore.version=$(VERSION) -X github.com/svc-gov/svc/pkg/app/cli/clicore.commit=$(COMMIT)
 
-.PHONY: help quick setup ort build web chromium demo test unit interop fuzz lint docs vectors bench bench-hash bench-verify bench-ingest bench-web release-check clean
+.PHONY: help quick setup ort build web chromium demo test unit interop fuzz lint docs vectors bench bench-hash bench-verify bench-ingest bench-pg-append bench-web release-check clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -111,6 +111,9 @@ bench-verify: ## the release-built svc-verify (CGO_ENABLED=0, -trimpath, gorelea
 
 bench-ingest: ## record ingest, batch API, whole runs/s (tlog on and off) and close against svc serve on loopback (BACKEND=sqlite|postgres, WHOLE_RUNS=16, SERVERS=1|2)
 	scripts/bench-ingest.sh
+
+bench-pg-append: ## PostgreSQL alone (pgbench, no svc): SELECT 1, a committed INSERT, svc's one-statement append, eight appends a transaction
+	scripts/bench-pg-append.sh
 
 bench-zk: ## Groth16 proofs of MLP heads: constraints, prove/verify time, sizes, peak RSS per phase
 	scripts/bench-zk.sh

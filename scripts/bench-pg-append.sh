@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# bench-pg-append.sh: what PostgreSQL alone can do for svc's record append,
+# with no svc in the loop. It starts a PostgreSQL server on loopback
+# (scripts/postgres.sh), creates the runs and records tables as svc's
+# migrations do, and drives them with pgbench (CLIENTS clients, SECONDS
+# each) in one run:
+#   select   SELECT 1                                       (protocol only)
+#   insert   one INSERT into records, committed              (no run lock)
+#   append   svc's one-statement append (appendFastSQL's shape: lock the
+#            run, insert the record, count it in the run), committed
+#   append8  eight appends to one run in one transaction     (group commit)
+# Each line is committed transactions/s and appends/s.
+#   CLIENTS=32  SECONDS_EACH=10
+set -euo pipefail
+cd "$(dirname "$0")/.."
+CLIENTS=${CLIENTS:-32}
+SECONDS_EACH=${SECONDS_EACH:-10}
+work=$(mktemp -d)
+cleanup() {
+	scripts/postgres.sh stop >/dev/null 2>&1 || true
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+dsn=$(scripts/postgres.sh start | sed -n 's/^SVC_TEST_POSTGRES_DSN=//p')
+bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
+PGOPTIONS='-c client_min_messages=warning' "$bin/psql" -q "$dsn" <<'EOF'
+DROP TABLE IF EXISTS records, runs;
+CREATE TABLE runs (id text PRIMARY KEY, org_id text NOT NULL, sealed boolean NOT NULL DEFAULT false,
+	record_count bigint NOT NULL DEFAULT 0, record_bytes bigint NOT NULL DEFAULT 0,
+	last_sequence bigint NOT NULL DEFAULT 0, last_chain_hash text NOT NULL DEFAULT '');
+CREATE TABLE records (run_id text NOT NULL REFERENCES runs (id), sequence bigint NOT NULL, record_id text NOT NULL,
+	chain_hash text NOT NULL, body bytea NOT NULL, PRIMARY KEY (run_id, sequence), UNIQUE (run_id, record_id));
+INSERT INTO runs (id, org_id) SELECT 'run_' || g, 'org' FROM generate_series(1, 64) g;
+EOF
+
+# append_sql R S: the append of sequence :S to run :R.
+append_sql() {
+	cat <<EOF
+WITH r AS (SELECT id FROM runs WHERE id = 'run_' || :$1 AND org_id = 'org' AND NOT sealed FOR UPDATE),
+ins AS (INSERT INTO records (run_id, sequence, record_id, chain_hash, body)
+	SELECT id, :$2, 'rec_' || :$2, 'sha256:$(printf 'a%.0s' $(seq 64))', convert_to(repeat('x', 600), 'UTF8') FROM r
+	ON CONFLICT DO NOTHING RETURNING run_id)
+UPDATE runs SET record_count = record_count + 1, record_bytes = record_bytes + 600,
+	last_sequence = CASE WHEN :$2 > last_sequence THEN :$2 ELSE last_sequence END
+FROM ins WHERE runs.id = ins.run_id;
+EOF
+}
+echo 'SELECT 1;' >"$work/select.sql"
+cat >"$work/insert.sql" <<EOF
+\set s random(1, 1000000000000)
+INSERT INTO records (run_id, sequence, record_id, chain_hash, body)
+VALUES ('run_1', :s, 'rec_' || :s, 'sha256:x', convert_to(repeat('x', 600), 'UTF8')) ON CONFLICT DO NOTHING;
+EOF
+{
+	echo '\set r random(1, 64)'
+	echo '\set s random(1, 1000000000000)'
+	append_sql r s
+} >"$work/append.sql"
+{
+	echo '\set r random(1, 64)'
+	echo 'BEGIN;'
+	for i in $(seq 8); do
+		echo "\\set s$i random(1, 1000000000000)"
+		append_sql r "s$i"
+	done
+	echo 'COMMIT;'
+} >"$work/append8.sql"
+
+echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); $(nproc) cores; $("$bin/postgres" --version); $(uptime | sed 's/.*load/load/')"
+for s in select insert append append8; do
+	tps=$("$bin/pgbench" -n -M simple -c "$CLIENTS" -j 2 -T "$SECONDS_EACH" -f "$work/$s.sql" "$dsn" 2>&1 |
+		sed -n 's/^tps = \([0-9.]*\).*/\1/p')
+	per=1
+	[ "$s" = append8 ] && per=8
+	[ "$s" = select ] && per=0
+	awk -v s="$s" -v t="$tps" -v p="$per" 'BEGIN { printf "%-8s %9.0f transactions/s", s, t; if (p) printf " %9.0f appends/s", t * p; print "" }'
+done
