@@ -23,6 +23,9 @@ import (
 // and covered by both encodings, but not decoded into Record.Details
 // (decoded, the densest JSON costs 20 times its size): only a proved
 // record's link members are (linkDetails), for the ZK proofs check.
+// In a large VPEC, a record already in its canonical form with only flat
+// fields and details (as the service writes it) is read without a tree,
+// in one pass over its bytes (fastRecord), with the same outcome.
 // A document the scan could not follow is read as one tree (its parse
 // error is then reported exactly).
 func (p *Document) read(doc []byte, bad func(string, ...any)) bool {
