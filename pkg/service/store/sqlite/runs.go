@@ -14,9 +14,7 @@ import (
 // CreateRun implements store.RunWriter.
 func (db *DB) CreateRun(ctx context.Context, r store.Run) error {
 	err := db.write(ctx, func(ctx context.Context, tx *wtx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO runs (id, org_id, workflow_id, surface_id, policy_pack_id,
-			policy_snapshot_hash, process_context_hash, environment, api_key_id, sealed, opened_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)`,
+		_, err := tx.stmt(ctx, tx.stmts.createRun).ExecContext(ctx,
 			r.ID, r.OrgID, r.WorkflowID, r.SurfaceID, r.PolicyPackID, r.PolicySnapshotHash,
 			r.ProcessContextHash, r.Environment, r.APIKeyID, fmtTime(r.OpenedAt))
 		return mapErr(err)

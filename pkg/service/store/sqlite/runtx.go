@@ -28,14 +28,14 @@ func (tx *wtx) OpenRun(ctx context.Context, orgID, runID string) (count, bytes i
 
 // RunState implements backend.RunTx.
 func (tx *wtx) RunState(ctx context.Context, orgID, runID string) (sealed bool, vpecID sql.NullString, closeKey string, err error) {
-	err = tx.QueryRowContext(ctx, "SELECT sealed, vpec_id, close_key FROM runs WHERE id = ? AND org_id = ?", runID, orgID).
+	err = tx.stmt(ctx, tx.stmts.runState).QueryRowContext(ctx, runID, orgID).
 		Scan(&sealed, &vpecID, &closeKey)
 	return sealed, vpecID, closeKey, mapErr(err)
 }
 
 // RunByID implements backend.RunTx.
 func (tx *wtx) RunByID(ctx context.Context, runID string) (store.Run, error) {
-	r, err := backend.ScanRun(tx.QueryRowContext(ctx, "SELECT "+backend.RunCols+" FROM runs WHERE id = ?", runID))
+	r, err := backend.ScanRun(tx.stmt(ctx, tx.stmts.runByID).QueryRowContext(ctx, runID))
 	return r, mapErr(err)
 }
 
@@ -66,7 +66,7 @@ func (tx *wtx) CountRecord(ctx context.Context, rec store.Record) error {
 
 // MarkSealed implements backend.RunTx.
 func (tx *wtx) MarkSealed(ctx context.Context, runID, closeKey string, closedAt time.Time) error {
-	_, err := tx.ExecContext(ctx, "UPDATE runs SET sealed = 1, closed_at = ?, close_key = ? WHERE id = ?", fmtTime(closedAt), closeKey, runID)
+	_, err := tx.stmt(ctx, tx.stmts.markSealed).ExecContext(ctx, fmtTime(closedAt), closeKey, runID)
 	return err
 }
 
@@ -78,10 +78,10 @@ func (tx *wtx) MarkOpen(ctx context.Context, runID string) error {
 
 // InsertVPEC implements backend.RunTx.
 func (tx *wtx) InsertVPEC(ctx context.Context, orgID, runID string, v store.VPEC) error {
-	if _, err := tx.ExecContext(ctx, "INSERT INTO vpecs (id, run_id, org_id, issued_at, body) VALUES (?, ?, ?, ?, ?)",
+	if _, err := tx.stmt(ctx, tx.stmts.insertVPEC).ExecContext(ctx,
 		v.ID, runID, orgID, fmtTime(v.IssuedAt), nonNil(v.Body)); err != nil {
 		return mapErr(err)
 	}
-	_, err := tx.ExecContext(ctx, "UPDATE runs SET vpec_id = ? WHERE id = ?", v.ID, runID)
+	_, err := tx.stmt(ctx, tx.stmts.setVPECID).ExecContext(ctx, v.ID, runID)
 	return err
 }

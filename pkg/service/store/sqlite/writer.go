@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+
+	"github.com/svc-gov/svc/pkg/service/store/internal/backend"
 )
 
 // MaxBatch is the largest number of writes the writer commits in one
@@ -37,10 +39,17 @@ func (tx *wtx) stmt(ctx context.Context, s *sql.Stmt) *sql.Stmt {
 	return b
 }
 
-// writerStmts are the statements every append runs, prepared on the
-// writer connection.
+// writerStmts are the statements every append runs, and those of opening
+// and sealing a run, prepared on the writer connection.
 type writerStmts struct {
 	runSealed, insertRecord, updateRun, savepoint, rollbackTo, release *sql.Stmt
+	createRun, runState, runByID, markSealed, insertVPEC, setVPECID    *sql.Stmt
+}
+
+// all lists the statements (nil before prepare).
+func (st *writerStmts) all() []*sql.Stmt {
+	return []*sql.Stmt{st.runSealed, st.insertRecord, st.updateRun, st.savepoint, st.rollbackTo, st.release,
+		st.createRun, st.runState, st.runByID, st.markSealed, st.insertVPEC, st.setVPECID}
 }
 
 // prepare prepares the writer's statements; Open calls it once the schema
@@ -64,6 +73,14 @@ func (db *DB) prepare(ctx context.Context) error {
 		{&db.stmts.savepoint, "SAVEPOINT w"},
 		{&db.stmts.rollbackTo, "ROLLBACK TO w"},
 		{&db.stmts.release, "RELEASE w"},
+		{&db.stmts.createRun, `INSERT INTO runs (id, org_id, workflow_id, surface_id, policy_pack_id,
+			policy_snapshot_hash, process_context_hash, environment, api_key_id, sealed, opened_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)`},
+		{&db.stmts.runState, "SELECT sealed, vpec_id, close_key FROM runs WHERE id = ? AND org_id = ?"},
+		{&db.stmts.runByID, "SELECT " + backend.RunCols + " FROM runs WHERE id = ?"},
+		{&db.stmts.markSealed, "UPDATE runs SET sealed = 1, closed_at = ?, close_key = ? WHERE id = ?"},
+		{&db.stmts.insertVPEC, "INSERT INTO vpecs (id, run_id, org_id, issued_at, body) VALUES (?, ?, ?, ?, ?)"},
+		{&db.stmts.setVPECID, "UPDATE runs SET vpec_id = ? WHERE id = ?"},
 	} {
 		var err error
 		if *s.stmt, err = db.w.PrepareContext(ctx, s.query); err != nil {
@@ -75,7 +92,7 @@ func (db *DB) prepare(ctx context.Context) error {
 
 func (st *writerStmts) close() error {
 	var errs []error
-	for _, s := range []*sql.Stmt{st.runSealed, st.insertRecord, st.updateRun, st.savepoint, st.rollbackTo, st.release} {
+	for _, s := range st.all() {
 		if s != nil {
 			errs = append(errs, s.Close())
 		}
