@@ -26,10 +26,10 @@ import (
 //     no duplicates);
 //   - string values without escapes, in valid UTF-8 (their own canonical
 //     form); numbers in their canonical form;
-//   - only the members below (any of review, check_session,
-//     bounded_inference, manifest, zk_proof, field_digests or disclosures
-//     declines), each of its type, no optional one empty, none null, every
-//     required one present;
+//   - only the members below (any of review, bounded_inference, manifest,
+//     zk_proof, field_digests or disclosures declines), each of its type,
+//     no optional one empty, none null, every required one present; a
+//     check_session block exactly its three string members;
 //   - sequence plain digits of at most 15 (an exact integer);
 //   - details, if present, a non-empty object within MaxDetailsBytes and
 //     fastMaxDepth levels, not on an inference stage record (whose details
@@ -57,8 +57,9 @@ const (
 	fDisclosedInput
 	fDisclosedOutput
 	fChainHash
-	fSequence // not a string: parsed apart
-	fDetails  // not a string: checked apart
+	fSequence     // not a string: parsed apart
+	fDetails      // not a string: checked apart
+	fCheckSession // not a string: its three members apart
 	fCount
 )
 
@@ -106,9 +107,15 @@ func fastField(name []byte) int {
 		return fDisclosedOutput
 	case "chain_hash":
 		return fChainHash
+	case "check_session":
+		return fCheckSession
 	}
 	return -1
 }
+
+// checkSessionMembers are the members of a check_session block, in their
+// canonical order; each is a required string.
+var checkSessionMembers = [3]string{"check_close_tst", "check_open_tst", "session_id"}
 
 // fastRecord reads record raw as readRecord's tree path would when it is
 // in the subset above: it sets rec, o.enc and o.chain (appended to
@@ -116,6 +123,7 @@ func fastField(name []byte) int {
 // nothing, and the tree path reads the record.
 func fastRecord(raw []byte, b *recordBufs, o *recordOutcome, rec *Record) bool {
 	var spans [fCount][2]int32
+	var session [len(checkSessionMembers)][2]int32
 	var seen uint32
 	var seq int64
 	var chainFrom, chainTo int // the chain_hash member, name to value
@@ -144,6 +152,10 @@ func fastRecord(raw []byte, b *recordBufs, o *recordOutcome, rec *Record) bool {
 				return false
 			}
 			seq = n
+		case fCheckSession:
+			if !fastSession(raw, &pos, &session) {
+				return false
+			}
 		case fDetails:
 			at := pos
 			if pos+1 >= len(raw) || raw[pos] != '{' || raw[pos+1] == '}' ||
@@ -195,6 +207,10 @@ func fastRecord(raw []byte, b *recordBufs, o *recordOutcome, rec *Record) bool {
 		DisclosedInput: str(fDisclosedInput), DisclosedOutput: str(fDisclosedOutput),
 		ChainHash: str(fChainHash),
 	}
+	if seen&(1<<fCheckSession) != 0 {
+		w := func(i int) string { return s[session[i][0]:session[i][1]] }
+		rec.CheckSession = &CheckSession{CheckCloseTST: w(0), CheckOpenTST: w(1), SessionID: w(2)}
+	}
 	o.enc = raw
 	// The chain input: raw without the chain_hash member and one comma
 	// beside it (appendWithout's cut).
@@ -207,6 +223,37 @@ func fastRecord(raw []byte, b *recordBufs, o *recordOutcome, rec *Record) bool {
 	start := len(b.chain)
 	b.chain = append(append(b.chain, raw[:chainFrom]...), raw[chainTo:]...)
 	o.chain = b.chain[start:len(b.chain):len(b.chain)]
+	return true
+}
+
+// fastSession moves past the check_session block at *pos if it is its
+// three members, in canonical order, each a string in the subset above,
+// and sets each one's content span.
+func fastSession(d []byte, pos *int, spans *[len(checkSessionMembers)][2]int32) bool {
+	if *pos >= len(d) || d[*pos] != '{' {
+		return false
+	}
+	*pos++
+	for i, want := range checkSessionMembers {
+		name, ok := fastName(d, pos)
+		if !ok || string(name) != want || *pos >= len(d) || d[*pos] != ':' {
+			return false
+		}
+		*pos++
+		at := *pos
+		if !fastString(d, pos) || *pos >= len(d) {
+			return false
+		}
+		spans[i] = [2]int32{int32(at + 1), int32(*pos - 1)}
+		end := byte(',')
+		if i == len(checkSessionMembers)-1 {
+			end = '}'
+		}
+		if d[*pos] != end {
+			return false
+		}
+		*pos++
+	}
 	return true
 }
 

@@ -156,7 +156,27 @@ func fastCases(t testing.TB) map[string]struct {
 	add("missing chain_hash", drop("chain_hash"), false)
 	add("missing sequence", drop("sequence"), false)
 	add("a review", set("review", map[string]any{"session_id": "s"}), false)
-	add("a check session", set("check_session", map[string]any{"session_id": "s"}), false)
+	session := func(edit func(m map[string]any)) []byte {
+		cs := map[string]any{"check_close_tst": "MIIB" + strings.Repeat("Zm9v", 300) + "==", "check_open_tst": "MIIA+/9=", "session_id": "chk_00000000-0000-4000-8000-0000000c4ec1"}
+		edit(cs)
+		return set("check_session", cs)
+	}
+	add("a check session", session(func(map[string]any) {}), true)
+	add("a check session of empty strings", session(func(m map[string]any) {
+		m["check_close_tst"], m["check_open_tst"], m["session_id"] = "", "", ""
+	}), true)
+	add("a check session missing a member", set("check_session", map[string]any{"session_id": "s"}), false)
+	add("a check session with a fourth member", session(func(m map[string]any) { m["zz"] = "x" }), false)
+	add("a check session member first out of order", session(func(m map[string]any) { m["a"] = "x" }), false)
+	add("a check session member not a string", session(func(m map[string]any) { m["session_id"] = 5 }), false)
+	add("a check session member null", session(func(m map[string]any) { m["check_open_tst"] = nil }), false)
+	add("a check session token escaped", session(func(m map[string]any) { m["check_open_tst"] = "a\nb" }), false)
+	add("a check session not an object", set("check_session", "s"), false)
+	add("a check session empty", set("check_session", map[string]any{}), false)
+	add("a check session and a review", with(func(m map[string]any) {
+		m["check_session"] = map[string]any{"check_close_tst": "a", "check_open_tst": "b", "session_id": "c"}
+		m["review"] = map[string]any{"session_id": "s"}
+	}), false)
 	add("field digests", set("field_digests", []any{"a"}), false)
 	add("a space after a colon", replace(`"check":"pii`, `"check": "pii`), false)
 	add("a newline between members", replace(`,"check":`, ",\n\"check\":"), false)
