@@ -667,52 +667,16 @@ func decodeString(dst, raw []byte) []byte {
 	return dst
 }
 
-// parseNumber parses a number per the RFC 8259 grammar
-// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? and checks that it is a
-// finite double.
+// parseNumber parses a number per the RFC 8259 grammar and checks that it
+// is a finite double.
 func (p *parser) parseNumber() error {
 	start := p.pos
-	d := p.data
-	i := p.pos
-	if d[i] == '-' {
-		i++
-	}
-	simple := true // integer without fraction or exponent
-	switch {
-	case i < len(d) && d[i] == '0':
-		i++
-	case i < len(d) && '1' <= d[i] && d[i] <= '9':
-		for i < len(d) && '0' <= d[i] && d[i] <= '9' {
-			i++
-		}
-	default:
-		return p.syntax(i, "invalid number: expected digit")
-	}
-	if i < len(d) && d[i] == '.' {
-		simple = false
-		i++
-		if i >= len(d) || d[i] < '0' || d[i] > '9' {
-			return p.syntax(i, "invalid number: expected digit after decimal point")
-		}
-		for i < len(d) && '0' <= d[i] && d[i] <= '9' {
-			i++
-		}
-	}
-	if i < len(d) && (d[i] == 'e' || d[i] == 'E') {
-		simple = false
-		i++
-		if i < len(d) && (d[i] == '+' || d[i] == '-') {
-			i++
-		}
-		if i >= len(d) || d[i] < '0' || d[i] > '9' {
-			return p.syntax(i, "invalid number: expected digit in exponent")
-		}
-		for i < len(d) && '0' <= d[i] && d[i] <= '9' {
-			i++
-		}
+	i, simple, msg := scanNumber(p.data, start)
+	if msg != "" {
+		return p.syntax(i, "invalid number: %s", msg)
 	}
 	p.pos = i
-	raw := d[start:i]
+	raw := p.data[start:i]
 	// Integers of up to 15 digits are exact doubles and already canonical,
 	// except negative zero.
 	if simple && len(raw) <= 15 && string(raw) != "-0" {
@@ -725,6 +689,77 @@ func (p *parser) parseNumber() error {
 	}
 	p.add(nNumX, start, i)
 	return nil
+}
+
+// scanNumber reads the number at d[i] per the RFC 8259 grammar
+// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? and returns the offset one
+// past it and whether it is an integer without fraction or exponent; when
+// it is not a number, the offset of the problem and what was expected.
+func scanNumber(d []byte, i int) (end int, simple bool, msg string) {
+	digits := func() {
+		for i < len(d) && '0' <= d[i] && d[i] <= '9' {
+			i++
+		}
+	}
+	if i < len(d) && d[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(d) && d[i] == '0':
+		i++
+	case i < len(d) && '1' <= d[i] && d[i] <= '9':
+		digits()
+	default:
+		return i, false, "expected digit"
+	}
+	simple = true
+	if i < len(d) && d[i] == '.' {
+		simple = false
+		i++
+		if i >= len(d) || d[i] < '0' || d[i] > '9' {
+			return i, false, "expected digit after decimal point"
+		}
+		digits()
+	}
+	if i < len(d) && (d[i] == 'e' || d[i] == 'E') {
+		simple = false
+		i++
+		if i < len(d) && (d[i] == '+' || d[i] == '-') {
+			i++
+		}
+		if i >= len(d) || d[i] < '0' || d[i] > '9' {
+			return i, false, "expected digit in exponent"
+		}
+		digits()
+	}
+	return i, simple, ""
+}
+
+// CanonicalNumberAt reads the number at d[i] and returns the offset one
+// past it and whether it is a finite double written in its RFC 8785 form
+// (what AppendNumber writes for it); ok is false for anything that is not
+// a number.
+func CanonicalNumberAt(d []byte, i int) (end int, ok bool) {
+	end, simple, msg := scanNumber(d, i)
+	if msg != "" {
+		return end, false
+	}
+	raw := d[i:end]
+	if simple && len(raw) <= 15 && string(raw) != "-0" {
+		return end, true
+	}
+	return end, canonicalNumber(raw)
+}
+
+// canonicalNumber reports whether raw, a number by the grammar, is a
+// finite double in its RFC 8785 form.
+func canonicalNumber(raw []byte) bool {
+	f, err := strconv.ParseFloat(string(raw), 64)
+	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+		return false
+	}
+	var buf [32]byte
+	return string(AppendNumber(buf[:0], f)) == string(raw)
 }
 
 // AppendNumber appends the ECMAScript (ES6 Number.prototype.toString)

@@ -395,10 +395,7 @@ func (t *tree) writtenCanonically(i uint32, at int) (int, bool) {
 		// escapes the content is its own canonical form.
 		return int(n.b), true
 	case nNumX:
-		raw := t.data[n.off():n.b]
-		f, _ := strconv.ParseFloat(string(raw), 64)
-		var buf [32]byte
-		return int(n.b), string(AppendNumber(buf[:0], f)) == string(raw)
+		return int(n.b), canonicalNumber(t.data[n.off():n.b])
 	case nStrEsc:
 		return int(n.b), canonicalEscapes(t.data[n.off()+1 : n.b-1])
 	case nArr:

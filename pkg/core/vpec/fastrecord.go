@@ -3,8 +3,6 @@ package vpec
 import (
 	"bytes"
 	"encoding/binary"
-	"math"
-	"strconv"
 	"unicode/utf8"
 
 	"github.com/svc-gov/svc/pkg/core/canonical"
@@ -424,7 +422,9 @@ func fastValue(d []byte, pos *int, depth int) bool {
 	case c == 'n':
 		return fastLiteral(d, pos, "null")
 	case c == '-' || '0' <= c && c <= '9':
-		return fastNumber(d, pos)
+		end, ok := canonical.CanonicalNumberAt(d, *pos)
+		*pos = end
+		return ok
 	}
 	return false
 }
@@ -435,58 +435,4 @@ func fastLiteral(d []byte, pos *int, lit string) bool {
 	}
 	*pos += len(lit)
 	return true
-}
-
-// fastNumber moves past the number at *pos if it is in its RFC 8785 form.
-func fastNumber(d []byte, pos *int) bool {
-	start := *pos
-	i := start
-	if d[i] == '-' {
-		i++
-	}
-	simple := true
-	switch {
-	case i < len(d) && d[i] == '0':
-		i++
-	case i < len(d) && '1' <= d[i] && d[i] <= '9':
-		for i < len(d) && '0' <= d[i] && d[i] <= '9' {
-			i++
-		}
-	default:
-		return false
-	}
-	if i < len(d) && d[i] == '.' {
-		simple = false
-		i++
-		if i >= len(d) || d[i] < '0' || d[i] > '9' {
-			return false
-		}
-		for i < len(d) && '0' <= d[i] && d[i] <= '9' {
-			i++
-		}
-	}
-	if i < len(d) && (d[i] == 'e' || d[i] == 'E') {
-		simple = false
-		i++
-		if i < len(d) && (d[i] == '+' || d[i] == '-') {
-			i++
-		}
-		if i >= len(d) || d[i] < '0' || d[i] > '9' {
-			return false
-		}
-		for i < len(d) && '0' <= d[i] && d[i] <= '9' {
-			i++
-		}
-	}
-	raw := d[start:i]
-	*pos = i
-	if simple && len(raw) <= 15 && string(raw) != "-0" {
-		return true
-	}
-	f, err := strconv.ParseFloat(string(raw), 64)
-	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
-		return false
-	}
-	var buf [32]byte
-	return string(canonical.AppendNumber(buf[:0], f)) == string(raw)
 }
