@@ -108,44 +108,53 @@ func Attest(ctx context.Context, doc []byte, signer *signing.Signer, tsa timesta
 // SealAttestation checks doc as Attest does and makes its attestation's
 // seal: one Ed25519 signature and one timestamp request.
 func SealAttestation(ctx context.Context, doc []byte, signer *signing.Signer, tsa timestamp.Timestamper) (*AttestationSeal, error) {
-	ex, err := ExportBundle(doc)
+	_, ex, vpecID, err := mapVPEC(doc)
 	if err != nil {
 		return nil, fmt.Errorf("attest: %w", err)
 	}
 	if ex.KeyID != signer.KeyID() {
 		return nil, fmt.Errorf("attest: %w: the VPEC is signed by key %s, the signer is %s", ErrUnknownKey, ex.KeyID, signer.KeyID())
 	}
-	var id struct {
-		VPECID string `json:"vpec_id"`
-	}
-	if err := json.Unmarshal(doc, &id); err != nil {
-		return nil, fmt.Errorf("attest: %w: %v", ErrNotVPEC, err)
-	}
-	seal := &AttestationSeal{VPECID: id.VPECID, KeyID: signer.KeyID(), SubjectDigest: sha256.Sum256(ex.Artifact)}
+	seal := &AttestationSeal{VPECID: vpecID, KeyID: signer.KeyID(), SubjectDigest: sha256.Sum256(ex.Artifact)}
 	ex = nil
-	payload, err := statementPayload(doc, seal)
+	pae, err := statementPAE(doc, seal)
 	if err != nil {
 		return nil, err
 	}
-	if seal.Signature, err = signer.Sign(PAE(PayloadTypeInToto, payload)); err != nil {
+	if seal.Signature, err = signer.Sign(pae); err != nil {
 		return nil, fmt.Errorf("attest: %w", err)
 	}
-	payload = nil
+	pae = nil
 	if seal.Timestamp, err = tsa.Timestamp(ctx, issue.TimestampImprint(seal.Signature)); err != nil {
 		return nil, fmt.Errorf("attest: timestamp signature: %w", err)
 	}
 	return seal, nil
 }
 
-// statementPayload is the DSSE payload: the in-toto statement of doc, in
-// the encoding/json encoding of statement (the predicate compacted).
-func statementPayload(doc []byte, seal *AttestationSeal) ([]byte, error) {
-	var buf bytes.Buffer
-	buf.Grow(len(doc) + 512)
-	if err := writeStatement(&buf, doc, seal); err != nil {
+// statementPAE is what the DSSE signature covers: PAE of the in-toto
+// statement of doc (writeStatement), built in one buffer of its exact
+// size (the statement is written once to count it): the payload is never
+// held apart from its PAE.
+func statementPAE(doc []byte, seal *AttestationSeal) ([]byte, error) {
+	var n byteCount
+	if err := writeStatement(&n, doc, seal); err != nil {
+		return nil, err
+	}
+	head := "DSSEv1 " + strconv.Itoa(len(PayloadTypeInToto)) + " " + PayloadTypeInToto + " " + strconv.Itoa(int(n)) + " "
+	buf := bytes.NewBuffer(make([]byte, 0, len(head)+int(n)))
+	buf.WriteString(head)
+	if err := writeStatement(buf, doc, seal); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// byteCount is an io.Writer that counts what is written to it.
+type byteCount int64
+
+func (c *byteCount) Write(p []byte) (int, error) {
+	*c += byteCount(len(p))
+	return len(p), nil
 }
 
 // writeStatement writes the DSSE payload to w without holding it: the

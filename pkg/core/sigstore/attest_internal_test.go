@@ -54,8 +54,8 @@ func TestWriteAttestationEncoding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if streamed, err := statementPayload(doc, seal); err != nil || !bytes.Equal(streamed, payload) {
-		t.Fatalf("the streamed statement differs from json.Marshal's (%v)", err)
+	if streamed, err := statementPAE(doc, seal); err != nil || !bytes.Equal(streamed, PAE(PayloadTypeInToto, payload)) || cap(streamed) != len(streamed) {
+		t.Fatalf("the streamed statement's PAE differs from PAE of json.Marshal's, or was grown (%v)", err)
 	}
 	want, err := json.MarshalIndent(dsseBundle{
 		MediaType: BundleMediaType,

@@ -29,7 +29,6 @@ import (
 	"github.com/svc-gov/svc/pkg/core/tlog"
 	"github.com/svc-gov/svc/pkg/core/trustroot"
 	"github.com/svc-gov/svc/pkg/core/verify"
-	"github.com/svc-gov/svc/pkg/core/vpec"
 )
 
 // Media types of the documents this package writes.
@@ -150,14 +149,6 @@ type hashOutput struct {
 	Digest    []byte `json:"digest"`
 }
 
-// sealFields are the VPEC members the bundle is built from.
-type sealFields struct {
-	VPECID           string `json:"vpec_id"`
-	SigningKeyID     string `json:"signing_key_id"`
-	Signature        string `json:"signature"`
-	TimestampRFC3161 string `json:"timestamp_rfc3161"`
-}
-
 // ExportBundle maps a VPEC document onto a Sigstore bundle v0.3 and its
 // artifact. The VPEC must pass the verifier's schema check; its signature
 // and timestamp are carried over as they are, not checked: a VPEC whose
@@ -201,9 +192,12 @@ func ExportWithReceipt(doc, receipt []byte, trust *signing.Bundle) (*Export, err
 	return ex, nil
 }
 
-// mapVPEC maps a VPEC onto a bundle without log entries.
+// mapVPEC maps a VPEC onto a bundle without log entries. The schema
+// check's one read of doc gives everything: the signed bytes (the
+// artifact), the decoded signature and token, the key and VPEC ids.
 func mapVPEC(doc []byte) (*bundle, *Export, string, error) {
-	if err := verify.ValidateSchema(doc); err != nil {
+	d, err := verify.ValidateSchema(doc)
+	if err != nil {
 		msg := err.Error()
 		var ve *verify.VerificationError
 		if errors.As(err, &ve) && ve.Check != nil {
@@ -211,33 +205,16 @@ func mapVPEC(doc []byte) (*bundle, *Export, string, error) {
 		}
 		return nil, nil, "", fmt.Errorf("export: %w: %s", ErrNotVPEC, msg)
 	}
-	var f sealFields
-	// The schema check passed: the document is strict I-JSON with unique
-	// member names, so the standard decoder reads these members exactly.
-	if err := json.Unmarshal(doc, &f); err != nil {
-		return nil, nil, "", fmt.Errorf("export: %w: %v", ErrNotVPEC, err)
-	}
-	artifact, err := vpec.SignedBytes(doc)
-	if err != nil {
-		return nil, nil, "", fmt.Errorf("export: signed bytes: %w: %v", ErrNotVPEC, err)
-	}
-	sig, err := signing.ParseSignature(f.Signature)
-	if err != nil {
-		return nil, nil, "", fmt.Errorf("export: signature: %w: %v", ErrNotVPEC, err)
-	}
-	ts, err := signing.DecodeBase64(f.TimestampRFC3161)
-	if err != nil {
-		return nil, nil, "", fmt.Errorf("export: %w: %v", ErrTimestamp, err)
-	}
-	resp, err := AsTimeStampResp(ts)
+	resp, err := AsTimeStampResp(d.Token)
 	if err != nil {
 		return nil, nil, "", fmt.Errorf("export: %w", err)
 	}
-	digest := sha256.Sum256(artifact)
+	digest := sha256.Sum256(d.Signed)
+	keyID := d.VPEC.SigningKeyID
 	b := &bundle{
 		MediaType: BundleMediaType,
 		VerificationMaterial: verificationMaterial{
-			PublicKey:   publicKeyIdentifier{Hint: f.SigningKeyID},
+			PublicKey:   publicKeyIdentifier{Hint: keyID},
 			TlogEntries: []tlogEntry{},
 			TimestampVerificationData: timestampVerificationData{
 				RFC3161Timestamps: []rfc3161SignedTimestamp{{SignedTimestamp: resp}},
@@ -245,10 +222,10 @@ func mapVPEC(doc []byte) (*bundle, *Export, string, error) {
 		},
 		MessageSignature: messageSignature{
 			MessageDigest: hashOutput{Algorithm: "SHA2_256", Digest: digest[:]},
-			Signature:     sig,
+			Signature:     d.Signature,
 		},
 	}
-	return b, &Export{Artifact: artifact, KeyID: f.SigningKeyID}, f.VPECID, nil
+	return b, &Export{Artifact: d.Signed, KeyID: keyID}, d.VPEC.VPECID, nil
 }
 
 // encode sets ex.Bundle to b's JSON.

@@ -153,13 +153,23 @@ func TestVerifyExtraCheck(t *testing.T) {
 // document (the Sigstore export) and hold no trust bundle.
 func TestValidateSchema(t *testing.T) {
 	f := newFixture(t)
-	if err := verify.ValidateSchema(f.issue(t, records(2, vpec.Execution), nil)); err != nil {
+	doc := f.issue(t, records(2, vpec.Execution), nil)
+	d, err := verify.ValidateSchema(doc)
+	if err != nil {
 		t.Fatal(err)
+	}
+	signed, err := vpec.SignedBytes(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(d.Signed, signed) || len(d.VPEC.Records) != 2 || len(d.Signature) != 64 || len(d.Token) == 0 {
+		t.Errorf("ValidateSchema's document: signed bytes as SignedBytes %v, %d records, %d-byte signature, %d-byte token",
+			bytes.Equal(d.Signed, signed), len(d.VPEC.Records), len(d.Signature), len(d.Token))
 	}
 	for doc, want := range map[string]error{"": verify.ErrUnreadable, `{"schema":"x"}`: verify.ErrInvalid} {
 		var ve *verify.VerificationError
-		if err := verify.ValidateSchema([]byte(doc)); !errors.Is(err, want) || !errors.As(err, &ve) || ve.Check.Name != verify.CheckSchema {
-			t.Errorf("ValidateSchema(%q) = %v, want %v", doc, err, want)
+		if d, err := verify.ValidateSchema([]byte(doc)); d != nil || !errors.Is(err, want) || !errors.As(err, &ve) || ve.Check.Name != verify.CheckSchema {
+			t.Errorf("ValidateSchema(%q) = %v, %v, want nil, %v", doc, d, err, want)
 		}
 	}
 }

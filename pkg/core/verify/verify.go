@@ -57,16 +57,17 @@ func Unreadable(cause error, opts Options) (*Report, error) {
 }
 
 // ValidateSchema runs the schema check alone, for callers that need no
-// more than a well-formed v1 VPEC (they hold no trust bundle): nil, or a
-// *VerificationError naming the schema check and matching ErrInvalid,
-// ErrUnsignedOffline (with ErrInvalid) or ErrUnreadable. It proves nothing
-// about who issued the document.
-func ValidateSchema(doc []byte) error {
+// more than a well-formed v1 VPEC (they hold no trust bundle): the
+// document as the check read it (its signed bytes, decoded signature and
+// token), or a *VerificationError naming the schema check and matching
+// ErrInvalid, ErrUnsignedOffline (with ErrInvalid) or ErrUnreadable. It
+// proves nothing about who issued the document.
+func ValidateSchema(doc []byte) (*vpec.Document, error) {
 	r, d := schema(doc)
 	if d != nil {
-		return nil
+		return d, nil
 	}
-	return r.err()
+	return nil, r.err()
 }
 
 // check is one built-in check after the schema check: its name and the
