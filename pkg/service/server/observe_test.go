@@ -264,11 +264,13 @@ func TestMetricsProcess(t *testing.T) {
 	}
 }
 
-// TestMetricsRouteCardinality: 10,000 distinct run ids give one series,
-// labelled with the route pattern; no label carries an id.
+// TestMetricsRouteCardinality: 500 distinct run ids give one series,
+// labelled with the route pattern; no label carries an id (a label that
+// did would give one series an id: 500).
 func TestMetricsRouteCardinality(t *testing.T) {
 	s := svctest.New(t, nil)
-	for i := range 10000 {
+	const ids = 500
+	for i := range ids {
 		call(t, "GET", fmt.Sprintf("%s/api/v1/runs/run_%08d", s.URL, i), s.Key, "")
 	}
 	resp, err := http.Get(s.URL + server.MetricsPath)
@@ -297,10 +299,10 @@ func TestMetricsRouteCardinality(t *testing.T) {
 		}
 	}
 	if series != 1 {
-		t.Errorf("%d series for 10,000 run ids, want 1", series)
+		t.Errorf("%d series for %d run ids, want 1", series, ids)
 	}
-	if n := sample(fams, "svc_http_requests_total", map[string]string{"route": "GET /api/v1/runs/{run_id}"}); n != 10000 {
-		t.Errorf("counted %v requests, want 10000", n)
+	if n := sample(fams, "svc_http_requests_total", map[string]string{"route": "GET /api/v1/runs/{run_id}"}); n != ids {
+		t.Errorf("counted %v requests, want %d", n, ids)
 	}
 }
 
