@@ -42,6 +42,14 @@ const (
 
 // LeafHash returns the RFC 6962 leaf hash SHA-256(0x00 || data).
 func LeafHash(data []byte) Hash {
+	if len(data) <= shortLeaf {
+		// One block on the stack: no digest or copy on the heap for the
+		// short leaves svc hashes (commitment strings, log entries).
+		var buf [1 + shortLeaf]byte
+		buf[0] = leafPrefix
+		copy(buf[1:], data)
+		return sha256.Sum256(buf[:1+len(data)])
+	}
 	h := sha256.New()
 	h.Write([]byte{leafPrefix})
 	h.Write(data)
@@ -49,6 +57,9 @@ func LeafHash(data []byte) Hash {
 	h.Sum(out[:0])
 	return out
 }
+
+// shortLeaf is the longest leaf LeafHash hashes from a stack buffer.
+const shortLeaf = 255
 
 // NodeHash returns the RFC 6962 interior node hash SHA-256(0x01 || l || r).
 func NodeHash(l, r Hash) Hash {

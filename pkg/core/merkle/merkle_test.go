@@ -409,3 +409,15 @@ func FuzzVerifyInclusion(f *testing.F) {
 		}
 	})
 }
+
+// TestLeafHashLengths: LeafHash agrees with transparency-dev's RFC 6962
+// hasher on each side of its stack-buffer length (shortLeaf) and far
+// past it.
+func TestLeafHashLengths(t *testing.T) {
+	for _, n := range []int{0, 1, 31, 32, 33, 55, 56, 63, 64, 71, 119, 120, shortLeaf - 1, shortLeaf, shortLeaf + 1, 1000, 1 << 16} {
+		data := bytes.Repeat([]byte{byte(n)}, n)
+		if got := LeafHash(data); !bytes.Equal(got[:], oracle.HashLeaf(data)) {
+			t.Errorf("LeafHash of %d bytes differs from the oracle's", n)
+		}
+	}
+}

@@ -132,8 +132,10 @@ func missingRange(prev, cur int64) string {
 // hash strings (UTF-8 bytes of "sha256:<hex>"), in record order, as "sha256:<hex>".
 func MerkleRoot(records []Record) string {
 	leaves := make([]merkle.Hash, len(records))
+	var buf []byte // one copy buffer for the leaves, not one each
 	for i := range records {
-		leaves[i] = merkle.LeafHash([]byte(records[i].CommitmentHash))
+		buf = append(buf[:0], records[i].CommitmentHash...)
+		leaves[i] = merkle.LeafHash(buf)
 	}
 	return commitment.OfSHA256(merkle.RootFromLeafHashes(leaves)).String()
 }
