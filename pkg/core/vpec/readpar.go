@@ -3,6 +3,7 @@ package vpec
 import (
 	"fmt"
 	"runtime"
+	"strconv"
 	"sync"
 
 	"github.com/svc-gov/svc/pkg/core/canonical"
@@ -228,7 +229,7 @@ replay:
 // checkEvidenceEncoding), found reading only that record.
 func recordRules(r *Record, i int, dst []string) []string {
 	bad := func(format string, a ...any) { dst = append(dst, fmt.Sprintf(format, a...)) }
-	f := fmt.Sprintf("records[%d]", i)
+	f := "records[" + strconv.Itoa(i) + "]" // per record: not through fmt
 	checkRecord(r, f, bad)
 	checkEvidenceEncoding(r, f, bad)
 	return dst
