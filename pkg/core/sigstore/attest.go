@@ -115,7 +115,7 @@ func SealAttestation(ctx context.Context, doc []byte, signer *signing.Signer, ts
 	if ex.KeyID != signer.KeyID() {
 		return nil, fmt.Errorf("attest: %w: the VPEC is signed by key %s, the signer is %s", ErrUnknownKey, ex.KeyID, signer.KeyID())
 	}
-	seal := &AttestationSeal{VPECID: vpecID, KeyID: signer.KeyID(), SubjectDigest: sha256.Sum256(ex.Artifact)}
+	seal := &AttestationSeal{VPECID: vpecID, KeyID: signer.KeyID(), SubjectDigest: ex.digest}
 	ex = nil
 	pae, err := statementPAE(doc, seal)
 	if err != nil {

@@ -78,6 +78,8 @@ type Export struct {
 	Artifact []byte
 	// KeyID is the VPEC's signing_key_id, the bundle's public key hint.
 	KeyID string
+
+	digest [sha256.Size]byte // SHA-256 of Artifact, computed once
 }
 
 // The Sigstore bundle v0.3 in its protobuf JSON form, reduced to the
@@ -181,7 +183,7 @@ func ExportWithReceipt(doc, receipt []byte, trust *signing.Bundle) (*Export, err
 	if err != nil {
 		return nil, err
 	}
-	entry, err := entryOf(receipt, tlog.Subject{VPECID: vpecID, Digest: tlog.Digest(ex.Artifact)}, trust)
+	entry, err := entryOf(receipt, tlog.Subject{VPECID: vpecID, Digest: ex.digest}, trust) // tlog.Digest is SHA-256 of the signed bytes
 	if err != nil {
 		return nil, fmt.Errorf("export: %w", err)
 	}
@@ -225,7 +227,7 @@ func mapVPEC(doc []byte) (*bundle, *Export, string, error) {
 			Signature:     d.Signature,
 		},
 	}
-	return b, &Export{Artifact: d.Signed, KeyID: keyID}, d.VPEC.VPECID, nil
+	return b, &Export{Artifact: d.Signed, KeyID: keyID, digest: digest}, d.VPEC.VPECID, nil
 }
 
 // encode sets ex.Bundle to b's JSON.
