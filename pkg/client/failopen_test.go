@@ -326,39 +326,49 @@ func TestFailOpenHangingService(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.gate.set(hang)
-	bound := func(what string, f func()) {
+	// bound runs a call against the hanging service and checks it sent at
+	// most want requests: the gate never answers, so a call that returned
+	// after one request gave up on it (at its Timeout, or its caller's
+	// deadline), and one that sent none queued at once. The time is only
+	// checked against a hang (ten Timeouts, far above a loaded machine's
+	// scheduling delays, far below a call that waited for no deadline).
+	bound := func(what string, want int64, f func()) {
 		t.Helper()
+		seen := e.gate.seen.Load()
 		start := time.Now()
 		f()
-		if d := time.Since(start); d > timeout+300*time.Millisecond {
+		if d := time.Since(start); d > 10*timeout {
 			t.Fatalf("%s took %s with Timeout %s", what, d, timeout)
 		}
+		if n := e.gate.seen.Load() - seen; n > want {
+			t.Fatalf("%s sent %d requests to the hanging service; want at most %d (it waits one Timeout at most)", what, n, want)
+		}
 	}
-	bound("record", func() {
+	bound("record", 1, func() {
 		res, err := run.Record(ctx, "c", manifest, vpec.ResultPass, []byte("a"))
 		if err != nil || !res.Queued {
 			t.Fatalf("%+v %v", res, err)
 		}
 	})
-	bound("next record", func() {
+	bound("next record", 0, func() {
 		if res, err := run.Record(ctx, "c", manifest, vpec.ResultPass, []byte("b")); err != nil || !res.Queued {
 			t.Fatalf("%+v %v", res, err)
 		}
 	})
-	bound("close", func() {
+	bound("close", 0, func() {
 		if v, err := run.Close(ctx); err != nil || !v.Offline {
 			t.Fatalf("%+v %v", v, err)
 		}
 	})
 	// A fresh pipeline meets the hang at Open.
-	p2 := e.pipeline(func(o *client.Options) { o.Timeout = timeout })
-	bound("open", func() {
+	p2 := e.pipeline(func(o *client.Options) { o.Timeout = timeout; o.RetryInterval = time.Hour })
+	bound("open", 1, func() {
 		r, err := p2.Open(ctx, "")
 		if err != nil || r.ID() == "" {
 			t.Fatal(err)
 		}
 	})
-	bound("record with a caller deadline", func() {
+	bound("record with a caller deadline", 1, func() {
 		c, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
 		if res, err := r3.Record(c, "c", manifest, vpec.ResultPass, []byte("c")); err != nil || !res.Queued {
