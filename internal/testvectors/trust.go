@@ -295,7 +295,7 @@ func (g *gen) generateTrust() error {
 		id := fmt.Sprintf("vpec_00000000-0000-4000-8000-%012d", 7000+i)
 		dg := tlog.Digest([]byte("signed bytes of " + id))
 		if i == index {
-			id, dg = d.VPEC.VPECID, tlog.Digest(d.Signed)
+			id, dg = d.VPEC.VPECID, tlog.DigestParts(d.SignedParts)
 		}
 		if leaves[i], err = leafOf(id, dg); err != nil {
 			return err

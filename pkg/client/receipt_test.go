@@ -50,7 +50,7 @@ func subject(t *testing.T, raw []byte) tlog.Subject {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return tlog.Subject{VPECID: d.VPEC.VPECID, Digest: tlog.Digest(d.Signed)}
+	return tlog.Subject{VPECID: d.VPEC.VPECID, Digest: tlog.DigestParts(d.SignedParts)}
 }
 
 // TestCloseFetchesReceipt: after an online close the client fetches the

@@ -75,18 +75,7 @@ func (b *Bundle) Roots() []*x509.Certificate { return append([]*x509.Certificate
 // Verify checks sig (a "Ed25519:" signature string) over msg with the key
 // named keyID.
 func (b *Bundle) Verify(keyID string, msg []byte, sig string) error {
-	raw, err := ParseSignature(sig)
-	if err != nil {
-		return err
-	}
-	pub, err := b.Key(keyID)
-	if err != nil {
-		return err
-	}
-	if err := Verify(pub, msg, raw); err != nil {
-		return fmt.Errorf("key %s: %w", keyID, err)
-	}
-	return nil
+	return b.VerifyParts(keyID, [][]byte{msg}, sig)
 }
 
 // Marshal encodes the bundle as PEM: keys sorted by id, then roots.

@@ -211,7 +211,8 @@ func mapVPEC(doc []byte) (*bundle, *Export, string, error) {
 	if err != nil {
 		return nil, nil, "", fmt.Errorf("export: %w", err)
 	}
-	digest := sha256.Sum256(d.Signed)
+	signed := d.Signed()
+	digest := sha256.Sum256(signed)
 	keyID := d.VPEC.SigningKeyID
 	b := &bundle{
 		MediaType: BundleMediaType,
@@ -227,7 +228,7 @@ func mapVPEC(doc []byte) (*bundle, *Export, string, error) {
 			Signature:     d.Signature,
 		},
 	}
-	return b, &Export{Artifact: d.Signed, KeyID: keyID, digest: digest}, d.VPEC.VPECID, nil
+	return b, &Export{Artifact: signed, KeyID: keyID, digest: digest}, d.VPEC.VPECID, nil
 }
 
 // encode sets ex.Bundle to b's JSON.

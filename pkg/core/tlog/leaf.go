@@ -81,6 +81,18 @@ type Leaf struct {
 // receipt's subject carry.
 func Digest(signedBytes []byte) [32]byte { return sha256.Sum256(signedBytes) }
 
+// DigestParts is Digest of the signed bytes given in parts, taken in order
+// (vpec.Document.SignedParts).
+func DigestParts(parts [][]byte) [32]byte {
+	h := sha256.New()
+	for _, p := range parts {
+		h.Write(p)
+	}
+	var out [32]byte
+	h.Sum(out[:0])
+	return out
+}
+
 // NewLeaf makes the leaf of e, with its organisation's commitments
 // computed under key, which must be e's organisation's monitoring key.
 func NewLeaf(key OrgKey, e Entry) (Leaf, error) {

@@ -162,9 +162,9 @@ func TestValidateSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(d.Signed, signed) || len(d.VPEC.Records) != 2 || len(d.Signature) != 64 || len(d.Token) == 0 {
+	if !bytes.Equal(d.Signed(), signed) || len(d.VPEC.Records) != 2 || len(d.Signature) != 64 || len(d.Token) == 0 {
 		t.Errorf("ValidateSchema's document: signed bytes as SignedBytes %v, %d records, %d-byte signature, %d-byte token",
-			bytes.Equal(d.Signed, signed), len(d.VPEC.Records), len(d.Signature), len(d.Token))
+			bytes.Equal(d.Signed(), signed), len(d.VPEC.Records), len(d.Signature), len(d.Token))
 	}
 	for doc, want := range map[string]error{"": verify.ErrUnreadable, `{"schema":"x"}`: verify.ErrInvalid} {
 		var ve *verify.VerificationError

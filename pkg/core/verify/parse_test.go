@@ -279,3 +279,67 @@ func TestNullInDetails(t *testing.T) {
 		t.Fatalf("large VPEC: %s", r.Verdict)
 	}
 }
+
+// TestLargeVPECSignedInParts: a large VPEC as the service writes it (one
+// canonical record a line) is read with its records array left
+// in the input, the signature checked over the signed bytes in parts
+// (signing.VerifyParts); a byte changed in any one record, or in the
+// top-level members around the array, fails the signature.
+func TestLargeVPECSignedInParts(t *testing.T) {
+	l, err := testvectors.LargeVPEC(t.TempDir(), 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := vpec.Parse(l.Doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Before the records, each record and a comma after it but the last,
+	// after the records.
+	if want := 2 + 2*1000 - 1; len(d.SignedParts) != want {
+		t.Fatalf("the service's VPEC is read with its signed bytes in %d parts; want %d (records left in the input)", len(d.SignedParts), want)
+	}
+	if r := verifyDoc(t, l.Doc, verify.Options{Trust: l.Trust}); !r.Valid {
+		t.Fatalf("large VPEC: %s", r.Verdict)
+	}
+	// The last hex digit of a record's input commitment: the record stays
+	// well formed and canonical, so only the checks can tell.
+	at := func(from int) int {
+		i := bytes.Index(l.Doc[from:], []byte(`"commitment_hash":"sha256:`))
+		if i < 0 {
+			t.Fatal("no commitment_hash")
+		}
+		return from + i + len(`"commitment_hash":"sha256:`) + 63
+	}
+	first := at(0)
+	last := at(bytes.LastIndex(l.Doc, []byte(`"commitment_hash":"sha256:`)))
+	for name, i := range map[string]int{"first record": first, "a middle record": at(len(l.Doc) / 2), "last record": last} {
+		doc := bytes.Clone(l.Doc)
+		doc[i] = "01"[b2i(doc[i] == '0')]
+		r := verifyDoc(t, doc, verify.Options{Trust: l.Trust})
+		if c := r.Check(verify.CheckSignature); r.Valid || c.Status != verify.Fail || c.Code != "SIGNATURE INVALID" {
+			t.Errorf("%s changed: verdict %s, signature %s %s", name, r.Verdict, c.Status, c.Code)
+		}
+		if c := r.Check(verify.CheckChain); c.Status != verify.Fail {
+			t.Errorf("%s changed: chain %s", name, c.Status)
+		}
+	}
+	// Outside the array: a member before the records and one after them in
+	// canonical order, in the parts Parse wrote.
+	for _, edit := range [][2]string{{`"api_key_id": "pk_live_bench"`, `"api_key_id": "pk_live_bencH"`}, {`"workflow_id": "bench"`, `"workflow_id": "bencH"`}} {
+		doc := bytes.Replace(l.Doc, []byte(edit[0]), []byte(edit[1]), 1)
+		if bytes.Equal(doc, l.Doc) {
+			t.Fatalf("no %s", edit[0])
+		}
+		if r := verifyDoc(t, doc, verify.Options{Trust: l.Trust}); r.Valid || r.Check(verify.CheckSignature).Status != verify.Fail {
+			t.Errorf("%s: verdict %s, signature %s", edit[1], r.Verdict, r.Check(verify.CheckSignature).Status)
+		}
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

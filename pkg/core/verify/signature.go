@@ -29,7 +29,7 @@ func checkSignature(d *vpec.Document, trust *signing.Bundle) Check {
 	if trust == nil {
 		return fail(c, "TRUST ROOT MISSING", "signature not checked: no trust bundle given", true)
 	}
-	if err := trust.Verify(d.VPEC.SigningKeyID, d.Signed, d.VPEC.Signature); err != nil {
+	if err := trust.VerifyParts(d.VPEC.SigningKeyID, d.SignedParts, d.VPEC.Signature); err != nil {
 		if errors.Is(err, signing.ErrUnknownKey) {
 			return fail(c, "UNKNOWN SIGNING KEY", fmt.Sprintf("signature by key %s, which the trust bundle does not hold", d.VPEC.SigningKeyID), false)
 		}
@@ -60,7 +60,7 @@ func checkSignatureRoot(d *vpec.Document, root *trustroot.Root) Check {
 	}
 	b := signing.NewBundle()
 	b.AddKey(pub)
-	if err := b.Verify(id, d.Signed, d.VPEC.Signature); err != nil {
+	if err := b.VerifyParts(id, d.SignedParts, d.VPEC.Signature); err != nil {
 		return fail(c, "SIGNATURE INVALID", fmt.Sprintf("signature invalid: the signed fields were changed after signing or the signature is not by key %s", id), false)
 	}
 	at := time.Time{}

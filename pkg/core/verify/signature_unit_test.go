@@ -18,7 +18,7 @@ func TestCheckSignature(t *testing.T) {
 		{"valid", nil, trust, want{Pass, "", false, "signature valid (Ed25519, key "}},
 		{"no trust bundle", nil, nil, want{Fail, "TRUST ROOT MISSING", true, "no trust bundle given"}},
 		{"a bundle without the key", nil, rootsOnly(t), want{Fail, "UNKNOWN SIGNING KEY", false, "which the trust bundle does not hold"}},
-		{"signed bytes changed", func(d *vpec.Document) { d.Signed = append([]byte{' '}, d.Signed...) }, trust,
+		{"signed bytes changed", func(d *vpec.Document) { d.SignedParts = append([][]byte{{' '}}, d.SignedParts...) }, trust,
 			want{Fail, "SIGNATURE INVALID", false, "changed after signing"}},
 		{"another key id", func(d *vpec.Document) { d.VPEC.SigningKeyID = "0123456789abcdef" }, trust,
 			want{Fail, "UNKNOWN SIGNING KEY", false, "key 0123456789abcdef"}},

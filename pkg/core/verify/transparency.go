@@ -84,7 +84,7 @@ func (s *state) transparency() Check {
 	// The subject's digest hashes the whole signed document: only when
 	// there is a receipt to check it against.
 	subject := func() tlog.Subject {
-		return tlog.Subject{VPECID: s.doc.VPEC.VPECID, Digest: tlog.Digest(s.doc.Signed)}
+		return tlog.Subject{VPECID: s.doc.VPEC.VPECID, Digest: tlog.DigestParts(s.doc.SignedParts)}
 	}
 	return checkTransparency(s.opts, subject, s.genTime)
 }

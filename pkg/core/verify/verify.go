@@ -125,7 +125,7 @@ func run(doc []byte, opts *Options) *Report {
 	if d == nil {
 		return r
 	}
-	s := &state{doc: d, opts: opts, report: r, breaks: vpec.VerifyChain(d.VPEC.RunID, d.VPEC.Records, d.RecordBytes)}
+	s := &state{doc: d, opts: opts, report: r, breaks: vpec.VerifyChainInputs(d.VPEC.RunID, d.VPEC.Records, d.Chain)}
 	results := make([]Check, len(checks))
 	var wg sync.WaitGroup
 	for i, c := range checks {

@@ -22,9 +22,31 @@ func Genesis(runID string) [32]byte {
 // NextChainHash returns the chain hash of a record whose canonical bytes
 // (JCS of the record without chain_hash) are recordJCS, following prev.
 func NextChainHash(prev [32]byte, recordJCS []byte) [32]byte {
+	return ChainInput{Head: recordJCS}.next(prev)
+}
+
+// ChainInput is what a record's chain hash covers (RFC 8785 of the record
+// without chain_hash) as it was read: Head followed by Tail, each a window
+// of the bytes it was read from (a record written in its canonical form is
+// its bytes with the chain_hash member cut out: two windows, no copy).
+type ChainInput struct{ Head, Tail []byte }
+
+// Bytes returns the chain input in one slice: Head itself when Tail is
+// empty, else a new slice.
+func (c ChainInput) Bytes() []byte {
+	if len(c.Tail) == 0 {
+		return c.Head
+	}
+	return append(append(make([]byte, 0, len(c.Head)+len(c.Tail)), c.Head...), c.Tail...)
+}
+
+// next returns the chain hash of the record c is the input of, following
+// prev (NextChainHash without joining the windows).
+func (c ChainInput) next(prev [32]byte) [32]byte {
 	h := sha256.New()
 	h.Write(prev[:])
-	h.Write(recordJCS)
+	h.Write(c.Head)
+	h.Write(c.Tail)
 	var out [32]byte
 	h.Sum(out[:0])
 	return out
@@ -51,10 +73,20 @@ type ChainBreak struct {
 // taken as a new anchor and the skip is reported as a break. It returns every
 // break found; none means the chain is intact end to end.
 func VerifyChain(runID string, records []Record, recordJCS [][]byte) []ChainBreak {
+	in := make([]ChainInput, len(recordJCS))
+	for i, b := range recordJCS {
+		in[i].Head = b
+	}
+	return VerifyChainInputs(runID, records, in)
+}
+
+// VerifyChainInputs is VerifyChain on the chain inputs as Parse read them
+// (Document.Chain).
+func VerifyChainInputs(runID string, records []Record, inputs []ChainInput) []ChainBreak {
 	var breaks []ChainBreak
 	prev := Genesis(runID)
 	var prevSeq int64
-	links := chainLinks(prev, records, recordJCS)
+	links := chainLinks(prev, records, inputs)
 	for i := range records {
 		r := &records[i]
 		got, err := links[i].got, links[i].err
@@ -74,7 +106,7 @@ func VerifyChain(runID string, records []Record, recordJCS [][]byte) []ChainBrea
 			prev, prevSeq = got, r.Sequence
 			continue
 		}
-		want := links[i].want // NextChainHash(prev, recordJCS[i]): prev is the previous record's got
+		want := links[i].want // NextChainHash(prev, inputs[i]): prev is the previous record's got
 		if want != got {
 			breaks = append(breaks, ChainBreak{Sequence: r.Sequence, Reason: fmt.Sprintf("chain_hash is %s, recomputed %s", commitment.Short(r.ChainHash), commitment.Short(commitment.OfSHA256(want).String()))})
 		}
@@ -93,7 +125,7 @@ type chainLink struct {
 
 // chainLinks computes every record's link; each depends on its record and
 // the one before only, so a long chain is hashed on several goroutines.
-func chainLinks(genesis [32]byte, records []Record, recordJCS [][]byte) []chainLink {
+func chainLinks(genesis [32]byte, records []Record, inputs []ChainInput) []chainLink {
 	links := make([]chainLink, len(records))
 	span := func(from, to int) {
 		for i := from; i < to; i++ {
@@ -106,8 +138,8 @@ func chainLinks(genesis [32]byte, records []Record, recordJCS [][]byte) []chainL
 			if i > 0 {
 				prev = links[i-1].got // zero when it did not parse
 			}
-			if i < len(recordJCS) {
-				links[i].want = NextChainHash(prev, recordJCS[i])
+			if i < len(inputs) {
+				links[i].want = inputs[i].next(prev)
 			}
 		}
 	}

@@ -52,6 +52,36 @@ func TestVerifyChainBreaks(t *testing.T) {
 	}
 }
 
+// TestVerifyChainInputs: a chain input in two windows (Head then Tail) is
+// hashed as the two joined, wherever the cut falls; Bytes joins them.
+func TestVerifyChainInputs(t *testing.T) {
+	run := "run_x"
+	recs := records(3, vpec.Execution)
+	issue.Chain(vpec.Genesis(run), recs)
+	jcs, _ := issue.RecordsJCS(recs)
+	for cut := 0; cut <= len(jcs[1]); cut++ {
+		in := make([]vpec.ChainInput, len(jcs))
+		for i, b := range jcs {
+			in[i].Head = b
+		}
+		in[1] = vpec.ChainInput{Head: jcs[1][:cut:cut], Tail: jcs[1][cut:]}
+		if got := in[1].Bytes(); string(got) != string(jcs[1]) {
+			t.Fatalf("cut at %d: Bytes = %q", cut, got)
+		}
+		if b := vpec.VerifyChainInputs(run, recs, in); len(b) != 0 {
+			t.Fatalf("cut at %d: intact chain reports %v", cut, b)
+		}
+		if len(in[1].Tail) > 0 {
+			in[1].Tail = in[1].Tail[1:] // a byte short
+		} else {
+			in[1].Head = in[1].Head[1:]
+		}
+		if b := vpec.VerifyChainInputs(run, recs, in); len(b) != 1 || b[0].Sequence != 2 {
+			t.Fatalf("cut at %d, a byte short: %+v", cut, b)
+		}
+	}
+}
+
 // TestRecordIDLengths: Record.Validate applies the prefixed-id rule
 // (names.ValidPrefixedID) to record_id: 128 bytes in all, prefix
 // included; what the server refuses with 400, field record_id.

@@ -116,10 +116,10 @@ func fastField(name []byte) int {
 var checkSessionMembers = [3]string{"check_close_tst", "check_open_tst", "session_id"}
 
 // fastRecord reads record raw as readRecord's tree path would when it is
-// in the subset above: it sets rec, o.enc and o.chain (appended to
-// b.chain) and reports true. Otherwise it reports false having set
+// in the subset above: it sets rec, o.enc and o.chain (windows of raw)
+// and reports true. Otherwise it reports false having set
 // nothing, and the tree path reads the record.
-func fastRecord(raw []byte, b *recordBufs, o *recordOutcome, rec *Record) bool {
+func fastRecord(raw []byte, o *recordOutcome, rec *Record) bool {
 	var spans [fCount][2]int32
 	var session [len(checkSessionMembers)][2]int32
 	var seen uint32
@@ -209,18 +209,10 @@ func fastRecord(raw []byte, b *recordBufs, o *recordOutcome, rec *Record) bool {
 		w := func(i int) string { return s[session[i][0]:session[i][1]] }
 		rec.CheckSession = &CheckSession{CheckCloseTST: w(0), CheckOpenTST: w(1), SessionID: w(2)}
 	}
-	o.enc = raw
+	o.enc, o.written = raw, true
 	// The chain input: raw without the chain_hash member and one comma
-	// beside it (appendWithout's cut).
-	switch {
-	case raw[chainFrom-1] == ',':
-		chainFrom--
-	case raw[chainTo] == ',':
-		chainTo++
-	}
-	start := len(b.chain)
-	b.chain = append(append(b.chain, raw[:chainFrom]...), raw[chainTo:]...)
-	o.chain = b.chain[start:len(b.chain):len(b.chain)]
+	// beside it.
+	o.chain = cut(raw, chainFrom, chainTo)
 	return true
 }
 

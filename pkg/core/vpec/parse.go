@@ -1,6 +1,7 @@
 package vpec
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"regexp"
@@ -14,17 +15,23 @@ import (
 
 // Document is a VPEC as Parse read it: the decoded VPEC and the bytes its
 // signature and chain cover, taken from the input as given (never from a
-// re-encoding of the decoded value).
+// re-encoding of the decoded value). It shares the input's bytes: the
+// input must not change while the Document is used.
 type Document struct {
 	// VPEC is the decoded document. A record's Details holds only the
 	// members the decomposition links name (read.go): the verifier needs
 	// no more, and decoded details cost up to 20 times their size.
 	VPEC VPEC
-	// Signed is the bytes the signature covers (SignedBytes).
-	Signed []byte
-	// RecordBytes holds each record's chain input: RFC 8785 of the record
-	// without chain_hash (RecordBytes of the record as given).
-	RecordBytes [][]byte
+	// SignedParts is the bytes the signature covers (SignedBytes) in
+	// parts, to be taken in order: bytes Parse wrote and, in a large VPEC
+	// whose records are each written in canonical form (as the service
+	// writes them), the records as windows of the input (copied, they
+	// would double the memory the signed bytes take). Signed joins them.
+	SignedParts [][]byte
+	// Chain holds each record's chain input: RFC 8785 of the record
+	// without chain_hash (RecordBytes of the record as given), in windows
+	// of the input where the record is written in that form.
+	Chain []ChainInput
 	// Signature and Token are the decoded signature and RFC 3161 token;
 	// nil in an unsigned offline VPEC.
 	Signature, Token []byte
@@ -38,6 +45,15 @@ type Document struct {
 	// rules holds each record's own problems when the goroutines that
 	// read the records found them (recordProblems).
 	rules [][]string
+}
+
+// Signed returns the bytes the signature covers in one slice: the one
+// part, or the parts joined (a new slice on each call).
+func (d *Document) Signed() []byte {
+	if len(d.SignedParts) == 1 {
+		return d.SignedParts[0]
+	}
+	return bytes.Join(d.SignedParts, nil)
 }
 
 // inputOK waits for the input check, if it runs apart, and reports

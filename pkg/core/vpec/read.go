@@ -48,7 +48,7 @@ func (p *Document) read(doc []byte, bad func(string, ...any)) bool {
 	}
 	var errs []string
 	if err := p.readParts(doc, &s, &errs); err != nil {
-		p.VPEC, p.Signed, p.RecordBytes = VPEC{}, nil, nil
+		p.VPEC, p.SignedParts, p.Chain = VPEC{}, nil, nil
 		if err == errWhole {
 			return p.readWhole(doc, bad)
 		}
@@ -162,8 +162,9 @@ func (p *Document) readParts(doc []byte, s *shapeScanner, errs *[]string) error 
 	recs := &s.arrays[0]
 	n := len(recs.elems) / 2
 	records := make([]Record, n)
-	p.RecordBytes = make([][]byte, n)
-	var chainBuf []byte // the one-goroutine loop's chain inputs (the workers have their own)
+	p.Chain = make([]ChainInput, n)
+	var chainBuf []byte // the one-goroutine loop's chain inputs of records not written canonically
+	split := -1         // where the records as written go in the signed bytes
 	replace := map[string]func([]byte) []byte{
 		"records": func(dst []byte) []byte {
 			if w, chunk := p.readWorkers(n); w > 1 {
@@ -171,23 +172,27 @@ func (p *Document) readParts(doc []byte, s *shapeScanner, errs *[]string) error 
 					return append(dst, "[]"...) // what each writes when it reads none
 				}
 				var err error
+				var asWritten bool
 				p.rules = make([][]string, n)
-				dst, err = readRecordsParallel(doc, recs, w, chunk, dst, records, p.RecordBytes, p.rules, errs)
+				dst, asWritten, err = readRecordsParallel(doc, recs, w, chunk, dst, records, p.Chain, p.rules, errs)
 				if err != nil {
 					perr = err
 				}
+				if asWritten {
+					split = len(dst)
+					dst = append(dst, ']')
+				}
 				return dst
 			}
-			chainBuf = make([]byte, 0, recs.end-recs.start)
 			return each(dst, recs, func(i int, v *canonical.Value, raw []byte, written bool) {
 				if len(*errs) == 0 {
-					start := len(chainBuf)
 					if written {
-						chainBuf = appendWithout(chainBuf, v, raw, "chain_hash")
+						p.Chain[i] = without(v, raw, "chain_hash")
 					} else {
+						start := len(chainBuf)
 						chainBuf = v.AppendCanonical(chainBuf, "chain_hash")
+						p.Chain[i].Head = chainBuf[start:len(chainBuf):len(chainBuf)]
 					}
-					p.RecordBytes[i] = chainBuf[start:len(chainBuf):len(chainBuf)]
 				}
 				if err := document.DecodeWith(v, &records[i], document.Options{Path: "records", Indexed: true, Index: i, SkipFreeMaps: true, CanonicalNumbers: true}); err != nil {
 					addErrors(errs, err)
@@ -207,9 +212,14 @@ func (p *Document) readParts(doc []byte, s *shapeScanner, errs *[]string) error 
 			})
 		}
 	}
-	p.Signed = top.AppendCanonicalReplacing(make([]byte, 0, len(doc)), replace, unsignedFields...)
+	signed := top.AppendCanonicalReplacing(make([]byte, 0, len(doc)), replace, unsignedFields...)
 	if perr != nil {
 		return perr
+	}
+	if split >= 0 {
+		p.SignedParts = append(recordParts([][]byte{signed[:split:split]}, doc, recs), signed[split:])
+	} else {
+		p.SignedParts = [][]byte{signed}
 	}
 	p.VPEC.Records = records
 	if gaps != nil {
@@ -283,24 +293,31 @@ func checkDetailsWritten(rec *canonical.Value, i int, errs *[]string) {
 	}
 }
 
-// appendWithout appends to dst the canonical form of the object v without
-// its member name, when raw, v's input, is already v's canonical form: raw
-// with that member and one comma beside it cut out. The member's name is
-// written plainly in canonical form ("chain_hash" needs no escape).
-func appendWithout(dst []byte, v *canonical.Value, raw []byte, name string) []byte {
+// without returns the canonical form of the object v without its member
+// name, when raw, v's input, is already v's canonical form: raw with that
+// member and one comma beside it cut out, as two windows of raw. The
+// member's name is written plainly in canonical form ("chain_hash" needs
+// no escape).
+func without(v *canonical.Value, raw []byte, name string) ChainInput {
 	m := v.Get(name)
 	if m == nil {
-		return append(dst, raw...)
+		return ChainInput{Head: raw}
 	}
 	start := m.Offset() - len(name) - 3 // `"name":`
 	end, _ := m.WrittenCanonically()
+	return cut(raw, start, end)
+}
+
+// cut is raw without raw[start:end] (a member, name to value) and one comma
+// beside it, as two windows of raw.
+func cut(raw []byte, start, end int) ChainInput {
 	switch {
 	case raw[start-1] == ',': // a member before it: cut the comma before
 		start--
 	case raw[end] == ',': // the first member: cut the comma after
 		end++
 	}
-	return append(append(dst, raw[:start]...), raw[end:]...)
+	return ChainInput{Head: raw[:start:start], Tail: raw[end:]}
 }
 
 // encode computes the signed bytes and each record's chain input from the
@@ -312,16 +329,16 @@ func (p *Document) encode(tree *canonical.Value) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		p.Signed = tree.AppendCanonical(make([]byte, 0, len(p.raw)), unsignedFields...)
+		p.SignedParts = [][]byte{tree.AppendCanonical(make([]byte, 0, len(p.raw)), unsignedFields...)}
 	}()
 	if recs := tree.Get("records"); recs != nil && recs.Kind() == canonical.KindArray {
 		// One buffer for every record; each record's bytes are a window of it.
 		buf := make([]byte, 0, len(p.raw))
-		p.RecordBytes = make([][]byte, recs.Len())
+		p.Chain = make([]ChainInput, recs.Len())
 		for i, rec := range recs.Elements() {
 			start := len(buf)
 			buf = rec.AppendCanonical(buf, "chain_hash")
-			p.RecordBytes[i] = buf[start:len(buf):len(buf)]
+			p.Chain[i].Head = buf[start:len(buf):len(buf)]
 		}
 	}
 	<-done

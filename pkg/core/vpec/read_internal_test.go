@@ -115,10 +115,10 @@ func FuzzRead(f *testing.F) {
 		if !partsOK {
 			return
 		}
-		if !bytes.Equal(parts.Signed, whole.Signed) {
-			t.Fatalf("signed bytes differ:\n%s\n%s", parts.Signed, whole.Signed)
+		if !bytes.Equal(parts.Signed(), whole.Signed()) {
+			t.Fatalf("signed bytes differ:\n%s\n%s", parts.Signed(), whole.Signed())
 		}
-		if !reflect.DeepEqual(parts.RecordBytes, whole.RecordBytes) {
+		if !reflect.DeepEqual(joined(parts.Chain), joined(whole.Chain)) {
 			t.Fatalf("chain input differs")
 		}
 		if !reflect.DeepEqual(parts.VPEC, whole.VPEC) {
@@ -171,7 +171,7 @@ func TestReadMemory(t *testing.T) {
 			var errs []string
 			p.read(doc, func(f string, a ...any) { errs = append(errs, fmt.Sprintf(f, a...)) })
 			runtime.ReadMemStats(&after)
-			if len(p.RecordBytes) < 10 || len(p.Signed) == 0 {
+			if len(p.Chain) < 10 || len(p.Signed()) == 0 {
 				t.Fatalf("not read: %v", errs)
 			}
 			if n := after.TotalAlloc - before.TotalAlloc; n > 8*uint64(len(doc)) {

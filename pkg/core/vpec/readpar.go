@@ -60,12 +60,13 @@ type readPar struct{ workers, chunk int }
 
 // recordOutcome is what reading one record gave, before any error cap.
 type recordOutcome struct {
-	parseErr  error    // the record did not parse (its offset in doc)
-	checkErrs []string // from the details and disclosure checks, each capped alone
-	enc       []byte   // its canonical form (its bytes as written, or encoded)
-	chain     []byte   // what its chain hash covers
-	decodeErr error    // from decoding it into its Record
-	rules     []string // its own v1 rules' problems (recordRules), when it read without one
+	parseErr  error      // the record did not parse (its offset in doc)
+	checkErrs []string   // from the details and disclosure checks, each capped alone
+	enc       []byte     // its canonical form (its bytes as written, or encoded)
+	written   bool       // enc is its bytes as written
+	chain     ChainInput // what its chain hash covers
+	decodeErr error      // from decoding it into its Record
+	rules     []string   // its own v1 rules' problems (recordRules), when it read without one
 }
 
 // recordChunk is records [from, from+len(out)) and what reading them gave.
@@ -77,13 +78,18 @@ type recordChunk struct {
 
 // recordBufs are a worker's buffers: scratch for the details check, enc
 // for the canonical forms of records not written in it (dropped once
-// replayed), chain for the chain inputs (kept: Document.RecordBytes).
-type recordBufs struct{ scratch, enc, chain []byte }
+// replayed), chain for their chain inputs (kept: Document.Chain). A record
+// written in its canonical form needs neither: its canonical form and
+// chain input are windows of the input.
+type recordBufs struct {
+	scratch, enc, chain []byte
+	size                int // the chunk's records' bytes
+}
 
 // readRecord reads record i (raw, at offset at in doc) as readParts'
 // loop does, into o and rec, collecting its problems uncapped.
 func readRecord(ps *canonical.Parser, doc, raw []byte, at, i int, b *recordBufs, o *recordOutcome, rec *Record) {
-	if !fastRecord(raw, b, o, rec) {
+	if !fastRecord(raw, o, rec) {
 		readRecordTree(ps, doc, raw, at, i, b, o, rec)
 	}
 }
@@ -104,29 +110,38 @@ func readRecordTree(ps *canonical.Parser, doc, raw []byte, at, i int, b *recordB
 		b.scratch = checkDetails(v, i, b.scratch, &o.checkErrs)
 		checkDisclosureNumbers(v, i, &o.checkErrs)
 	}
-	start := len(b.chain)
 	if written {
-		o.enc = raw
-		b.chain = appendWithout(b.chain, v, raw, "chain_hash")
+		o.enc, o.written = raw, true
+		o.chain = without(v, raw, "chain_hash")
 	} else {
 		if b.enc == nil {
-			b.enc = make([]byte, 0, cap(b.chain))
+			// Sized once for the chunk: the canonical forms are at most
+			// its records' bytes (numbers and escapes only shrink,
+			// whitespace goes), and so are the chain inputs.
+			b.enc = make([]byte, 0, b.size)
+			b.chain = make([]byte, 0, b.size)
 		}
 		e := len(b.enc)
 		b.enc = v.AppendCanonical(b.enc)
 		o.enc = b.enc[e:len(b.enc):len(b.enc)]
+		start := len(b.chain)
 		b.chain = v.AppendCanonical(b.chain, "chain_hash")
+		o.chain.Head = b.chain[start:len(b.chain):len(b.chain)]
 	}
-	o.chain = b.chain[start:len(b.chain):len(b.chain)]
 	o.decodeErr = document.DecodeWith(v, rec, document.Options{Path: "records", Indexed: true, Index: i, SkipFreeMaps: true, CanonicalNumbers: true})
 	rec.Details = linkDetails(v)
 }
 
 // readRecordsParallel is readParts' loop over the records (recs, of doc)
-// on workers goroutines, chunk records at a time. It appends the records array's canonical form to
-// dst, sets records and recordBytes, adds problems to errs as the loop
-// would, and returns dst and the parse error that stopped it, if any.
-func readRecordsParallel(doc []byte, recs *arrayPart, workers, chunk int, dst []byte, records []Record, recordBytes [][]byte, rules [][]string, errs *[]string) ([]byte, error) {
+// on workers goroutines, chunk records at a time. It appends the records
+// array's canonical form to dst, sets records and inputs, adds problems to
+// errs as the loop would, and returns dst and the parse error that stopped
+// it, if any.
+//
+// When every record is written in its canonical form (as the service
+// writes them), it appends only the array's '[' and reports asWritten:
+// the records are then their bytes in doc (recordParts), not copied.
+func readRecordsParallel(doc []byte, recs *arrayPart, workers, chunk int, dst []byte, records []Record, inputs []ChainInput, rules [][]string, errs *[]string) (_ []byte, asWritten bool, _ error) {
 	n := len(recs.elems) / 2
 	var chunks []*recordChunk
 	for from := 0; from < n; from += chunk {
@@ -156,13 +171,8 @@ func readRecordsParallel(doc []byte, recs *arrayPart, workers, chunk int, dst []
 			ps := canonical.Parser{MaxDepth: document.MaxDepth - 2} // elements are at depth 3
 			var scratch []byte
 			for c := range work {
-				// Sized once for the chunk: the chain inputs are at most
-				// its records' bytes, and so are the canonical forms of
-				// records not written in it (numbers and escapes only
-				// shrink, whitespace goes).
 				last := c.from + len(c.out) - 1
-				size := int(recs.elems[2*last+1] - recs.elems[2*c.from])
-				b := recordBufs{scratch: scratch, chain: make([]byte, 0, size)}
+				b := recordBufs{scratch: scratch, size: int(recs.elems[2*last+1] - recs.elems[2*c.from])}
 				for k := range c.out {
 					i := c.from + k
 					at := int(recs.elems[2*i])
@@ -181,10 +191,23 @@ func readRecordsParallel(doc []byte, recs *arrayPart, workers, chunk int, dst []
 			}
 		})
 	}
-	// The replay: readParts' loop, on the outcomes.
+	// The replay: readParts' loop, on the outcomes. While every record so
+	// far is its bytes as written, none is appended; the first that is not
+	// appends the ones before it, and the loop goes on as it would have.
 	dst = append(dst, '[')
+	asWritten = true
 	var perr error
 	stopped := n
+	kept := 0 // records appended (or left as written)
+	// upTo appends records [0, k) as written.
+	upTo := func(k int) {
+		for j := range k {
+			if j > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, doc[recs.elems[2*j]:recs.elems[2*j+1]]...)
+		}
+	}
 replay:
 	for _, c := range chunks {
 		<-c.done
@@ -204,11 +227,18 @@ replay:
 				}
 			}
 			if len(*errs) == 0 {
-				if i > 0 {
-					dst = append(dst, ',')
+				if asWritten && !o.written {
+					asWritten = false
+					upTo(i)
 				}
-				dst = append(dst, o.enc...)
-				recordBytes[i] = o.chain
+				kept++
+				if !asWritten {
+					if i > 0 {
+						dst = append(dst, ',')
+					}
+					dst = append(dst, o.enc...)
+				}
+				inputs[i] = o.chain
 				rules[i] = o.rules
 			}
 			if o.decodeErr != nil {
@@ -222,7 +252,45 @@ replay:
 	wg.Wait()
 	// Records after the stopping point stay as the loop leaves them.
 	clear(records[stopped:])
-	return append(dst, ']'), perr
+	if asWritten && kept < n {
+		// The loop stopped early or found problems: the signed bytes are
+		// not used (the signature is not checked), but dst holds what the
+		// loop would have written.
+		asWritten = false
+		upTo(kept)
+	}
+	if asWritten {
+		return dst, true, perr
+	}
+	return append(dst, ']'), false, perr
+}
+
+// comma is the separator between records in the signed bytes' parts.
+var comma = []byte{','}
+
+// recordParts appends to parts the records of a (of doc), each written in
+// its canonical form, joined by commas: the canonical form of the array
+// between its brackets, as windows of doc. Where the array is written
+// compactly (single commas between records) that is one window.
+func recordParts(parts [][]byte, doc []byte, a *arrayPart) [][]byte {
+	n := len(a.elems) / 2
+	if n == 0 {
+		return parts
+	}
+	compact := true
+	for i := 1; i < n && compact; i++ {
+		compact = a.elems[2*i] == a.elems[2*i-1]+1
+	}
+	if compact {
+		return append(parts, doc[a.elems[0]:a.elems[2*n-1]:a.elems[2*n-1]])
+	}
+	for i := range n {
+		if i > 0 {
+			parts = append(parts, comma)
+		}
+		parts = append(parts, doc[a.elems[2*i]:a.elems[2*i+1]:a.elems[2*i+1]])
+	}
+	return parts
 }
 
 // recordRules appends to dst record i's own problems (checkRecord,

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/svc-gov/svc/pkg/core/canonical"
 )
@@ -39,9 +40,9 @@ func sameRead(t *testing.T, doc []byte) {
 		switch {
 		case ok != wantOK || !reflect.DeepEqual(errs, wantErrs):
 			t.Fatalf("%+v: ok=%v %q; one goroutine: ok=%v %q", par, ok, errs, wantOK, wantErrs)
-		case !bytes.Equal(got.Signed, want.Signed):
+		case !bytes.Equal(got.Signed(), want.Signed()):
 			t.Fatalf("%+v: signed bytes differ", par)
-		case !reflect.DeepEqual(got.RecordBytes, want.RecordBytes):
+		case !reflect.DeepEqual(joined(got.Chain), joined(want.Chain)):
 			t.Fatalf("%+v: chain inputs differ", par)
 		case !reflect.DeepEqual(got.VPEC, want.VPEC):
 			t.Fatalf("%+v: decoded VPEC differs:\n%+v\n%+v", par, got.VPEC, want.VPEC)
@@ -129,8 +130,114 @@ func TestReadPartsParallelSame(t *testing.T) {
 		"canonical records":                   manyRecords(t, 300, flat(nil)),
 		"canonical records, problems in some": manyRecords(t, 300, flat(map[int]string{4: `"sequence":0,`, 140: `"sequence":1.5,`, 141: `"sequence": 2,`, 299: `"sequence":"x",`})),
 		"canonical records, duplicate member": manyRecords(t, 300, flat(map[int]string{200: `"sequence":1,"sequence":1,`})),
+		// A compact array of canonical records: its bytes are the signed
+		// bytes' records (a window); a record not in canonical form, a
+		// problem or a parse error anywhere ends the window.
+		"compact array":                       flatDoc(t, 300, true, flat(nil)),
+		"compact array, first not canonical":  flatDoc(t, 300, true, pretty(0)),
+		"compact array, one not canonical":    flatDoc(t, 300, true, pretty(150)),
+		"compact array, last not canonical":   flatDoc(t, 300, true, pretty(299)),
+		"compact array, problems in some":     flatDoc(t, 300, true, flat(map[int]string{4: `"sequence":0,`, 299: `"sequence":"x",`})),
+		"compact array, decode problem last":  flatDoc(t, 300, true, flat(map[int]string{299: `"sequence":1.5,`})),
+		"compact array, duplicate member":     flatDoc(t, 300, true, flat(map[int]string{200: `"sequence":1,"sequence":1,`})),
+		"compact array, problem in the first": flatDoc(t, 300, true, flat(map[int]string{0: `"sequence":-1,`})),
+		"array with a space before its end":   flatDoc(t, 300, false, flat(nil)),
+		// Written in canonical form, but with a problem the reader finds
+		// (not a rule found after): the window ends there.
+		"compact array, details too large": flatDoc(t, 300, true, func(k int, r []byte) []byte {
+			if k != 200 {
+				return flat(nil)(k, r)
+			}
+			m := baseRecord(nil)
+			m["sequence"], m["record_id"] = k+1, fmt.Sprintf("rec_00000000-0000-4000-8000-%012d", k+1)
+			m["details"] = map[string]any{"s": strings.Repeat("x", MaxDetailsBytes)}
+			return canonicalOf(t, m)
+		}),
 	} {
 		t.Run(name, func(t *testing.T) { sameRead(t, doc) })
+	}
+}
+
+// flatDoc returns the witnessed vector with its records array replaced by
+// n records, record k given by edit(k) (flat or pretty); compact, the
+// array has no space inside, else a newline before its ']'.
+func flatDoc(t testing.TB, n int, compact bool, edit func(int, []byte) []byte) []byte {
+	t.Helper()
+	witnessed, err := os.ReadFile("../../../testdata/vectors/vpec/valid/witnessed.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := bytes.Index(witnessed, []byte(`"records": [`)) + len(`"records": [`)
+	j := bytes.Index(witnessed, []byte("\n  ],\n  \"signing_key_id\""))
+	if i < len(`"records": [`) || j < i {
+		t.Fatal("no records array in the witnessed vector")
+	}
+	var b bytes.Buffer
+	b.Write(witnessed[:i])
+	for k := range n {
+		if k > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(edit(k, nil))
+	}
+	if !compact {
+		b.WriteString("\n  ")
+	}
+	b.Write(witnessed[j+len("\n  "):])
+	return b.Bytes()
+}
+
+// pretty is flat(nil) with record k written with a space after each colon
+// (not its canonical form).
+func pretty(k int) func(int, []byte) []byte {
+	return func(i int, r []byte) []byte {
+		raw := flat(nil)(i, r)
+		if i == k {
+			raw = bytes.ReplaceAll(raw, []byte(`":`), []byte(`": `))
+		}
+		return raw
+	}
+}
+
+// TestSignedPartsWindow: a large VPEC whose records are each written in
+// canonical form gives its signed bytes with the records as windows of the
+// input (one window for a compact array, else one per record with commas
+// between), not copies; any other gives them in one part. Either way
+// they are the document's SignedBytes.
+func TestSignedPartsWindow(t *testing.T) {
+	for name, tc := range map[string]struct {
+		doc   []byte
+		parts int
+	}{
+		"compact canonical":            {flatDoc(t, 300, true, flat(nil)), 3},
+		"compact, one not canonical":   {flatDoc(t, 300, true, pretty(150)), 1},
+		"space before the end":         {flatDoc(t, 300, false, flat(nil)), 3},
+		"one per line":                 {bytes.ReplaceAll(flatDoc(t, 300, true, flat(nil)), []byte("},{\"chain_hash"), []byte("},\n    {\"chain_hash")), 2 + 2*300 - 1},
+		"one per line, one not":        {bytes.ReplaceAll(flatDoc(t, 300, true, pretty(7)), []byte("},{\"chain_hash"), []byte("},\n    {\"chain_hash")), 1},
+		"compact, too few to share":    {flatDoc(t, parMinimum-1, true, flat(nil)), 1},
+		"compact, exactly the minimum": {flatDoc(t, parMinimum, true, flat(nil)), 3},
+	} {
+		t.Run(name, func(t *testing.T) {
+			d, err := Parse(tc.doc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(d.SignedParts) != tc.parts {
+				t.Fatalf("%d parts; want %d", len(d.SignedParts), tc.parts)
+			}
+			for i, p := range d.SignedParts {
+				if i > 0 && i < len(d.SignedParts)-1 && !inside(p, tc.doc) && !bytes.Equal(p, []byte(",")) {
+					t.Fatalf("part %d of the records, %.40q, is not a window of the input", i, p)
+				}
+			}
+			want, err := SignedBytes(tc.doc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(d.Signed(), want) {
+				t.Fatalf("signed bytes differ from SignedBytes")
+			}
+		})
 	}
 }
 
@@ -173,4 +280,23 @@ func FuzzReadParallel(f *testing.F) {
 		}
 		sameRead(t, doc)
 	})
+}
+
+// joined is each chain input in one slice.
+func joined(in []ChainInput) [][]byte {
+	out := make([][]byte, len(in))
+	for i, c := range in {
+		out[i] = c.Bytes()
+	}
+	return out
+}
+
+// inside reports whether w is a window of b (or empty).
+func inside(w, b []byte) bool {
+	if len(w) == 0 {
+		return true
+	}
+	start := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	at := uintptr(unsafe.Pointer(unsafe.SliceData(w)))
+	return at >= start && at+uintptr(len(w)) <= start+uintptr(len(b))
 }

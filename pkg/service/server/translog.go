@@ -119,7 +119,7 @@ func storedLeaf(body []byte) (tlog.Entry, error) {
 	if err != nil {
 		return tlog.Entry{}, fmt.Errorf("stored VPEC: %w", err)
 	}
-	return sealedLeaf(&d.VPEC, tlog.Digest(d.Signed))
+	return sealedLeaf(&d.VPEC, tlog.DigestParts(d.SignedParts))
 }
 
 // appendEntry appends e's leaf to the log and records its index with the

@@ -110,7 +110,7 @@ func subjectOf(t *testing.T, doc []byte) tlog.Subject {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return tlog.Subject{VPECID: d.VPEC.VPECID, Digest: tlog.Digest(d.Signed)}
+	return tlog.Subject{VPECID: d.VPEC.VPECID, Digest: tlog.DigestParts(d.SignedParts)}
 }
 
 // TestCloseAppendsToLog: each close asking to wait answers its log index; the receipt

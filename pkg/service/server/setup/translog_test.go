@@ -140,7 +140,7 @@ func TestWitnessedReceipts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sub := tlog.Subject{VPECID: d.VPEC.VPECID, Digest: tlog.Digest(d.Signed)}
+		sub := tlog.Subject{VPECID: d.VPEC.VPECID, Digest: tlog.DigestParts(d.SignedParts)}
 		code, receipt, hdr := call("GET", "/api/v1/vpecs/"+sub.VPECID+"/receipt?wait=60s", nil)
 		if code != 200 {
 			t.Fatalf("receipt: %d %s", code, receipt)
