@@ -206,16 +206,17 @@ func (d *Document) checkRules(bad func(string, ...any)) {
 		}
 		d.Token = tok
 	}
-	ids := make(map[string]bool, len(v.Records))
+	ids := make(map[string]struct{}, len(v.Records))
 	var prevSeq int64
 	each := d.recordProblems()
 	for i := range v.Records {
 		each(i, bad)
 		rec := &v.Records[i]
-		if ids[rec.RecordID] {
+		n := len(ids)
+		ids[rec.RecordID] = struct{}{} // one hash per id: it was there if the map did not grow
+		if len(ids) == n {
 			bad("records[%d].record_id %q appears twice", i, rec.RecordID)
 		}
-		ids[rec.RecordID] = true
 		if rec.Sequence <= prevSeq {
 			bad("records[%d].sequence %d does not increase (previous %d)", i, rec.Sequence, prevSeq)
 		}

@@ -212,7 +212,13 @@ func (p *Document) readParts(doc []byte, s *shapeScanner, errs *[]string) error 
 			})
 		}
 	}
-	signed := top.AppendCanonicalReplacing(make([]byte, 0, len(doc)), replace, unsignedFields...)
+	// Room for everything but records read in parallel, which are most
+	// often left in the input (readRecordsParallel makes room when not).
+	size := len(doc)
+	if w, _ := p.readWorkers(n); w > 1 {
+		size -= recs.end - recs.start
+	}
+	signed := top.AppendCanonicalReplacing(make([]byte, 0, size), replace, unsignedFields...)
 	if perr != nil {
 		return perr
 	}

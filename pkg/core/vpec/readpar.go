@@ -3,6 +3,7 @@ package vpec
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -201,6 +202,7 @@ func readRecordsParallel(doc []byte, recs *arrayPart, workers, chunk int, dst []
 	kept := 0 // records appended (or left as written)
 	// upTo appends records [0, k) as written.
 	upTo := func(k int) {
+		dst = slices.Grow(dst, recs.end-recs.start)
 		for j := range k {
 			if j > 0 {
 				dst = append(dst, ',')

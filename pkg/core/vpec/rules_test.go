@@ -2,6 +2,7 @@ package vpec_test
 
 import (
 	"errors"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -82,18 +83,32 @@ func TestParseTime(t *testing.T) {
 	}
 }
 
+// timeLayout is ParseTime's one accepted spelling.
+var timeLayout = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?Z$`)
+
+// FuzzParseTime: ParseTime accepts exactly the strings of its layout that
+// time.Parse takes, and gives time.Parse's time (its own reading of the
+// service's layouts included).
 func FuzzParseTime(f *testing.F) {
-	f.Add("2026-11-24T20:27:04.5Z")
-	f.Add("2026-11-24T2:27:04Z")
+	for _, s := range []string{
+		"2026-11-24T20:27:04.5Z", "2026-11-24T2:27:04Z", "2026-11-24T20:27:04.123Z", "2026-11-24T20:27:04Z",
+		"2024-02-29T00:00:00.000Z", "2100-02-29T00:00:00.000Z", "2000-02-29T23:59:59.999Z", "0000-01-01T00:00:00Z",
+		"2026-04-31T00:00:00.000Z", "2026-13-01T00:00:00Z", "2026-00-10T00:00:00Z", "2026-01-00T00:00:00Z",
+		"2026-01-01T24:00:00.000Z", "2026-01-01T23:60:00Z", "2026-01-01T23:59:60.000Z", "9999-12-31T23:59:59.999Z",
+	} {
+		f.Add(s)
+	}
 	f.Fuzz(func(t *testing.T, s string) {
 		tm, err := vpec.ParseTime(s)
-		if err != nil {
-			return
+		want, werr := time.Parse(time.RFC3339Nano, s)
+		if !timeLayout.MatchString(s) {
+			werr = errors.New("not the layout")
 		}
-		// One spelling: what is accepted has the fixed layout and means
-		// what time.Parse says.
-		if len(s) < 20 || s[10] != 'T' || s[len(s)-1] != 'Z' || tm.Location() != time.UTC {
-			t.Fatalf("ParseTime accepted %q", s)
+		if (err == nil) != (werr == nil) {
+			t.Fatalf("ParseTime(%q) = %v; time.Parse on the layout: %v", s, err, werr)
+		}
+		if err == nil && (tm != want || tm.Location() != time.UTC) {
+			t.Fatalf("ParseTime(%q) = %v; time.Parse gives %v", s, tm, want)
 		}
 	})
 }

@@ -41,11 +41,55 @@ func ParseTime(s string) (time.Time, error) {
 	if !ok {
 		return time.Time{}, fmt.Errorf("%q: %w", s, ErrTimeFormat)
 	}
+	if t, ok := fixedTime(s); ok {
+		return t, nil
+	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("%q: %w: %v", s, ErrTimeFormat, err)
 	}
 	return t, nil
+}
+
+// fixedTime reads s, of ParseTime's layout, when it has no fraction or
+// one of three digits (as the service writes times) and is a real date and
+// time, as time.Parse would; else it reports false and time.Parse decides
+// (and names the problem). A VPEC holds a time per record, each read twice.
+func fixedTime(s string) (time.Time, bool) {
+	if len(s) != len("2006-01-02T15:04:05Z") && len(s) != len("2006-01-02T15:04:05.000Z") {
+		return time.Time{}, false
+	}
+	num := func(from, to int) int {
+		n := 0
+		for _, c := range s[from:to] {
+			n = n*10 + int(c-'0')
+		}
+		return n
+	}
+	year, month, day := num(0, 4), num(5, 7), num(8, 10)
+	hour, minute, sec := num(11, 13), num(14, 16), num(17, 19)
+	nsec := 0
+	if len(s) > 20 {
+		nsec = num(20, 23) * 1e6
+	}
+	if month < 1 || month > 12 || day < 1 || day > daysIn(month, year) || hour > 23 || minute > 59 || sec > 59 {
+		return time.Time{}, false
+	}
+	return time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.UTC), true
+}
+
+// daysIn is the number of days of month in year (proleptic Gregorian).
+func daysIn(month, year int) int {
+	switch month {
+	case 2:
+		if year%4 == 0 && (year%100 != 0 || year%400 == 0) {
+			return 29
+		}
+		return 28
+	case 4, 6, 9, 11:
+		return 30
+	}
+	return 31
 }
 
 // validTime reports whether s is an RFC 3339 time in UTC ("Z").
