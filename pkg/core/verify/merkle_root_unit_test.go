@@ -26,7 +26,7 @@ func TestCheckMerkleRoot(t *testing.T) {
 			if c.edit != nil {
 				c.edit(v)
 			}
-			c.want.check(t, CheckMerkle, checkMerkleRoot(v))
+			c.want.check(t, CheckMerkle, checkMerkleRoot(v, vpec.MerkleRoot(v.Records)))
 		})
 	}
 }

@@ -42,7 +42,8 @@ func checkTime(v *vpec.VPEC, genTime time.Time, sessions []sessionTimes) Check {
 	}
 	stamped := vpec.FormatTime(genTime)
 	limit := genTime.Add(MaxClockSkew)
-	parse := func(s string) time.Time { t, _ := time.Parse(time.RFC3339Nano, s); return t }
+	// Every time passed the schema check, which read it with ParseTime.
+	parse := func(s string) time.Time { t, _ := vpec.ParseTime(s); return t }
 	// late reports t, which what names, as after the limit (callers test
 	// first, so a long VPEC costs no allocation per record).
 	late := func(t time.Time, what string) {

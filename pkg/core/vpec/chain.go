@@ -166,8 +166,19 @@ func MerkleRoot(records []Record) string {
 	leaves := make([]merkle.Hash, len(records))
 	var buf []byte // one copy buffer for the leaves, not one each
 	for i := range records {
-		buf = append(buf[:0], records[i].CommitmentHash...)
-		leaves[i] = merkle.LeafHash(buf)
+		leaves[i], buf = leafOf(&records[i], buf)
 	}
+	return rootOf(leaves)
+}
+
+// leafOf is r's Merkle leaf hash, using buf (returned, for reuse) as the
+// commitment's copy buffer.
+func leafOf(r *Record, buf []byte) (merkle.Hash, []byte) {
+	buf = append(buf[:0], r.CommitmentHash...)
+	return merkle.LeafHash(buf), buf
+}
+
+// rootOf is the merkle_root value of the leaf hashes.
+func rootOf(leaves []merkle.Hash) string {
 	return commitment.OfSHA256(merkle.RootFromLeafHashes(leaves)).String()
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/svc-gov/svc/pkg/core/commitment"
 	"github.com/svc-gov/svc/pkg/core/document"
 	"github.com/svc-gov/svc/pkg/core/gap"
+	"github.com/svc-gov/svc/pkg/core/merkle"
 	"github.com/svc-gov/svc/pkg/core/names"
 	"github.com/svc-gov/svc/pkg/core/signing"
 )
@@ -45,6 +46,19 @@ type Document struct {
 	// rules holds each record's own problems when the goroutines that
 	// read the records found them (recordProblems).
 	rules [][]string
+	// leaves are the records' Merkle leaf hashes when the goroutines that
+	// read the records computed them (each record's commitment then in
+	// cache, where the check would read it again cold); nil otherwise.
+	leaves []merkle.Hash
+}
+
+// MerkleRoot is MerkleRoot of the document's records, from the leaf hashes
+// computed while reading them when there are.
+func (d *Document) MerkleRoot() string {
+	if d.leaves == nil || len(d.leaves) != len(d.VPEC.Records) {
+		return MerkleRoot(d.VPEC.Records)
+	}
+	return rootOf(d.leaves)
 }
 
 // Signed returns the bytes the signature covers in one slice: the one

@@ -7,6 +7,7 @@ import (
 
 	"github.com/svc-gov/svc/pkg/core/canonical"
 	"github.com/svc-gov/svc/pkg/core/document"
+	"github.com/svc-gov/svc/pkg/core/merkle"
 )
 
 // read parses doc and decodes it into p (the VPEC, its signed bytes and
@@ -173,8 +174,8 @@ func (p *Document) readParts(doc []byte, s *shapeScanner, errs *[]string) error 
 				}
 				var err error
 				var asWritten bool
-				p.rules = make([][]string, n)
-				dst, asWritten, err = readRecordsParallel(doc, recs, w, chunk, dst, records, p.Chain, p.rules, errs)
+				p.rules, p.leaves = make([][]string, n), make([]merkle.Hash, n)
+				dst, asWritten, err = readRecordsParallel(doc, recs, w, chunk, dst, records, p.Chain, p.leaves, p.rules, errs)
 				if err != nil {
 					perr = err
 				}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/svc-gov/svc/pkg/core/canonical"
 	"github.com/svc-gov/svc/pkg/core/document"
+	"github.com/svc-gov/svc/pkg/core/merkle"
 )
 
 // A large VPEC's records are read on several goroutines: each parses,
@@ -136,13 +137,13 @@ func readRecordTree(ps *canonical.Parser, doc, raw []byte, at, i int, b *recordB
 // readRecordsParallel is readParts' loop over the records (recs, of doc)
 // on workers goroutines, chunk records at a time. It appends the records
 // array's canonical form to dst, sets records and inputs, adds problems to
-// errs as the loop would, and returns dst and the parse error that stopped
-// it, if any.
+// errs as the loop would, computes each record's Merkle leaf hash into
+// leaves, and returns dst and the parse error that stopped it, if any.
 //
 // When every record is written in its canonical form (as the service
 // writes them), it appends only the array's '[' and reports asWritten:
 // the records are then their bytes in doc (recordParts), not copied.
-func readRecordsParallel(doc []byte, recs *arrayPart, workers, chunk int, dst []byte, records []Record, inputs []ChainInput, rules [][]string, errs *[]string) (_ []byte, asWritten bool, _ error) {
+func readRecordsParallel(doc []byte, recs *arrayPart, workers, chunk int, dst []byte, records []Record, inputs []ChainInput, leaves []merkle.Hash, rules [][]string, errs *[]string) (_ []byte, asWritten bool, _ error) {
 	n := len(recs.elems) / 2
 	var chunks []*recordChunk
 	for from := 0; from < n; from += chunk {
@@ -170,7 +171,7 @@ func readRecordsParallel(doc []byte, recs *arrayPart, workers, chunk int, dst []
 	for range workers {
 		wg.Go(func() {
 			ps := canonical.Parser{MaxDepth: document.MaxDepth - 2} // elements are at depth 3
-			var scratch []byte
+			var scratch, leafBuf []byte
 			for c := range work {
 				last := c.from + len(c.out) - 1
 				b := recordBufs{scratch: scratch, size: int(recs.elems[2*last+1] - recs.elems[2*c.from])}
@@ -186,6 +187,7 @@ func readRecordsParallel(doc []byte, recs *arrayPart, workers, chunk int, dst []
 					if len(o.checkErrs) == 0 && o.decodeErr == nil {
 						o.rules = recordRules(&records[i], i, o.rules)
 					}
+					leaves[i], leafBuf = leafOf(&records[i], leafBuf)
 				}
 				scratch = b.scratch
 				close(c.done)

@@ -46,6 +46,10 @@ func sameRead(t *testing.T, doc []byte) {
 			t.Fatalf("%+v: chain inputs differ", par)
 		case !reflect.DeepEqual(got.VPEC, want.VPEC):
 			t.Fatalf("%+v: decoded VPEC differs:\n%+v\n%+v", par, got.VPEC, want.VPEC)
+		case ok && got.MerkleRoot() != MerkleRoot(got.VPEC.Records):
+			t.Fatalf("%+v: Merkle root from the leaves read %s, from the records %s", par, got.MerkleRoot(), MerkleRoot(got.VPEC.Records))
+		case ok && par.workers > 1 && len(got.leaves) != len(got.VPEC.Records):
+			t.Fatalf("%+v: %d leaves computed for %d records", par, len(got.leaves), len(got.VPEC.Records))
 		}
 	}
 }
