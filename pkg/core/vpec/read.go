@@ -224,7 +224,8 @@ func (p *Document) readParts(doc []byte, s *shapeScanner, errs *[]string) error 
 		return perr
 	}
 	if split >= 0 {
-		p.SignedParts = append(recordParts([][]byte{signed[:split:split]}, doc, recs), signed[split:])
+		parts := append(make([][]byte, 0, len(recs.elems)+1), signed[:split:split]) // at most 2n+1
+		p.SignedParts = append(recordParts(parts, doc, recs), signed[split:])
 	} else {
 		p.SignedParts = [][]byte{signed}
 	}
