@@ -272,6 +272,8 @@ func FuzzReadParallel(f *testing.F) {
 		}
 	}
 	f.Add(manyRecords(f, 300, flat(map[int]string{3: `"sequence":1.5,`})))
+	f.Add(flatDoc(f, 300, true, flat(nil)))  // records left in the input, one window
+	f.Add(flatDoc(f, 300, false, pretty(9))) // records left in the input up to one not canonical
 	f.Add(manyRecords(f, 5, func(k int, r []byte) []byte {
 		if k == 3 {
 			return bytes.Replace(r, []byte(`"sequence": 1,`), []byte(`"sequence": 1.0,`), 1)
