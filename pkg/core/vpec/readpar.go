@@ -117,9 +117,11 @@ func readRecordTree(ps *canonical.Parser, doc, raw []byte, at, i int, b *recordB
 		o.chain = without(v, raw, "chain_hash")
 	} else {
 		if b.enc == nil {
-			// Sized once for the chunk: the canonical forms are at most
-			// its records' bytes (numbers and escapes only shrink,
-			// whitespace goes), and so are the chain inputs.
+			// Sized for the chunk: the canonical forms are about its
+			// records' bytes (whitespace goes, escapes shrink; the rare
+			// number whose canonical form is longer makes append grow
+			// them, earlier windows keeping the old array), and so are
+			// the chain inputs.
 			b.enc = make([]byte, 0, b.size)
 			b.chain = make([]byte, 0, b.size)
 		}
