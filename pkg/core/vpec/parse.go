@@ -52,8 +52,10 @@ type Document struct {
 	leaves []merkle.Hash
 }
 
-// MerkleRoot is MerkleRoot of the document's records, from the leaf hashes
-// computed while reading them when there are.
+// MerkleRoot is MerkleRoot of the document's records as Parse read them,
+// from the leaf hashes computed while reading them when there are (like
+// SignedParts and Chain, it does not follow later changes to VPEC.Records:
+// call the MerkleRoot function on changed records).
 func (d *Document) MerkleRoot() string {
 	if d.leaves == nil || len(d.leaves) != len(d.VPEC.Records) {
 		return MerkleRoot(d.VPEC.Records)
