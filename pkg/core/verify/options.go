@@ -68,6 +68,12 @@ type Options struct {
 	// pass. With both set and both broken, the verdict is NOT PASSED and
 	// the error matches ErrNotClean too.
 	RequirePassed bool
+	// Owned says the caller hands doc over for good: it never changes again
+	// while the report, or anything taken from it, is in use (svc verify's
+	// file, read for this one call). Records are then read without copying
+	// their bytes (vpec.ParseOwned). False: doc is only read, and may change
+	// once Verify returns.
+	Owned bool
 	// Extra are checks made outside this package (svc's replay audit of
 	// a Bounded Inference trace), run in order after the built-in checks
 	// on any input that is a JSON document. Each returns its check and

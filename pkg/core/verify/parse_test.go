@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -342,4 +343,27 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// TestVerifyOwnedSame: with Options.Owned (svc verify's file, read for the
+// one call) the report is the one without it, on a large VPEC as the
+// service writes it, valid and changed.
+func TestVerifyOwnedSame(t *testing.T) {
+	l, err := testvectors.LargeVPEC(t.TempDir(), 600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := bytes.LastIndex(l.Doc, []byte(`"commitment_hash":"sha256:`)) + len(`"commitment_hash":"sha256:`)
+	changed := bytes.Clone(l.Doc)
+	changed[i] = "01"[b2i(changed[i] == '0')]
+	for name, doc := range map[string][]byte{"valid": l.Doc, "a record changed": changed, "indented": l.Indented} {
+		want, _ := verify.Verify(doc, verify.Options{Trust: l.Trust})
+		got, _ := verify.Verify(bytes.Clone(doc), verify.Options{Trust: l.Trust, Owned: true})
+		if want == nil || got == nil || want.Valid != (name != "a record changed") {
+			t.Fatalf("%s: reports %v and %v", name, want, got)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: Owned gives %s, without %s", name, got.Verdict, want.Verdict)
+		}
+	}
 }

@@ -26,11 +26,12 @@ const NotCheckedUnreadable = "not checked: the input is not a JSON document"
 // of an unsigned offline VPEC (vpec.OfflineSchema).
 const CodeUnsignedOffline = "UNSIGNED OFFLINE VPEC"
 
-// schema runs the schema check. When it passes, the report holds it and d
-// is the parsed document; otherwise d is nil and the report is finished,
-// every other check not_applicable.
-func schema(doc []byte) (r *Report, d *vpec.Document) {
-	d, err := vpec.Parse(doc)
+// schema runs the schema check, reading doc with parse (vpec.Parse or
+// vpec.ParseOwned). When it passes, the report holds it and d is the parsed
+// document; otherwise d is nil and the report is finished, every other
+// check not_applicable.
+func schema(doc []byte, parse func([]byte) (*vpec.Document, error)) (r *Report, d *vpec.Document) {
+	d, err := parse(doc)
 	if d == nil {
 		return unreadableReport(err), nil
 	}

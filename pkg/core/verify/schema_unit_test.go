@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/svc-gov/svc/pkg/core/document"
+	"github.com/svc-gov/svc/pkg/core/vpec"
 )
 
 func TestSchema(t *testing.T) {
@@ -32,7 +33,7 @@ func TestSchema(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r, d := schema(c.doc)
+			r, d := schema(c.doc, vpec.Parse)
 			c.want.check(t, CheckSchema, r.Checks[0])
 			if (d != nil) != (c.notChecked == "") {
 				t.Fatalf("parsed document %v, want one: %v", d != nil, c.notChecked == "")

@@ -63,7 +63,7 @@ func Unreadable(cause error, opts Options) (*Report, error) {
 // ErrInvalid, ErrUnsignedOffline (with ErrInvalid) or ErrUnreadable. It
 // proves nothing about who issued the document.
 func ValidateSchema(doc []byte) (*vpec.Document, error) {
-	r, d := schema(doc)
+	r, d := schema(doc, vpec.Parse)
 	if d != nil {
 		return d, nil
 	}
@@ -121,7 +121,11 @@ type state struct {
 
 // run runs the schema check and, when it passes, the others.
 func run(doc []byte, opts *Options) *Report {
-	r, d := schema(doc)
+	parse := vpec.Parse
+	if opts.Owned {
+		parse = vpec.ParseOwned
+	}
+	r, d := schema(doc, parse)
 	if d == nil {
 		return r
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/svc-gov/svc/pkg/core/canonical"
 	"github.com/svc-gov/svc/pkg/core/stage"
@@ -117,9 +118,10 @@ var checkSessionMembers = [3]string{"check_close_tst", "check_open_tst", "sessio
 
 // fastRecord reads record raw as readRecord's tree path would when it is
 // in the subset above: it sets rec, o.enc and o.chain (windows of raw)
-// and reports true. Otherwise it reports false having set
+// and reports true. owned: raw never changes again (ParseOwned), and rec's
+// fields may share its bytes. Otherwise it reports false having set
 // nothing, and the tree path reads the record.
-func fastRecord(raw []byte, o *recordOutcome, rec *Record) bool {
+func fastRecord(raw []byte, owned bool, o *recordOutcome, rec *Record) bool {
 	var spans [fCount][2]int32
 	var session [len(checkSessionMembers)][2]int32
 	var seen uint32
@@ -192,8 +194,15 @@ func fastRecord(raw []byte, o *recordOutcome, rec *Record) bool {
 		string(raw[spans[fStagePart][0]:spans[fStagePart][1]]) == stage.PartInference {
 		return false // linkDetails reads its condition commitments
 	}
-	// One string for the record; each field is a window of it.
-	s := string(raw)
+	// One string for the record; each field is a window of it. A record of
+	// a doc handed over (ParseOwned) is that string without a copy: its
+	// bytes never change again.
+	var s string
+	if owned {
+		s = unsafe.String(unsafe.SliceData(raw), len(raw))
+	} else {
+		s = string(raw)
+	}
 	str := func(f int) string { return s[spans[f][0]:spans[f][1]] }
 	*rec = Record{
 		RecordID: str(fRecordID), Sequence: seq, Check: str(fCheck), ManifestID: str(fManifestID),

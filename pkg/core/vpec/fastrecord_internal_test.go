@@ -22,7 +22,7 @@ func sameRecord(t *testing.T, raw []byte) bool {
 	t.Helper()
 	var fast, tree Record
 	var fo, to recordOutcome
-	if !fastRecord(raw, &fo, &fast) {
+	if !fastRecord(raw, false, &fo, &fast) {
 		if !reflect.DeepEqual(fo, recordOutcome{}) || !reflect.DeepEqual(fast, Record{}) {
 			t.Fatalf("declined %q but changed its outcome or record", raw)
 		}
@@ -41,6 +41,12 @@ func sameRecord(t *testing.T, raw []byte) bool {
 		t.Fatalf("the fast path's chain input for %q is not windows of it", raw)
 	case !reflect.DeepEqual(fast, tree):
 		t.Fatalf("records differ for %q:\n%+v\n%+v", raw, fast, tree)
+	}
+	// Owned (ParseOwned), the same record, its fields windows of raw.
+	var owned Record
+	var oo recordOutcome
+	if !fastRecord(raw, true, &oo, &owned) || !reflect.DeepEqual(owned, fast) || !reflect.DeepEqual(oo, fo) {
+		t.Fatalf("owned, %q reads differently", raw)
 	}
 	return true
 }

@@ -46,6 +46,9 @@ type Document struct {
 	// rules holds each record's own problems when the goroutines that
 	// read the records found them (recordProblems).
 	rules [][]string
+	// owned: the caller handed doc over (ParseOwned), so records' fields
+	// may be windows of it.
+	owned bool
 	// leaves are the records' Merkle leaf hashes when the goroutines that
 	// read the records computed them (each record's commitment then in
 	// cache, where the check would read it again cold); nil otherwise.
@@ -91,7 +94,16 @@ func (p *Document) inputOK() bool {
 // *document.SyntaxError. A document that breaks the schema gives the
 // Document as far as it was read (to say which VPEC it was) and a
 // *document.SchemaError listing every problem, each naming its member.
-func Parse(doc []byte) (*Document, error) {
+func Parse(doc []byte) (*Document, error) { return parse(doc, false) }
+
+// ParseOwned is Parse of a doc the caller hands over for good: doc must
+// never change again while the Document, or any string taken from it, is
+// in use (a file read for verification and dropped after). The fields of
+// records read in one pass are then windows of doc itself instead of a
+// copy of each record: a large VPEC's records are not copied once more.
+func ParseOwned(doc []byte) (*Document, error) { return parse(doc, true) }
+
+func parse(doc []byte, owned bool) (*Document, error) {
 	if len(doc) > document.MaxSize {
 		return nil, document.CheckInput(doc) // at once: not even scanned
 	}
@@ -99,7 +111,7 @@ func Parse(doc []byte) (*Document, error) {
 	// scan (one pass, allocating only the records' offsets), which is all
 	// read does before it has the check's answer: a refused input is
 	// refused as if checked first.
-	d := &Document{raw: doc, input: make(chan error, 1)}
+	d := &Document{raw: doc, input: make(chan error, 1), owned: owned}
 	go func() { d.input <- document.CheckInput(doc) }()
 	var problems []string
 	bad := func(format string, a ...any) { problems = append(problems, fmt.Sprintf(format, a...)) }

@@ -175,7 +175,7 @@ func (p *Document) readParts(doc []byte, s *shapeScanner, errs *[]string) error 
 				var err error
 				var asWritten bool
 				p.rules, p.leaves = make([][]string, n), make([]merkle.Hash, n)
-				dst, asWritten, err = readRecordsParallel(doc, recs, w, chunk, dst, records, p.Chain, p.leaves, p.rules, errs)
+				dst, asWritten, err = readRecordsParallel(doc, p.owned, recs, w, chunk, dst, records, p.Chain, p.leaves, p.rules, errs)
 				if err != nil {
 					perr = err
 				}

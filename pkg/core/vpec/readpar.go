@@ -85,13 +85,14 @@ type recordChunk struct {
 // chain input are windows of the input.
 type recordBufs struct {
 	scratch, enc, chain []byte
-	size                int // the chunk's records' bytes
+	size                int  // the chunk's records' bytes
+	owned               bool // fields may be windows of the input (ParseOwned)
 }
 
 // readRecord reads record i (raw, at offset at in doc) as readParts'
 // loop does, into o and rec, collecting its problems uncapped.
 func readRecord(ps *canonical.Parser, doc, raw []byte, at, i int, b *recordBufs, o *recordOutcome, rec *Record) {
-	if !fastRecord(raw, o, rec) {
+	if !fastRecord(raw, b.owned, o, rec) {
 		readRecordTree(ps, doc, raw, at, i, b, o, rec)
 	}
 }
@@ -141,11 +142,12 @@ func readRecordTree(ps *canonical.Parser, doc, raw []byte, at, i int, b *recordB
 // array's canonical form to dst, sets records and inputs, adds problems to
 // errs as the loop would, computes each record's Merkle leaf hash into
 // leaves, and returns dst and the parse error that stopped it, if any.
+// owned: records' fields may be windows of doc (ParseOwned).
 //
 // When every record is written in its canonical form (as the service
 // writes them), it appends only the array's '[' and reports asWritten:
 // the records are then their bytes in doc (recordParts), not copied.
-func readRecordsParallel(doc []byte, recs *arrayPart, workers, chunk int, dst []byte, records []Record, inputs []ChainInput, leaves []merkle.Hash, rules [][]string, errs *[]string) (_ []byte, asWritten bool, _ error) {
+func readRecordsParallel(doc []byte, owned bool, recs *arrayPart, workers, chunk int, dst []byte, records []Record, inputs []ChainInput, leaves []merkle.Hash, rules [][]string, errs *[]string) (_ []byte, asWritten bool, _ error) {
 	n := len(recs.elems) / 2
 	var chunks []*recordChunk
 	for from := 0; from < n; from += chunk {
@@ -176,7 +178,7 @@ func readRecordsParallel(doc []byte, recs *arrayPart, workers, chunk int, dst []
 			var scratch, leafBuf []byte
 			for c := range work {
 				last := c.from + len(c.out) - 1
-				b := recordBufs{scratch: scratch, size: int(recs.elems[2*last+1] - recs.elems[2*c.from])}
+				b := recordBufs{scratch: scratch, size: int(recs.elems[2*last+1] - recs.elems[2*c.from]), owned: owned}
 				for k := range c.out {
 					i := c.from + k
 					at := int(recs.elems[2*i])

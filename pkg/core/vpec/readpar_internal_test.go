@@ -306,3 +306,53 @@ func inside(w, b []byte) bool {
 	at := uintptr(unsafe.Pointer(unsafe.SliceData(w)))
 	return at >= start && at+uintptr(len(w)) <= start+uintptr(len(b))
 }
+
+// TestParseOwned: ParseOwned reads every vector and long documents (records
+// in canonical form or not, with problems) exactly as Parse does, and only
+// it shares the input's bytes: Parse's records own theirs, so a caller may
+// change doc after Parse.
+func TestParseOwned(t *testing.T) {
+	docs := map[string][]byte{
+		"compact canonical":          flatDoc(t, 300, true, flat(nil)),
+		"one per line":               bytes.ReplaceAll(flatDoc(t, 300, true, flat(nil)), []byte("},{\"chain_hash"), []byte("},\n    {\"chain_hash")),
+		"one not canonical":          flatDoc(t, 300, false, pretty(40)),
+		"problems in some":           flatDoc(t, 300, true, flat(map[int]string{4: `"sequence":0,`, 299: `"sequence":"x",`})),
+		"duplicate member":           flatDoc(t, 300, true, flat(map[int]string{200: `"sequence":1,"sequence":1,`})),
+		"witnessed, many as written": manyRecords(t, 300, func(_ int, r []byte) []byte { return r }),
+	}
+	files, _ := filepath.Glob(filepath.Join("../../../testdata/vectors/vpec", "*", "*.json"))
+	for _, p := range files {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs[filepath.Base(filepath.Dir(p))+"/"+filepath.Base(p)] = b
+	}
+	for name, doc := range docs {
+		t.Run(name, func(t *testing.T) {
+			want, werr := Parse(doc)
+			got, gerr := ParseOwned(bytes.Clone(doc))
+			if fmt.Sprint(gerr) != fmt.Sprint(werr) || (got == nil) != (want == nil) {
+				t.Fatalf("ParseOwned: %v; Parse: %v", gerr, werr)
+			}
+			if got == nil {
+				return
+			}
+			if !reflect.DeepEqual(got.VPEC, want.VPEC) || !bytes.Equal(got.Signed(), want.Signed()) ||
+				!reflect.DeepEqual(joined(got.Chain), joined(want.Chain)) || got.MerkleRoot() != want.MerkleRoot() {
+				t.Fatal("ParseOwned read the document differently from Parse")
+			}
+		})
+	}
+	doc := flatDoc(t, 300, true, flat(nil))
+	shares := func(d *Document) bool {
+		id := d.VPEC.Records[150].RecordID
+		return inside(unsafe.Slice(unsafe.StringData(id), len(id)), doc)
+	}
+	if d, err := ParseOwned(doc); err != nil || !shares(d) {
+		t.Fatalf("ParseOwned: %v; its records share the input's bytes: %v", err, err == nil && shares(d))
+	}
+	if d, err := Parse(doc); err != nil || shares(d) {
+		t.Fatalf("Parse: %v; its records share the input's bytes: %v", err, err == nil && shares(d))
+	}
+}

@@ -203,7 +203,8 @@ func runVerify(a *clicore.App, o *VerifyOptions, audit *Audit) error {
 	// Circuit entries are checked against every key of the root: the
 	// verifier's root then refuses a key of another purpose by name
 	// (CIRCUIT KEY WRONG PURPOSE), as svc-verify verify-circuit does.
-	opts := verify.Options{Trust: trust, Root: root, Profiles: set, RequireClean: o.requireClean, RequirePassed: o.requirePassed, Proofs: verifier(trust, root, circuits), CircuitAdvice: circuitAdvice}
+	// doc was read for this call and is never changed: Owned.
+	opts := verify.Options{Trust: trust, Root: root, Profiles: set, RequireClean: o.requireClean, RequirePassed: o.requirePassed, Proofs: verifier(trust, root, circuits), CircuitAdvice: circuitAdvice, Owned: true}
 	if err := o.log.apply(&opts); err != nil {
 		return err
 	}
