@@ -179,6 +179,14 @@ func readRecordsParallel(doc []byte, owned bool, recs *arrayPart, workers, chunk
 			for c := range work {
 				last := c.from + len(c.out) - 1
 				b := recordBufs{scratch: scratch, size: int(recs.elems[2*last+1] - recs.elems[2*c.from]), owned: owned}
+				// Write the chunk's records and outcomes before
+				// anything reads them. In fresh memory (svc verify
+				// runs without a collector) the first touch of a page
+				// decides its fault: a read (a nil check of *rec) maps
+				// the zero page and the write after it faults again,
+				// with a TLB flush on the other core.
+				clear(records[c.from : last+1])
+				clear(c.out)
 				for k := range c.out {
 					i := c.from + k
 					at := int(recs.elems[2*i])
