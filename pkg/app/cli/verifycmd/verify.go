@@ -145,8 +145,19 @@ func NewCmdVerify(a *clicore.App, audit *Audit, runF func(*VerifyOptions) error)
 }
 
 // runVerify verifies the VPEC (vpec.Verify) and writes the verdict.
+// verifyMemoryLimit is the heap size past which svc verify collects
+// garbage, for a document of n bytes: 512 MiB, or 24 times the document.
+func verifyMemoryLimit(n int) int64 { return max(512<<20, 24*int64(n)) }
+
 func runVerify(a *clicore.App, o *VerifyOptions, audit *Audit) error {
+	// Verification allocates about ten times the document's size and the
+	// process exits right after: collect garbage only past a memory limit,
+	// from before the document is read (its buffer alone would start a
+	// collection), raised once its size is known.
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(verifyMemoryLimit(0)))
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	doc, err := a.ReadInput(o.path, "VPEC")
+	debug.SetMemoryLimit(verifyMemoryLimit(len(doc)))
 	// A document above 256 MiB is refused before it is read whole, and
 	// reported like any other unreadable input: a report whose verdict is
 	// UNREADABLE — TOO LARGE (exit 2), so --output json always gives one.
@@ -192,10 +203,6 @@ func runVerify(a *clicore.App, o *VerifyOptions, audit *Audit) error {
 			return err
 		}
 	}
-	// Verification allocates about ten times the document's size and the
-	// process exits right after: collect garbage only past a memory limit.
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(max(512<<20, 24*int64(len(doc)))))
-	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	circuits, err := o.circuits.load(a)
 	if err != nil {
 		return err
