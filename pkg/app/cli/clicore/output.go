@@ -89,7 +89,7 @@ func readFile(f *os.File, st os.FileInfo) ([]byte, error) {
 	if st == nil || !st.Mode().IsRegular() || st.Size() <= 0 {
 		return io.ReadAll(io.LimitReader(f, document.MaxSize+1))
 	}
-	buf := make([]byte, st.Size()+1)
+	buf := makeReadBuffer(int(st.Size()) + 1)
 	n, err := io.ReadFull(f, buf)
 	switch {
 	case err == nil:

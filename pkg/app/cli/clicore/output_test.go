@@ -17,7 +17,7 @@ func TestReadInput(t *testing.T) {
 		name string
 		size int
 	}{
-		{"empty", 0}, {"one byte", 1}, {"512", 512}, {"513", 513}, {"4 KiB", 4096}, {"1 MiB + 1", 1<<20 + 1},
+		{"empty", 0}, {"one byte", 1}, {"512", 512}, {"513", 513}, {"4 KiB", 4096}, {"1 MiB + 1", 1<<20 + 1}, {"4 MiB", 4 << 20}, {"6 MiB + 1", 6<<20 + 1},
 	} {
 		data := bytes.Repeat([]byte("x"), tc.size)
 		for i := range data {
@@ -48,10 +48,11 @@ func TestReadInput(t *testing.T) {
 	}
 }
 
-// TestReadInputAllocatesOnce: reading a regular file allocates about its
-// size once (the size Stat gave), not io.ReadAll's doubling series, which
-// allocates 2-3x the file and dominated svc-verify's profile on a 10,000
-// record VPEC. A memory ratio, not a timing.
+// TestReadInputAllocatesOnce: reading a regular file allocates its size
+// once (the size Stat gave, plus on Linux up to 2 MiB to align it for huge
+// pages), not io.ReadAll's doubling series, which allocates 2-3x the file
+// and dominated svc-verify's profile on a 10,000 record VPEC. A memory
+// figure, not a timing.
 func TestReadInputAllocatesOnce(t *testing.T) {
 	const size = 8 << 20
 	path := filepath.Join(t.TempDir(), "big.json")
@@ -66,7 +67,7 @@ func TestReadInputAllocatesOnce(t *testing.T) {
 	if err != nil || len(got) != size {
 		t.Fatalf("ReadInput = %d bytes, %v", len(got), err)
 	}
-	if ratio := float64(after.TotalAlloc-before.TotalAlloc) / size; ratio > 1.2 {
-		t.Fatalf("ReadInput of an %d-byte file allocated %.2fx its size; want one allocation of about its size", size, ratio)
+	if n := after.TotalAlloc - before.TotalAlloc; n > size+2<<20+64<<10 {
+		t.Fatalf("ReadInput of an %d-byte file allocated %d bytes; want one allocation of its size (and at most 2 MiB to align it)", size, n)
 	}
 }
