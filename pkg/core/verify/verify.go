@@ -129,7 +129,7 @@ func run(doc []byte, opts *Options) *Report {
 	if d == nil {
 		return r
 	}
-	s := &state{doc: d, opts: opts, report: r, breaks: vpec.VerifyChainInputs(d.VPEC.RunID, d.VPEC.Records, d.Chain)}
+	s := &state{doc: d, opts: opts, report: r, breaks: d.ChainBreaks()}
 	results := make([]Check, len(checks))
 	var wg sync.WaitGroup
 	for i, c := range checks {

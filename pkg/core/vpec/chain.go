@@ -83,10 +83,13 @@ func VerifyChain(runID string, records []Record, recordJCS [][]byte) []ChainBrea
 // VerifyChainInputs is VerifyChain on the chain inputs as Parse read them
 // (Document.Chain).
 func VerifyChainInputs(runID string, records []Record, inputs []ChainInput) []ChainBreak {
+	return chainBreaks(records, chainLinks(Genesis(runID), records, inputs))
+}
+
+// chainBreaks is VerifyChainInputs on the records' chain links.
+func chainBreaks(records []Record, links []chainLink) []ChainBreak {
 	var breaks []ChainBreak
-	prev := Genesis(runID)
 	var prevSeq int64
-	links := chainLinks(prev, records, inputs)
 	for i := range records {
 		r := &records[i]
 		got, err := links[i].got, links[i].err
@@ -94,7 +97,7 @@ func VerifyChainInputs(runID string, records []Record, inputs []ChainInput) []Ch
 			// Nothing after this record can be linked to it: the next
 			// record is checked against a value that cannot match.
 			breaks = append(breaks, ChainBreak{Sequence: r.Sequence, Reason: fmt.Sprintf("chain_hash: %v", err)})
-			prev, prevSeq = [32]byte{}, r.Sequence
+			prevSeq = r.Sequence
 			continue
 		}
 		if want := prevSeq + 1; r.Sequence != want {
@@ -103,14 +106,14 @@ func VerifyChainInputs(runID string, records []Record, inputs []ChainInput) []Ch
 				b.MissingFrom, b.MissingTo = want, r.Sequence-1
 			}
 			breaks = append(breaks, b)
-			prev, prevSeq = got, r.Sequence
+			prevSeq = r.Sequence
 			continue
 		}
 		want := links[i].want // NextChainHash(prev, inputs[i]): prev is the previous record's got
 		if want != got {
 			breaks = append(breaks, ChainBreak{Sequence: r.Sequence, Reason: fmt.Sprintf("chain_hash is %s, recomputed %s", commitment.Short(r.ChainHash), commitment.Short(commitment.OfSHA256(want).String()))})
 		}
-		prev, prevSeq = got, r.Sequence
+		prevSeq = r.Sequence
 	}
 	return breaks
 }

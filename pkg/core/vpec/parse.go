@@ -53,6 +53,23 @@ type Document struct {
 	// read the records computed them (each record's commitment then in
 	// cache, where the check would read it again cold); nil otherwise.
 	leaves []merkle.Hash
+	// links are the records' chain links, from the genesis of linksRunID,
+	// when the goroutines that read the records computed them; nil
+	// otherwise.
+	links      []chainLink
+	linksRunID string
+}
+
+// ChainBreaks is VerifyChainInputs of the document's records and chain
+// inputs as Parse read them, from the links computed while reading them
+// when there are (each record's bytes then in cache, where a second pass
+// would read them again cold). Like MerkleRoot, it does not follow later
+// changes to VPEC.Records or VPEC.RunID: call VerifyChainInputs then.
+func (d *Document) ChainBreaks() []ChainBreak {
+	if d.links == nil || len(d.links) != len(d.VPEC.Records) || d.linksRunID != d.VPEC.RunID {
+		return VerifyChainInputs(d.VPEC.RunID, d.VPEC.Records, d.Chain)
+	}
+	return chainBreaks(d.VPEC.Records, d.links)
 }
 
 // MerkleRoot is MerkleRoot of the document's records as Parse read them,

@@ -175,9 +175,13 @@ func (p *Document) readParts(doc []byte, s *shapeScanner, errs *[]string) error 
 				var err error
 				var asWritten bool
 				p.rules, p.leaves = make([][]string, n), make([]merkle.Hash, n)
-				dst, asWritten, err = readRecordsParallel(doc, p.owned, recs, w, chunk, dst, records, p.Chain, p.leaves, p.rules, errs)
+				out := parOut{records: records, inputs: p.Chain, leaves: p.leaves, rules: p.rules, links: make([]chainLink, n), genesis: Genesis(p.VPEC.RunID)}
+				dst, asWritten, err = readRecordsParallel(doc, p.owned, recs, w, chunk, dst, &out, errs)
 				if err != nil {
 					perr = err
+				}
+				if out.linked {
+					p.links, p.linksRunID = out.links, p.VPEC.RunID
 				}
 				if asWritten {
 					split = len(dst)

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/svc-gov/svc/pkg/core/canonical"
+	"github.com/svc-gov/svc/pkg/core/commitment"
 	"github.com/svc-gov/svc/pkg/core/document"
 	"github.com/svc-gov/svc/pkg/core/merkle"
 )
@@ -73,9 +74,9 @@ type recordOutcome struct {
 
 // recordChunk is records [from, from+len(out)) and what reading them gave.
 type recordChunk struct {
-	from int
-	out  []recordOutcome
-	done chan struct{}
+	from, n int
+	out     []recordOutcome // set when the chunk is handed to a worker
+	done    chan struct{}
 }
 
 // recordBufs are a worker's buffers: scratch for the details check, enc
@@ -147,15 +148,20 @@ func readRecordTree(ps *canonical.Parser, doc, raw []byte, at, i int, b *recordB
 // When every record is written in its canonical form (as the service
 // writes them), it appends only the array's '[' and reports asWritten:
 // the records are then their bytes in doc (recordParts), not copied.
-func readRecordsParallel(doc []byte, owned bool, recs *arrayPart, workers, chunk int, dst []byte, records []Record, inputs []ChainInput, leaves []merkle.Hash, rules [][]string, errs *[]string) (_ []byte, asWritten bool, _ error) {
+func readRecordsParallel(doc []byte, owned bool, recs *arrayPart, workers, chunk int, dst []byte, out *parOut, errs *[]string) (_ []byte, asWritten bool, _ error) {
+	records, inputs, leaves, rules, links := out.records, out.inputs, out.leaves, out.rules, out.links
 	n := len(recs.elems) / 2
 	var chunks []*recordChunk
 	for from := 0; from < n; from += chunk {
-		chunks = append(chunks, &recordChunk{from: from, out: make([]recordOutcome, min(chunk, n-from)), done: make(chan struct{})})
+		chunks = append(chunks, &recordChunk{from: from, n: min(chunk, n-from), done: make(chan struct{})})
 	}
 	stop := make(chan struct{})
 	tokens := make(chan struct{}, parReadAhead)
 	work := make(chan *recordChunk)
+	// The outcomes of chunks replayed are reused: at most parReadAhead+1
+	// chunks' are in use, not one per chunk (fresh memory costs its page
+	// faults when the collector is off).
+	free := make(chan []recordOutcome, parReadAhead+1)
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		defer close(work)
@@ -164,6 +170,12 @@ func readRecordsParallel(doc []byte, owned bool, recs *arrayPart, workers, chunk
 			case tokens <- struct{}{}:
 			case <-stop:
 				return
+			}
+			select {
+			case out := <-free:
+				c.out = out[:c.n]
+			default:
+				c.out = make([]recordOutcome, c.n, chunk)
 			}
 			select {
 			case work <- c:
@@ -177,7 +189,7 @@ func readRecordsParallel(doc []byte, owned bool, recs *arrayPart, workers, chunk
 			ps := canonical.Parser{MaxDepth: document.MaxDepth - 2} // elements are at depth 3
 			var scratch, leafBuf []byte
 			for c := range work {
-				last := c.from + len(c.out) - 1
+				last := c.from + c.n - 1
 				b := recordBufs{scratch: scratch, size: int(recs.elems[2*last+1] - recs.elems[2*c.from]), owned: owned}
 				// Write the chunk's records and outcomes before
 				// anything reads them. In fresh memory (svc verify
@@ -200,6 +212,16 @@ func readRecordsParallel(doc []byte, owned bool, recs *arrayPart, workers, chunk
 						o.rules = recordRules(&records[i], i, o.rules)
 					}
 					leaves[i], leafBuf = leafOf(&records[i], leafBuf)
+					// The record's chain link, its bytes still in
+					// cache; a chunk's first record follows another
+					// chunk's last (the replay links it).
+					l := &links[i]
+					l.got, l.err = commitment.ParseSHA256(records[i].ChainHash)
+					if k > 0 {
+						l.want = o.chain.next(links[i-1].got)
+					} else if i == 0 {
+						l.want = o.chain.next(out.genesis)
+					}
 				}
 				scratch = b.scratch
 				close(c.done)
@@ -256,11 +278,15 @@ replay:
 				}
 				inputs[i] = o.chain
 				rules[i] = o.rules
+				if k == 0 && i > 0 {
+					links[i].want = o.chain.next(links[i-1].got)
+				}
 			}
 			if o.decodeErr != nil {
 				addErrors(errs, o.decodeErr)
 			}
 		}
+		free <- c.out[:0]
 		c.out = nil // let its encodings go
 		<-tokens
 	}
@@ -275,10 +301,25 @@ replay:
 		asWritten = false
 		upTo(kept)
 	}
+	out.linked = kept == n && perr == nil
 	if asWritten {
 		return dst, true, perr
 	}
 	return append(dst, ']'), false, perr
+}
+
+// parOut is where readRecordsParallel puts what it reads, one element per
+// record: the records, their chain inputs, Merkle leaf hashes, own
+// problems (recordRules) and chain links (from genesis). linked: every
+// record was read, so links are complete.
+type parOut struct {
+	records []Record
+	inputs  []ChainInput
+	leaves  []merkle.Hash
+	rules   [][]string
+	links   []chainLink
+	genesis [32]byte
+	linked  bool
 }
 
 // comma is the separator between records in the signed bytes' parts.

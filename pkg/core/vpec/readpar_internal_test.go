@@ -2,6 +2,7 @@ package vpec
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/svc-gov/svc/pkg/core/canonical"
+	"github.com/svc-gov/svc/pkg/core/commitment"
 )
 
 // readWith reads doc with the records read as par says, returning the
@@ -50,6 +52,10 @@ func sameRead(t *testing.T, doc []byte) {
 			t.Fatalf("%+v: Merkle root from the leaves read %s, from the records %s", par, got.MerkleRoot(), MerkleRoot(got.VPEC.Records))
 		case ok && par.workers > 1 && len(got.leaves) != len(got.VPEC.Records):
 			t.Fatalf("%+v: %d leaves computed for %d records", par, len(got.leaves), len(got.VPEC.Records))
+		case ok && par.workers > 1 && len(got.links) != len(got.VPEC.Records):
+			t.Fatalf("%+v: %d chain links computed for %d records", par, len(got.links), len(got.VPEC.Records))
+		case ok && !reflect.DeepEqual(got.ChainBreaks(), VerifyChainInputs(got.VPEC.RunID, got.VPEC.Records, got.Chain)):
+			t.Fatalf("%+v: chain breaks from the links read %v, recomputed %v", par, got.ChainBreaks(), VerifyChainInputs(got.VPEC.RunID, got.VPEC.Records, got.Chain))
 		}
 	}
 }
@@ -259,6 +265,87 @@ func flat(edits map[int]string) func(int, []byte) []byte {
 			raw = bytes.Replace(raw, []byte(fmt.Sprintf(`"sequence":%d,`, k+1)), []byte(e), 1)
 		}
 		return raw
+	}
+}
+
+// chained returns flatDoc's records with a chain that holds from the
+// witnessed vector's genesis, except as edit changes record k (its map,
+// before its chain hash is set; the next record links to what edit left).
+func chained(t testing.TB, edit func(k int, m map[string]any)) func(int, []byte) []byte {
+	witnessed, err := os.ReadFile("../../../testdata/vectors/vpec/valid/witnessed.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var top struct {
+		RunID string `json:"run_id"`
+	}
+	if err := json.Unmarshal(witnessed, &top); err != nil {
+		t.Fatal(err)
+	}
+	prev := Genesis(top.RunID)
+	return func(k int, _ []byte) []byte {
+		m := baseRecord(t)
+		m["sequence"], m["record_id"] = k+1, fmt.Sprintf("rec_00000000-0000-4000-8000-%012d", k+1)
+		delete(m, "chain_hash")
+		next := NextChainHash(prev, canonicalOf(t, m))
+		m["chain_hash"] = commitment.OfSHA256(next).String()
+		if edit != nil {
+			edit(k, m)
+		}
+		got, err := commitment.ParseSHA256(m["chain_hash"].(string))
+		if err != nil {
+			t.Fatal(err)
+		}
+		prev = got
+		return canonicalOf(t, m)
+	}
+}
+
+// TestChainBreaksFromLinks: the chain links the record goroutines compute
+// as they read (each chunk's first record linked by the replay) give the
+// breaks VerifyChainInputs recomputes: none on an intact chain, and the
+// one record changed, wherever it falls (first, a chunk's first or last,
+// last). A mutation of either link (the worker's or the replay's) fails it.
+func TestChainBreaksFromLinks(t *testing.T) {
+	wrong := "sha256:" + strings.Repeat("ab", 32)
+	for _, tc := range []struct {
+		name  string
+		at    int // the record changed; -1: none
+		edit  func(m map[string]any)
+		want  int   // breaks
+		first int64 // the first break's sequence
+	}{
+		{"intact", -1, nil, 0, 0},
+		{"first hash wrong", 0, func(m map[string]any) { m["chain_hash"] = wrong }, 1, 1},
+		{"a chunk's last wrong", 127, func(m map[string]any) { m["chain_hash"] = wrong }, 1, 128},
+		{"a chunk's first wrong", 128, func(m map[string]any) { m["chain_hash"] = wrong }, 1, 129},
+		{"last wrong", 299, func(m map[string]any) { m["chain_hash"] = wrong }, 1, 300},
+		{"a chunk's first changed after hashing", 256, func(m map[string]any) { m["check_result"] = "fail" }, 1, 257},
+		{"sequence skips", 200, func(m map[string]any) { m["sequence"] = 202 }, 2, 202},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			doc := flatDoc(t, 300, true, chained(t, func(k int, m map[string]any) {
+				if k == tc.at {
+					tc.edit(m)
+				}
+			}))
+			for _, par := range []readPar{{2, 128}, {3, 7}, {1, 0}} {
+				d, ok, errs := readWith(doc, par)
+				if !ok {
+					t.Fatalf("%+v: %q", par, errs)
+				}
+				if par.workers > 1 && d.links == nil {
+					t.Fatalf("%+v: no links computed", par)
+				}
+				got, want := d.ChainBreaks(), VerifyChainInputs(d.VPEC.RunID, d.VPEC.Records, d.Chain)
+				if len(got) != tc.want || !reflect.DeepEqual(got, want) {
+					t.Fatalf("%+v: breaks %v; recomputed %v; want %d", par, got, want, tc.want)
+				}
+				if tc.want > 0 && got[0].Sequence != tc.first {
+					t.Fatalf("%+v: first break at sequence %d, want %d", par, got[0].Sequence, tc.first)
+				}
+			}
+		})
 	}
 }
 
