@@ -5,6 +5,7 @@ import (
 	"crypto/sha512"
 	"crypto/subtle"
 	"fmt"
+	"hash"
 
 	"filippo.io/edwards25519"
 )
@@ -23,6 +24,41 @@ func VerifyParts(pub ed25519.PublicKey, parts [][]byte, sig []byte) error {
 	if len(parts) == 1 {
 		return Verify(pub, parts[0], sig)
 	}
+	v := NewVerifier(pub, sig)
+	for _, p := range parts {
+		v.Write(p)
+	}
+	return v.Verify()
+}
+
+// Verifier is VerifyParts for a message whose parts become known one after
+// another: Write gives the next part, Verify checks the signature over all
+// of them. The message is hashed as it is written, so a caller can hash
+// the first parts while it still reads the rest.
+type Verifier struct {
+	pub ed25519.PublicKey
+	sig []byte
+	h   hash.Hash
+}
+
+// NewVerifier returns a Verifier of sig by pub over the message to be
+// written.
+func NewVerifier(pub ed25519.PublicKey, sig []byte) *Verifier {
+	v := &Verifier{pub: pub, sig: sig, h: sha512.New()}
+	if len(pub) == ed25519.PublicKeySize && len(sig) == ed25519.SignatureSize {
+		v.h.Write(sig[:32])
+		v.h.Write(pub)
+	}
+	return v
+}
+
+// Write adds p to the message. It never fails.
+func (v *Verifier) Write(p []byte) (int, error) { return v.h.Write(p) }
+
+// Verify reports whether the signature is valid over the message written
+// so far (ErrBadSignature when not).
+func (v *Verifier) Verify() error {
+	pub, sig := v.pub, v.sig
 	if len(pub) != ed25519.PublicKeySize || len(sig) != ed25519.SignatureSize || sig[63]&224 != 0 {
 		return ErrBadSignature
 	}
@@ -30,14 +66,8 @@ func VerifyParts(pub ed25519.PublicKey, parts [][]byte, sig []byte) error {
 	if err != nil {
 		return ErrBadSignature
 	}
-	h := sha512.New()
-	h.Write(sig[:32])
-	h.Write(pub)
-	for _, p := range parts {
-		h.Write(p)
-	}
 	var digest [sha512.Size]byte
-	k, err := edwards25519.NewScalar().SetUniformBytes(h.Sum(digest[:0]))
+	k, err := edwards25519.NewScalar().SetUniformBytes(v.h.Sum(digest[:0]))
 	if err != nil {
 		return ErrBadSignature // not reached: the digest is 64 bytes
 	}
@@ -45,7 +75,6 @@ func VerifyParts(pub ed25519.PublicKey, parts [][]byte, sig []byte) error {
 	if err != nil {
 		return ErrBadSignature
 	}
-	// [S]B = R + [k]A, so R = [k](-A) + [S]B.
 	minusA := new(edwards25519.Point).Negate(A)
 	R := new(edwards25519.Point).VarTimeDoubleScalarBaseMult(k, minusA, S)
 	if subtle.ConstantTimeCompare(sig[:32], R.Bytes()) != 1 {

@@ -35,6 +35,17 @@ func sameAsStdlib(t testing.TB, pub, sig []byte, parts [][]byte) bool {
 	if err != nil && !errors.Is(err, signing.ErrBadSignature) {
 		t.Fatalf("VerifyParts error %v is not ErrBadSignature", err)
 	}
+	// A Verifier written the parts one at a time decides the same, even
+	// for one part (which VerifyParts gives to Verify).
+	v := signing.NewVerifier(pub, sig)
+	for _, p := range parts {
+		if n, err := v.Write(p); n != len(p) || err != nil {
+			t.Fatalf("Verifier.Write = %d, %v", n, err)
+		}
+	}
+	if err := v.Verify(); (err == nil) != want || err != nil && !errors.Is(err, signing.ErrBadSignature) {
+		t.Fatalf("Verifier(%x, %d parts, %x) = %v; crypto/ed25519 says %v", pub, len(parts), sig, err, want)
+	}
 	return want
 }
 

@@ -2,6 +2,7 @@ package verify_test
 
 import (
 	"bytes"
+	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"os"
@@ -365,5 +366,57 @@ func TestVerifyOwnedSame(t *testing.T) {
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: Owned gives %s, without %s", name, got.Verdict, want.Verdict)
 		}
+	}
+}
+
+// TestVerifySignedPresigned: the signature check begun while the records
+// are read is used only when the reader gave it exactly the signed bytes
+// (SignedWritten), for the key and signature the check itself uses; with
+// another key or signature, or bytes not given, the signed bytes are
+// hashed again. A changed record fails it either way.
+func TestVerifySignedPresigned(t *testing.T) {
+	l, err := testvectors.LargeVPEC(t.TempDir(), 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := &verify.Options{Trust: l.Trust}
+	d, p, err := verify.ParsePresigned(l.Doc, opts)
+	if err != nil || !d.SignedWritten() {
+		t.Fatalf("the service's VPEC: %v, SignedWritten %v", err, d.SignedWritten())
+	}
+	pub, err := l.Trust.Key(d.VPEC.SigningKeyID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := verify.VerifySigned(d, p, pub, d.Signature); err != nil {
+		t.Fatalf("valid signature: %v", err)
+	}
+	other, _, _ := ed25519.GenerateKey(nil)
+	if err := verify.VerifySigned(d, p, other, d.Signature); err == nil {
+		t.Fatal("another key: accepted (the verifier begun with the document's key was used)")
+	}
+	sig := bytes.Clone(d.Signature)
+	sig[40] ^= 1
+	if err := verify.VerifySigned(d, p, pub, sig); err == nil {
+		t.Fatal("another signature: accepted (the verifier begun with the document's signature was used)")
+	}
+	// Records not in canonical form: nothing given, the parts hashed.
+	d2, p2, err := verify.ParsePresigned(l.Indented, opts)
+	if err != nil || d2.SignedWritten() {
+		t.Fatalf("indented VPEC: %v, SignedWritten %v", err, d2.SignedWritten())
+	}
+	if err := verify.VerifySigned(d2, p2, pub, d2.Signature); err != nil {
+		t.Fatalf("indented VPEC, valid signature: %v", err)
+	}
+	// One byte of a record's commitment changed: given, and refused.
+	i := bytes.LastIndex(l.Doc, []byte(`"commitment_hash":"sha256:`)) + len(`"commitment_hash":"sha256:`)
+	bad := bytes.Clone(l.Doc)
+	bad[i] = "01"[b2i(bad[i] == '0')]
+	d3, p3, err := verify.ParsePresigned(bad, opts)
+	if err != nil || !d3.SignedWritten() {
+		t.Fatalf("changed VPEC: %v, SignedWritten %v", err, d3.SignedWritten())
+	}
+	if err := verify.VerifySigned(d3, p3, pub, d3.Signature); err == nil {
+		t.Fatal("a changed record: signature accepted")
 	}
 }

@@ -1,8 +1,11 @@
 package verify
 
 import (
+	"bytes"
+	"crypto/ed25519"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/svc-gov/svc/pkg/core/signing"
@@ -18,18 +21,75 @@ const CheckSignature CheckName = "signature"
 
 func (s *state) signature() Check {
 	if s.opts.Root != nil {
-		return checkSignatureRoot(s.doc, s.opts.Root)
+		return checkSignatureRoot(s.doc, s.opts.Root, s.presigned)
 	}
-	return checkSignature(s.doc, s.opts.Trust)
+	return checkSignature(s.doc, s.opts.Trust, s.presigned)
 }
 
-// checkSignature checks d's signature over its signed bytes against trust.
-func checkSignature(d *vpec.Document, trust *signing.Bundle) Check {
+// signatureKey is the key a signature by key id is checked with: the
+// trust root's key of that id, or without a root the trust bundle's; nil
+// when there is none.
+func signatureKey(opts *Options, id string) ed25519.PublicKey {
+	if opts.Root != nil {
+		for _, k := range opts.Root.Keys {
+			if k.KeyID == id && k.PublicKey != nil {
+				return k.PublicKey
+			}
+		}
+		return nil
+	}
+	if opts.Trust == nil {
+		return nil
+	}
+	pub, _ := opts.Trust.Key(id)
+	return pub
+}
+
+// presigned is the signature check begun while the document is read: a
+// verifier of sig by pub that vpec.ParseWith gives the signed bytes
+// beside the reading of the records (vpec.ParseOptions.SignedTo).
+type presigned struct {
+	pub, sig []byte
+	v        *signing.Verifier
+}
+
+// signedTo is vpec.ParseOptions.SignedTo for the signature check: it
+// starts a verifier of the VPEC's signature by the key the check will use,
+// or returns nil (the check then hashes the signed bytes itself).
+func (p *presigned) signedTo(opts *Options) func(*vpec.VPEC) io.Writer {
+	return func(top *vpec.VPEC) io.Writer {
+		pub := signatureKey(opts, top.SigningKeyID)
+		sig, err := signing.ParseSignature(top.Signature)
+		if pub == nil || err != nil {
+			return nil
+		}
+		p.pub, p.sig, p.v = pub, sig, signing.NewVerifier(pub, sig)
+		return p.v
+	}
+}
+
+// verifySigned verifies d's signature sig by pub over its signed bytes:
+// with the verifier begun while d was read when it was given exactly them
+// (d.SignedWritten) for this key and signature, else over d.SignedParts.
+func verifySigned(d *vpec.Document, p *presigned, pub, sig []byte) error {
+	if p != nil && p.v != nil && d.SignedWritten() && bytes.Equal(p.pub, pub) && bytes.Equal(p.sig, sig) {
+		return p.v.Verify()
+	}
+	return signing.VerifyParts(pub, d.SignedParts, sig)
+}
+
+// checkSignature checks d's signature over its signed bytes against trust
+// (p: the check begun while d was read, or nil).
+func checkSignature(d *vpec.Document, trust *signing.Bundle, p *presigned) Check {
 	c := Check{Name: CheckSignature}
 	if trust == nil {
 		return fail(c, "TRUST ROOT MISSING", "signature not checked: no trust bundle given", true)
 	}
-	if err := trust.VerifyParts(d.VPEC.SigningKeyID, d.SignedParts, d.VPEC.Signature); err != nil {
+	pub, err := trust.Key(d.VPEC.SigningKeyID)
+	if err == nil {
+		err = verifySigned(d, p, pub, d.Signature)
+	}
+	if err != nil {
 		if errors.Is(err, signing.ErrUnknownKey) {
 			return fail(c, "UNKNOWN SIGNING KEY", fmt.Sprintf("signature by key %s, which the trust bundle does not hold", d.VPEC.SigningKeyID), false)
 		}
@@ -45,22 +105,14 @@ func checkSignature(d *vpec.Document, trust *signing.Bundle) Check {
 // (docs/KEYS.md, "Which time a window is checked against"). The token is
 // verified here against the root's TSA certificates to learn that time;
 // the timestamp check reports on the token itself.
-func checkSignatureRoot(d *vpec.Document, root *trustroot.Root) Check {
+func checkSignatureRoot(d *vpec.Document, root *trustroot.Root, p *presigned) Check {
 	c := Check{Name: CheckSignature}
 	id := d.VPEC.SigningKeyID
-	var pub []byte
-	for _, k := range root.Keys {
-		if k.KeyID == id && k.PublicKey != nil {
-			pub = k.PublicKey
-			break
-		}
-	}
+	pub := signatureKey(&Options{Root: root}, id)
 	if pub == nil {
 		return fail(c, "UNKNOWN SIGNING KEY", fmt.Sprintf("signature by key %s, which the trust root does not hold", id), false)
 	}
-	b := signing.NewBundle()
-	b.AddKey(pub)
-	if err := b.VerifyParts(id, d.SignedParts, d.VPEC.Signature); err != nil {
+	if err := verifySigned(d, p, pub, d.Signature); err != nil {
 		return fail(c, "SIGNATURE INVALID", fmt.Sprintf("signature invalid: the signed fields were changed after signing or the signature is not by key %s", id), false)
 	}
 	at := time.Time{}

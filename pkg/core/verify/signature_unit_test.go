@@ -29,7 +29,7 @@ func TestCheckSignature(t *testing.T) {
 			if c.edit != nil {
 				c.edit(d)
 			}
-			c.want.check(t, CheckSignature, checkSignature(d, c.trust))
+			c.want.check(t, CheckSignature, checkSignature(d, c.trust, nil))
 		})
 	}
 }

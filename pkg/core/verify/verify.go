@@ -73,7 +73,8 @@ func ValidateSchema(doc []byte) (*vpec.Document, error) {
 // check is one built-in check after the schema check: its name and the
 // state method that runs it. apart: it reads only the document and the
 // options, and runs on its own goroutine while the others run (the
-// signature hashes the whole document).
+// signature may hash the whole document; the Merkle root hashes a tree
+// over every record).
 type check struct {
 	name  CheckName
 	run   func(*state) Check
@@ -86,7 +87,7 @@ type check struct {
 var checks = [...]check{
 	{name: CheckSignature, run: (*state).signature, apart: true},
 	{name: CheckChain, run: (*state).chain},
-	{name: CheckMerkle, run: (*state).merkleRoot},
+	{name: CheckMerkle, run: (*state).merkleRoot, apart: true},
 	{name: CheckZK, run: (*state).zkProofs},
 	{name: CheckEvidence, run: (*state).evidence},
 	{name: CheckTimestamp, run: (*state).timestamp},
@@ -117,19 +118,20 @@ type state struct {
 	// sessions is the reviews check's verification of every review and
 	// check session, done once (sessionsOnce).
 	sessions *sessionResults
+	// presigned is the signature check begun while the document was read.
+	presigned *presigned
 }
 
 // run runs the schema check and, when it passes, the others.
 func run(doc []byte, opts *Options) *Report {
-	parse := vpec.Parse
-	if opts.Owned {
-		parse = vpec.ParseOwned
-	}
-	r, d := schema(doc, parse)
+	// The signature's hashing starts while the records are read.
+	pre := &presigned{}
+	po := vpec.ParseOptions{Owned: opts.Owned, SignedTo: pre.signedTo(opts)}
+	r, d := schema(doc, func(doc []byte) (*vpec.Document, error) { return vpec.ParseWith(doc, po) })
 	if d == nil {
 		return r
 	}
-	s := &state{doc: d, opts: opts, report: r, breaks: d.ChainBreaks()}
+	s := &state{doc: d, opts: opts, report: r, breaks: d.ChainBreaks(), presigned: pre}
 	results := make([]Check, len(checks))
 	var wg sync.WaitGroup
 	for i, c := range checks {

@@ -3,6 +3,7 @@ package vpec
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"math"
 	"regexp"
 
@@ -58,7 +59,16 @@ type Document struct {
 	// otherwise.
 	links      []chainLink
 	linksRunID string
+	// signedTo is ParseOptions.SignedTo; signedWritten: the writer it
+	// returned was given exactly SignedParts.
+	signedTo      func(*VPEC) io.Writer
+	signedWritten bool
 }
+
+// SignedWritten reports whether the writer ParseOptions.SignedTo returned
+// was given the signed bytes: exactly SignedParts, in order, and nothing
+// else. When false, it may have been given nothing, or other bytes.
+func (d *Document) SignedWritten() bool { return d.signedWritten }
 
 // ChainBreaks is VerifyChainInputs of the document's records and chain
 // inputs as Parse read them, from the links computed while reading them
@@ -111,16 +121,32 @@ func (p *Document) inputOK() bool {
 // *document.SyntaxError. A document that breaks the schema gives the
 // Document as far as it was read (to say which VPEC it was) and a
 // *document.SchemaError listing every problem, each naming its member.
-func Parse(doc []byte) (*Document, error) { return parse(doc, false) }
+func Parse(doc []byte) (*Document, error) { return ParseWith(doc, ParseOptions{}) }
 
 // ParseOwned is Parse of a doc the caller hands over for good: doc must
 // never change again while the Document, or any string taken from it, is
 // in use (a file read for verification and dropped after). The fields of
 // records read in one pass are then windows of doc itself instead of a
 // copy of each record: a large VPEC's records are not copied once more.
-func ParseOwned(doc []byte) (*Document, error) { return parse(doc, true) }
+func ParseOwned(doc []byte) (*Document, error) { return ParseWith(doc, ParseOptions{Owned: true}) }
 
-func parse(doc []byte, owned bool) (*Document, error) {
+// ParseOptions are ParseWith's options; the zero value is Parse.
+type ParseOptions struct {
+	// Owned: doc is handed over for good (ParseOwned).
+	Owned bool
+	// SignedTo, when not nil, is called at most once, when the top level
+	// has been read and before the records are, with the top level (its
+	// Records not yet set). The writer it returns, if not nil, may then be
+	// given the signed bytes while the records are read (in a large VPEC
+	// whose records are each in canonical form), so that a signature
+	// check hashes them beside the reading. Document.SignedWritten says
+	// whether it was given exactly them; when not, it may have been given
+	// other bytes, and must not be used to judge the signature.
+	SignedTo func(top *VPEC) io.Writer
+}
+
+// ParseWith is Parse with options.
+func ParseWith(doc []byte, o ParseOptions) (*Document, error) {
 	if len(doc) > document.MaxSize {
 		return nil, document.CheckInput(doc) // at once: not even scanned
 	}
@@ -128,7 +154,7 @@ func parse(doc []byte, owned bool) (*Document, error) {
 	// scan (one pass, allocating only the records' offsets), which is all
 	// read does before it has the check's answer: a refused input is
 	// refused as if checked first.
-	d := &Document{raw: doc, input: make(chan error, 1), owned: owned}
+	d := &Document{raw: doc, input: make(chan error, 1), owned: o.Owned, signedTo: o.SignedTo}
 	go func() { d.input <- document.CheckInput(doc) }()
 	var problems []string
 	bad := func(format string, a ...any) { problems = append(problems, fmt.Sprintf(format, a...)) }

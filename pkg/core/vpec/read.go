@@ -166,11 +166,28 @@ func (p *Document) readParts(doc []byte, s *shapeScanner, errs *[]string) error 
 	p.Chain = make([]ChainInput, n)
 	var chainBuf []byte // the one-goroutine loop's chain inputs of records not written canonically
 	split := -1         // where the records as written go in the signed bytes
+	var recParts [][]byte
+	var feed *signedFeed // giving SignedTo's writer the signed bytes
+	defer func() {
+		if feed != nil {
+			feed.finish(nil, nil, false) // the read stopped before the end
+		}
+	}()
 	replace := map[string]func([]byte) []byte{
 		"records": func(dst []byte) []byte {
 			if w, chunk := p.readWorkers(n); w > 1 {
 				if len(*errs) > maxReported || perr != nil {
 					return append(dst, "[]"...) // what each writes when it reads none
+				}
+				if p.signedTo != nil && len(*errs) == 0 {
+					// The signed bytes are the part before the records,
+					// the records as written and the part after them
+					// when every record is in canonical form: a writer
+					// can hash the first two while they are read.
+					if w := p.signedTo(&p.VPEC); w != nil {
+						recParts = signedRecordParts(doc, recs)
+						feed = startSignedFeed(w, append(dst[:len(dst):len(dst)], '['), recParts[1:])
+					}
 				}
 				var err error
 				var asWritten bool
@@ -228,16 +245,35 @@ func (p *Document) readParts(doc []byte, s *shapeScanner, errs *[]string) error 
 		return perr
 	}
 	if split >= 0 {
-		parts := append(make([][]byte, 0, len(recs.elems)+1), signed[:split:split]) // at most 2n+1
-		p.SignedParts = append(recordParts(parts, doc, recs), signed[split:])
+		if recParts == nil {
+			recParts = signedRecordParts(doc, recs)
+		}
+		recParts[0] = signed[:split:split]
+		p.SignedParts = append(recParts, signed[split:])
 	} else {
 		p.SignedParts = [][]byte{signed}
+	}
+	if feed != nil {
+		// The feed gave the records as SignedParts holds them (recParts).
+		if split >= 0 {
+			p.signedWritten = feed.finish(signed[:split], signed[split:], true)
+		} else {
+			feed.finish(nil, nil, false)
+		}
+		feed = nil
 	}
 	p.VPEC.Records = records
 	if gaps != nil {
 		p.VPEC.Gaps = gaps
 	}
 	return nil
+}
+
+// signedRecordParts is the signed bytes' parts for the records of a (of
+// doc), as written: room for the part before them (element 0, to be set)
+// and after them (to be appended), and recordParts between.
+func signedRecordParts(doc []byte, a *arrayPart) [][]byte {
+	return recordParts(make([][]byte, 1, len(a.elems)+1), doc, a) // at most 2n+1
 }
 
 // readWhole reads doc as one tree.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -20,14 +21,22 @@ import (
 // When it reads, the v1 rules' problems follow (checkRules, as Parse
 // runs them).
 func readWith(doc []byte, par readPar) (Document, bool, []string) {
-	p := Document{raw: doc, par: par}
+	p, ok, errs, _ := readSigned(doc, par)
+	return p, ok, errs
+}
+
+// readSigned is readWith with a SignedTo that gives a buffer: what it was
+// given (nil when SignedTo was not called).
+func readSigned(doc []byte, par readPar) (Document, bool, []string, *bytes.Buffer) {
+	var w *bytes.Buffer
+	p := Document{raw: doc, par: par, signedTo: func(*VPEC) io.Writer { w = new(bytes.Buffer); return w }}
 	var errs []string
 	bad := func(f string, a ...any) { errs = append(errs, fmt.Sprintf(f, a...)) }
 	ok := p.read(doc, bad)
 	if ok {
 		p.checkRules(bad)
 	}
-	return p, ok, errs
+	return p, ok, errs, w
 }
 
 // sameRead fails t unless reading doc on several goroutines, in chunks of
@@ -38,8 +47,10 @@ func sameRead(t *testing.T, doc []byte) {
 	t.Helper()
 	want, wantOK, wantErrs := readWith(doc, readPar{workers: 1})
 	for _, par := range []readPar{{2, 1}, {3, 2}, {4, 7}, {2, 128}} {
-		got, ok, errs := readWith(doc, par)
+		got, ok, errs, w := readSigned(doc, par)
 		switch {
+		case got.SignedWritten() && !bytes.Equal(w.Bytes(), got.Signed()):
+			t.Fatalf("%+v: SignedWritten, but the writer was given other bytes than the signed bytes", par)
 		case ok != wantOK || !reflect.DeepEqual(errs, wantErrs):
 			t.Fatalf("%+v: ok=%v %q; one goroutine: ok=%v %q", par, ok, errs, wantOK, wantErrs)
 		case !bytes.Equal(got.Signed(), want.Signed()):
@@ -265,6 +276,47 @@ func flat(edits map[int]string) func(int, []byte) []byte {
 			raw = bytes.Replace(raw, []byte(fmt.Sprintf(`"sequence":%d,`, k+1)), []byte(e), 1)
 		}
 		return raw
+	}
+}
+
+// TestSignedWritten: SignedTo's writer is given the signed bytes while the
+// records are read, and SignedWritten says so, only when they are the part
+// before the records, the records as written and the part after them:
+// every record in canonical form, read on several goroutines, without
+// problems. Otherwise it is false (the writer may have been given other
+// bytes). A SignedTo that returns nil is given nothing.
+func TestSignedWritten(t *testing.T) {
+	for name, tc := range map[string]struct {
+		doc  []byte
+		par  readPar
+		want bool
+	}{
+		"compact canonical":               {flatDoc(t, 300, true, flat(nil)), readPar{2, 128}, true},
+		"compact canonical, small chunks": {flatDoc(t, 300, true, flat(nil)), readPar{3, 7}, true},
+		"space before the end":            {flatDoc(t, 300, false, flat(nil)), readPar{2, 128}, true},
+		"one record per line":             {flatDoc(t, 300, false, func(k int, _ []byte) []byte { return append([]byte("\n    "), flat(nil)(k, nil)...) }), readPar{2, 128}, true},
+		"first not canonical":             {flatDoc(t, 300, true, pretty(0)), readPar{2, 128}, false},
+		"last not canonical":              {flatDoc(t, 300, true, pretty(299)), readPar{2, 128}, false},
+		// A rule problem is found after the read: the bytes are still the
+		// signed bytes (the signature is then not checked).
+		"a rule problem in one":   {flatDoc(t, 300, true, flat(map[int]string{140: `"sequence":0,`})), readPar{2, 128}, true},
+		"a decode problem in one": {flatDoc(t, 300, true, flat(map[int]string{140: `"sequence":1.5,`})), readPar{2, 128}, false},
+		"a parse error in one":    {flatDoc(t, 300, true, flat(map[int]string{200: `"sequence":1,"sequence":1,`})), readPar{2, 128}, false},
+		"one goroutine":           {flatDoc(t, 300, true, flat(nil)), readPar{workers: 1}, false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			d, ok, errs, w := readSigned(tc.doc, tc.par)
+			if d.SignedWritten() != tc.want {
+				t.Fatalf("SignedWritten = %v, want %v (ok=%v %q)", d.SignedWritten(), tc.want, ok, errs)
+			}
+			if tc.want && !bytes.Equal(w.Bytes(), d.Signed()) {
+				t.Fatal("the writer was given other bytes than the signed bytes")
+			}
+		})
+	}
+	d := Document{raw: flatDoc(t, 300, true, flat(nil)), par: readPar{2, 128}, signedTo: func(*VPEC) io.Writer { return nil }}
+	if !d.read(d.raw, func(string, ...any) {}) || d.SignedWritten() {
+		t.Fatalf("SignedTo returning nil: SignedWritten = %v", d.SignedWritten())
 	}
 }
 
