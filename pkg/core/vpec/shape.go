@@ -225,6 +225,10 @@ type shapeScanner struct {
 	collect bool
 	arrays  [2]arrayPart // records, gaps
 	scratch []byte
+	// aheadMin is the records array size from which its second half is
+	// scanned beside (recordsAhead): 0 aheadMinimum, below 0 never (tests).
+	aheadMin int
+	joined   bool // a scan ahead's result was taken (tests)
 }
 
 // arrayPart is where an array of objects lies in a document.
@@ -427,7 +431,20 @@ func (s *shapeScanner) arrayOfObjects(field string, each func(i int) error) erro
 		return s.fail(field, "is a JSON %s, want an array of objects", s.kindAt())
 	}
 	var err error
+	var ahead *recordsAhead // the second half of a large records array, scanned beside
 	s.array(func(i int) bool {
+		if i == 0 && s.collect && field == "records" {
+			ahead = startRecordsAhead(s.d, s.pos, s.depth, s.aheadMin)
+		}
+		if ahead != nil && s.pos >= ahead.at {
+			if s.pos == ahead.at && ahead.join() {
+				s.arrays[0].elems = append(s.arrays[0].elems, ahead.elems...)
+				s.pos, ahead, s.joined = ahead.end, nil, true
+				return true // the array's ']' is next
+			}
+			ahead.cancel() // not an element start, or a problem there: scan it here
+			ahead = nil
+		}
 		if s.pos >= len(s.d) || s.d[s.pos] != '{' {
 			if !s.bad && s.pos < len(s.d) {
 				err = s.fail(fmt.Sprintf("%s[%d]", field, i), "is a JSON %s, want an object", s.kindAt())
@@ -445,6 +462,9 @@ func (s *shapeScanner) arrayOfObjects(field string, each func(i int) error) erro
 		}
 		return err == nil
 	})
+	if ahead != nil {
+		ahead.cancel() // the array ended (or the scan stopped) before the guess
+	}
 	return err
 }
 
