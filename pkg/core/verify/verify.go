@@ -71,10 +71,10 @@ func ValidateSchema(doc []byte) (*vpec.Document, error) {
 }
 
 // check is one built-in check after the schema check: its name and the
-// state method that runs it. apart: it reads only the document and the
-// options, and runs on its own goroutine while the others run (the
-// signature may hash the whole document; the Merkle root hashes a tree
-// over every record).
+// state method that runs it. apart: it reads only the document, the
+// options and the chain's breaks, and runs on its own goroutine while the
+// others run (the signature may hash the whole document; the Merkle root
+// hashes a tree over every record; gaps and summary read every record).
 type check struct {
 	name  CheckName
 	run   func(*state) Check
@@ -92,8 +92,8 @@ var checks = [...]check{
 	{name: CheckEvidence, run: (*state).evidence},
 	{name: CheckTimestamp, run: (*state).timestamp},
 	{name: CheckTime, run: (*state).time},
-	{name: CheckGaps, run: (*state).gaps},
-	{name: CheckSummary, run: (*state).summary},
+	{name: CheckGaps, run: (*state).gaps, apart: true},
+	{name: CheckSummary, run: (*state).summary, apart: true},
 	{name: CheckReviews, run: (*state).reviews},
 	{name: CheckProfile, run: (*state).profile},
 	{name: CheckDisclosure, run: (*state).disclosures},
