@@ -56,8 +56,30 @@ func checkTime(v *vpec.VPEC, genTime time.Time, sessions []sessionTimes) Check {
 			late(opened, "opened_at")
 		}
 	}
+	// A record time written as the service writes it is compared as
+	// written (msOrder); any other is read.
+	var bounds msBounds
+	if !opened.IsZero() {
+		bounds = newMSBounds(limit, opened.Add(-MaxClockSkew))
+	} else {
+		bounds = newMSBounds(limit, time.Time{})
+	}
+	earliest := "" // the earliest record time compared as written
 	for i := range v.Records {
 		rec := &v.Records[i]
+		if s := rec.RecordedAt; bounds.ok && len(s) == len(msLayout) {
+			if s > bounds.notAfter {
+				late(parse(s), fmt.Sprintf("records[%d] (sequence %d).recorded_at", i, rec.Sequence))
+			}
+			if bounds.notBefore != "" && s < bounds.notBefore {
+				c.Details = append(c.Details, fmt.Sprintf("records[%d] (sequence %d).recorded_at %s is before the run was opened (opened_at %s, at most %s earlier allowed)",
+					i, rec.Sequence, vpec.FormatTime(parse(s)), v.OpenedAt, MaxClockSkew))
+			}
+			if earliest == "" || s < earliest {
+				earliest = s
+			}
+			continue
+		}
 		at := parse(rec.RecordedAt)
 		if at.After(limit) {
 			late(at, fmt.Sprintf("records[%d] (sequence %d).recorded_at", i, rec.Sequence))
@@ -67,6 +89,11 @@ func checkTime(v *vpec.VPEC, genTime time.Time, sessions []sessionTimes) Check {
 				i, rec.Sequence, vpec.FormatTime(at), v.OpenedAt, MaxClockSkew))
 		}
 		if at.Before(floor) {
+			floor = at
+		}
+	}
+	if earliest != "" {
+		if at := parse(earliest); at.Before(floor) {
 			floor = at
 		}
 	}
@@ -104,4 +131,38 @@ func checkTime(v *vpec.VPEC, genTime time.Time, sessions []sessionTimes) Check {
 			stamped, MaxClockSkew, v.OpenedAt, MaxClockSkew)
 	}
 	return c
+}
+
+// msLayout is the form in which the service writes times (vpec.FormatTime):
+// fixed width, most significant field first, so that for years 0001-9999
+// the order of two such strings is the order of their times. A valid
+// document time of this length is always in this form (vpec.ParseTime).
+const msLayout = "2006-01-02T15:04:05.000Z"
+
+// msBounds are the time check's bounds as msLayout strings, for comparing
+// record times written in that form without reading them (a long VPEC
+// holds one per record). Such a time t, a whole number of milliseconds,
+// is after a limit exactly when it is after the limit rounded down to the
+// millisecond (notAfter), and before an opening bound exactly when it is
+// before that bound rounded up (notBefore; "" when there is none). ok is
+// false when a bound's year is outside 0001-9999: times are then read.
+type msBounds struct {
+	notAfter, notBefore string
+	ok                  bool
+}
+
+func newMSBounds(limit, openedBound time.Time) msBounds {
+	inRange := func(t time.Time) bool { y := t.UTC().Year(); return y >= 1 && y <= 9999 }
+	if !inRange(limit) || !openedBound.IsZero() && !inRange(openedBound.Add(time.Millisecond)) {
+		return msBounds{}
+	}
+	b := msBounds{notAfter: limit.UTC().Truncate(time.Millisecond).Format(msLayout), ok: true}
+	if !openedBound.IsZero() {
+		up := openedBound.UTC().Truncate(time.Millisecond)
+		if up.Before(openedBound) {
+			up = up.Add(time.Millisecond)
+		}
+		b.notBefore = up.Format(msLayout)
+	}
+	return b
 }

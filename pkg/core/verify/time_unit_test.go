@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"reflect"
 	"testing"
 	"time"
 
@@ -46,5 +47,47 @@ func TestCheckTime(t *testing.T) {
 			}
 			c.want.check(t, CheckTime, checkTime(v, c.genTime, c.sessions))
 		})
+	}
+}
+
+// TestCheckTimeAsWritten: record times compared as written (the service's
+// millisecond form, msBounds) give what reading each one gives: the same
+// report, detail for detail, as the same VPEC with every record time
+// spelt with a fourth fraction digit (same instant, read with ParseTime),
+// at every millisecond around the limit and the opening bound, with
+// timestamps and openings not on a millisecond, and with bounds past year
+// 9999 (then every time is read).
+func TestCheckTimeAsWritten(t *testing.T) {
+	base := time.Date(2026, 11, 22, 0, 10, 0, 0, time.UTC)
+	fourth := func(s string) string { return s[:len(s)-1] + "0Z" } // .123Z -> .1230Z
+	for _, genTime := range []time.Time{base, base.Add(123456 * time.Nanosecond), base.Add(999_999 * time.Nanosecond), time.Date(9999, 12, 31, 23, 58, 0, 500, time.UTC)} {
+		limit := genTime.Add(MaxClockSkew)
+		for _, opened := range []time.Time{{}, genTime.Add(-time.Hour), genTime.Add(-time.Hour + 400*time.Microsecond), genTime.Add(-time.Hour + time.Millisecond)} {
+			v, _ := built(t, 12)
+			if !opened.IsZero() {
+				v.OpenedAt = opened.Format(time.RFC3339Nano)
+			}
+			around := []time.Time{limit.Add(-time.Millisecond), limit, limit.Add(time.Millisecond), limit.Add(2 * time.Millisecond)}
+			if !opened.IsZero() {
+				b := opened.Add(-MaxClockSkew)
+				around = append(around, b.Add(-time.Millisecond), b, b.Add(time.Millisecond), b.Add(2*time.Millisecond))
+			}
+			around = append(around, genTime.Add(-24*time.Hour), genTime)
+			for i := range v.Records {
+				v.Records[i].RecordedAt = vpec.FormatTime(around[i%len(around)].Truncate(time.Millisecond))
+			}
+			v.Gaps = []vpec.Gap{{Timestamp: vpec.FormatTime(genTime.Add(-48 * time.Hour))}}
+			got := checkTime(v, genTime, nil)
+			for i := range v.Records {
+				v.Records[i].RecordedAt = fourth(v.Records[i].RecordedAt)
+			}
+			want := checkTime(v, genTime, nil)
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("genTime %s, opened %s:\nas written %+v\nread       %+v", genTime.Format(time.RFC3339Nano), v.OpenedAt, got, want)
+			}
+			if genTime.Year() < 9999 && len(got.Details) == 0 {
+				t.Fatalf("genTime %s: no detail; the times around the bounds should break them", genTime.Format(time.RFC3339Nano))
+			}
+		}
 	}
 }
