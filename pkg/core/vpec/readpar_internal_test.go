@@ -151,6 +151,14 @@ func TestReadPartsParallelSame(t *testing.T) {
 		"canonical records":                   manyRecords(t, 300, flat(nil)),
 		"canonical records, problems in some": manyRecords(t, 300, flat(map[int]string{4: `"sequence":0,`, 140: `"sequence":1.5,`, 141: `"sequence": 2,`, 299: `"sequence":"x",`})),
 		"canonical records, duplicate member": manyRecords(t, 300, flat(map[int]string{200: `"sequence":1,"sequence":1,`})),
+		"compact array, ids twice": flatDoc(t, 300, true, func(k int, r []byte) []byte {
+			raw := flat(nil)(k, r)
+			if k == 5 || k == 200 || k == 299 { // 5, 200 and 299 take 4's, 128's and 4's ids
+				from := map[int]int{5: 4, 200: 128, 299: 4}[k]
+				raw = bytes.Replace(raw, []byte(fmt.Sprintf("%012d", k+1)), []byte(fmt.Sprintf("%012d", from+1)), 1)
+			}
+			return raw
+		}),
 		// A compact array of canonical records: its bytes are the signed
 		// bytes' records (a window); a record not in canonical form, a
 		// problem or a parse error anywhere ends the window.
