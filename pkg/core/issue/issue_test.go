@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -122,6 +124,27 @@ func TestSummarize(t *testing.T) {
 	s := issue.Summarize(cases[2].records, nil, true)
 	if s.ProvableSurfaceBreakdown["mathematical"] != 0.8333 || s.ProvableSurfaceBreakdown["bounded_inference"] != 0.1667 {
 		t.Errorf("breakdown %v", s.ProvableSurfaceBreakdown)
+	}
+	if want := map[string]int64{"mathematical": 5, "operator_bound": 1}; !reflect.DeepEqual(s.ProofLevelBreakdown, want) {
+		t.Errorf("proof level breakdown %v, want %v", s.ProofLevelBreakdown, want)
+	}
+	// Every level, and one no list holds (the schema check refuses it,
+	// but the summary still counts it by name), in any order.
+	var all []vpec.Record
+	want := map[string]int64{}
+	for i, l := range append(vpec.ProofLevels(), "not_a_level") {
+		for range i + 1 {
+			all = append(all, rec(l, vpec.ResultPass))
+		}
+		want[string(l)] = int64(i + 1)
+	}
+	slices.Reverse(all)
+	s = issue.Summarize(all, nil, true)
+	if !reflect.DeepEqual(s.ProofLevelBreakdown, want) {
+		t.Errorf("every level: breakdown %v, want %v", s.ProofLevelBreakdown, want)
+	}
+	if _, ok := s.ProvableSurfaceBreakdown["not_a_level"]; !ok || len(s.ProvableSurfaceBreakdown) != len(want) {
+		t.Errorf("every level: surface breakdown %v", s.ProvableSurfaceBreakdown)
 	}
 }
 

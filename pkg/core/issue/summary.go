@@ -39,11 +39,22 @@ func Summarize(records []vpec.Record, gaps []vpec.Gap, chainIntact bool) Summary
 	floor := -1
 	var provable int64
 	surface := map[string]int64{}
+	// Records are counted by rank (a VPEC of 10,000 records would hash a
+	// level name twice per record); the maps are filled once after. A
+	// level outside the list (refused by the schema check) is counted by
+	// name.
+	levels := vpec.ProofLevels()
+	byRank := make([]int64, len(levels))
 	for i := range records {
 		r := &records[i]
-		s.ProofLevelBreakdown[string(r.ProofLevel)]++
-		surface[r.ProofLevel.SurfaceKey()]++
-		if rank := r.ProofLevel.Rank(); rank > floor {
+		rank := r.ProofLevel.Rank()
+		if rank < 0 {
+			s.ProofLevelBreakdown[string(r.ProofLevel)]++
+			surface[r.ProofLevel.SurfaceKey()]++
+		} else {
+			byRank[rank]++
+		}
+		if rank > floor {
 			floor = rank
 		}
 		if r.ProofLevel.Provable() {
@@ -56,10 +67,16 @@ func Summarize(records []vpec.Record, gaps []vpec.Gap, chainIntact bool) Summary
 			s.ChecksFailed++
 		}
 	}
+	for rank, n := range byRank {
+		if n > 0 {
+			s.ProofLevelBreakdown[string(levels[rank])] += n
+			surface[levels[rank].SurfaceKey()] += n
+		}
+	}
 	if floor < 0 {
 		s.ProofLevelFloor = vpec.Attestation
 	} else {
-		s.ProofLevelFloor = vpec.ProofLevels()[floor]
+		s.ProofLevelFloor = levels[floor]
 	}
 	for k, n := range surface {
 		s.ProvableSurfaceBreakdown[k] = Share(n, s.TotalChecksRun)
