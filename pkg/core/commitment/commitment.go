@@ -126,37 +126,56 @@ func SumFile(path string) (Hash, int64, error) {
 // or non-hex digits, a non-canonical poseidon2 digest) returns an error
 // wrapping [ErrMalformed] that names the problem.
 func Parse(s string) (Hash, error) {
+	var digest [32]byte
+	alg, n, err := parseInto(&digest, s)
+	if err != nil {
+		return Hash{}, err
+	}
+	return Hash{Algorithm: alg, Digest: append([]byte(nil), digest[:n]...)}, nil
+}
+
+// ParseAlgorithm is Parse without the digest: s's algorithm, or Parse's
+// error. It allocates nothing for a well-formed s (a VPEC holds several
+// per record).
+func ParseAlgorithm(s string) (Algorithm, error) {
+	var digest [32]byte
+	alg, _, err := parseInto(&digest, s)
+	return alg, err
+}
+
+// parseInto is Parse, decoding the digest into dst; it returns its length.
+func parseInto(dst *[32]byte, s string) (Algorithm, int, error) {
 	if s == "" {
-		return Hash{}, fmt.Errorf("%w: empty string", ErrMalformed)
+		return "", 0, fmt.Errorf("%w: empty string", ErrMalformed)
 	}
 	alg, digest, ok := strings.Cut(s, ":")
 	if !ok {
-		return Hash{}, fmt.Errorf("%w: %s: missing algorithm prefix (want \"sha256:<64 hex>\")", ErrMalformed, quote(s))
+		return "", 0, fmt.Errorf("%w: %s: missing algorithm prefix (want \"sha256:<64 hex>\")", ErrMalformed, quote(s))
 	}
 	switch Algorithm(alg) {
 	case SHA256:
 		if len(digest) != 2*sha256.Size {
-			return Hash{}, fmt.Errorf("%w: %s: sha256 digest must be %d hex characters, got %d",
+			return "", 0, fmt.Errorf("%w: %s: sha256 digest must be %d hex characters, got %d",
 				ErrMalformed, quote(s), 2*sha256.Size, len(digest))
 		}
 	case Poseidon2:
 		if len(digest) != 2*Poseidon2DigestBytes {
-			return Hash{}, fmt.Errorf("%w: %s: poseidon2 digest must be %d hex characters, got %d",
+			return "", 0, fmt.Errorf("%w: %s: poseidon2 digest must be %d hex characters, got %d",
 				ErrMalformed, quote(s), 2*Poseidon2DigestBytes, len(digest))
 		}
 	default:
-		return Hash{}, fmt.Errorf("%w: %s: unknown algorithm %s (want \"sha256\" or \"poseidon2\")", ErrMalformed, quote(s), quote(alg))
+		return "", 0, fmt.Errorf("%w: %s: unknown algorithm %s (want \"sha256\" or \"poseidon2\")", ErrMalformed, quote(s), quote(alg))
 	}
-	raw := make([]byte, len(digest)/2)
+	raw := dst[:len(digest)/2]
 	if !decodeLowerHex(raw, digest) {
-		return Hash{}, fmt.Errorf("%w: %s: %s digest %v", ErrMalformed, quote(s), alg, checkLowerHex(digest))
+		return "", 0, fmt.Errorf("%w: %s: %s digest %v", ErrMalformed, quote(s), alg, checkLowerHex(digest))
 	}
 	if Algorithm(alg) == Poseidon2 {
 		if err := checkPoseidon2Digest(raw); err != nil {
-			return Hash{}, fmt.Errorf("%w: %s: poseidon2 digest %v", ErrMalformed, quote(s), err)
+			return "", 0, fmt.Errorf("%w: %s: poseidon2 digest %v", ErrMalformed, quote(s), err)
 		}
 	}
-	return Hash{Algorithm: Algorithm(alg), Digest: raw}, nil
+	return Algorithm(alg), len(raw), nil
 }
 
 // ParseSHA256 reads a "sha256:<hex>" value (a chain hash, a Merkle root, a
@@ -194,10 +213,10 @@ func Short(s string) string {
 	return s
 }
 
-// Validate reports whether s is a well-formed commitment string; it is Parse
-// with the result discarded.
+// Validate reports whether s is a well-formed commitment string: Parse's
+// error, allocating nothing for a well-formed s.
 func Validate(s string) error {
-	_, err := Parse(s)
+	_, err := ParseAlgorithm(s)
 	return err
 }
 

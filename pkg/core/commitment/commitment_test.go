@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -196,6 +197,14 @@ func TestParse(t *testing.T) {
 			if Validate(tt.in) == nil != (err == nil) {
 				t.Errorf("Validate disagrees with Parse")
 			}
+			if alg, aerr := ParseAlgorithm(tt.in); fmt.Sprint(aerr) != fmt.Sprint(err) || err == nil && alg != h.Algorithm {
+				t.Errorf("ParseAlgorithm = %q, %v; Parse gave %q, %v", alg, aerr, h.Algorithm, err)
+			}
+			if err == nil {
+				if n := testing.AllocsPerRun(10, func() { _, _ = ParseAlgorithm(tt.in) }); n != 0 {
+					t.Errorf("ParseAlgorithm allocated %v times", n)
+				}
+			}
 			if err != nil {
 				if !strings.Contains(err.Error(), tt.msg) {
 					t.Errorf("error %q does not mention %q", err, tt.msg)
@@ -282,6 +291,9 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		h, err := Parse(s)
+		if alg, aerr := ParseAlgorithm(s); fmt.Sprint(aerr) != fmt.Sprint(err) || err == nil && alg != h.Algorithm {
+			t.Fatalf("ParseAlgorithm(%q) = %q, %v; Parse gave %q, %v", s, alg, aerr, h.Algorithm, err)
+		}
 		if err != nil {
 			if !errors.Is(err, ErrMalformed) {
 				t.Fatalf("Parse(%q) error %v does not wrap ErrMalformed", s, err)

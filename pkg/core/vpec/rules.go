@@ -81,14 +81,14 @@ func checkRecord(r *Record, f string, bad func(string, ...any)) {
 	if !r.Visibility.Valid() {
 		bad("%s.visibility %q is not one of %v", f, r.Visibility, visibilities)
 	}
-	h, err := commitment.Parse(r.CommitmentHash)
+	alg, err := commitment.ParseAlgorithm(r.CommitmentHash)
 	if err != nil {
 		bad("%s.commitment_hash: %v", f, err)
-	} else if string(h.Algorithm) != r.CommitmentAlgorithm {
-		bad("%s.commitment_algorithm %q does not match the commitment hash (%s)", f, r.CommitmentAlgorithm, h.Algorithm)
+	} else if string(alg) != r.CommitmentAlgorithm {
+		bad("%s.commitment_algorithm %q does not match the commitment hash (%s)", f, r.CommitmentAlgorithm, alg)
 	}
 	if r.OutputCommitment != "" {
-		if _, err := commitment.Parse(r.OutputCommitment); err != nil {
+		if err := commitment.Validate(r.OutputCommitment); err != nil {
 			bad("%s.output_commitment: %v", f, err)
 		}
 	}
