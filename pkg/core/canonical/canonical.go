@@ -748,7 +748,44 @@ func CanonicalNumberAt(d []byte, i int) (end int, ok bool) {
 	if simple && len(raw) <= 15 && string(raw) != "-0" {
 		return end, true
 	}
+	if ok, decided := shortDecimal(raw); decided {
+		return end, ok
+	}
 	return end, canonicalNumber(raw)
+}
+
+// shortDecimal decides, without converting it, whether raw (a number by
+// the grammar) is in its RFC 8785 form when it is a decimal fraction of
+// at most 15 digits and no exponent, as "0.8" in a record's details;
+// decided is false for any other number. Such a decimal converts to the
+// nearest double and back to itself (any decimal of at most 15
+// significant digits does: DBL_DIG), and no shorter decimal converts to
+// that double, so it is the shortest round trip ES6 writes exactly when it
+// has no trailing zero in its fraction and, below 1, at most five zeros
+// after the point (from 1e-7 down ES6 writes an exponent).
+func shortDecimal(raw []byte) (ok, decided bool) {
+	digits := raw
+	if len(digits) > 0 && digits[0] == '-' {
+		digits = digits[1:]
+	}
+	point := bytes.IndexByte(digits, '.')
+	if point < 0 || len(digits)-1 > 15 || bytes.IndexAny(digits, "eE") >= 0 {
+		return false, false
+	}
+	frac := digits[point+1:]
+	if frac[len(frac)-1] == '0' {
+		return false, true // "1.50", "0.0"
+	}
+	if string(digits[:point]) == "0" {
+		zeros := 0
+		for zeros < len(frac) && frac[zeros] == '0' {
+			zeros++
+		}
+		if zeros > 5 {
+			return false, false // the encoder decides (an exponent)
+		}
+	}
+	return true, true
 }
 
 // canonicalNumber reports whether raw, a number by the grammar, is a
