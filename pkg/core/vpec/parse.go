@@ -59,6 +59,9 @@ type Document struct {
 	// otherwise.
 	links      []chainLink
 	linksRunID string
+	// idHashes are the records' record_id hashes when those goroutines
+	// computed them (duplicateIDs); nil otherwise.
+	idHashes []uint64
 	// signedTo is ParseOptions.SignedTo; signedWritten: the writer it
 	// returned was given exactly SignedParts.
 	signedTo      func(*VPEC) io.Writer
@@ -277,21 +280,53 @@ func (d *Document) checkRules(bad func(string, ...any)) {
 		}
 		d.Token = tok
 	}
-	ids := make(map[string]struct{}, len(v.Records))
 	var prevSeq int64
-	each := d.recordProblems()
+	each, twice := d.recordProblems(), d.duplicateIDs()
 	for i := range v.Records {
 		each(i, bad)
 		rec := &v.Records[i]
-		n := len(ids)
-		ids[rec.RecordID] = struct{}{} // one hash per id: it was there if the map did not grow
-		if len(ids) == n {
+		if twice(i) {
 			bad("records[%d].record_id %q appears twice", i, rec.RecordID)
 		}
 		if rec.Sequence <= prevSeq {
 			bad("records[%d].sequence %d does not increase (previous %d)", i, rec.Sequence, prevSeq)
 		}
 		prevSeq = rec.Sequence
+	}
+}
+
+// duplicateIDs returns a function that reports whether record i's id is
+// an earlier record's, called for each record in order. For a large VPEC
+// the goroutines that read the records hashed the ids (idHashes); a table
+// of those hashes then reads an id again only to compare two whose hashes
+// are equal (a map would read every id again, far apart in memory).
+func (d *Document) duplicateIDs() func(i int) bool {
+	recs := d.VPEC.Records
+	if d.idHashes == nil || len(d.idHashes) != len(recs) {
+		ids := make(map[string]struct{}, len(recs))
+		return func(i int) bool {
+			n := len(ids)
+			ids[recs[i].RecordID] = struct{}{} // one hash per id: it was there if the map did not grow
+			return len(ids) == n
+		}
+	}
+	size := 1
+	for size < 2*len(recs) {
+		size <<= 1
+	}
+	slots := make([]int32, size) // record index + 1; 0: empty
+	return func(i int) bool {
+		h := d.idHashes[i]
+		for at := h & uint64(size-1); ; at = (at + 1) & uint64(size-1) {
+			j := slots[at] - 1
+			if j < 0 {
+				slots[at] = int32(i + 1)
+				return false
+			}
+			if d.idHashes[j] == h && recs[j].RecordID == recs[i].RecordID {
+				return true
+			}
+		}
 	}
 }
 

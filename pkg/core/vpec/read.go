@@ -3,6 +3,7 @@ package vpec
 import (
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"slices"
 
 	"github.com/svc-gov/svc/pkg/core/canonical"
@@ -192,13 +193,15 @@ func (p *Document) readParts(doc []byte, s *shapeScanner, errs *[]string) error 
 				var err error
 				var asWritten bool
 				p.rules, p.leaves = make([][]string, n), make([]merkle.Hash, n)
-				out := parOut{records: records, inputs: p.Chain, leaves: p.leaves, rules: p.rules, links: make([]chainLink, n), genesis: Genesis(p.VPEC.RunID)}
+				out := parOut{records: records, inputs: p.Chain, leaves: p.leaves, rules: p.rules, links: make([]chainLink, n),
+					idHashes: make([]uint64, n), idSeed: maphash.MakeSeed(), genesis: Genesis(p.VPEC.RunID)}
 				dst, asWritten, err = readRecordsParallel(doc, p.owned, recs, w, chunk, dst, &out, errs)
 				if err != nil {
 					perr = err
 				}
 				if out.linked {
 					p.links, p.linksRunID = out.links, p.VPEC.RunID
+					p.idHashes = out.idHashes
 				}
 				if asWritten {
 					split = len(dst)

@@ -2,6 +2,7 @@ package vpec
 
 import (
 	"fmt"
+	"hash/maphash"
 	"runtime"
 	"slices"
 	"strconv"
@@ -212,6 +213,9 @@ func readRecordsParallel(doc []byte, owned bool, recs *arrayPart, workers, chunk
 						o.rules = recordRules(&records[i], i, o.rules)
 					}
 					leaves[i], leafBuf = leafOf(&records[i], leafBuf)
+					// Hashed while in cache: the duplicate-id rule reads
+					// the ids again only where two hashes are equal.
+					out.idHashes[i] = maphash.String(out.idSeed, records[i].RecordID)
 					// The record's chain link, its bytes still in
 					// cache; a chunk's first record follows another
 					// chunk's last (the replay links it).
@@ -310,16 +314,18 @@ replay:
 
 // parOut is where readRecordsParallel puts what it reads, one element per
 // record: the records, their chain inputs, Merkle leaf hashes, own
-// problems (recordRules) and chain links (from genesis). linked: every
-// record was read, so links are complete.
+// problems (recordRules), chain links (from genesis) and record id hashes.
+// linked: every record was read, so links and hashes are complete.
 type parOut struct {
-	records []Record
-	inputs  []ChainInput
-	leaves  []merkle.Hash
-	rules   [][]string
-	links   []chainLink
-	genesis [32]byte
-	linked  bool
+	records  []Record
+	inputs   []ChainInput
+	leaves   []merkle.Hash
+	rules    [][]string
+	links    []chainLink
+	idHashes []uint64 // each record id's maphash, with idSeed
+	idSeed   maphash.Seed
+	genesis  [32]byte
+	linked   bool
 }
 
 // comma is the separator between records in the signed bytes' parts.

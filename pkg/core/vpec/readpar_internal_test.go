@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"os"
 	"path/filepath"
@@ -63,6 +64,8 @@ func sameRead(t *testing.T, doc []byte) {
 			t.Fatalf("%+v: Merkle root from the leaves read %s, from the records %s", par, got.MerkleRoot(), MerkleRoot(got.VPEC.Records))
 		case ok && par.workers > 1 && len(got.leaves) != len(got.VPEC.Records):
 			t.Fatalf("%+v: %d leaves computed for %d records", par, len(got.leaves), len(got.VPEC.Records))
+		case ok && par.workers > 1 && len(got.idHashes) != len(got.VPEC.Records):
+			t.Fatalf("%+v: %d id hashes computed for %d records", par, len(got.idHashes), len(got.VPEC.Records))
 		case ok && par.workers > 1 && len(got.links) != len(got.VPEC.Records):
 			t.Fatalf("%+v: %d chain links computed for %d records", par, len(got.links), len(got.VPEC.Records))
 		case ok && !reflect.DeepEqual(got.ChainBreaks(), VerifyChainInputs(got.VPEC.RunID, got.VPEC.Records, got.Chain)):
@@ -501,5 +504,53 @@ func TestParseOwned(t *testing.T) {
 	}
 	if d, err := Parse(doc); err != nil || shares(d) {
 		t.Fatalf("Parse: %v; its records share the input's bytes: %v", err, err == nil && shares(d))
+	}
+}
+
+// TestDuplicateIDs: the duplicate-id rule from the record goroutines'
+// hashes reports what the map of ids reports, record by record, with the
+// real hashes and with hashes that all collide or collide in pairs (an
+// equal hash is only a reason to compare the ids).
+func TestDuplicateIDs(t *testing.T) {
+	seed := maphash.MakeSeed()
+	for name, ids := range map[string][]string{
+		"none":        {"rec_a", "rec_b", "rec_c", "rec_d"},
+		"one twice":   {"rec_a", "rec_b", "rec_a", "rec_c"},
+		"adjacent":    {"rec_a", "rec_a", "rec_b"},
+		"three times": {"rec_a", "rec_b", "rec_a", "rec_c", "rec_a"},
+		"two pairs":   {"rec_a", "rec_b", "rec_b", "rec_a"},
+		"many, some repeat": func() (s []string) {
+			for i := range 1000 {
+				s = append(s, fmt.Sprintf("rec_%d", i%700))
+			}
+			return s
+		}(),
+	} {
+		recs := make([]Record, len(ids))
+		for i, id := range ids {
+			recs[i].RecordID = id
+		}
+		want := (&Document{VPEC: VPEC{Records: recs}}).duplicateIDs()
+		var wantDup []bool
+		for i := range recs {
+			wantDup = append(wantDup, want(i))
+		}
+		for hname, hash := range map[string]func(string) uint64{
+			"maphash":         func(s string) uint64 { return maphash.String(seed, s) },
+			"all collide":     func(string) uint64 { return 7 },
+			"pairs collide":   func(s string) uint64 { return maphash.String(seed, s) &^ 1 },
+			"collide by size": func(s string) uint64 { return uint64(len(s)) },
+		} {
+			d := &Document{VPEC: VPEC{Records: recs}, idHashes: make([]uint64, len(recs))}
+			for i, id := range ids {
+				d.idHashes[i] = hash(id)
+			}
+			twice := d.duplicateIDs()
+			for i := range recs {
+				if got := twice(i); got != wantDup[i] {
+					t.Fatalf("%s, %s: record %d (%s) twice = %v, the map says %v", name, hname, i, ids[i], got, wantDup[i])
+				}
+			}
+		}
 	}
 }
