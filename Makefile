@@ -65,7 +65,7 @@ unit: ## go test ./... with throwaway PostgreSQL and MariaDB servers, a loopback
 	echo "sigstore-go on svc export bundles (module internal/sigstoretest):"; \
 	(cd internal/sigstoretest && GOFLAGS=-mod=mod $(GO) vet ./... && GOFLAGS=-mod=mod $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...); \
 	echo "race detector on the concurrent packages:"; \
-	SVC_TEST_POSTGRES_DSN="$$dsn" $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./pkg/service/server ./pkg/client ./pkg/service/store/... ./pkg/core/tlog/... ./pkg/core/vpec ./pkg/service/logwriter ./pkg/ml/inference ./pkg/ml/trace ./pkg/client/bounded
+	SVC_TEST_POSTGRES_DSN="$$dsn" $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./pkg/service/server ./pkg/client ./pkg/service/store/... ./pkg/core/tlog/... ./pkg/core/vpec ./pkg/core/verify ./pkg/service/logwriter ./pkg/ml/inference ./pkg/ml/trace ./pkg/client/bounded
 
 quick: ## the fast loop: go test -short with ONNX Runtime (cached) and no servers, browser or emulator (their tests skip)
 	SVC_ORT_LIB=$$(scripts/install-ort.sh) $(GO) test -short -count=1 -timeout 15m ./...
