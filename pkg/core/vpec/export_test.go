@@ -4,3 +4,6 @@ package vpec
 // compares it with pkg/zk/conditions.QuantizeScore (an internal test
 // cannot import pkg/zk, which imports this package).
 var QuantizeProbability = quantizeProbability
+
+// ValidTime is validTime, for FuzzParseTime: it must agree with ParseTime.
+var ValidTime = validTime

@@ -107,6 +107,9 @@ func FuzzParseTime(f *testing.F) {
 		if (err == nil) != (werr == nil) {
 			t.Fatalf("ParseTime(%q) = %v; time.Parse on the layout: %v", s, err, werr)
 		}
+		if vpec.ValidTime(s) != (err == nil) {
+			t.Fatalf("validTime(%q) = %v; ParseTime: %v", s, vpec.ValidTime(s), err)
+		}
 		if err == nil && (tm != want || tm.Location() != time.UTC) {
 			t.Fatalf("ParseTime(%q) = %v; time.Parse gives %v", s, tm, want)
 		}

@@ -16,6 +16,22 @@ var ErrTimeFormat = errors.New("not an RFC 3339 UTC time of the form YYYY-MM-DDT
 // second. time.Parse alone also takes a one-digit hour ("T2:27:04Z"), which
 // would give one time two spellings.
 func ParseTime(s string) (time.Time, error) {
+	if !timeForm(s) {
+		return time.Time{}, fmt.Errorf("%q: %w", s, ErrTimeFormat)
+	}
+	if t, ok := fixedTime(s); ok {
+		return t, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%q: %w: %v", s, ErrTimeFormat, err)
+	}
+	return t, nil
+}
+
+// timeForm reports whether s has ParseTime's layout, its fields not yet
+// judged as a date and time.
+func timeForm(s string) bool {
 	const fixed = len("2006-01-02T15:04:05")
 	ok := len(s) >= fixed+1 && s[len(s)-1] == 'Z'
 	for i := 0; ok && i < fixed; i++ {
@@ -38,17 +54,7 @@ func ParseTime(s string) (time.Time, error) {
 			}
 		}
 	}
-	if !ok {
-		return time.Time{}, fmt.Errorf("%q: %w", s, ErrTimeFormat)
-	}
-	if t, ok := fixedTime(s); ok {
-		return t, nil
-	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("%q: %w: %v", s, ErrTimeFormat, err)
-	}
-	return t, nil
+	return ok
 }
 
 // fixedTime reads s, of ParseTime's layout, when it has no fraction or
@@ -56,8 +62,21 @@ func ParseTime(s string) (time.Time, error) {
 // time, as time.Parse would; else it reports false and time.Parse decides
 // (and names the problem). A VPEC holds a time per record, each read twice.
 func fixedTime(s string) (time.Time, bool) {
-	if len(s) != len("2006-01-02T15:04:05Z") && len(s) != len("2006-01-02T15:04:05.000Z") {
+	f, ok := fixedFields(s)
+	if !ok {
 		return time.Time{}, false
+	}
+	return time.Date(f.year, time.Month(f.month), f.day, f.hour, f.minute, f.sec, f.nsec, time.UTC), true
+}
+
+// timeFields are the fields of a time in fixedTime's layout.
+type timeFields struct{ year, month, day, hour, minute, sec, nsec int }
+
+// fixedFields is fixedTime without building the time.Time (validTime only
+// asks whether there is one).
+func fixedFields(s string) (timeFields, bool) {
+	if len(s) != len("2006-01-02T15:04:05Z") && len(s) != len("2006-01-02T15:04:05.000Z") {
+		return timeFields{}, false
 	}
 	num := func(from, to int) int {
 		n := 0
@@ -73,9 +92,9 @@ func fixedTime(s string) (time.Time, bool) {
 		nsec = num(20, 23) * 1e6
 	}
 	if month < 1 || month > 12 || day < 1 || day > daysIn(month, year) || hour > 23 || minute > 59 || sec > 59 {
-		return time.Time{}, false
+		return timeFields{}, false
 	}
-	return time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.UTC), true
+	return timeFields{year, month, day, hour, minute, sec, nsec}, true
 }
 
 // daysIn is the number of days of month in year (proleptic Gregorian).
@@ -94,7 +113,13 @@ func daysIn(month, year int) int {
 
 // validTime reports whether s is an RFC 3339 time in UTC ("Z").
 func validTime(s string) bool {
-	_, err := ParseTime(s)
+	if !timeForm(s) {
+		return false
+	}
+	if _, ok := fixedFields(s); ok {
+		return true
+	}
+	_, err := time.Parse(time.RFC3339Nano, s)
 	return err == nil
 }
 
