@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"path/filepath"
 	"reflect"
 	"runtime"
 	"strings"
@@ -27,16 +26,11 @@ func readBoth(doc []byte) (parts, whole Document, perrs, werrs []string, partsOK
 // the same documents, whatever the input: nulls and empty values at every
 // depth, escapes, odd numbers, broken syntax.
 func FuzzRead(f *testing.F) {
-	files, _ := filepath.Glob(filepath.Join("../../../testdata/vectors/vpec", "*", "*.json"))
-	var base []byte
-	for _, p := range files {
-		if b, err := os.ReadFile(p); err == nil {
-			f.Add(b)
-			if strings.HasSuffix(p, "witnessed.json") {
-				base = b
-			}
-		}
+	docs := vectorDocs(f)
+	for _, b := range docs {
+		f.Add(b)
 	}
+	base := docs["valid/witnessed.json"]
 	for _, edit := range [][2]string{
 		{`"sequence": 1,`, `"sequence": 1, "details": {"x": null},`},
 		{`"sequence": 1,`, `"sequence": 1, "details": {"a": {"b": [null, {"c": null}], "d": null}, "e": [null, [null]]},`},
@@ -68,13 +62,11 @@ func FuzzRead(f *testing.F) {
 	// parts copies as written instead of encoding them (read.go), and
 	// near-canonical ones it must not.
 	var canon []byte
-	for _, p := range files {
-		if b, err := os.ReadFile(p); err == nil {
-			if c, err := canonical.Transform(b); err == nil {
-				f.Add(c)
-				if strings.HasSuffix(p, "witnessed.json") {
-					canon = c
-				}
+	for name, b := range docs {
+		if c, err := canonical.Transform(b); err == nil {
+			f.Add(c)
+			if name == "valid/witnessed.json" {
+				canon = c
 			}
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"hash/maphash"
 	"io"
 	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -101,16 +100,8 @@ func manyRecords(t testing.TB, n int, edit func(k int, rec []byte) []byte) []byt
 // several or many records (past the cap of reported problems), a syntax
 // error after problems, and records in and out of canonical form.
 func TestReadPartsParallelSame(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join("../../../testdata/vectors/vpec", "*", "*.json"))
-	if len(files) < 10 {
-		t.Fatalf("%d vectors", len(files))
-	}
-	for _, p := range files {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Run(filepath.Base(filepath.Dir(p))+"/"+filepath.Base(p), func(t *testing.T) { sameRead(t, b) })
+	for name, b := range vectorDocs(t) {
+		t.Run(name, func(t *testing.T) { sameRead(t, b) })
 	}
 	seq := func(bad string) func(int, []byte) []byte {
 		return func(_ int, r []byte) []byte { return bytes.Replace(r, []byte(`"sequence": 1,`), []byte(bad), 1) }
@@ -180,8 +171,7 @@ func TestReadPartsParallelSame(t *testing.T) {
 			if k != 200 {
 				return flat(nil)(k, r)
 			}
-			m := baseRecord(nil)
-			m["sequence"], m["record_id"] = k+1, fmt.Sprintf("rec_00000000-0000-4000-8000-%012d", k+1)
+			m := numbered(k)
 			m["details"] = map[string]any{"s": strings.Repeat("x", MaxDetailsBytes)}
 			return canonicalOf(t, m)
 		}),
@@ -277,8 +267,7 @@ func TestSignedPartsWindow(t *testing.T) {
 // member replaced in record k by edits[k].
 func flat(edits map[int]string) func(int, []byte) []byte {
 	return func(k int, _ []byte) []byte {
-		m := baseRecord(nil)
-		m["sequence"], m["record_id"] = k+1, fmt.Sprintf("rec_00000000-0000-4000-8000-%012d", k+1)
+		m := numbered(k)
 		raw, err := canonical.Marshal(m)
 		if err != nil {
 			panic(err)
@@ -347,8 +336,7 @@ func chained(t testing.TB, edit func(k int, m map[string]any)) func(int, []byte)
 	}
 	prev := Genesis(top.RunID)
 	return func(k int, _ []byte) []byte {
-		m := baseRecord(t)
-		m["sequence"], m["record_id"] = k+1, fmt.Sprintf("rec_00000000-0000-4000-8000-%012d", k+1)
+		m := numbered(k)
 		delete(m, "chain_hash")
 		next := NextChainHash(prev, canonicalOf(t, m))
 		m["chain_hash"] = commitment.OfSHA256(next).String()
@@ -415,11 +403,8 @@ func TestChainBreaksFromLinks(t *testing.T) {
 // FuzzReadParallel: on any document, reading the records on several
 // goroutines gives what the one-goroutine loop gives.
 func FuzzReadParallel(f *testing.F) {
-	files, _ := filepath.Glob(filepath.Join("../../../testdata/vectors/vpec", "*", "*.json"))
-	for _, p := range files {
-		if b, err := os.ReadFile(p); err == nil {
-			f.Add(b)
-		}
+	for _, b := range vectorDocs(f) {
+		f.Add(b)
 	}
 	f.Add(manyRecords(f, 300, flat(map[int]string{3: `"sequence":1.5,`})))
 	f.Add(flatDoc(f, 300, true, flat(nil)))  // records left in the input, one window
@@ -470,13 +455,8 @@ func TestParseOwned(t *testing.T) {
 		"duplicate member":           flatDoc(t, 300, true, flat(map[int]string{200: `"sequence":1,"sequence":1,`})),
 		"witnessed, many as written": manyRecords(t, 300, func(_ int, r []byte) []byte { return r }),
 	}
-	files, _ := filepath.Glob(filepath.Join("../../../testdata/vectors/vpec", "*", "*.json"))
-	for _, p := range files {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		docs[filepath.Base(filepath.Dir(p))+"/"+filepath.Base(p)] = b
+	for name, b := range vectorDocs(t) {
+		docs[name] = b
 	}
 	for name, doc := range docs {
 		t.Run(name, func(t *testing.T) {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -51,18 +50,12 @@ func sameScan(t testing.TB, doc []byte) bool {
 // scan cannot follow, an array that ends before the guess, objects of
 // another array after it, deep nesting.
 func TestShapeAhead(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join("../../../testdata/vectors/vpec", "*", "*.json"))
-	for _, p := range files {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Run(filepath.Base(filepath.Dir(p))+"/"+filepath.Base(p), func(t *testing.T) { sameScan(t, b) })
+	for name, b := range vectorDocs(t) {
+		t.Run(name, func(t *testing.T) { sameScan(t, b) })
 	}
 	withDetails := func(s string) func(int, []byte) []byte {
 		return func(k int, _ []byte) []byte {
-			m := baseRecord(nil)
-			m["sequence"], m["record_id"] = k+1, fmt.Sprintf("rec_00000000-0000-4000-8000-%012d", k+1)
+			m := numbered(k)
 			m["details"] = map[string]any{"s": s}
 			return canonicalOf(t, m)
 		}
@@ -115,8 +108,7 @@ func TestShapeAhead(t *testing.T) {
 				if k != 1 {
 					return flat(nil)(k, r)
 				}
-				m := baseRecord(nil)
-				m["sequence"], m["record_id"] = k+1, fmt.Sprintf("rec_00000000-0000-4000-8000-%012d", k+1)
+				m := numbered(k)
 				m["details"] = map[string]any{"list": inner}
 				return canonicalOf(t, m)
 			})
