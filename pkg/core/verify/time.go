@@ -67,7 +67,7 @@ func checkTime(v *vpec.VPEC, genTime time.Time, sessions []sessionTimes) Check {
 	earliest := "" // the earliest record time compared as written
 	for i := range v.Records {
 		rec := &v.Records[i]
-		if s := rec.RecordedAt; bounds.ok && len(s) == len(msLayout) {
+		if s := rec.RecordedAt; bounds.ok && len(s) == len(vpec.TimeLayout) {
 			if s > bounds.notAfter {
 				late(parse(s), fmt.Sprintf("records[%d] (sequence %d).recorded_at", i, rec.Sequence))
 			}
@@ -133,15 +133,9 @@ func checkTime(v *vpec.VPEC, genTime time.Time, sessions []sessionTimes) Check {
 	return c
 }
 
-// msLayout is the form in which the service writes times (vpec.FormatTime):
-// fixed width, most significant field first, so that for years 0001-9999
-// the order of two such strings is the order of their times. A valid
-// document time of this length is always in this form (vpec.ParseTime).
-const msLayout = "2006-01-02T15:04:05.000Z"
-
-// msBounds are the time check's bounds as msLayout strings, for comparing
-// record times written in that form without reading them (a long VPEC
-// holds one per record). Such a time t, a whole number of milliseconds,
+// msBounds are the time check's bounds as vpec.TimeLayout strings, for
+// comparing record times written in that layout without reading them (a
+// long VPEC holds one per record; such strings order as their times do). Such a time t, a whole number of milliseconds,
 // is after a limit exactly when it is after the limit rounded down to the
 // millisecond (notAfter), and before an opening bound exactly when it is
 // before that bound rounded up (notBefore; "" when there is none). ok is
@@ -156,13 +150,13 @@ func newMSBounds(limit, openedBound time.Time) msBounds {
 	if !inRange(limit) || !openedBound.IsZero() && !inRange(openedBound.Add(time.Millisecond)) {
 		return msBounds{}
 	}
-	b := msBounds{notAfter: limit.UTC().Truncate(time.Millisecond).Format(msLayout), ok: true}
+	b := msBounds{notAfter: limit.UTC().Truncate(time.Millisecond).Format(vpec.TimeLayout), ok: true}
 	if !openedBound.IsZero() {
 		up := openedBound.UTC().Truncate(time.Millisecond)
 		if up.Before(openedBound) {
 			up = up.Add(time.Millisecond)
 		}
-		b.notBefore = up.Format(msLayout)
+		b.notBefore = up.Format(vpec.TimeLayout)
 	}
 	return b
 }

@@ -75,7 +75,7 @@ type timeFields struct{ year, month, day, hour, minute, sec, nsec int }
 // fixedFields is fixedTime without building the time.Time (validTime only
 // asks whether there is one).
 func fixedFields(s string) (timeFields, bool) {
-	if len(s) != len("2006-01-02T15:04:05Z") && len(s) != len("2006-01-02T15:04:05.000Z") {
+	if len(s) != len("2006-01-02T15:04:05Z") && len(s) != len(TimeLayout) {
 		return timeFields{}, false
 	}
 	num := func(from, to int) int {
@@ -124,4 +124,10 @@ func validTime(s string) bool {
 }
 
 // FormatTime writes t as an RFC 3339 UTC timestamp with millisecond precision.
-func FormatTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+func FormatTime(t time.Time) string { return t.UTC().Format(TimeLayout) }
+
+// TimeLayout is the layout FormatTime writes (as the service writes every
+// time): fixed width, most significant field first, so that for years
+// 0001-9999 two such strings order as their times do. A time ParseTime
+// accepts that has this length is in this layout.
+const TimeLayout = "2006-01-02T15:04:05.000Z"
