@@ -18,18 +18,17 @@ const feedPiece = 256 << 10
 // bytes as written); if one is not, or the read stops, the feed stops and
 // the writer is not said to have the signed bytes.
 type signedFeed struct {
-	prefix  []byte   // the signed bytes before the records, '[' included
-	records [][]byte // the records as written: recordParts
-	stop    atomic.Bool
-	suffix  chan []byte
-	done    chan struct{}
-	whole   bool // the writer was given prefix, records and the suffix; read after done
+	prefix []byte // the signed bytes before the records, '[' included
+	stop   atomic.Bool
+	suffix chan []byte
+	done   chan struct{}
+	whole  bool // the writer was given prefix, records and the suffix; read after done
 }
 
-// startSignedFeed starts giving w prefix and then records, on its own
-// goroutine.
+// startSignedFeed starts giving w prefix and then records (the records
+// as written: recordParts), on its own goroutine.
 func startSignedFeed(w io.Writer, prefix []byte, records [][]byte) *signedFeed {
-	f := &signedFeed{prefix: prefix, records: records, suffix: make(chan []byte, 1), done: make(chan struct{})}
+	f := &signedFeed{prefix: prefix, suffix: make(chan []byte, 1), done: make(chan struct{})}
 	go func() {
 		defer close(f.done)
 		w.Write(prefix)
