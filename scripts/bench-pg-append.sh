@@ -9,11 +9,17 @@
 #   append   svc's one-statement append (appendFastSQL's shape: lock the
 #            run, insert the record, count it in the run), committed
 #   append8  eight appends to one run in one transaction     (group commit)
-# Each line is committed transactions/s and appends/s.
-#   CLIENTS=32  SECONDS_EACH=10
+#   wholerun the writes and reads of a whole run as svc serve commits them
+#            (open, six appends, seal, read the records, store the VPEC:
+#            nine commits), from WHOLE_CLIENTS clients
+# Each line is committed transactions/s and appends/s (wholerun: runs/s),
+# and the machine's busy CPU time (all processes: PostgreSQL and pgbench,
+# from /proc/stat) per transaction.
+#   CLIENTS=32  WHOLE_CLIENTS=16  SECONDS_EACH=10
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CLIENTS=${CLIENTS:-32}
+WHOLE_CLIENTS=${WHOLE_CLIENTS:-16}
 SECONDS_EACH=${SECONDS_EACH:-10}
 work=$(mktemp -d)
 cleanup() {
@@ -25,24 +31,28 @@ trap cleanup EXIT
 dsn=$(scripts/postgres.sh start | sed -n 's/^SVC_TEST_POSTGRES_DSN=//p')
 bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
 PGOPTIONS='-c client_min_messages=warning' "$bin/psql" -q "$dsn" <<'EOF'
-DROP TABLE IF EXISTS records, runs;
+DROP TABLE IF EXISTS vpecs, records, runs;
 CREATE TABLE runs (id text PRIMARY KEY, org_id text NOT NULL, sealed boolean NOT NULL DEFAULT false,
 	record_count bigint NOT NULL DEFAULT 0, record_bytes bigint NOT NULL DEFAULT 0,
-	last_sequence bigint NOT NULL DEFAULT 0, last_chain_hash text NOT NULL DEFAULT '');
+	last_sequence bigint NOT NULL DEFAULT 0, last_chain_hash text NOT NULL DEFAULT '',
+	closed_at timestamptz, vpec_id text);
 CREATE TABLE records (run_id text NOT NULL REFERENCES runs (id), sequence bigint NOT NULL, record_id text NOT NULL,
 	chain_hash text NOT NULL, body bytea NOT NULL, PRIMARY KEY (run_id, sequence), UNIQUE (run_id, record_id));
+CREATE TABLE vpecs (id text PRIMARY KEY, run_id text NOT NULL UNIQUE REFERENCES runs (id), org_id text NOT NULL,
+	issued_at timestamptz NOT NULL, body bytea NOT NULL);
 INSERT INTO runs (id, org_id) SELECT 'run_' || g, 'org' FROM generate_series(1, 64) g;
 EOF
 
-# append_sql R S: the append of sequence :S to run :R.
+# append_sql RUN SEQ: the append of sequence SEQ to run RUN (SQL
+# expressions), one statement.
 append_sql() {
 	cat <<EOF
-WITH r AS (SELECT id FROM runs WHERE id = 'run_' || :$1 AND org_id = 'org' AND NOT sealed FOR UPDATE),
+WITH r AS (SELECT id FROM runs WHERE id = $1 AND org_id = 'org' AND NOT sealed FOR UPDATE),
 ins AS (INSERT INTO records (run_id, sequence, record_id, chain_hash, body)
-	SELECT id, :$2, 'rec_' || :$2, 'sha256:$(printf 'a%.0s' $(seq 64))', convert_to(repeat('x', 600), 'UTF8') FROM r
+	SELECT id, $2, 'rec_' || $2, 'sha256:$(printf 'a%.0s' $(seq 64))', convert_to(repeat('x', 600), 'UTF8') FROM r
 	ON CONFLICT DO NOTHING RETURNING run_id)
 UPDATE runs SET record_count = record_count + 1, record_bytes = record_bytes + 600,
-	last_sequence = CASE WHEN :$2 > last_sequence THEN :$2 ELSE last_sequence END
+	last_sequence = CASE WHEN $2 > last_sequence THEN $2 ELSE last_sequence END
 FROM ins WHERE runs.id = ins.run_id;
 EOF
 }
@@ -55,24 +65,49 @@ EOF
 {
 	echo '\set r random(1, 64)'
 	echo '\set s random(1, 1000000000000)'
-	append_sql r s
+	append_sql "'run_' || :r" :s
 } >"$work/append.sql"
 {
 	echo '\set r random(1, 64)'
 	echo 'BEGIN;'
 	for i in $(seq 8); do
 		echo "\\set s$i random(1, 1000000000000)"
-		append_sql r "s$i"
+		append_sql "'run_' || :r" ":s$i"
 	done
 	echo 'COMMIT;'
 } >"$work/append8.sql"
+{
+	echo '\set w random(1, 1000000000000)'
+	echo "INSERT INTO runs (id, org_id) VALUES ('wr_' || :w, 'org');"
+	for i in $(seq 6); do
+		append_sql "'wr_' || :w" "$i"
+	done
+	echo "UPDATE runs SET sealed = true, closed_at = now() WHERE id = 'wr_' || :w AND NOT sealed;"
+	echo "SELECT sequence, body FROM records WHERE run_id = 'wr_' || :w ORDER BY sequence;"
+	echo 'BEGIN;'
+	echo "INSERT INTO vpecs (id, run_id, org_id, issued_at, body) VALUES ('vpec_' || :w, 'wr_' || :w, 'org', now(), convert_to(repeat('v', 7000), 'UTF8'));"
+	echo "UPDATE runs SET vpec_id = 'vpec_' || :w WHERE id = 'wr_' || :w;"
+	echo 'COMMIT;'
+} >"$work/wholerun.sql"
 
 echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); $(nproc) cores; $("$bin/postgres" --version); $(uptime | sed 's/.*load/load/')"
-for s in select insert append append8; do
-	tps=$("$bin/pgbench" -n -M simple -c "$CLIENTS" -j 2 -T "$SECONDS_EACH" -f "$work/$s.sql" "$dsn" 2>&1 |
+# busy_ticks: the machine's busy CPU time so far, in clock ticks.
+busy_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat; }
+hz=$(getconf CLK_TCK)
+for s in select insert append append8 wholerun; do
+	c=$CLIENTS
+	[ "$s" = wholerun ] && c=$WHOLE_CLIENTS
+	b0=$(busy_ticks)
+	tps=$("$bin/pgbench" -n -M simple -c "$c" -j 2 -T "$SECONDS_EACH" -f "$work/$s.sql" "$dsn" 2>&1 |
 		sed -n 's/^tps = \([0-9.]*\).*/\1/p')
+	b1=$(busy_ticks)
+	cpu=$(awk -v b="$((b1 - b0))" -v hz="$hz" -v t="$tps" -v d="$SECONDS_EACH" 'BEGIN { printf "%.3f", b / hz / (t * d) * 1000 }')
+	if [ "$s" = wholerun ]; then
+		echo "wholerun $(printf '%9.0f' "$tps") runs/s (9 commits each, $c clients), $cpu ms CPU a run"
+		continue
+	fi
 	per=1
 	[ "$s" = append8 ] && per=8
 	[ "$s" = select ] && per=0
-	awk -v s="$s" -v t="$tps" -v p="$per" 'BEGIN { printf "%-8s %9.0f transactions/s", s, t; if (p) printf " %9.0f appends/s", t * p; print "" }'
+	awk -v s="$s" -v t="$tps" -v p="$per" -v cpu="$cpu" 'BEGIN { printf "%-8s %9.0f transactions/s", s, t; if (p) printf " %9.0f appends/s", t * p; printf ", %s ms CPU a transaction\n", cpu }'
 done
