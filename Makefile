@@ -112,7 +112,7 @@ bench-verify: ## the release-built svc-verify (CGO_ENABLED=0, -trimpath, gorelea
 bench-ingest: ## record ingest, batch API, whole runs/s (tlog on and off) and close against svc serve on loopback (BACKEND=sqlite|postgres, WHOLE_RUNS=16, SERVERS=1|2)
 	scripts/bench-ingest.sh
 
-bench-pg-append: ## PostgreSQL alone (pgbench, no svc): SELECT 1, a committed INSERT, svc's one-statement append, eight appends a transaction
+bench-pg-append: ## PostgreSQL alone (pgbench, no svc): SELECT 1, a committed INSERT, svc's one-statement append, eight appends a transaction, a whole run's statements; CPU per transaction
 	scripts/bench-pg-append.sh
 
 bench-zk: ## Groth16 proofs of MLP heads: constraints, prove/verify time, sizes, peak RSS per phase
