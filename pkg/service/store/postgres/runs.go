@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -273,9 +274,19 @@ func (db *DB) SealRun(ctx context.Context, orgID, runID string, v store.VPEC) er
 // UPDATE: appends holding the lock commit first, appends waiting for it
 // then see the run sealed.
 func (db *DB) SealRecords(ctx context.Context, orgID, runID, closeKey string, closedAt time.Time) (store.Run, bool, error) {
-	var run store.Run
+	// The common case (the organisation's open run) in one statement and
+	// one round trip; anything else (and only then) takes the transaction
+	// below, which tells a sealed run from a missing one. The statement
+	// changes nothing when it does not seal.
+	run, err := backend.ScanRun(db.pool.QueryRow(ctx, sealFastSQL, runID, orgID, closedAt, closeKey))
+	switch {
+	case err == nil:
+		return run, true, nil
+	case !errors.Is(err, pgx.ErrNoRows):
+		return store.Run{}, false, fmt.Errorf("postgres: seal the records of run %s of org %s: %w", runID, orgID, mapErr(err))
+	}
 	var sealed bool
-	err := db.inRunTx(ctx, func(tx runTx) error {
+	err = db.inRunTx(ctx, func(tx runTx) error {
 		var err error
 		run, sealed, err = backend.SealRecords(ctx, tx, orgID, runID, closeKey, closedAt)
 		return err
@@ -285,6 +296,49 @@ func (db *DB) SealRecords(ctx context.Context, orgID, runID, closeKey string, cl
 	}
 	return run, sealed, nil
 }
+
+// storeVPECFast stores v in one statement and one round trip in the
+// common case (the organisation's sealed run, with no VPEC yet): stored
+// is true. Otherwise it writes nothing and stored is false, and
+// backend.StoreVPEC's transaction tells the cases apart (a unique
+// violation aborts the statement whole and is left to it too).
+func (db *DB) storeVPECFast(ctx context.Context, orgID, runID string, v store.VPEC) (stored bool, err error) {
+	tag, err := db.pool.Exec(ctx, storeVPECFastSQL, v.ID, runID, orgID, v.IssuedAt, nonNil(v.Body))
+	switch {
+	case isUnique(err):
+		return false, nil
+	case err != nil:
+		return false, mapErr(err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// storeVPECFastSQL is backend.StoreVPEC in one statement: it locks the
+// run's row FOR UPDATE only if the run is the organisation's, sealed and
+// without a VPEC, inserts the VPEC and records its id in the run, as
+// runTx.InsertVPEC does. It affects one row when it stored the VPEC and
+// none, having written nothing, otherwise.
+const storeVPECFastSQL = `WITH r AS (
+	SELECT id FROM runs
+	WHERE id = $2 AND org_id = $3 AND sealed AND vpec_id IS NULL
+	FOR UPDATE
+), ins AS (
+	INSERT INTO vpecs (id, run_id, org_id, issued_at, body)
+	SELECT $1, id, $3, $4, $5 FROM r
+	RETURNING run_id
+)
+UPDATE runs SET vpec_id = $1 FROM ins WHERE runs.id = ins.run_id`
+
+// sealFastSQL seals a run in one statement, as backend.SealRecords does
+// in a transaction: only if the run is the organisation's and open, and
+// it returns the run as sealed (RunCols). The UPDATE takes the row lock
+// that OpenRun takes, so the seal is serialised with the run's appends
+// across processes as in the transaction; under READ COMMITTED, a lock
+// that had to wait re-checks the conditions on the row as committed (a
+// run sealed meanwhile is not sealed again, and no row is returned).
+const sealFastSQL = `UPDATE runs SET sealed = true, closed_at = $3, close_key = $4
+	WHERE id = $1 AND org_id = $2 AND NOT sealed
+	RETURNING ` + backend.RunCols
 
 // UnsealRecords implements store.RunWriter.
 func (db *DB) UnsealRecords(ctx context.Context, orgID, runID, closeKey string) error {
@@ -299,7 +353,10 @@ func (db *DB) UnsealRecords(ctx context.Context, orgID, runID, closeKey string) 
 func (db *DB) StoreVPEC(ctx context.Context, orgID, runID string, v store.VPEC) error {
 	err := v.Belongs(orgID, runID)
 	if err == nil {
-		err = db.inRunTx(ctx, func(tx runTx) error { return backend.StoreVPEC(ctx, tx, orgID, runID, v) })
+		var stored bool
+		if stored, err = db.storeVPECFast(ctx, orgID, runID, v); err == nil && !stored {
+			err = db.inRunTx(ctx, func(tx runTx) error { return backend.StoreVPEC(ctx, tx, orgID, runID, v) })
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("postgres: store vpec %s of run %s of org %s: %w", v.ID, runID, orgID, err)

@@ -21,6 +21,7 @@ func RunSeals(t *testing.T, open func(t *testing.T) store.Store) {
 		{"SealRunVPECIDTaken", testSealRunVPECIDTaken},
 		{"SealedRun", testSealedRun},
 		{"TwoPhaseSeal", testTwoPhaseSeal},
+		{"StoreVPECRefused", testStoreVPECRefused},
 		{"UnsealRecords", testUnsealRecords},
 		{"ConcurrentSealRun", testConcurrentSealRun},
 		{"ConcurrentAppendAndSeal", testConcurrentAppendAndSeal},
@@ -183,6 +184,42 @@ func testTwoPhaseSeal(t *testing.T, s store.Store) {
 	}
 	if stored, err := s.VPEC(ctx, f.org.ID, "vpec-1"); err != nil || string(stored.Body) != `{"v":1}` {
 		t.Errorf("VPEC = %+v, %v", stored, err)
+	}
+}
+
+// testStoreVPECRefused: StoreVPEC into another organisation's sealed
+// run, or with a VPEC id another run holds, is refused and writes nothing:
+// the run still takes its own VPEC afterwards.
+func testStoreVPECRefused(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	f := seed(t, s, "acme")
+	g := seed(t, s, "beta")
+	for _, x := range []fixture{f, g} {
+		mustAppend(t, s, x.org.ID, MakeRecord(x.run.ID, 1, "rec-1", 100))
+		if _, sealed, err := s.SealRecords(ctx, x.org.ID, x.run.ID, "k", T0); err != nil || !sealed {
+			t.Fatalf("SealRecords(%s) = %v, %v", x.run.ID, sealed, err)
+		}
+	}
+	if err := s.StoreVPEC(ctx, f.org.ID, f.run.ID, store.VPEC{ID: "vpec-f", IssuedAt: T0, Body: []byte(`{"f":1}`)}); err != nil {
+		t.Fatalf("StoreVPEC(%s): %v", f.run.ID, err)
+	}
+	if err := s.StoreVPEC(ctx, f.org.ID, g.run.ID, store.VPEC{ID: "vpec-x", IssuedAt: T0, Body: []byte(`{}`)}); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("StoreVPEC into another org's run: err = %v, want ErrNotFound", err)
+	}
+	if err := s.StoreVPEC(ctx, g.org.ID, g.run.ID, store.VPEC{ID: "vpec-f", IssuedAt: T0, Body: []byte(`{"g":1}`)}); !errors.Is(err, store.ErrExists) {
+		t.Errorf("StoreVPEC with the id of another run's VPEC: err = %v, want ErrExists", err)
+	}
+	if r, err := s.Run(ctx, g.org.ID, g.run.ID); err != nil || r.VPECID != "" || !r.Sealed {
+		t.Errorf("run after the refused StoreVPECs = %+v, %v; want sealed, without a VPEC", r, err)
+	}
+	if v, err := s.VPEC(ctx, f.org.ID, "vpec-f"); err != nil || string(v.Body) != `{"f":1}` || v.RunID != f.run.ID {
+		t.Errorf("VPEC vpec-f = %+v, %v; want the first run's, unchanged", v, err)
+	}
+	if err := s.StoreVPEC(ctx, g.org.ID, g.run.ID, store.VPEC{ID: "vpec-g", IssuedAt: T0, Body: []byte(`{"g":2}`)}); err != nil {
+		t.Fatalf("StoreVPEC(%s) after the refusals: %v", g.run.ID, err)
+	}
+	if r, err := s.Run(ctx, g.org.ID, g.run.ID); err != nil || r.VPECID != "vpec-g" {
+		t.Errorf("Run = %+v, %v; want vpec-g", r, err)
 	}
 }
 
