@@ -87,6 +87,9 @@ func (s *Server) openRun(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	// A run's organisation and environment never change: the run's next
+	// requests to this process need not read them (scopeRunPath).
+	s.scopes.put(run.ID, runScope{run.OrgID, run.Environment})
 	s.log.InfoContext(r.Context(), "run opened", "run_id", run.ID, "org_id", run.OrgID, "workflow_id", run.WorkflowID)
 	writeJSON(w, http.StatusCreated, s.runView(r, run))
 }
