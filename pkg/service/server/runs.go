@@ -63,6 +63,11 @@ func (s *Server) openRun(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	// The run keeps opened_at as it shows it and its VPEC signs it, to the
+	// millisecond: the floor of its records' recorded_at (checkRecordTime)
+	// is then the one the verifier applies, and every store holds the time
+	// exactly (PostgreSQL keeps microseconds).
+	openedAt = openedAt.Truncate(time.Millisecond)
 	run := store.Run{
 		ID: id, OrgID: key.OrgID, WorkflowID: req.WorkflowID, SurfaceID: req.SurfaceID,
 		PolicyPackID: req.PolicyPackID, PolicySnapshotHash: commitment.String(snapshot),
@@ -87,9 +92,11 @@ func (s *Server) openRun(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	// A run's organisation and environment never change: the run's next
-	// requests to this process need not read them (scopeRunPath).
+	// The run as stored (the store adds only zero values): its first
+	// record and its scope check (its organisation and environment never
+	// change) need not read it back in this process.
 	s.scopes.put(run.ID, runScope{run.OrgID, run.Environment})
+	s.runs.put(run.ID, run)
 	s.log.InfoContext(r.Context(), "run opened", "run_id", run.ID, "org_id", run.OrgID, "workflow_id", run.WorkflowID)
 	writeJSON(w, http.StatusCreated, s.runView(r, run))
 }

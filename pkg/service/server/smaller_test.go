@@ -223,6 +223,23 @@ func TestRecordedAtBeforeOpen(t *testing.T) {
 			t.Errorf("%s: %d %.300s, want %d", c.name, code, body, c.status)
 		}
 	}
+	// The floor is the run's opened_at as the API shows it and the VPEC
+	// signs it (milliseconds), not the service clock's finer reading: a
+	// record exactly verify.MaxClockSkew before it is accepted, as the
+	// verifier accepts it, and one a millisecond earlier is refused.
+	for _, c := range []struct {
+		before time.Duration
+		status int
+	}{{verify.MaxClockSkew, 201}, {verify.MaxClockSkew + time.Millisecond, 400}} {
+		run := openAt("")
+		opened, err := vpec.ParseTime(run.OpenedAt)
+		if err != nil {
+			t.Fatalf("the run's opened_at %q: %v", run.OpenedAt, err)
+		}
+		if code, body := post(run, opened.Add(-c.before)); code != c.status {
+			t.Errorf("recorded_at %s before the run's opened_at %s: %d %.300s, want %d", c.before, run.OpenedAt, code, body, c.status)
+		}
+	}
 	if resp, body := h.do("POST", "/api/v1/runs", h.live, api.OpenRunRequest{OpenedAt: vpec.FormatTime(now.Add(time.Hour))}, nil); resp.StatusCode != 400 || !strings.Contains(string(body), `"field":"opened_at"`) {
 		t.Errorf("opened_at an hour ahead: %s %s, want 400 naming opened_at", resp.Status, body)
 	}
