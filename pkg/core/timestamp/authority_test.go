@@ -4,11 +4,16 @@ import (
 	"bytes"
 	"context"
 	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/asn1"
 	"encoding/pem"
 	"errors"
+	"fmt"
+	"io"
 	"io/fs"
 	"math/big"
 	"os"
@@ -478,5 +483,44 @@ func TestAuthorityTimestampDoneContext(t *testing.T) {
 	}
 	if _, err := a.Timestamp(context.Background(), digestOf("x")); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// countingSigner counts the signatures its key makes.
+type countingSigner struct {
+	crypto.Signer
+	n int
+}
+
+func (c *countingSigner) Sign(rand io.Reader, digest []byte, opts crypto.SignerOpts) ([]byte, error) {
+	c.n++
+	return c.Signer.Sign(rand, digest, opts)
+}
+
+// TestOneSignaturePerToken: a token costs the TSA key one signature (with
+// the key in an HSM, one operation), and that signature verifies.
+func TestOneSignaturePerToken(t *testing.T) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := &countingSigner{Signer: key}
+	a, err := InitAuthorityWithKey(filepath.Join(t.TempDir(), "tsa"), cs, AuthorityOptions{})
+	if err != nil {
+		t.Fatalf("InitAuthorityWithKey: %v", err)
+	}
+	for i := range 3 {
+		cs.n = 0
+		d := digestOf(fmt.Sprintf("vpec signature %d", i))
+		resp, err := a.Timestamp(context.Background(), d)
+		if err != nil {
+			t.Fatalf("Timestamp: %v", err)
+		}
+		if cs.n != 1 {
+			t.Errorf("token %d: the key signed %d times, want 1", i, cs.n)
+		}
+		if _, err := Verify(resp, d, VerifyOptions{Roots: []*x509.Certificate{a.Root()}}); err != nil {
+			t.Errorf("token %d: Verify: %v", i, err)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"encoding/asn1"
 	"errors"
 	"fmt"
+	"io"
 	"math/big"
 	"sort"
 	"time"
@@ -202,7 +203,11 @@ func (a *Authority) sign(imprint []byte, nonce *big.Int, certReq bool, genTime t
 		ExtraSignedAttributes: []pkcs7.Attribute{{Type: oidSigningCert2, Value: asn1.RawValue{FullBytes: ess}}},
 		SkipCertificates:      !certReq,
 	}
-	if err := sd.AddSigner(a.leaf, a.key, cfg); err != nil {
+	// pkcs7 signs the attributes with its own signing time; setSigningTime
+	// replaces that time and signs them again. The first signature would
+	// be thrown away (and with a key in an HSM, cost a second operation):
+	// pkcs7 gets a signer that only names the key.
+	if err := sd.AddSigner(a.leaf, keyOnly{a.key.Public()}, cfg); err != nil {
 		return nil, fmt.Errorf("timestamp: respond: sign token: %w", err)
 	}
 	if err := setSigningTime(sd, genTime, a.key); err != nil {
@@ -214,6 +219,17 @@ func (a *Authority) sign(imprint []byte, nonce *big.Int, certReq bool, genTime t
 	}
 	return token, nil
 }
+
+// keyOnly stands for the TSA key while pkcs7 builds the signer info: it
+// names the key (pkcs7 picks the signature algorithm from it) and makes
+// no signature; setSigningTime makes the one the token carries.
+type keyOnly struct{ pub crypto.PublicKey }
+
+// Public returns the TSA key's public key.
+func (k keyOnly) Public() crypto.PublicKey { return k.pub }
+
+// Sign returns no signature.
+func (keyOnly) Sign(io.Reader, []byte, crypto.SignerOpts) ([]byte, error) { return nil, nil }
 
 // setSigningTime replaces the signing-time attribute that pkcs7 fills from
 // the wall clock with t (so that tokens made with a test clock are
