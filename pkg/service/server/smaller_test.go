@@ -227,17 +227,26 @@ func TestRecordedAtBeforeOpen(t *testing.T) {
 	// signs it (milliseconds), not the service clock's finer reading: a
 	// record exactly verify.MaxClockSkew before it is accepted, as the
 	// verifier accepts it, and one a millisecond earlier is refused.
-	for _, c := range []struct {
-		before time.Duration
-		status int
-	}{{verify.MaxClockSkew, 201}, {verify.MaxClockSkew + time.Millisecond, 400}} {
-		run := openAt("")
-		opened, err := vpec.ParseTime(run.OpenedAt)
-		if err != nil {
-			t.Fatalf("the run's opened_at %q: %v", run.OpenedAt, err)
-		}
-		if code, body := post(run, opened.Add(-c.before)); code != c.status {
-			t.Errorf("recorded_at %s before the run's opened_at %s: %d %.300s, want %d", c.before, run.OpenedAt, code, body, c.status)
+	// The same for a client's opened_at with digits below the
+	// millisecond (RFC 3339 allows any number): the run shows, keeps and
+	// signs it cut to the millisecond.
+	fine := now.Add(-time.Hour).Truncate(time.Millisecond).Add(987654 * time.Nanosecond)
+	for _, claim := range []string{"", fine.Format(time.RFC3339Nano)} {
+		for _, c := range []struct {
+			before time.Duration
+			status int
+		}{{verify.MaxClockSkew, 201}, {verify.MaxClockSkew + time.Millisecond, 400}} {
+			run := openAt(claim)
+			if claim != "" && run.OpenedAt != vpec.FormatTime(fine) {
+				t.Errorf("opened_at %s: the run shows %s, want %s", claim, run.OpenedAt, vpec.FormatTime(fine))
+			}
+			opened, err := vpec.ParseTime(run.OpenedAt)
+			if err != nil {
+				t.Fatalf("the run's opened_at %q: %v", run.OpenedAt, err)
+			}
+			if code, body := post(run, opened.Add(-c.before)); code != c.status {
+				t.Errorf("opened_at %q: recorded_at %s before the run's opened_at %s: %d %.300s, want %d", claim, c.before, run.OpenedAt, code, body, c.status)
+			}
 		}
 	}
 	if resp, body := h.do("POST", "/api/v1/runs", h.live, api.OpenRunRequest{OpenedAt: vpec.FormatTime(now.Add(time.Hour))}, nil); resp.StatusCode != 400 || !strings.Contains(string(body), `"field":"opened_at"`) {
