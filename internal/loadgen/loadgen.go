@@ -208,7 +208,7 @@ func encode(runID string, seq int64, prev [32]byte) (string, []byte, [32]byte, e
 func Record(runID string, seq int64) vpec.Record {
 	checks := []string{"pii_detection", "toxicity", "prompt_injection", "policy_check"}
 	return vpec.Record{
-		RecordID: names.NewID("rec_"), Sequence: seq, Check: checks[seq%4],
+		RecordID: names.NewOrderedID("rec_", time.Now()), Sequence: seq, Check: checks[seq%4],
 		ManifestID: commitment.String([]byte(checks[seq%4])), CheckResult: vpec.ResultPass,
 		ProofLevel: vpec.Execution, CommitmentAlgorithm: "sha256",
 		CommitmentHash:   commitment.String([]byte(fmt.Sprint(runID, seq))),

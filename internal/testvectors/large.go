@@ -71,7 +71,7 @@ func LargeVPEC(dir string, n int) (*Large, error) {
 			Details:             map[string]any{"model": "pii-detector-v3", "threshold": 0.8},
 		}
 	}
-	v := &vpec.VPEC{VPECID: names.NewID("vpec_"), RunID: names.NewID("run_"), WorkflowID: "bench", OrgID: "org_bench",
+	v := &vpec.VPEC{VPECID: names.NewOrderedID("vpec_", start), RunID: names.NewOrderedID("run_", start), WorkflowID: "bench", OrgID: "org_bench",
 		Environment: vpec.Production, APIKeyID: "pk_live_bench", Records: recs, IssuedAt: vpec.FormatTime(time.Now())}
 	if _, err := issue.Chain(vpec.Genesis(v.RunID), v.Records); err != nil {
 		return nil, err

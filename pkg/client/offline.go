@@ -16,9 +16,10 @@ import (
 // Its schema is vpec.OfflineSchema and its signature members are empty
 // (docs/FORMATS.md, "Unsigned offline VPEC").
 func (r *Run) offlineVPEC() (*VPECResult, error) {
-	now := vpec.FormatTime(time.Now())
+	at := time.Now()
+	now := vpec.FormatTime(at)
 	v := vpec.VPEC{
-		Schema: vpec.OfflineSchema, VPECID: names.NewID("vpec_"), RunID: r.id, WorkflowID: r.workflowID, OrgID: r.orgID,
+		Schema: vpec.OfflineSchema, VPECID: names.NewOrderedID("vpec_", at), RunID: r.id, WorkflowID: r.workflowID, OrgID: r.orgID,
 		IssuedAt: now, Environment: r.env, APIKeyID: r.p.keyID,
 		Records: make([]vpec.Record, len(r.bodies)), Gaps: []vpec.Gap{},
 	}

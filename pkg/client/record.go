@@ -171,7 +171,7 @@ func queuedResult(rec *vpec.Record) *RecordResult {
 // body; next is its chain hash. r.mu is held; nothing is sent.
 func (r *Run) buildRecord(ctx context.Context, check, manifestID string, result vpec.CheckResult, c *recordConfig, h hashes, seq int64, prev [32]byte) (rec *vpec.Record, body []byte, next [32]byte, err error) {
 	rec = &vpec.Record{
-		RecordID: names.NewID("rec_"), Sequence: seq, Check: check, ManifestID: manifestID,
+		RecordID: names.NewOrderedID("rec_", time.Now()), Sequence: seq, Check: check, ManifestID: manifestID,
 		CheckResult: result, ProofLevel: c.level, CommitmentAlgorithm: string(commitment.SHA256), ZKProof: c.zkProof,
 		CommitmentHash: h.input, OutputCommitment: h.output, ONNXModelHash: c.modelHash, Visibility: c.vis,
 		StageType: c.stageType, StagePart: c.stagePart, Details: c.details, BoundedInference: c.bounded,

@@ -92,7 +92,7 @@ func (p *Pipeline) Open(ctx context.Context, policyPackID string) (*Run, error) 
 	defer p.exit()
 	ctx, cancel := p.callCtx(ctx)
 	defer cancel()
-	runID := names.NewID("run_")
+	runID := names.NewOrderedID("run_", time.Now())
 	// opened_at: this clock's, so that records made before a queued open
 	// is delivered are not dated before the run (docs/API.md).
 	req := api.OpenRunRequest{RunID: runID, WorkflowID: p.workflowID, SurfaceID: p.surfaceID, Policy: p.policy,

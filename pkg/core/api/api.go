@@ -74,7 +74,7 @@ const (
 
 // OpenRunRequest is the body of POST /api/v1/runs.
 type OpenRunRequest struct {
-	// RunID optionally proposes the run's id (run_<uuid v4>), so a client
+	// RunID optionally proposes the run's id (run_<uuid v7 or v4>), so a client
 	// can open a run while the service is unreachable and create it later:
 	// opening the same id again with the same workflow returns that run.
 	RunID              string   `json:"run_id,omitempty"`

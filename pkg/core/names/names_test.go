@@ -5,6 +5,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/svc-gov/svc/pkg/core/names"
 )
@@ -59,6 +62,44 @@ func TestValidPrefixedID(t *testing.T) {
 		if got := names.ValidPrefixedID(tc.id, tc.prefix); got != tc.ok {
 			t.Errorf("ValidPrefixedID(%d bytes %.12q, %s) = %v, want %v", len(tc.id), tc.id, tc.prefix, got, tc.ok)
 		}
+	}
+}
+
+// TestNewOrderedID: an ordered id is its prefix and a version 7 UUID that
+// google/uuid reads as one, with the given time to the millisecond; later
+// times (by 245 ns or more: a 4096th of a millisecond is 244.14 ns) sort
+// later as strings; ids at one instant differ.
+func TestNewOrderedID(t *testing.T) {
+	re := regexp.MustCompile(`^run_[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+	base := time.Date(2026, 11, 29, 13, 0, 0, 0, time.UTC)
+	steps := []time.Duration{0, 245 * time.Nanosecond, 490 * time.Nanosecond, time.Microsecond, 999_755 * time.Nanosecond,
+		time.Millisecond, time.Millisecond + 245*time.Nanosecond, time.Second, 24 * time.Hour, 200 * 365 * 24 * time.Hour}
+	prev := ""
+	for _, d := range steps {
+		at := base.Add(d)
+		id := names.NewOrderedID("run_", at)
+		if !re.MatchString(id) || !names.ValidPrefixedID(id, "run_") {
+			t.Fatalf("NewOrderedID(%v) = %q", at, id)
+		}
+		u, err := uuid.Parse(strings.TrimPrefix(id, "run_"))
+		if err != nil || u.Version() != 7 || u.Variant() != uuid.RFC4122 {
+			t.Fatalf("google/uuid reads %q as version %d variant %v (%v)", id, u.Version(), u.Variant(), err)
+		}
+		if sec, nsec := u.Time().UnixTime(); time.Unix(sec, nsec).UnixMilli() != at.UnixMilli() {
+			t.Fatalf("%q holds %v, want %v", id, time.Unix(sec, nsec).UTC(), at.Truncate(time.Millisecond))
+		}
+		if id <= prev {
+			t.Fatalf("%q (at +%v) does not sort after %q", id, d, prev)
+		}
+		prev = id
+	}
+	seen := map[string]bool{}
+	for range 1000 {
+		id := names.NewOrderedID("rec_", base)
+		if seen[id] {
+			t.Fatalf("NewOrderedID made %q twice", id)
+		}
+		seen[id] = true
 	}
 }
 

@@ -138,9 +138,10 @@ const keepBodiesMax = 64 << 20
 func (s *Server) issue(r *http.Request, run store.Run) (*vpec.VPEC, []byte, [32]byte, error) {
 	var digest [32]byte // of the signed bytes: the transparency log leaf's vpec_digest
 	ctx := r.Context()
-	stamp := vpec.FormatTime(s.cfg.Now().UTC())
+	now := s.cfg.Now().UTC()
+	stamp := vpec.FormatTime(now)
 	v := &vpec.VPEC{
-		VPECID: names.NewID("vpec_"), RunID: run.ID, WorkflowID: run.WorkflowID, OrgID: run.OrgID,
+		VPECID: names.NewOrderedID("vpec_", now), RunID: run.ID, WorkflowID: run.WorkflowID, OrgID: run.OrgID,
 		Environment: vpec.Environment(run.Environment), APIKeyID: run.APIKeyID, IssuedAt: stamp, OpenedAt: vpec.FormatTime(run.OpenedAt),
 	}
 	recs := make([]vpec.Record, 0, run.RecordCount)

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/svc-gov/svc/pkg/core/api"
 	"github.com/svc-gov/svc/pkg/core/names"
 	"github.com/svc-gov/svc/pkg/core/signing"
@@ -104,26 +106,52 @@ func TestSandboxRateLimit(t *testing.T) {
 }
 
 // A client may propose the run id (to open a run while the service is
-// down and create it later); a retry returns the same run.
+// down and create it later), a UUID of version 7 (the Go client's) or 4;
+// a retry returns the same run. An id the service makes is version 7.
 func TestProposedRunID(t *testing.T) {
 	e := newEnv(t)
-	id := names.NewID("run_")
-	var first, again api.Run
-	if code, body := e.do("POST", "/api/v1/runs", e.keyA, api.OpenRunRequest{RunID: id, WorkflowID: "offline"}, &first); code != 201 || first.RunID != id {
-		t.Fatalf("proposed id: %d %s", code, body)
-	}
-	if code, _ := e.do("POST", "/api/v1/runs", e.keyA, api.OpenRunRequest{RunID: id, WorkflowID: "offline"}, &again); code != 200 || again.RunID != id {
-		t.Fatalf("retried open: %d %+v", code, again)
-	}
 	var eb api.ErrorBody
-	if code, _ := e.do("POST", "/api/v1/runs", e.keyA, api.OpenRunRequest{RunID: id, WorkflowID: "other"}, &eb); code != 409 {
-		t.Fatalf("same id, other workflow: %d %+v", code, eb)
+	for _, id := range []string{names.NewOrderedID("run_", time.Now()), names.NewID("run_")} {
+		var first, again api.Run
+		if code, body := e.do("POST", "/api/v1/runs", e.keyA, api.OpenRunRequest{RunID: id, WorkflowID: "offline"}, &first); code != 201 || first.RunID != id {
+			t.Fatalf("proposed id %s: %d %s", id, code, body)
+		}
+		if code, _ := e.do("POST", "/api/v1/runs", e.keyA, api.OpenRunRequest{RunID: id, WorkflowID: "offline"}, &again); code != 200 || again.RunID != id {
+			t.Fatalf("retried open: %d %+v", code, again)
+		}
+		if code, _ := e.do("POST", "/api/v1/runs", e.keyA, api.OpenRunRequest{RunID: id, WorkflowID: "other"}, &eb); code != 409 {
+			t.Fatalf("same id, other workflow: %d %+v", code, eb)
+		}
+		if code, _ := e.do("POST", "/api/v1/runs", e.keyB, api.OpenRunRequest{RunID: id, WorkflowID: "offline"}, &eb); code != 409 || eb.Error.Code != api.CodeRunIDTaken {
+			t.Fatalf("another org taking the id: %d %+v", code, eb)
+		}
 	}
-	if code, _ := e.do("POST", "/api/v1/runs", e.keyB, api.OpenRunRequest{RunID: id, WorkflowID: "offline"}, &eb); code != 409 || eb.Error.Code != api.CodeRunIDTaken {
-		t.Fatalf("another org taking the id: %d %+v", code, eb)
+	v7 := strings.TrimPrefix(names.NewOrderedID("run_", time.Now()), "run_")
+	for name, id := range map[string]string{
+		"short":          "run_123",
+		"version 1":      "run_" + v7[:14] + "1" + v7[15:],
+		"version 6":      "run_" + v7[:14] + "6" + v7[15:],
+		"version 8":      "run_" + v7[:14] + "8" + v7[15:],
+		"variant 0":      "run_" + v7[:19] + "7" + v7[20:],
+		"upper case":     "run_" + strings.ToUpper(v7),
+		"no hyphens":     "run_" + strings.ReplaceAll(v7, "-", ""),
+		"other prefix":   "rec_" + v7,
+		"trailing space": "run_" + v7 + " ",
+	} {
+		if code, _ := e.do("POST", "/api/v1/runs", e.keyA, api.OpenRunRequest{RunID: id, WorkflowID: "x"}, &eb); code != 400 || eb.Error.Field != "run_id" {
+			t.Errorf("%s (%q): %d %+v", name, id, code, eb)
+		}
 	}
-	if code, _ := e.do("POST", "/api/v1/runs", e.keyA, api.OpenRunRequest{RunID: "run_123", WorkflowID: "x"}, &eb); code != 400 || eb.Error.Field != "run_id" {
-		t.Fatalf("malformed id: %d %+v", code, eb)
+	var made api.Run
+	before := time.Now().Add(-time.Millisecond)
+	if code, body := e.do("POST", "/api/v1/runs", e.keyA, api.OpenRunRequest{WorkflowID: "made"}, &made); code != 201 {
+		t.Fatalf("open: %d %s", code, body)
+	}
+	after := time.Now().Add(time.Millisecond)
+	u, err := uuid.Parse(strings.TrimPrefix(made.RunID, "run_"))
+	sec, nsec := u.Time().UnixTime()
+	if at := time.Unix(sec, nsec); err != nil || u.Version() != 7 || at.Before(before) || at.After(after) {
+		t.Fatalf("the service made run id %s: version %d, time %v, want 7 within [%v, %v] (%v)", made.RunID, u.Version(), at, before, after, err)
 	}
 }
 

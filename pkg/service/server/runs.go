@@ -20,8 +20,10 @@ import (
 	"github.com/svc-gov/svc/pkg/service/store"
 )
 
-// runIDPattern matches the run ids a client may propose.
-var runIDPattern = regexp.MustCompile(`^run_[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+// runIDPattern matches the run ids a client may propose: run_ and a
+// lowercase UUID of version 7 (time-ordered, what the Go client makes) or
+// 4 (random, what it made before).
+var runIDPattern = regexp.MustCompile(`^run_[0-9a-f]{8}-[0-9a-f]{4}-[47][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
 
 func (s *Server) openRun(w http.ResponseWriter, r *http.Request) {
 	var req api.OpenRunRequest
@@ -50,10 +52,10 @@ func (s *Server) openRun(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	id := names.NewID("run_")
+	id := names.NewOrderedID("run_", s.cfg.Now())
 	if req.RunID != "" {
 		if !runIDPattern.MatchString(req.RunID) {
-			s.fail(w, r, badRequest("run_id", "a proposed run_id must be run_ followed by a lowercase UUID v4, e.g. %s", id))
+			s.fail(w, r, badRequest("run_id", "a proposed run_id must be run_ followed by a lowercase UUID, version 7 or 4, e.g. %s", id))
 			return
 		}
 		id = req.RunID
