@@ -206,4 +206,65 @@ func serveOnce(t *testing.T, dataDir string, extra ...string) (string, int) {
 	}
 }
 
+// TestServersStartAtOnceOnANewDataDirectory: three `svc serve` processes
+// started at the same moment on one new data directory and one PostgreSQL
+// database all serve, with one set of keys and one trust root: the first
+// to hold setup.lock creates them, the others load them. (Before the
+// lock, the later ones exited: "refusing to overwrite trust-root/1.json".)
+func TestServersStartAtOnceOnANewDataDirectory(t *testing.T) {
+	dsn := pgtest.New(t, "svc_cli_").DSN
+	data := t.TempDir()
+	const n = 3
+	var addrFiles, logs [n]string
+	var cmds [n]*exec.Cmd
+	for i := range n {
+		dir := t.TempDir()
+		addrFiles[i], logs[i] = filepath.Join(dir, "addr"), filepath.Join(dir, "serve.log")
+		logf, err := os.Create(logs[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmds[i] = exec.Command("svc", "serve", "--data-dir", data, "--database", dsn, "--addr", "127.0.0.1:0", "--addr-file", addrFiles[i], "--no-tlog")
+		cmds[i].Stdout, cmds[i].Stderr = logf, logf
+		t.Cleanup(func() { logf.Close() })
+	}
+	for _, c := range cmds {
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Process.Kill(); c.Wait() })
+	}
+	var urls [n]string
+	for i := range n {
+		for range 600 {
+			if b, err := os.ReadFile(addrFiles[i]); err == nil && len(b) > 0 {
+				urls[i] = "http://" + strings.TrimSpace(string(b))
+				break
+			}
+			time.Sleep(25 * time.Millisecond)
+		}
+		if urls[i] == "" {
+			b, _ := os.ReadFile(logs[i])
+			t.Fatalf("server %d did not start:\n%s", i, b)
+		}
+	}
+	var roots [n]string
+	for i, u := range urls {
+		code, body := httpGet(t, u+"/.well-known/svc/trust-root.json")
+		if code != 200 {
+			t.Fatalf("server %d: trust root: %d %s", i, code, body)
+		}
+		roots[i] = body
+		if code, bundle := httpGet(t, u+"/.well-known/svc/trust-bundle.pem"); code != 200 || bundle != svcOut(t, "serve", "trust-bundle", "--data-dir", data) {
+			t.Fatalf("server %d serves another trust bundle (%d)", i, code)
+		}
+	}
+	if roots[1] != roots[0] || roots[2] != roots[0] {
+		t.Fatal("the servers serve different trust roots")
+	}
+	if hist, _ := filepath.Glob(filepath.Join(data, "trust-root", "*.json")); len(hist) != 1 {
+		t.Fatalf("trust root versions: %v, want one", hist)
+	}
+}
+
 func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }

@@ -169,6 +169,10 @@ func (o *serveOptions) validate() error {
 	return nil
 }
 
+// setupWait is how long svc serve waits for another process's setup of
+// the same data directory (setup.LockSetup).
+const setupWait = 2 * time.Minute
+
 // runServe serves the API until ctx ends or a signal stops it
 // (setup.Serve).
 func (a *app) runServe(ctx context.Context, o *serveOptions) error {
@@ -197,6 +201,13 @@ func (a *app) runServe(ctx context.Context, o *serveOptions) error {
 		return err
 	}
 	defer st.Close()
+	// Servers starting at once on one new data directory (PostgreSQL)
+	// create its keys and trust root once: the others wait, then load them.
+	unlockSetup, err := setup.LockSetup(ctx, o.data.dir(), setupWait)
+	if err != nil {
+		return &Error{Code: ExitFailure, Err: err, Hint: "another svc serve holds " + setup.SetupLockFile + " while it opens its keys (an HSM that does not answer?); stop it, or start again once it serves"}
+	}
+	defer unlockSetup()
 	// A database that already belongs to a service never gets new keys
 	// from a server with an empty data directory: they would not verify
 	// against the service's trust bundle.
@@ -237,6 +248,7 @@ func (a *app) runServe(ctx context.Context, o *serveOptions) error {
 	if wrote {
 		fmt.Fprintf(a.streams.Err, "%s: wrote the trust root version %d of %s (%s), served at %s\n", a.name, root.Version, o.data.dir(), server.TrustRootFile, "/.well-known/svc/trust-root.json")
 	}
+	unlockSetup()
 	reg := metrics.New(metrics.Options{})
 	tracing, stopTracing, err := telemetry.Setup(ctx, telemetry.Config{Endpoint: o.otelEndpoint, ServiceName: "svc", Version: BuildVersion().Version})
 	if err != nil {

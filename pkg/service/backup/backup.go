@@ -173,7 +173,7 @@ type Layout struct {
 // added here, and every later backup carries it; a directory added must be consistent when copied file by
 // file while the service runs, or come with its own snapshot.
 //
-// Never carried: the serve lock (serve.lock) and SQLite's -wal and -shm
+// Never carried: the locks (serve.lock, setup.lock) and SQLite's -wal and -shm
 // files (the snapshot holds their committed contents).
 func DataDirLayout() Layout {
 	return Layout{

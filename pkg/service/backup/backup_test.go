@@ -426,6 +426,9 @@ func TestRestoreRefuses(t *testing.T) {
 		{"serve lock in the manifest", writeArchive(t, withManifest(t, es, func(m map[string]any) {
 			files(m)[0].(map[string]any)["path"] = "serve.lock"
 		}), nil), backup.ErrCorrupt},
+		{"setup lock in the manifest", writeArchive(t, withManifest(t, es, func(m map[string]any) {
+			files(m)[0].(map[string]any)["path"] = "setup.lock"
+		}), nil), backup.ErrCorrupt},
 		{"setuid mode", writeArchive(t, withManifest(t, es, func(m map[string]any) {
 			files(m)[0].(map[string]any)["mode"] = "4755"
 		}), nil), backup.ErrCorrupt},
@@ -580,7 +583,7 @@ func TestParseManifest(t *testing.T) {
 // directory is never silently missing from backups.
 func TestUnaccounted(t *testing.T) {
 	dir := newDataDir(t, 1)
-	for _, f := range []string{"serve.lock", "svc.db-wal", "svc.db-shm", ".svc-backup-123"} {
+	for _, f := range []string{"serve.lock", "setup.lock", "svc.db-wal", "svc.db-shm", ".svc-backup-123"} {
 		if err := os.WriteFile(filepath.Join(dir, f), nil, 0o600); err != nil {
 			t.Fatal(err)
 		}

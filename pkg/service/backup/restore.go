@@ -389,9 +389,9 @@ func (m *Manifest) check() error {
 }
 
 // reserved reports whether p is a file a backup never holds: the manifest
-// itself, the serve lock, SQLite's side files.
+// itself, the serve and setup locks, SQLite's side files.
 func reserved(p string, db *Database) bool {
-	if p == ManifestName || p == setup.LockFile {
+	if p == ManifestName || p == setup.LockFile || p == setup.SetupLockFile {
 		return true
 	}
 	if db != nil {

@@ -11,7 +11,7 @@ import (
 )
 
 // Unaccounted lists the top-level entries of dataDir that a backup with
-// layout l neither carries nor knows to leave out (the serve lock,
+// layout l neither carries nor knows to leave out (the locks,
 // SQLite's -wal, -shm and -journal files, a backup's own temporary
 // directory), sorted. A new part of the data directory that svc serve
 // starts to keep (a transparency log's directory) shows here until

@@ -16,6 +16,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/svc-gov/svc/internal/fsutil"
 	"github.com/svc-gov/svc/pkg/service/store"
@@ -139,27 +141,78 @@ func (e *LockedError) Is(target error) bool { return target == ErrLocked }
 // data directory: a second one would share the database file and the key
 // material unannounced.
 func LockDataDir(dir string) (unlock func(), err error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("data directory: %w", err)
+	f, holder, err := lockPID(dir, LockFile)
+	if errors.Is(err, fsutil.ErrLocked) {
+		return nil, &LockedError{Dir: dir, PID: holder}
 	}
-	path := filepath.Join(dir, LockFile)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("lock the data directory: %w", err)
+		return nil, err
+	}
+	return func() { release(f) }, nil
+}
+
+// SetupLockFile is the file in a data directory that a starting svc serve
+// holds locked (flock) while it creates or checks the key material, the
+// service identity and the trust root.
+const SetupLockFile = "setup.lock"
+
+// ErrSetupWait: LockSetup gave up waiting for another process's setup.
+var ErrSetupWait = errors.New("another svc serve is still setting up the data directory")
+
+// LockSetup waits, until ctx ends or for at most wait, to hold dir's
+// SetupLockFile and returns its release. Servers that start at once on
+// one new data directory (several servers on one PostgreSQL database)
+// then create its keys and trust root once, one after the other, and the
+// later ones load what the first made. A wait that ends is an error
+// matching ErrSetupWait, naming the holder's pid. unlock may be called
+// more than once.
+func LockSetup(ctx context.Context, dir string, wait time.Duration) (unlock func(), err error) {
+	deadline := time.Now().Add(wait)
+	for {
+		f, holder, err := lockPID(dir, SetupLockFile)
+		if err == nil {
+			var once sync.Once
+			return func() { once.Do(func() { release(f) }) }, nil
+		}
+		if !errors.Is(err, fsutil.ErrLocked) {
+			return nil, err
+		}
+		if !time.Now().Before(deadline) {
+			return nil, fmt.Errorf("%w %s (pid %s, holding %s for more than %v)", ErrSetupWait, dir, holder, SetupLockFile, wait)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w %s (pid %s): %w", ErrSetupWait, dir, holder, ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// lockPID takes an exclusive, non-blocking flock on dir/name and writes
+// this process's pid in it; when another process holds it, the error
+// matches fsutil.ErrLocked and holder is the pid that process wrote.
+func lockPID(dir, name string) (f *os.File, holder string, err error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, "", fmt.Errorf("data directory: %w", err)
+	}
+	path := filepath.Join(dir, name)
+	f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, "", fmt.Errorf("lock the data directory: %w", err)
 	}
 	if err := fsutil.LockFile(f); err != nil {
-		holder, _ := io.ReadAll(f)
+		b, _ := io.ReadAll(f)
 		f.Close()
-		if errors.Is(err, fsutil.ErrLocked) {
-			return nil, &LockedError{Dir: dir, PID: strings.TrimSpace(string(holder))}
-		}
-		return nil, fmt.Errorf("lock %s: %w", path, err)
+		return nil, strings.TrimSpace(string(b)), fmt.Errorf("lock %s: %w", path, err)
 	}
 	f.Truncate(0)
 	f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
-	return func() {
-		f.Truncate(0)
-		fsutil.UnlockFile(f)
-		f.Close()
-	}, nil
+	return f, "", nil
+}
+
+// release empties and unlocks a file of lockPID.
+func release(f *os.File) {
+	f.Truncate(0)
+	fsutil.UnlockFile(f)
+	f.Close()
 }

@@ -105,6 +105,51 @@ func TestLockDataDir(t *testing.T) {
 	unlock()
 }
 
+// TestLockSetup: a second LockSetup on a directory waits for the first to
+// release it; one that waits too long, or whose context ends, fails with
+// ErrSetupWait naming the holder's pid; unlock may be called twice.
+func TestLockSetup(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	unlock, err := setup.LockSetup(ctx, dir, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := "pid " + strconv.Itoa(os.Getpid())
+	if _, err := setup.LockSetup(ctx, dir, 50*time.Millisecond); !errors.Is(err, setup.ErrSetupWait) || !strings.Contains(err.Error(), pid) {
+		t.Fatalf("held: %v", err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := setup.LockSetup(cctx, dir, time.Minute); !errors.Is(err, setup.ErrSetupWait) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("context ended: %v", err)
+	}
+	got := make(chan error, 1)
+	released := make(chan struct{})
+	go func() {
+		u, err := setup.LockSetup(ctx, dir, time.Minute)
+		select {
+		case <-released:
+		default:
+			err = errors.New("took the lock before it was released")
+		}
+		if u != nil {
+			u()
+		}
+		got <- err
+	}()
+	time.Sleep(100 * time.Millisecond)
+	close(released)
+	unlock()
+	unlock()
+	if err := <-got; err != nil {
+		t.Fatalf("waiter: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, setup.SetupLockFile)); len(b) != 0 {
+		t.Errorf("the pid stays after unlock: %q", b)
+	}
+}
+
 func TestTimestamperAndRoots(t *testing.T) {
 	m, err := server.LoadMaterial(t.TempDir())
 	if err != nil {
