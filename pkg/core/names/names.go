@@ -3,8 +3,8 @@
 // reads holds no control character (ValidName), an id is a short run of
 // letters, digits and ._:- (ValidID), a prefixed id (rec_, run_, vpec_) is
 // its prefix and an id (ValidPrefixedID), and NewID and NewOrderedID make
-// fresh prefixed ids. pkg/core/vpec, pkg/core/api and pkg/zk/ceremony/transcript apply
-// these rules; none keeps a copy.
+// fresh prefixed ids. pkg/core/vpec, pkg/core/api and
+// pkg/zk/ceremony/transcript apply these rules; none keeps a copy.
 package names
 
 import (
@@ -108,10 +108,10 @@ func NewID(prefix string) string {
 // the time t: 48 bits of Unix milliseconds, then 12 bits of the fraction
 // of that millisecond (RFC 9562 section 6.2, method 3), then 62 random
 // bits. Ids made 245 ns or more apart sort in time order, so a table or
-// index keyed by them grows at one end rather than at a random page: svc makes run_,
-// rec_ and vpec_ ids this way (their documents show those times anyway,
-// as opened_at, recorded_at and issued_at). The 74 random bits keep them
-// unguessable.
+// index keyed by them grows at one end rather than at a random page. svc
+// makes run_, rec_ and vpec_ ids this way (their documents show those
+// times anyway, as opened_at, recorded_at and issued_at); the 74 random
+// bits keep them unguessable.
 func NewOrderedID(prefix string, t time.Time) string {
 	var b [16]byte
 	random(b[8:])
