@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"regexp"
+	"slices"
 
 	"github.com/svc-gov/svc/pkg/core/commitment"
 	"github.com/svc-gov/svc/pkg/core/document"
@@ -218,7 +220,10 @@ func (d *Document) checkRules(bad func(string, ...any)) {
 	if !v.ProofLevelFloor.Valid() {
 		bad("proof_level_floor %q is not a proof level %v", v.ProofLevelFloor, proofLevels)
 	}
-	for k, n := range v.ProofLevelBreakdown {
+	// Map members in sorted order: the problems, like the verdict, are
+	// the same on every run.
+	for _, k := range slices.Sorted(maps.Keys(v.ProofLevelBreakdown)) {
+		n := v.ProofLevelBreakdown[k]
 		if !ProofLevel(k).Valid() {
 			bad("proof_level_breakdown key %q is not a proof level", k)
 		}
@@ -232,8 +237,8 @@ func (d *Document) checkRules(bad func(string, ...any)) {
 		}
 	}
 	share("provable_surface", v.ProvableSurface)
-	for k, f := range v.ProvableSurfaceBreakdown {
-		share("provable_surface_breakdown."+k, f)
+	for _, k := range slices.Sorted(maps.Keys(v.ProvableSurfaceBreakdown)) {
+		share("provable_surface_breakdown."+k, v.ProvableSurfaceBreakdown[k])
 	}
 	for _, n := range []int64{v.TotalChecksRun, v.ChecksPassed, v.ChecksFailed} {
 		if n < 0 {
