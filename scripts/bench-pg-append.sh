@@ -6,8 +6,8 @@
 # each) in one run:
 #   select   SELECT 1                                       (protocol only)
 #   insert   one INSERT into records, committed              (no run lock)
-#   append   svc's one-statement append (appendFastSQL's shape: lock the
-#            run, insert the record, count it in the run), committed
+#   append   svc's one-statement append (appendFastSQL's shape: count the
+#            record in the run, insert it), committed
 #   append8  eight appends to one run in one transaction     (group commit)
 #   wholerun the writes and reads of a whole run as svc serve commits them
 #            (open, six appends, seal, read the records, store the VPEC:
@@ -15,11 +15,14 @@
 # Each line is committed transactions/s and appends/s (wholerun: runs/s),
 # and the machine's busy CPU time (all processes: PostgreSQL and pgbench,
 # from /proc/stat) per transaction.
-#   CLIENTS=32  WHOLE_CLIENTS=16  SECONDS_EACH=10
+# pgbench sends prepared statements (MODE=prepared), as svc's driver does
+# (pgx caches each statement's plan); MODE=simple parses and plans each.
+#   CLIENTS=32  WHOLE_CLIENTS=16  SECONDS_EACH=10  MODE=prepared|simple
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CLIENTS=${CLIENTS:-32}
 WHOLE_CLIENTS=${WHOLE_CLIENTS:-16}
+MODE=${MODE:-prepared}
 SECONDS_EACH=${SECONDS_EACH:-10}
 work=$(mktemp -d)
 cleanup() {
@@ -44,49 +47,51 @@ INSERT INTO runs (id, org_id) SELECT 'run_' || g, 'org' FROM generate_series(1, 
 EOF
 
 # append_sql RUN SEQ: the append of sequence SEQ to run RUN (SQL
-# expressions), one statement.
+# expressions), one statement of appendFastSQL's shape (pkg/service/store/
+# postgres): count the record in the open run, insert it for the run it
+# updated. Variables are cast (pgbench -M prepared sends them as
+# parameters), and no literal holds a colon (pgbench would read one as a
+# variable): chr(58) is ':'.
 append_sql() {
 	cat <<EOF
-WITH r AS (SELECT id FROM runs WHERE id = $1 AND org_id = 'org' AND NOT sealed FOR UPDATE),
-ins AS (INSERT INTO records (run_id, sequence, record_id, chain_hash, body)
-	SELECT id, $2, 'rec_' || $2, 'sha256:$(printf 'a%.0s' $(seq 64))', convert_to(repeat('x', 600), 'UTF8') FROM r
-	ON CONFLICT DO NOTHING RETURNING run_id)
-UPDATE runs SET record_count = record_count + 1, record_bytes = record_bytes + 600,
-	last_sequence = CASE WHEN $2 > last_sequence THEN $2 ELSE last_sequence END
-FROM ins WHERE runs.id = ins.run_id;
+WITH u AS (UPDATE runs SET record_count = record_count + 1, record_bytes = record_bytes + 600,
+	last_sequence = CASE WHEN CAST($2 AS bigint) > last_sequence THEN CAST($2 AS bigint) ELSE last_sequence END
+	WHERE id = $1 AND org_id = 'org' AND NOT sealed RETURNING id)
+INSERT INTO records (run_id, sequence, record_id, chain_hash, body)
+	SELECT id, CAST($2 AS bigint), 'rec_' || CAST($2 AS text), 'sha256' || chr(58) || '$(printf 'a%.0s' $(seq 64))', convert_to(repeat('x', 600), 'UTF8') FROM u;
 EOF
 }
 echo 'SELECT 1;' >"$work/select.sql"
 cat >"$work/insert.sql" <<EOF
 \set s random(1, 1000000000000)
 INSERT INTO records (run_id, sequence, record_id, chain_hash, body)
-VALUES ('run_1', :s, 'rec_' || :s, 'sha256:x', convert_to(repeat('x', 600), 'UTF8')) ON CONFLICT DO NOTHING;
+VALUES ('run_1', CAST(:s AS bigint), 'rec_' || CAST(:s AS text), 'sha256' || chr(58) || 'x', convert_to(repeat('x', 600), 'UTF8')) ON CONFLICT DO NOTHING;
 EOF
 {
 	echo '\set r random(1, 64)'
 	echo '\set s random(1, 1000000000000)'
-	append_sql "'run_' || :r" :s
+	append_sql "'run_' || CAST(:r AS text)" :s
 } >"$work/append.sql"
 {
 	echo '\set r random(1, 64)'
 	echo 'BEGIN;'
 	for i in $(seq 8); do
 		echo "\\set s$i random(1, 1000000000000)"
-		append_sql "'run_' || :r" ":s$i"
+		append_sql "'run_' || CAST(:r AS text)" ":s$i"
 	done
 	echo 'COMMIT;'
 } >"$work/append8.sql"
 {
 	echo '\set w random(1, 1000000000000)'
-	echo "INSERT INTO runs (id, org_id) VALUES ('wr_' || :w, 'org');"
+	echo "INSERT INTO runs (id, org_id) VALUES ('wr_' || CAST(:w AS text), 'org');"
 	for i in $(seq 6); do
-		append_sql "'wr_' || :w" "$i"
+		append_sql "'wr_' || CAST(:w AS text)" "$i"
 	done
-	echo "UPDATE runs SET sealed = true, closed_at = now() WHERE id = 'wr_' || :w AND NOT sealed;"
-	echo "SELECT sequence, body FROM records WHERE run_id = 'wr_' || :w ORDER BY sequence;"
+	echo "UPDATE runs SET sealed = true, closed_at = now() WHERE id = 'wr_' || CAST(:w AS text) AND NOT sealed;"
+	echo "SELECT sequence, body FROM records WHERE run_id = 'wr_' || CAST(:w AS text) ORDER BY sequence;"
 	echo 'BEGIN;'
-	echo "INSERT INTO vpecs (id, run_id, org_id, issued_at, body) VALUES ('vpec_' || :w, 'wr_' || :w, 'org', now(), convert_to(repeat('v', 7000), 'UTF8'));"
-	echo "UPDATE runs SET vpec_id = 'vpec_' || :w WHERE id = 'wr_' || :w;"
+	echo "INSERT INTO vpecs (id, run_id, org_id, issued_at, body) VALUES ('vpec_' || CAST(:w AS text), 'wr_' || CAST(:w AS text), 'org', now(), convert_to(repeat('v', 7000), 'UTF8'));"
+	echo "UPDATE runs SET vpec_id = 'vpec_' || CAST(:w AS text) WHERE id = 'wr_' || CAST(:w AS text);"
 	echo 'COMMIT;'
 } >"$work/wholerun.sql"
 
@@ -98,7 +103,7 @@ for s in select insert append append8 wholerun; do
 	c=$CLIENTS
 	[ "$s" = wholerun ] && c=$WHOLE_CLIENTS
 	b0=$(busy_ticks)
-	tps=$("$bin/pgbench" -n -M simple -c "$c" -j 2 -T "$SECONDS_EACH" -f "$work/$s.sql" "$dsn" 2>&1 |
+	tps=$("$bin/pgbench" -n -M "$MODE" -c "$c" -j 2 -T "$SECONDS_EACH" -f "$work/$s.sql" "$dsn" 2>&1 |
 		sed -n 's/^tps = \([0-9.]*\).*/\1/p')
 	b1=$(busy_ticks)
 	cpu=$(awk -v b="$((b1 - b0))" -v hz="$hz" -v t="$tps" -v d="$SECONDS_EACH" 'BEGIN { printf "%.3f", b / hz / (t * d) * 1000 }')

@@ -55,8 +55,8 @@ func (db *DB) inRunTx(ctx context.Context, fn func(tx runTx) error) error {
 	return db.inTx(ctx, func(tx pgx.Tx) error { return fn(runTx{tx}) })
 }
 
-// AppendRecord implements store.RunWriter (backend.Append). The run's row
-// is locked FOR UPDATE first: the lock serialises the append with the seal
+// AppendRecord implements store.RunWriter (backend.Append). The append
+// updates the run's row first: that row lock serialises it with the seal
 // (and the run's metadata update with other appends) across processes.
 func (db *DB) AppendRecord(ctx context.Context, orgID string, rec store.Record, lim store.Limits) (duplicate bool, err error) {
 	// The common case (an open run with room, a new record id and
@@ -66,12 +66,12 @@ func (db *DB) AppendRecord(ctx context.Context, orgID string, rec store.Record, 
 	// when it does not append.
 	tag, err := db.pool.Exec(ctx, appendFastSQL, rec.RunID, orgID, rec.Sequence, rec.RecordID, rec.ChainHash, nonNil(rec.Body),
 		lim.MaxRecords, lim.MaxBytes, int64(len(rec.Body)), lim.BytesPerRecord)
-	if err != nil {
+	switch {
+	case err == nil && tag.RowsAffected() == 1:
+		return false, nil
+	case err != nil && !isUnique(err): // a unique violation rolled it back whole
 		return false, fmt.Errorf("postgres: append record %s (sequence %d) to run %s of org %s: %w",
 			rec.RecordID, rec.Sequence, rec.RunID, orgID, mapErr(err))
-	}
-	if tag.RowsAffected() == 1 {
-		return false, nil
 	}
 	err = db.inRunTx(ctx, func(tx runTx) error {
 		var err error
@@ -85,33 +85,33 @@ func (db *DB) AppendRecord(ctx context.Context, orgID string, rec store.Record, 
 	return duplicate, nil
 }
 
-// appendFastSQL appends a record in one statement: it locks the run's row
-// FOR UPDATE only if the run is the organisation's, open, and has room
-// for the record (store.Limits.Check: $7 MaxRecords, $8 MaxBytes, $9 the
-// body's length, $10 BytesPerRecord; 0 is no bound), inserts the record
-// unless its record id or sequence is taken, and counts it in the run's
-// metadata as runTx.CountRecord does. It affects one row when it appended
-// and none, having written nothing, otherwise. The lock is the one
-// OpenRun takes, so the append is serialised with the run's seal and its
-// other appends across processes exactly as in the transaction; under READ
-// COMMITTED, a lock that had to wait re-checks the conditions on the row
-// as committed (a run sealed meanwhile is not appended to).
-const appendFastSQL = `WITH r AS (
-	SELECT id FROM runs
+// appendFastSQL appends a record in one statement: it counts the record
+// in the run's metadata as runTx.CountRecord does, only if the run is the
+// organisation's, open, and has room for it (store.Limits.Check: $7
+// MaxRecords, $8 MaxBytes, $9 the body's length, $10 BytesPerRecord; 0 is
+// no bound), and inserts the record for the run it updated. It affects one
+// row when it appended and none, having written nothing, otherwise; a
+// taken record id or sequence is a unique violation that rolls the whole
+// statement back. Updating the row first takes its lock without a
+// separate SELECT ... FOR UPDATE (which PostgreSQL writes to its WAL as a
+// lock of its own): the row lock serialises the append with the run's
+// seal (an UPDATE of the same row) and its other appends across
+// processes, and conflicts with the FOR UPDATE of the transaction path;
+// under READ COMMITTED, an update that had to wait re-checks the
+// conditions on the row as committed (a run sealed meanwhile is not
+// appended to). SET reads the row as it was: the run's first record, or a
+// higher sequence, becomes its chain tip.
+const appendFastSQL = `WITH u AS (
+	UPDATE runs SET record_count = record_count + 1, record_bytes = record_bytes + $9::bigint,
+		last_sequence = CASE WHEN record_count = 0 OR $3 > last_sequence THEN $3 ELSE last_sequence END,
+		last_chain_hash = CASE WHEN record_count = 0 OR $3 > last_sequence THEN $5 ELSE last_chain_hash END
 	WHERE id = $1 AND org_id = $2 AND NOT sealed
 		AND ($7::bigint <= 0 OR record_count + 1 <= $7::bigint)
 		AND ($8::bigint <= 0 OR record_bytes + $9::bigint + (record_count + 1) * $10::bigint <= $8::bigint)
-	FOR UPDATE
-), ins AS (
-	INSERT INTO records (run_id, sequence, record_id, chain_hash, body)
-	SELECT id, $3, $4, $5, $6 FROM r
-	ON CONFLICT DO NOTHING
-	RETURNING run_id
+	RETURNING id
 )
-UPDATE runs SET record_count = record_count + 1, record_bytes = record_bytes + $9::bigint,
-	last_sequence = CASE WHEN record_count = 0 OR $3 > last_sequence THEN $3 ELSE last_sequence END,
-	last_chain_hash = CASE WHEN record_count = 0 OR $3 > last_sequence THEN $5 ELSE last_chain_hash END
-FROM ins WHERE runs.id = ins.run_id`
+INSERT INTO records (run_id, sequence, record_id, chain_hash, body)
+SELECT id, $3, $4, $5, $6 FROM u`
 
 // AppendRecords implements store.RunWriter (backend.AppendMany). The
 // common case (an open run with room for the whole batch, every record
@@ -171,8 +171,8 @@ func (db *DB) appendManyFast(ctx context.Context, orgID string, recs []store.Rec
 	return tag.RowsAffected() == 1, nil
 }
 
-// appendManySQL appends a batch in one statement, as appendFastSQL does
-// one record: it locks the run's row FOR UPDATE only if the run is the
+// appendManySQL appends a batch in one statement (one lock a batch costs
+// little): it locks the run's row FOR UPDATE only if the run is the
 // organisation's, open, and has room for all $9 records of $10 body bytes
 // (store.Limits.Check after the last one: $7 MaxRecords, $8 MaxBytes, $11
 // BytesPerRecord), inserts them all ($3-$6, arrays in batch order) and
