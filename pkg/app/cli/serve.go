@@ -204,8 +204,11 @@ func (a *app) runServe(ctx context.Context, o *serveOptions) error {
 	// Servers starting at once on one new data directory (PostgreSQL)
 	// create its keys and trust root once: the others wait, then load them.
 	unlockSetup, err := setup.LockSetup(ctx, o.data.dir(), setupWait)
-	if err != nil {
+	if errors.Is(err, setup.ErrSetupWait) {
 		return &Error{Code: ExitFailure, Err: err, Hint: "another svc serve holds " + setup.SetupLockFile + " while it opens its keys (an HSM that does not answer?); stop it, or start again once it serves"}
+	}
+	if err != nil {
+		return &Error{Code: ExitFailure, Err: err, Hint: "check the --data-dir permissions"}
 	}
 	defer unlockSetup()
 	// A database that already belongs to a service never gets new keys
