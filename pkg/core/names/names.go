@@ -110,7 +110,7 @@ func NewID(prefix string) string {
 // bits. Ids made 245 ns or more apart sort in time order, so a table or
 // index keyed by them grows at one end rather than at a random page. svc
 // makes run_, rec_ and vpec_ ids this way (their documents show those
-// times anyway, as opened_at, recorded_at and issued_at); the 74 random
+// times anyway, as opened_at, recorded_at and issued_at); the 62 random
 // bits keep them unguessable.
 func NewOrderedID(prefix string, t time.Time) string {
 	var b [16]byte
