@@ -313,21 +313,20 @@ func (db *DB) storeVPECFast(ctx context.Context, orgID, runID string, v store.VP
 	return tag.RowsAffected() == 1, nil
 }
 
-// storeVPECFastSQL is backend.StoreVPEC in one statement: it locks the
-// run's row FOR UPDATE only if the run is the organisation's, sealed and
-// without a VPEC, inserts the VPEC and records its id in the run, as
+// storeVPECFastSQL is backend.StoreVPEC in one statement: it records the
+// VPEC's id in the run, only if the run is the organisation's, sealed and
+// without a VPEC, and inserts the VPEC for the run it updated, as
 // runTx.InsertVPEC does. It affects one row when it stored the VPEC and
-// none, having written nothing, otherwise.
-const storeVPECFastSQL = `WITH r AS (
-	SELECT id FROM runs
+// none, having written nothing, otherwise; a VPEC id already taken is a
+// unique violation that rolls the whole statement back. Like
+// appendFastSQL, it takes the run row's lock by updating the row.
+const storeVPECFastSQL = `WITH u AS (
+	UPDATE runs SET vpec_id = $1
 	WHERE id = $2 AND org_id = $3 AND sealed AND vpec_id IS NULL
-	FOR UPDATE
-), ins AS (
-	INSERT INTO vpecs (id, run_id, org_id, issued_at, body)
-	SELECT $1, id, $3, $4, $5 FROM r
-	RETURNING run_id
+	RETURNING id
 )
-UPDATE runs SET vpec_id = $1 FROM ins WHERE runs.id = ins.run_id`
+INSERT INTO vpecs (id, run_id, org_id, issued_at, body)
+SELECT $1, id, $3, $4, $5 FROM u`
 
 // sealFastSQL seals a run in one statement, as backend.SealRecords does
 // in a transaction: only if the run is the organisation's and open, and
