@@ -52,7 +52,7 @@ const (
 	CodeTokenInvalid         = "lineage_invalid"        // 422: forged, expired or mismatched lineage token
 	CodePayloadTooLarge      = "payload_too_large"      // 413
 	CodeRateLimited          = "rate_limited"           // 429 (with Retry-After)
-	CodeUnsupportedMedia     = "unsupported_media"      // 415: body is not application/json
+	CodeUnsupportedMedia     = "unsupported_media"      // 415: body is not application/json (UTF-8, no Content-Encoding)
 	CodeInternal             = "internal"               // 500
 	CodeServiceNotReady      = "not_ready"              // 503 from /readyz
 	CodeServiceBusy          = "service_busy"           // 503 (with Retry-After): other large VPECs fill the service's byte budget

@@ -208,13 +208,15 @@ func (d *decoder) value(v *canonical.Value, out reflect.Value) {
 			d.fail("%s is not an integer written as plain digits (no fraction, exponent, leading zero or -0)", quoteShort(raw))
 			return
 		}
-		text, f := v.Number()
+		_, f := v.Number()
 		if f != math.Trunc(f) || math.Abs(f) > maxSafeInteger {
-			d.fail("%s is not an integer between -(2^53-1) and 2^53-1", text)
+			// The number as sent: its float64 value may be another one
+			// (9007199254740993 reads as 9007199254740992).
+			d.fail("%s is not an integer between -(2^53-1) and 2^53-1", quoteShort(raw))
 			return
 		}
 		if out.OverflowInt(int64(f)) {
-			d.fail("%s is out of range", text)
+			d.fail("%s is out of range", quoteShort(raw))
 			return
 		}
 		out.SetInt(int64(f))

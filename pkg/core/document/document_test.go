@@ -62,7 +62,7 @@ func TestParseErrors(t *testing.T) {
 		{"missing nested", strings.Replace(good, `{"name":"x"}`, `{}`, 1), []string{"items[0].name: missing required field"}},
 		{"wrong type", strings.Replace(good, `"ok":true`, `"ok":"yes"`, 1), []string{`ok: is the string "yes", want true or false`}},
 		{"fraction for int", strings.Replace(good, `"count":3`, `"count":3.5`, 1), []string{"count: 3.5 is not an integer"}},
-		{"huge int", strings.Replace(good, `"count":3`, `"count":9007199254740993`, 1), []string{"count: 9007199254740992 is not an integer between"}},
+		{"huge int", strings.Replace(good, `"count":3`, `"count":9007199254740993`, 1), []string{"count: 9007199254740993 is not an integer between"}},
 		{"huge number", strings.Replace(good, `"count":3`, `"count":1e400`, 1), []string{"not a finite IEEE-754 double"}},
 		{"null for string", strings.Replace(good, `"id":"a"`, `"id":null`, 1), []string{"id: is null, want a string"}},
 		{"map value type", strings.Replace(good, `"pass":2`, `"pass":"2"`, 1), []string{"counts.pass: is the string"}},

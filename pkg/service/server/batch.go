@@ -106,6 +106,26 @@ func (s *Server) recordBatch(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, status, out)
 }
 
+// tooManyRecords is the 413 of a batch of n records, n above
+// api.MaxBatchRecords.
+func tooManyRecords(n int) error {
+	return &httpError{http.StatusRequestEntityTooLarge, api.CodePayloadTooLarge,
+		fmt.Sprintf("the batch holds %d records, at most %d are accepted: split it into batches of %d or fewer", n, api.MaxBatchRecords, api.MaxBatchRecords), "records"}
+}
+
+// batchLen is the number of entries of the "records" array of a body
+// that is I-JSON but failed the strict decoding, or 0.
+func batchLen(body []byte) int {
+	tree, err := canonical.Parse(body)
+	if err != nil || tree.Kind() != canonical.KindObject {
+		return 0
+	}
+	if list := tree.Get("records"); list != nil && list.Kind() == canonical.KindArray {
+		return list.Len()
+	}
+	return 0
+}
+
 // batchTrees checks a decoded batch's shape (1 to api.MaxBatchRecords
 // records, unique record ids, strictly increasing sequences) and returns
 // each record's own parse tree, the bytes it is stored and chained as.
@@ -115,8 +135,7 @@ func batchTrees(batch *api.RecordBatch, tree *canonical.Value) ([]*canonical.Val
 		return nil, badRequest("records", "the batch holds no record: send 1 to %d", api.MaxBatchRecords)
 	}
 	if n > api.MaxBatchRecords {
-		return nil, &httpError{http.StatusRequestEntityTooLarge, api.CodePayloadTooLarge,
-			fmt.Sprintf("the batch holds %d records, at most %d are accepted: split it into batches of %d or fewer", n, api.MaxBatchRecords, api.MaxBatchRecords), "records"}
+		return nil, tooManyRecords(n)
 	}
 	list := tree.Get("records")
 	if list == nil || list.Len() != n {
@@ -160,6 +179,11 @@ func parseBatch(body []byte) (*api.RecordBatch, []*canonical.Value, error) {
 	var batch api.RecordBatch
 	tree, err := parseBody(body, &batch)
 	if err != nil {
+		// Too many records is said first (413: split the batch), before
+		// what is wrong inside them.
+		if n := batchLen(body); n > api.MaxBatchRecords {
+			return nil, nil, tooManyRecords(n)
+		}
 		return nil, nil, err
 	}
 	trees, err := batchTrees(&batch, tree)

@@ -87,6 +87,10 @@ func TestRecordBatch(t *testing.T) {
 		{"text/plain", batchBody(recs[5:7]), "text/plain", 415, api.CodeUnsupportedMedia, "Content-Type", 5},
 		{"no content type", batchBody(recs[5:7]), "none", 415, api.CodeUnsupportedMedia, "Content-Type", 5},
 		{"one past the maximum count", batchBody(recs[5 : 5+api.MaxBatchRecords+1]), "", 413, api.CodePayloadTooLarge, "records", 5},
+		// The count is said before what is wrong inside the records.
+		{"one past the maximum count of empty records", `{"records":[{}` + strings.Repeat(`,{}`, api.MaxBatchRecords) + `]}`, "", 413, api.CodePayloadTooLarge, "records", 5},
+		{"one past the maximum count, and an unknown member", `{"x":1,"records":[1` + strings.Repeat(`,1`, api.MaxBatchRecords) + `]}`, "", 413, api.CodePayloadTooLarge, "records", 5},
+		{"the maximum count of empty records", `{"records":[{}` + strings.Repeat(`,{}`, api.MaxBatchRecords-1) + `]}`, "", 400, api.CodeBadRequest, "records[0].record_id", 5},
 		{"a gap", batchBody(withGap), "", 201, "", "", 7},
 		{"the maximum count", batchBody(recs[8 : 8+api.MaxBatchRecords]), "", 201, "", "", 7 + api.MaxBatchRecords},
 	}

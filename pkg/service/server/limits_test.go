@@ -25,12 +25,21 @@ import (
 // when cts is empty) and returns the status, headers and decoded error.
 func (e *env) raw(method, path, key string, cts []string, body string) (int, http.Header, api.ErrorBody, []byte) {
 	e.t.Helper()
+	return e.rawHeaders(method, path, key, http.Header{"Content-Type": cts}, body)
+}
+
+// rawHeaders is raw with the request's headers (but Authorization) given
+// whole.
+func (e *env) rawHeaders(method, path, key string, hdr http.Header, body string) (int, http.Header, api.ErrorBody, []byte) {
+	e.t.Helper()
 	req, _ := http.NewRequest(method, e.url+path, strings.NewReader(body))
 	if key != "" {
 		req.Header.Set("Authorization", "Bearer "+key)
 	}
-	for _, ct := range cts {
-		req.Header.Add("Content-Type", ct)
+	for k, vs := range hdr {
+		for _, v := range vs {
+			req.Header.Add(k, v)
+		}
 	}
 	// Do not follow redirects: the test looks at what the service answers.
 	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
@@ -68,6 +77,13 @@ func TestContentType(t *testing.T) {
 		{"malformed parameters", []string{"application/json; charset"}, 415},
 		{"list", []string{"application/json, text/plain"}, 415},
 		{"two headers", []string{"application/json", "application/json"}, 415},
+		// JSON is UTF-8 (RFC 8259): another charset would be misread.
+		{"charset upper case", []string{"application/json; charset=UTF-8"}, 201},
+		{"charset quoted", []string{`application/json; charset="utf-8"`}, 201},
+		{"other parameter", []string{"application/json; profile=x"}, 201},
+		{"charset latin1", []string{"application/json; charset=iso-8859-1"}, 415},
+		{"charset utf-16", []string{"application/json; charset=utf-16"}, 415},
+		{"charset empty", []string{`application/json; charset=""`}, 415},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, h, eb, data := e.raw("POST", "/api/v1/runs", e.keyB, tc.cts, `{"workflow_id":"claims"}`)
@@ -75,6 +91,38 @@ func TestContentType(t *testing.T) {
 				t.Fatalf("Content-Type %q: %d %s, want %d", tc.cts, code, data, tc.want)
 			}
 			if code == 415 && (eb.Error.Code != api.CodeUnsupportedMedia || eb.Error.Field != "Content-Type" || h.Get("Content-Type") != "application/json") {
+				t.Fatalf("415 body: %s (%s)", data, h.Get("Content-Type"))
+			}
+		})
+	}
+}
+
+// The service reads request bodies as sent: a Content-Encoding other than
+// identity is refused by name (415), not read as JSON (a gzip body was
+// answered "not UTF-8"; a plain body labelled gzip was read as plain).
+func TestContentEncoding(t *testing.T) {
+	e := newEnv(t)
+	for _, tc := range []struct {
+		name string
+		ces  []string
+		want int
+	}{
+		{"none", nil, 201},
+		{"identity", []string{"identity"}, 201},
+		{"identity upper case", []string{"Identity"}, 201},
+		{"gzip", []string{"gzip"}, 415},
+		{"br", []string{"br"}, 415},
+		{"deflate after identity", []string{"identity, deflate"}, 415},
+		{"two headers", []string{"identity", "gzip"}, 415},
+		{"unknown", []string{"x-svc"}, 415},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			hdr := http.Header{"Content-Type": {"application/json"}, "Content-Encoding": tc.ces}
+			code, h, eb, data := e.rawHeaders("POST", "/api/v1/runs", e.keyB, hdr, `{"workflow_id":"claims"}`)
+			if code != tc.want {
+				t.Fatalf("Content-Encoding %q: %d %s, want %d", tc.ces, code, data, tc.want)
+			}
+			if code == 415 && (eb.Error.Code != api.CodeUnsupportedMedia || eb.Error.Field != "Content-Encoding" || !strings.Contains(eb.Error.Message, "uncompressed")) {
 				t.Fatalf("415 body: %s (%s)", data, h.Get("Content-Type"))
 			}
 		})

@@ -472,6 +472,9 @@ func (s *Server) readBody(r *http.Request) ([]byte, error) {
 	if err := checkMediaType(r.Header.Values("Content-Type")); err != nil {
 		return nil, err
 	}
+	if err := checkContentEncoding(r.Header.Values("Content-Encoding")); err != nil {
+		return nil, err
+	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, s.cfg.MaxBodyBytes+1))
 	if err != nil {
 		return nil, badRequest("", "read body: %v", err)
@@ -511,15 +514,40 @@ func checkMediaType(values []string) error {
 	default:
 		return refuse(fmt.Sprintf("%d Content-Type headers", len(values)))
 	}
-	mt, _, err := mime.ParseMediaType(values[0])
+	mt, params, err := mime.ParseMediaType(values[0])
 	if err != nil || mt != "application/json" {
-		v := values[0]
-		if len(v) > 64 {
-			v = v[:64] + "..."
-		}
-		return refuse(fmt.Sprintf("%q", v))
+		return refuse(quoteHeader(values[0]))
+	}
+	// JSON is UTF-8 (RFC 8259 8.1): a body declared in another charset
+	// would be read as something else than its sender meant.
+	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
+		return &httpError{http.StatusUnsupportedMediaType, api.CodeUnsupportedMedia,
+			"send the body as UTF-8 JSON: charset " + quoteHeader(cs) + " is not accepted (use Content-Type: application/json, or application/json; charset=utf-8)", "Content-Type"}
 	}
 	return nil
+}
+
+// checkContentEncoding accepts a body sent as is: no Content-Encoding
+// header, or identity. The service does not decompress request bodies, so
+// a compressed one is refused by name (415) rather than read as JSON.
+func checkContentEncoding(values []string) error {
+	for _, v := range values {
+		for _, c := range strings.Split(v, ",") {
+			if c = strings.TrimSpace(c); c != "" && !strings.EqualFold(c, "identity") {
+				return &httpError{http.StatusUnsupportedMediaType, api.CodeUnsupportedMedia,
+					"send the body uncompressed: Content-Encoding " + quoteHeader(c) + " is not accepted", "Content-Encoding"}
+			}
+		}
+	}
+	return nil
+}
+
+// quoteHeader quotes a header value for an error message, cut to 64 bytes.
+func quoteHeader(v string) string {
+	if len(v) > 64 {
+		v = v[:64] + "..."
+	}
+	return fmt.Sprintf("%q", v)
 }
 
 // schemaError is the 400 of a body the strict decoder refused: the field
