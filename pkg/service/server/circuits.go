@@ -82,20 +82,19 @@ func (s *Server) circuits(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, &httpError{http.StatusNotImplemented, api.CodeNotImplemented, err.Error(), ""})
 		return
 	}
-	q := r.URL.Query()
-	model, id := q.Get("model_hash"), q.Get("circuit_id")
+	model, hasModel, err := oneParam(r, "model_hash")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	id, hasID, err := oneParam(r, "circuit_id")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	var c store.Circuit
 	switch {
-	case len(q["model_hash"]) > 1 || len(q["circuit_id"]) > 1:
-		// One request, one reading: a repeated parameter is refused, not
-		// resolved to its first value.
-		field := "model_hash"
-		if len(q["circuit_id"]) > 1 {
-			field = "circuit_id"
-		}
-		s.fail(w, r, badRequest(field, "%s is given more than once; give it once", field))
-		return
-	case (model == "") == (id == ""):
+	case hasModel == hasID:
 		s.fail(w, r, badRequest("model_hash", "give exactly one of model_hash (the model's onnx_model_hash) and circuit_id"))
 		return
 	case model != "":

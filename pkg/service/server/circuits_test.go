@@ -56,7 +56,10 @@ func TestPublishCircuit(t *testing.T) {
 	}
 	for _, q := range []string{"", "?model_hash=x", "?circuit_id=" + keys.CircuitID + "&model_hash=" + model,
 		"?circuit_id=" + keys.CircuitID + "&circuit_id=" + keys.CircuitID, "?model_hash=" + model + "&model_hash=" + model,
-		"?model_hash=" + strings.ToUpper(model), "?circuit_id=" + keys.CircuitID + "%00", "?circuit_id=" + strings.Repeat("a", 1<<16)} {
+		"?model_hash=" + strings.ToUpper(model), "?circuit_id=" + keys.CircuitID + "%00", "?circuit_id=" + strings.Repeat("a", 1<<16),
+		// One reading: an empty parameter is not an absent one, and a
+		// query string that does not parse is not read in part.
+		"?model_hash=&circuit_id=" + keys.CircuitID, "?circuit_id=" + keys.CircuitID + "&model_hash=%zz", "?circuit_id=" + keys.CircuitID + ";x=1"} {
 		if code, body := e.do("GET", "/api/v1/registry/circuits"+q, e.keyA, nil, nil); code != 400 {
 			t.Fatalf("query %q: %d %s", q, code, body)
 		}

@@ -129,6 +129,37 @@ func TestContentEncoding(t *testing.T) {
 	}
 }
 
+// A query parameter has one reading: given twice, given empty, or in a
+// query string that does not parse, it is a 400 naming it (the profile
+// list answered ?model_hash=A&model_hash=B for A, and ?model_hash= with
+// the whole list).
+func TestQueryOneReading(t *testing.T) {
+	e := newEnv(t)
+	a, b := "sha256:"+strings.Repeat("a", 64), "sha256:"+strings.Repeat("b", 64)
+	for _, tc := range []struct {
+		query string
+		want  int
+		field string
+	}{
+		{"/api/v1/registry/profiles", 200, ""},
+		{"/api/v1/registry/profiles?model_hash=" + a, 404, ""},
+		{"/api/v1/registry/profiles?model_hash=" + a + "&model_hash=" + b, 400, "model_hash"},
+		{"/api/v1/registry/profiles?model_hash=" + a + "&model_hash=" + a, 400, "model_hash"},
+		{"/api/v1/registry/profiles?model_hash=", 400, "model_hash"},
+		{"/api/v1/registry/profiles?model_hash=%zz", 400, "model_hash"},
+		{"/api/v1/registry/profiles?model_hash=" + a + ";x=1", 400, "model_hash"},
+		{"/api/v1/registry/lookup?hash=" + a, 404, ""},
+		{"/api/v1/registry/lookup?hash=" + a + "&hash=" + b, 400, "hash"},
+		{"/api/v1/registry/lookup?hash=", 400, "hash"},
+		{"/api/v1/registry/lookup?hash=" + a + "&x=%zz", 400, "hash"},
+	} {
+		code, _, eb, data := e.raw("GET", tc.query, e.keyA, nil, "")
+		if code != tc.want || (tc.field != "" && (eb.Error.Code != api.CodeBadRequest || eb.Error.Field != tc.field)) {
+			t.Errorf("GET %s: %d %s; want %d naming %q", tc.query, code, data, tc.want, tc.field)
+		}
+	}
+}
+
 // A path not in canonical form gets a JSON 404, never a redirect with an
 // HTML body (issue 10: //api/v1/... gave 307 with HTML).
 func TestNonCanonicalPath(t *testing.T) {

@@ -43,13 +43,16 @@ const (
 
 // closeWait reads a close's wait parameter: true for wait=log-index.
 func closeWait(r *http.Request) (bool, error) {
-	switch q := r.URL.Query(); {
-	case !q.Has("wait"):
+	v, given, err := oneParam(r, "wait")
+	switch {
+	case err != nil:
+		return false, err
+	case !given:
 		return false, nil
-	case len(q["wait"]) == 1 && q.Get("wait") == waitLogIndex:
+	case v == waitLogIndex:
 		return true, nil
 	default:
-		return false, badRequest("wait", "wait=%q: a close takes wait=%s (answer once the VPEC's leaf is in the transparency log, with header %s) or no wait parameter (answer once the VPEC is stored; the receipt gives the index)", q.Get("wait"), waitLogIndex, api.HeaderLogIndex)
+		return false, badRequest("wait", "wait=%q: a close takes wait=%s (answer once the VPEC's leaf is in the transparency log, with header %s) or no wait parameter (answer once the VPEC is stored; the receipt gives the index)", v, waitLogIndex, api.HeaderLogIndex)
 	}
 }
 

@@ -72,7 +72,7 @@ func TestCloseAnswersBeforeLog(t *testing.T) {
 		t.Errorf("retry asking for the index: %d, index %q, same VPEC %v", code, idx, string(again) == string(doc))
 	}
 
-	for _, q := range []string{"?wait=receipt", "?wait=", "?wait=LOG-INDEX", "?wait=log-index&wait=log-index", "?wait=log-index%00"} {
+	for _, q := range []string{"?wait=receipt", "?wait=", "?wait=LOG-INDEX", "?wait=log-index&wait=log-index", "?wait=log-index%00", "?wait=log%zzindex", "?wait=log-index;x"} {
 		run := e.open(e.keyA)
 		code, body, _ := e.closeWithKey(e.keyA, run.RunID, "", q)
 		if code != 400 || !strings.Contains(string(body), `"wait"`) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 
 	"github.com/svc-gov/svc/pkg/core/api"
 	"github.com/svc-gov/svc/pkg/core/commitment"
@@ -55,10 +56,38 @@ func (s *Server) getManifest(w http.ResponseWriter, r *http.Request) {
 	w.Write(m.Body)
 }
 
+// oneParam returns the query parameter name of r, and whether it was
+// given. One request has one reading: a query string that does not parse
+// (a bad percent-escape, a semicolon) is refused rather than read without
+// the pairs it could not parse, and so are a parameter given more than
+// once and one given empty (a client's unset variable is not taken for
+// "absent").
+func oneParam(r *http.Request, name string) (string, bool, error) {
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return "", false, badRequest(name, "the query string does not parse (%v): percent-encode its values and separate parameters with &", err)
+	}
+	vs, ok := q[name]
+	switch {
+	case !ok:
+		return "", false, nil
+	case len(vs) > 1:
+		return "", true, badRequest(name, "%s is given more than once; give it once", name)
+	case vs[0] == "":
+		return "", true, badRequest(name, "%s is empty: give its value, or leave the parameter out", name)
+	}
+	return vs[0], true, nil
+}
+
 // profiles serves the list (docs/API.md), or with ?model_hash= the full
 // profile of that model (docs/API.md).
 func (s *Server) profiles(w http.ResponseWriter, r *http.Request) {
-	if h := r.URL.Query().Get("model_hash"); h != "" {
+	h, given, err := oneParam(r, "model_hash")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if given {
 		if _, err := commitment.ParseSHA256(h); err != nil {
 			s.fail(w, r, badRequest("model_hash", "model_hash: %v", err))
 			return
@@ -92,7 +121,11 @@ func (s *Server) profiles(w http.ResponseWriter, r *http.Request) {
 // lookup answers the registry lookup (docs/API.md): 200 with the profile's identity, or 404 with
 // exactly {"found": false}.
 func (s *Server) lookup(w http.ResponseWriter, r *http.Request) {
-	h := r.URL.Query().Get("hash")
+	h, _, err := oneParam(r, "hash")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	if _, err := commitment.ParseSHA256(h); err != nil {
 		s.fail(w, r, badRequest("hash", "hash must be the model's onnx_model_hash, sha256:<64 hex>: %v", err))
 		return

@@ -252,7 +252,12 @@ func setLogIndex(w http.ResponseWriter, logged bool, idx uint64) {
 // api.MaxReceiptWaitSeconds.
 func (s *Server) getReceipt(w http.ResponseWriter, r *http.Request) {
 	var wait time.Duration
-	if q := r.URL.Query().Get("wait"); q != "" {
+	q, given, err := oneParam(r, "wait")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if given {
 		d, err := time.ParseDuration(q)
 		if err != nil || d < 0 || d > api.MaxReceiptWaitSeconds*time.Second {
 			s.fail(w, r, badRequest("wait", "wait=%q: give a duration from 0s to %ds, such as wait=5s", q, api.MaxReceiptWaitSeconds))
