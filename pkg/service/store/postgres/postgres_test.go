@@ -347,3 +347,45 @@ func TestVPECBodyLZ4(t *testing.T) {
 		t.Fatalf("VPEC read back: %d bytes, %v; want the %d bytes stored", len(v.Body), err, len(body))
 	}
 }
+
+// TestMigrateRecordsArrivalOrder: 0010 changes nothing on PostgreSQL (it
+// keeps the stores' versions the same): the records of a version 9
+// database read back intact, under the same uniqueness rules and keys.
+func TestMigrateRecordsArrivalOrder(t *testing.T) {
+	ctx := context.Background()
+	dsn := testSchema(t)
+	ms := mustMigrations(t)
+	old, err := open(ctx, dsn, ms[:9])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := old.CreateOrg(ctx, store.Org{ID: "org_a", Name: "a", Tier: "standard", CreatedAt: storetest.T0}); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"run_1", "run_2"} {
+		if err := old.CreateRun(ctx, store.Run{ID: id, OrgID: "org_a", OpenedAt: storetest.T0}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, r := range storetest.ArrivalRecords() {
+		if _, err := old.AppendRecord(ctx, "org_a", r, store.Limits{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old.Close()
+
+	db := openDSN(t, dsn)
+	rows, err := db.pool.Query(ctx, `SELECT conname || ' ' || pg_get_constraintdef(oid) FROM pg_constraint
+		WHERE conrelid = 'records'::regclass AND contype IN ('p', 'u') ORDER BY conname`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "records_pkey PRIMARY KEY (run_id, sequence)|records_run_id_record_id_key UNIQUE (run_id, record_id)"; strings.Join(got, "|") != want {
+		t.Errorf("records' keys after 0010: %q, want %q", got, want)
+	}
+	storetest.CheckArrivalOrderUpgrade(t, db)
+}

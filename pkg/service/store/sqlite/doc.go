@@ -52,7 +52,10 @@
 //
 // Timestamps are stored as UTC text in the fixed-width layout
 // 2006-01-02T15:04:05.000000000Z: nanoseconds are kept, and text order is
-// time order. Bodies are BLOBs holding the exact bytes given.
+// time order. Bodies are BLOBs holding the exact bytes given. Records are
+// rows in arrival order (the records of one commit share the table's last
+// pages), found through unique indexes on (run_id, sequence) and
+// (record_id, run_id) (migration 0010).
 //
 // # Migrations
 //

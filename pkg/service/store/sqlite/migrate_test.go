@@ -4,8 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/svc-gov/svc/pkg/service/store"
 	"github.com/svc-gov/svc/pkg/service/store/internal/migrate"
 	"github.com/svc-gov/svc/pkg/service/store/storetest"
 )
@@ -71,4 +73,68 @@ func TestMigrateRunMetadata(t *testing.T) {
 		t.Fatal(err)
 	}
 	storetest.CheckRunMetadataUpgrade(t, openTemp(t, path))
+}
+
+// TestMigrateRecordsArrivalOrder: 0010 moves the records of an older
+// database (a WITHOUT ROWID table keyed by run and sequence) into arrival
+// order, with every record intact and the same uniqueness rules; the new
+// table has the arrival rowid and the two unique indexes.
+func TestMigrateRecordsArrivalOrder(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "svc.db")
+	ms, err := migrate.Load(migrationsFS, "migrations")
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := open(ctx, path, ms[:9])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := old.CreateOrg(ctx, store.Org{ID: "org_a", Name: "a", Tier: "standard", CreatedAt: storetest.T0}); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"run_1", "run_2"} {
+		if err := old.CreateRun(ctx, store.Run{ID: id, OrgID: "org_a", OpenedAt: storetest.T0}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, r := range storetest.ArrivalRecords() {
+		if _, err := old.AppendRecord(ctx, "org_a", r, store.Limits{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var withoutRowid int
+	if err := old.r.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema WHERE name = 'records' AND sql LIKE '%WITHOUT ROWID%'").Scan(&withoutRowid); err != nil || withoutRowid != 1 {
+		t.Fatalf("the version 9 table: %d, %v", withoutRowid, err)
+	}
+	if err := old.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	db := openTemp(t, path)
+	if v, err := db.SchemaVersion(ctx); err != nil || v < 10 {
+		t.Fatalf("SchemaVersion = %d, %v", v, err)
+	}
+	var got []string
+	rows, err := db.r.QueryContext(ctx, `SELECT group_concat(ii.name, ',') FROM pragma_index_list('records') AS il, pragma_index_info(il.name) AS ii
+		WHERE il."unique" GROUP BY il.name ORDER BY 1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var cols string
+		if err := rows.Scan(&cols); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, cols)
+	}
+	rows.Close()
+	if strings.Join(got, " ") != "record_id,run_id run_id,sequence" {
+		t.Errorf("unique indexes of records: %q, want (record_id, run_id) and (run_id, sequence)", got)
+	}
+	var arrivals int
+	if err := db.r.QueryRowContext(ctx, "SELECT count(DISTINCT arrival) FROM records").Scan(&arrivals); err != nil || arrivals != len(storetest.ArrivalRecords()) {
+		t.Errorf("arrival numbers: %d, %v", arrivals, err)
+	}
+	storetest.CheckArrivalOrderUpgrade(t, db)
 }

@@ -81,3 +81,71 @@ func CheckRunMetadataUpgrade(t *testing.T, s store.RunStore) {
 		t.Errorf("run after an append = %+v, %v", run, err)
 	}
 }
+
+// ArrivalRecords are the records an upgrade test appends, at schema
+// version 9, to run_1 and run_2 of org_a, in this order: the two runs
+// interleaved, and the record id rec-shared in both.
+func ArrivalRecords() []store.Record {
+	var recs []store.Record
+	for seq := int64(0); seq < 6; seq++ {
+		for _, run := range []string{"run_1", "run_2"} {
+			id := fmt.Sprintf("rec-%s-%d", run, seq)
+			if seq == 3 {
+				id = "rec-shared"
+			}
+			recs = append(recs, MakeRecord(run, seq, id, 200+37*int(seq)))
+		}
+	}
+	return recs
+}
+
+// CheckArrivalOrderUpgrade checks a store migrated past version 10
+// (SQLite: records moved into arrival order, record ids indexed by
+// (record_id, run_id)) from a database holding ArrivalRecords: each run's
+// records read back in
+// sequence order, byte for byte; a record id is still unique within its
+// run (the same record again is a duplicate, another record with its id a
+// conflict) and free in another run.
+func CheckArrivalOrderUpgrade(t *testing.T, s store.RunStore) {
+	t.Helper()
+	ctx := context.Background()
+	recs := ArrivalRecords()
+	for _, run := range []string{"run_1", "run_2"} {
+		var want []store.Record
+		for _, r := range recs {
+			if r.RunID == run {
+				want = append(want, r)
+			}
+		}
+		got, err := s.Records(ctx, run)
+		if err != nil || len(got) != len(want) {
+			t.Fatalf("Records(%s) after 0010 = %d records, %v; want %d", run, len(got), err, len(want))
+		}
+		for i := range want {
+			g, w := got[i], want[i]
+			if g.RunID != w.RunID || g.Sequence != w.Sequence || g.RecordID != w.RecordID || g.ChainHash != w.ChainHash || string(g.Body) != string(w.Body) {
+				t.Errorf("Records(%s)[%d] after 0010 = %s@%d, want %s@%d (or another chain hash or body)", run, i, g.RecordID, g.Sequence, w.RecordID, w.Sequence)
+			}
+		}
+	}
+	for _, c := range []struct {
+		name    string
+		rec     store.Record
+		dup     bool
+		wantErr error
+	}{
+		{"a record stored before the upgrade, again", recs[5], true, nil},
+		{"its record id on another record of its run", MakeRecord("run_1", 6, "rec-shared", 90), false, store.ErrConflict},
+		{"its sequence under another record id", MakeRecord("run_2", 5, "rec-other", 90), false, store.ErrConflict},
+		{"another run's record id", MakeRecord("run_2", 6, "rec-run_1-0", 90), false, nil},
+		{"a new record id", MakeRecord("run_1", 6, "rec-new", 90), false, nil},
+	} {
+		dup, err := s.AppendRecord(ctx, "org_a", c.rec, store.Limits{})
+		if dup != c.dup || !errors.Is(err, c.wantErr) || (c.wantErr == nil && err != nil) {
+			t.Errorf("%s: AppendRecord = %v, %v; want %v, %v", c.name, dup, err, c.dup, c.wantErr)
+		}
+	}
+	if got, err := s.RecordBySequence(ctx, "run_2", 6); err != nil || got.RecordID != "rec-run_1-0" {
+		t.Errorf("run_2's record 6 = %+v, %v", got, err)
+	}
+}
