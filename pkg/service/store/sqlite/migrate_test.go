@@ -3,9 +3,13 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/svc-gov/svc/pkg/service/store"
 	"github.com/svc-gov/svc/pkg/service/store/internal/migrate"
@@ -137,4 +141,126 @@ func TestMigrateRecordsArrivalOrder(t *testing.T) {
 		t.Errorf("arrival numbers: %d, %v", arrivals, err)
 	}
 	storetest.CheckArrivalOrderUpgrade(t, db)
+}
+
+// TestMigrateRecordsKilled: a process killed (SIGKILL) while 0010 copies
+// the records leaves the database whole at version 9 (the migration is one
+// transaction), and the next Open migrates it with every record intact.
+func TestMigrateRecordsKilled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns a process")
+	}
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "svc.db")
+	ms, err := migrate.Load(migrationsFS, "migrations")
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := open(ctx, path, ms[:9])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := old.CreateOrg(ctx, store.Org{ID: "org_a", Name: "a", Tier: "standard", CreatedAt: storetest.T0}); err != nil {
+		t.Fatal(err)
+	}
+	const runs, each, batch = 32, 2000, 500
+	for r := range runs {
+		if err := old.CreateRun(ctx, store.Run{ID: fmt.Sprintf("run_%d", r), OrgID: "org_a", OpenedAt: storetest.T0}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for from := 0; from < each; from += batch {
+		for r := range runs {
+			recs := make([]store.Record, 0, batch)
+			for i := from; i < from+batch; i++ {
+				recs = append(recs, storetest.MakeRecord(fmt.Sprintf("run_%d", r), int64(i), fmt.Sprintf("rec_%d_%d", r, i), 650))
+			}
+			if _, err := old.AppendRecords(ctx, "org_a", recs, store.Limits{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := old.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Kill the migrating process once its uncommitted copy has reached the
+	// WAL (SQLite spills the transaction's pages there as its cache fills).
+	cmd := exec.Command(os.Args[0], "-test.run=^TestMigrateHelperProcess$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "SVC_SQLITE_MIGRATE_HELPER="+path)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	killed := false
+poll:
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		select {
+		case err := <-exited:
+			t.Logf("the migration ended before it could be killed (%v)", err)
+			break poll
+		default:
+		}
+		if fi, err := os.Stat(path + "-wal"); err == nil && fi.Size() > 1<<20 {
+			cmd.Process.Kill()
+			<-exited
+			killed = true
+			break
+		}
+	}
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var version int
+	if err := raw.QueryRowContext(ctx, migrate.VersionQuery).Scan(&version); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+	switch {
+	case killed && version == 9:
+		t.Logf("killed during the copy: the database is at version 9")
+	case killed:
+		t.Logf("killed after the migration committed (version %d)", version)
+	}
+	if version != 9 && version != len(ms) {
+		t.Fatalf("after the kill the database is at version %d: neither 9 nor %d", version, len(ms))
+	}
+
+	db := openTemp(t, path)
+	if v, err := db.SchemaVersion(ctx); err != nil || v != len(ms) {
+		t.Fatalf("SchemaVersion = %d, %v; want %d", v, err, len(ms))
+	}
+	for _, r := range []int{0, 17, runs - 1} {
+		run := fmt.Sprintf("run_%d", r)
+		recs, err := db.Records(ctx, run)
+		if err != nil || len(recs) != each {
+			t.Fatalf("Records(%s) = %d, %v; want %d", run, len(recs), err, each)
+		}
+		for i, got := range recs {
+			if want := storetest.MakeRecord(run, int64(i), fmt.Sprintf("rec_%d_%d", r, i), 650); got.RecordID != want.RecordID || got.Sequence != want.Sequence || string(got.Body) != string(want.Body) {
+				t.Fatalf("Records(%s)[%d] = %s@%d, want %s@%d", run, i, got.RecordID, got.Sequence, want.RecordID, want.Sequence)
+			}
+		}
+	}
+	var n int
+	if err := db.r.QueryRowContext(ctx, "SELECT count(*) FROM records").Scan(&n); err != nil || n != runs*each {
+		t.Fatalf("%d records, %v; want %d", n, err, runs*each)
+	}
+}
+
+// TestMigrateHelperProcess is TestMigrateRecordsKilled's child process:
+// it opens (so migrates) the database; it does nothing in a normal test
+// run.
+func TestMigrateHelperProcess(t *testing.T) {
+	path := os.Getenv("SVC_SQLITE_MIGRATE_HELPER")
+	if path == "" {
+		t.Skip("only run by TestMigrateRecordsKilled")
+	}
+	db, err := Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
 }
