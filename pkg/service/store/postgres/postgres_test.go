@@ -212,14 +212,7 @@ func TestMigrateFrom0001(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := old.CreateOrg(ctx, store.Org{ID: "org_a", Name: "a", Tier: "standard", CreatedAt: storetest.T0}); err != nil {
-		t.Fatal(err)
-	}
-	for _, id := range []string{"run_1", "run_sealed"} {
-		if err := old.CreateRun(ctx, store.Run{ID: id, OrgID: "org_a", OpenedAt: storetest.T0}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	storetest.SeedRuns(t, old, "run_1", "run_sealed")
 	// The current code's seal and append need the current schema: the old
 	// rows are written with the SQL of version 1.
 	if _, err := old.pool.Exec(ctx, "INSERT INTO vpecs VALUES ('vpec-1', 'run_sealed', 'org_a', $1, '{}')", storetest.T0); err != nil {
@@ -276,14 +269,7 @@ func TestMigrateRunMetadata(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := old.CreateOrg(ctx, store.Org{ID: "org_a", Name: "a", Tier: "standard", CreatedAt: storetest.T0}); err != nil {
-		t.Fatal(err)
-	}
-	for _, id := range []string{"run_1", "run_empty"} {
-		if err := old.CreateRun(ctx, store.Run{ID: id, OrgID: "org_a", OpenedAt: storetest.T0}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	storetest.SeedRuns(t, old, "run_1", "run_empty")
 	for _, r := range storetest.UpgradeRecords() {
 		if _, err := old.pool.Exec(ctx, "INSERT INTO records VALUES ($1, $2, $3, $4, $5)", r.RunID, r.Sequence, r.RecordID, r.ChainHash, r.Body); err != nil {
 			t.Fatal(err)
@@ -359,19 +345,7 @@ func TestMigrateRecordsArrivalOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := old.CreateOrg(ctx, store.Org{ID: "org_a", Name: "a", Tier: "standard", CreatedAt: storetest.T0}); err != nil {
-		t.Fatal(err)
-	}
-	for _, id := range []string{"run_1", "run_2"} {
-		if err := old.CreateRun(ctx, store.Run{ID: id, OrgID: "org_a", OpenedAt: storetest.T0}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, r := range storetest.ArrivalRecords() {
-		if _, err := old.AppendRecord(ctx, "org_a", r, store.Limits{}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	storetest.WriteArrivalRecords(t, old)
 	old.Close()
 
 	db := openDSN(t, dsn)

@@ -79,6 +79,22 @@ func TestMigrateRunMetadata(t *testing.T) {
 	storetest.CheckRunMetadataUpgrade(t, openTemp(t, path))
 }
 
+// openAtVersion opens a new database at path with this binary's first
+// version migrations only: an older binary's schema, written through the
+// current code where its statements still apply.
+func openAtVersion(t *testing.T, path string, version int) *DB {
+	t.Helper()
+	ms, err := migrate.Load(migrationsFS, "migrations")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := open(context.Background(), path, ms[:version])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
 // TestMigrateRecordsArrivalOrder: 0010 moves the records of an older
 // database (a WITHOUT ROWID table keyed by run and sequence) into arrival
 // order, with every record intact and the same uniqueness rules; the new
@@ -86,27 +102,8 @@ func TestMigrateRunMetadata(t *testing.T) {
 func TestMigrateRecordsArrivalOrder(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "svc.db")
-	ms, err := migrate.Load(migrationsFS, "migrations")
-	if err != nil {
-		t.Fatal(err)
-	}
-	old, err := open(ctx, path, ms[:9])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := old.CreateOrg(ctx, store.Org{ID: "org_a", Name: "a", Tier: "standard", CreatedAt: storetest.T0}); err != nil {
-		t.Fatal(err)
-	}
-	for _, id := range []string{"run_1", "run_2"} {
-		if err := old.CreateRun(ctx, store.Run{ID: id, OrgID: "org_a", OpenedAt: storetest.T0}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, r := range storetest.ArrivalRecords() {
-		if _, err := old.AppendRecord(ctx, "org_a", r, store.Limits{}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	old := openAtVersion(t, path, 9)
+	storetest.WriteArrivalRecords(t, old)
 	var withoutRowid int
 	if err := old.r.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema WHERE name = 'records' AND sql LIKE '%WITHOUT ROWID%'").Scan(&withoutRowid); err != nil || withoutRowid != 1 {
 		t.Fatalf("the version 9 table: %d, %v", withoutRowid, err)
@@ -152,23 +149,13 @@ func TestMigrateRecordsKilled(t *testing.T) {
 	}
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "svc.db")
-	ms, err := migrate.Load(migrationsFS, "migrations")
-	if err != nil {
-		t.Fatal(err)
-	}
-	old, err := open(ctx, path, ms[:9])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := old.CreateOrg(ctx, store.Org{ID: "org_a", Name: "a", Tier: "standard", CreatedAt: storetest.T0}); err != nil {
-		t.Fatal(err)
-	}
+	old := openAtVersion(t, path, 9)
 	const runs, each, batch = 32, 2000, 500
+	runIDs := make([]string, runs)
 	for r := range runs {
-		if err := old.CreateRun(ctx, store.Run{ID: fmt.Sprintf("run_%d", r), OrgID: "org_a", OpenedAt: storetest.T0}); err != nil {
-			t.Fatal(err)
-		}
+		runIDs[r] = fmt.Sprintf("run_%d", r)
 	}
+	storetest.SeedRuns(t, old, runIDs...)
 	for from := 0; from < each; from += batch {
 		for r := range runs {
 			recs := make([]store.Record, 0, batch)
@@ -224,13 +211,13 @@ poll:
 	case killed:
 		t.Logf("killed after the migration committed (version %d)", version)
 	}
-	if version != 9 && version != len(ms) {
-		t.Fatalf("after the kill the database is at version %d: neither 9 nor %d", version, len(ms))
+	if version != 9 && version != KnownSchemaVersion() {
+		t.Fatalf("after the kill the database is at version %d: neither 9 nor %d", version, KnownSchemaVersion())
 	}
 
 	db := openTemp(t, path)
-	if v, err := db.SchemaVersion(ctx); err != nil || v != len(ms) {
-		t.Fatalf("SchemaVersion = %d, %v; want %d", v, err, len(ms))
+	if v, err := db.SchemaVersion(ctx); err != nil || v != KnownSchemaVersion() {
+		t.Fatalf("SchemaVersion = %d, %v; want %d", v, err, KnownSchemaVersion())
 	}
 	for _, r := range []int{0, 17, runs - 1} {
 		run := fmt.Sprintf("run_%d", r)

@@ -99,6 +99,43 @@ func ArrivalRecords() []store.Record {
 	return recs
 }
 
+// An UpgradeWriter is what an upgrade test writes its old rows through: a
+// store opened at an older schema version whose statements for these
+// methods are still the current ones.
+type UpgradeWriter interface {
+	CreateOrg(ctx context.Context, o store.Org) error
+	CreateRun(ctx context.Context, r store.Run) error
+}
+
+// SeedRuns creates org_a and its open runs with the given ids in s.
+func SeedRuns(t *testing.T, s UpgradeWriter, runIDs ...string) {
+	t.Helper()
+	ctx := context.Background()
+	if err := s.CreateOrg(ctx, store.Org{ID: "org_a", Name: "a", Tier: "standard", CreatedAt: T0}); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range runIDs {
+		if err := s.CreateRun(ctx, store.Run{ID: id, OrgID: "org_a", OpenedAt: T0}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// WriteArrivalRecords creates org_a with run_1 and run_2 in s, a store at
+// schema version 9, and appends ArrivalRecords to them.
+func WriteArrivalRecords(t *testing.T, s interface {
+	UpgradeWriter
+	AppendRecord(ctx context.Context, orgID string, rec store.Record, lim store.Limits) (bool, error)
+}) {
+	t.Helper()
+	SeedRuns(t, s, "run_1", "run_2")
+	for _, r := range ArrivalRecords() {
+		if _, err := s.AppendRecord(context.Background(), "org_a", r, store.Limits{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // CheckArrivalOrderUpgrade checks a store migrated past version 10
 // (SQLite: records moved into arrival order, record ids indexed by
 // (record_id, run_id)) from a database holding ArrivalRecords: each run's
